@@ -1,0 +1,29 @@
+# fathom — build and test.
+#
+#   make quickstart   build and run the quickstart on the embedded SQLite default
+#   make test         start (or install) PostgreSQL and MariaDB, then run every test
+#
+GO ?= go
+
+.PHONY: build quickstart test test-unit bench vet
+
+build:
+	$(GO) build -o bin/fathom ./cmd/fathom
+
+quickstart: build
+	./bin/fathom quickstart
+
+# The test command: makes sure PostgreSQL and MariaDB are running (starting them, or
+# installing them from Debian packages when running as root), exports their DSNs and
+# runs all tests. CI runs this with FATHOM_TEST_REQUIRE=1.
+test:
+	./scripts/test-servers.sh $(GO) test -count=1 -timeout 20m ./...
+
+test-unit:
+	$(GO) test -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+bench: build
+	./bench/vs-anchors.sh

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes. check uses the Nagios codes separately.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // the command could not do its job (server down, run failed)
+	ExitUsage       = 2   // the user asked for something that makes no sense
+	ExitInterrupted = 130 // stopped by SIGINT/SIGTERM; what was measured is kept
+)
+
+// exitError attaches an exit code to an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usagef is a user mistake: exit 2 with one line.
+func usagef(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// withCode attaches a code to err (nil stays nil).
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+func codeOf(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	return ExitFailure
+}

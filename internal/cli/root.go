@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/fathom-lab/fathom/internal/target"
+)
+
+// Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3";
+// otherwise it comes from the module's build info.
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v := bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += "+" + s.Value[:12]
+			}
+			if s.Key == "vcs.modified" && s.Value == "true" {
+				v += "-dirty"
+			}
+		}
+		return v
+	}
+	return "dev"
+}
+
+// Run runs fathom with env and returns the exit code. Errors are printed as one line.
+func Run(ctx context.Context, env *Env) int {
+	root := newRoot(env)
+	root.SetArgs(env.Args)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		msg := target.RedactString(strings.TrimSpace(err.Error()))
+		fmt.Fprintf(env.Stderr, "fathom: %s\n", msg)
+	}
+	return codeOf(err)
+}
+
+func newRoot(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fathom",
+		Short: "A database performance lab: run workloads, measure exactly, keep every result",
+		Long: `fathom runs pgbench- and sysbench-style workloads against PostgreSQL, MySQL/MariaDB
+and SQLite, measures latency exactly (HDR histograms, coordinated-omission correct in
+open loop), and keeps every run with its provenance in a results store.
+
+Start with:  fathom quickstart`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q: see `fathom --help`", args[0])
+			}
+			return nil
+		},
+		RunE:    func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		Version: version(),
+	}
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usagef("%s (see `%s --help`)", err, cmd.CommandPath())
+	})
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(
+		newPrepareCmd(env),
+		newRunCmd(env),
+		newCleanupCmd(env),
+		newQuickstartCmd(env),
+		newRunsCmd(env),
+		newShowCmd(env),
+		newExportCmd(env),
+		newWorkloadsCmd(env),
+		newWorkloadCmd(env),
+	)
+	for _, c := range root.Commands() {
+		if c.Args == nil {
+			c.Args = noArgs
+		}
+	}
+	return root
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments (got %q): see `%s --help`", cmd.CommandPath(), args[0], cmd.CommandPath())
+	}
+	return nil
+}
+
+// storeFlag adds --store, defaulting to $FATHOM_STORE or fathom.db.
+func storeFlag(fs *pflag.FlagSet, env *Env, p *string) {
+	def := env.Getenv("FATHOM_STORE")
+	if def == "" {
+		def = "fathom.db"
+	}
+	fs.StringVar(p, "store", def, "results database (SQLite file; also $FATHOM_STORE)")
+}
+
+var errNotPrepared = errors.New("not prepared")

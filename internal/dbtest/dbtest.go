@@ -1,0 +1,50 @@
+// Package dbtest gives tests the real servers they run against. DSNs come from
+// FATHOM_TEST_POSTGRES_DSN and FATHOM_TEST_MYSQL_DSN; without them a test skips with a
+// message, unless FATHOM_TEST_REQUIRE=1 (CI), where a missing server fails the test.
+package dbtest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Required reports whether missing servers must fail tests instead of skipping them.
+func Required() bool { return os.Getenv("FATHOM_TEST_REQUIRE") == "1" }
+
+func dsn(t testing.TB, env, what string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		if Required() {
+			t.Fatalf("%s is not set but FATHOM_TEST_REQUIRE=1: a %s server is required (run `make test`)", env, what)
+		}
+		t.Skipf("%s not set: skipping %s test (run `make test` to start the servers)", env, what)
+	}
+	return v
+}
+
+// PostgresDSN returns the test PostgreSQL DSN or skips/fails the test.
+func PostgresDSN(t testing.TB) string { return dsn(t, "FATHOM_TEST_POSTGRES_DSN", "PostgreSQL") }
+
+// MySQLDSN returns the test MySQL/MariaDB DSN or skips/fails the test.
+func MySQLDSN(t testing.TB) string { return dsn(t, "FATHOM_TEST_MYSQL_DSN", "MySQL/MariaDB") }
+
+// SQLiteDSN returns a DSN for a fresh SQLite database in the test's temp directory.
+func SQLiteDSN(t testing.TB) string {
+	t.Helper()
+	return "sqlite:" + filepath.Join(t.TempDir(), "target.db")
+}
+
+// Target is a named test DSN, for table tests over all three targets.
+type Target struct {
+	Name string
+	DSN  func(t testing.TB) string
+}
+
+// All lists the three targets; use t.Run(tg.Name, …) and call tg.DSN(t) inside.
+var All = []Target{
+	{"sqlite", SQLiteDSN},
+	{"postgres", PostgresDSN},
+	{"mysql", MySQLDSN},
+}

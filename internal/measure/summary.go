@@ -1,0 +1,143 @@
+package measure
+
+import (
+	"math"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/fathom-lab/fathom/internal/target"
+)
+
+// Latency is a latency distribution summarised in milliseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// LatencyOf summarises h; all zero for an empty histogram.
+func LatencyOf(h *hdr.Histogram) Latency {
+	if h == nil || h.TotalCount() == 0 {
+		return Latency{}
+	}
+	ms := func(ns int64) float64 { return round3(float64(ns) / 1e6) }
+	return Latency{
+		P50:  ms(h.ValueAtQuantile(50)),
+		P90:  ms(h.ValueAtQuantile(90)),
+		P95:  ms(h.ValueAtQuantile(95)),
+		P99:  ms(h.ValueAtQuantile(99)),
+		P999: ms(h.ValueAtQuantile(99.9)),
+		Max:  ms(h.Max()),
+		Mean: round3(h.Mean() / 1e6),
+	}
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// TypeSummary is one transaction type's (or all types') totals.
+type TypeSummary struct {
+	Transactions int64            `json:"transactions"`
+	TPS          float64          `json:"tps"`
+	Statements   int64            `json:"statements"`
+	QPS          float64          `json:"qps"`
+	Errors       int64            `json:"errors"`
+	Failed       int64            `json:"failed"`
+	Retries      int64            `json:"retries"`
+	Late         int64            `json:"late,omitempty"`
+	Dropped      int64            `json:"dropped,omitempty"`
+	ErrorsBy     map[string]int64 `json:"errors_by_class,omitempty"`
+	Latency      Latency          `json:"latency_ms"`
+	Service      *Latency         `json:"service_ms,omitempty"`
+}
+
+// Summary totals the measured (non warm-up) intervals of a run.
+type Summary struct {
+	RunID      int64   `json:"run_id"`
+	Status     string  `json:"status"`
+	Reason     string  `json:"reason,omitempty"`
+	Workload   string  `json:"workload"`
+	Target     string  `json:"target"`
+	Clients    int     `json:"clients"`
+	Rate       float64 `json:"rate,omitempty"`
+	Seconds    float64 `json:"seconds"`
+	Intervals  int     `json:"intervals"`
+	Reconnects int64   `json:"reconnects"`
+	TypeSummary
+	ByTxn map[string]TypeSummary `json:"by_transaction"`
+}
+
+func typeSummary(t *TypeInterval, secs float64) TypeSummary {
+	s := TypeSummary{
+		Transactions: t.OK,
+		Statements:   t.Statements,
+		Errors:       t.ErrorTotal(),
+		Failed:       t.Failed,
+		Retries:      t.Retries,
+		Late:         t.Late,
+		Dropped:      t.Dropped,
+		Latency:      LatencyOf(t.Latency),
+	}
+	if secs > 0 {
+		s.TPS = round2(float64(t.OK) / secs)
+		s.QPS = round2(float64(t.Statements) / secs)
+	}
+	for i, v := range t.Errors {
+		if v > 0 && target.Class(i) != target.ClassCanceled {
+			if s.ErrorsBy == nil {
+				s.ErrorsBy = map[string]int64{}
+			}
+			s.ErrorsBy[target.Class(i).String()] = v
+		}
+	}
+	if t.Service != nil && t.Service.TotalCount() > 0 {
+		l := LatencyOf(t.Service)
+		s.Service = &l
+	}
+	return s
+}
+
+// Totals accumulates the measured (non warm-up) intervals of a run as they arrive, in
+// constant memory.
+type Totals struct {
+	acc  *Interval
+	secs float64
+	n    int
+}
+
+// NewTotals returns empty totals for the named transaction types.
+func NewTotals(types []string) *Totals { return &Totals{acc: NewInterval(0, types)} }
+
+// Add adds iv unless it is warm-up.
+func (t *Totals) Add(iv *Interval) {
+	if iv.Warmup {
+		return
+	}
+	t.acc.Add(iv)
+	t.secs += iv.Seconds()
+	t.n++
+}
+
+// Summary returns the totals so far. The identity fields (RunID, Status …) are left to
+// the caller.
+func (t *Totals) Summary() Summary {
+	all := t.acc.Total()
+	s := Summary{Seconds: round3(t.secs), Intervals: t.n, Reconnects: t.acc.Reconnects, TypeSummary: typeSummary(&all, t.secs), ByTxn: map[string]TypeSummary{}}
+	for i := range t.acc.Types {
+		s.ByTxn[t.acc.Types[i].Name] = typeSummary(&t.acc.Types[i], t.secs)
+	}
+	return s
+}
+
+// Summarize totals the intervals that are not warm-up.
+func Summarize(types []string, ivs []*Interval) Summary {
+	t := NewTotals(types)
+	for _, iv := range ivs {
+		t.Add(iv)
+	}
+	return t.Summary()
+}

@@ -1,0 +1,106 @@
+package runner
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestBoundaries(t *testing.T) {
+	cases := []struct {
+		interval, warmup, duration time.Duration
+		want                       []time.Duration
+	}{
+		{time.Second, 0, 3 * time.Second, []time.Duration{1e9, 2e9, 3e9}},
+		// Warm-up that is not a multiple of the interval gets its own cut, and
+		// measurement intervals start at its end.
+		{time.Second, 1500 * time.Millisecond, 2 * time.Second, []time.Duration{1e9, 1.5e9, 2.5e9, 3.5e9}},
+		// A duration that is not a multiple of the interval ends with a short interval.
+		{250 * time.Millisecond, 0, 600 * time.Millisecond, []time.Duration{250e6, 500e6, 600e6}},
+	}
+	for _, c := range cases {
+		r := &Runner{cfg: Config{Interval: c.interval, Warmup: c.warmup}}
+		r.start = time.Unix(1000, 0)
+		r.end = r.start.Add(c.warmup + c.duration)
+		var got []time.Duration
+		for prev := time.Duration(0); prev < c.warmup+c.duration; {
+			prev = r.nextBoundary(prev)
+			got = append(got, prev)
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("interval %s warmup %s duration %s: boundaries %v, want %v", c.interval, c.warmup, c.duration, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("interval %s warmup %s duration %s: boundaries %v, want %v", c.interval, c.warmup, c.duration, got, c.want)
+				break
+			}
+		}
+	}
+}
+
+// The schedule is a Poisson process of the asked rate: mean gap 1/rate, coefficient of
+// variation 1, anchored at the start, and reproducible from the seed.
+func TestPoissonSchedule(t *testing.T) {
+	start := time.Unix(0, 0)
+	s := newSchedule(start, 1000, 42, 0)
+	const n = 200000
+	prev := start
+	var sum, sumsq float64
+	for i := 0; i < n; i++ {
+		at := s.next()
+		gap := at.Sub(prev).Seconds()
+		sum += gap
+		sumsq += gap * gap
+		prev = at
+	}
+	mean := sum / n
+	sd := math.Sqrt(sumsq/n - mean*mean)
+	if math.Abs(mean-0.001)/0.001 > 0.01 {
+		t.Errorf("mean gap %.6fs, want 0.001s ±1%%", mean)
+	}
+	if math.Abs(sd/mean-1) > 0.02 {
+		t.Errorf("coefficient of variation %.3f, want 1 (exponential gaps)", sd/mean)
+	}
+	a, b := newSchedule(start, 50, 7, 3), newSchedule(start, 50, 7, 3)
+	for i := 0; i < 100; i++ {
+		if a.next() != b.next() {
+			t.Fatal("same seed and client gave different schedules")
+		}
+	}
+	c := newSchedule(start, 50, 7, 4)
+	if c.next() == newSchedule(start, 50, 7, 3).next() {
+		t.Error("different clients share a schedule")
+	}
+	u := newSchedule(start, 50, 7, 3)
+	first := u.next()
+	u.unread()
+	if u.next() != first {
+		t.Error("unread did not return the same start again")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := Config{Clients: 1, Duration: time.Second, Interval: time.Second, MaxTries: 1}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := []func(c *Config){
+		func(c *Config) { c.Clients = 0 },
+		func(c *Config) { c.Rate = -1 },
+		func(c *Config) { c.Rate = math.NaN() },
+		func(c *Config) { c.Interval = 0 },
+		func(c *Config) { c.MaxTries = 0 },
+		func(c *Config) { c.Transactions = 5 },
+		func(c *Config) { c.Duration = 0 },
+		func(c *Config) { c.Warmup = -time.Second },
+	}
+	for i, f := range bad {
+		c := ok
+		f(&c)
+		if c.Validate() == nil {
+			t.Errorf("case %d: %+v accepted", i, c)
+		}
+	}
+}

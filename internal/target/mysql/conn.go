@@ -1,0 +1,259 @@
+package mysql
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/target"
+)
+
+// Conn is one MySQL connection: one driver connection, used by one goroutine.
+type Conn struct {
+	t  *Target
+	dc driver.Conn
+	// The driver's connection implements these; newConn checks.
+	execer  driver.Execer
+	queryer driver.Queryer
+	valid   driver.Validator
+	nc      net.Conn // the network connection under dc, closed to cancel a call
+	id      int64
+	dead    atomic.Bool
+
+	// Cancellation without a goroutine hand-off per statement: one context.AfterFunc
+	// per distinct context (the runner passes the same one for the whole run), armed
+	// only while a call is in flight. state holds the generation of the armed context,
+	// 0 when idle, or aborted once the AfterFunc has closed the connection.
+	watched <-chan struct{}
+	stop    func() bool
+	gen     uint64
+	armed   uint64
+	state   atomic.Uint64
+
+	maxPacket int // max_allowed_packet, read by the first Load
+}
+
+const aborted = math.MaxUint64
+
+var _ target.Conn = (*Conn)(nil)
+
+func newConn(t *Target, dc driver.Conn, nc net.Conn) (*Conn, error) {
+	c := &Conn{t: t, dc: dc, nc: nc}
+	var ok1, ok2, ok3 bool
+	c.execer, ok1 = dc.(driver.Execer)
+	c.queryer, ok2 = dc.(driver.Queryer)
+	c.valid, ok3 = dc.(driver.Validator)
+	if !ok1 || !ok2 || !ok3 || nc == nil {
+		return nil, target.Errorf(target.ClassOther, "", "go-sql-driver/mysql connection lacks an expected interface")
+	}
+	return c, nil
+}
+
+// begin arms cancellation for one call on c. It fails if ctx is already done.
+func (c *Conn) begin(ctx context.Context) error {
+	done := ctx.Done()
+	if done == nil {
+		c.armed = 0
+		return nil
+	}
+	select {
+	case <-done:
+		return classify(ctx.Err(), "", "")
+	default:
+	}
+	if done != c.watched {
+		c.watch(ctx, done)
+	}
+	c.armed = c.gen
+	c.state.Store(c.gen)
+	return nil
+}
+
+// watch registers the AfterFunc that cancels calls made with ctx, whose Done channel
+// is done. Contexts sharing a Done channel share the registration.
+func (c *Conn) watch(ctx context.Context, done <-chan struct{}) {
+	if c.stop != nil {
+		c.stop()
+	}
+	c.gen++
+	gen := c.gen
+	c.watched = done
+	c.stop = context.AfterFunc(ctx, func() {
+		if c.state.CompareAndSwap(gen, aborted) {
+			c.dead.Store(true)
+			_ = c.nc.Close()
+		}
+	})
+}
+
+// end disarms cancellation and turns err into a *target.Error, marking the connection
+// dead after connection-class errors and cancellations.
+func (c *Conn) end(ctx context.Context, err error) error {
+	if c.armed != 0 && !c.state.CompareAndSwap(c.armed, 0) {
+		// The context fired during the call and closed the connection.
+		c.dead.Store(true)
+		if err != nil || ctx.Err() != nil {
+			return classify(ctx.Err(), "", "")
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	return c.fail(err, "")
+}
+
+func (c *Conn) fail(err error, what string) *target.Error {
+	e := classify(err, what, c.t.mc.Passwd)
+	if e.Class == target.ClassConnection {
+		c.dead.Store(true)
+	}
+	return e
+}
+
+// Alive reports whether the connection can still be used.
+func (c *Conn) Alive() bool { return !c.dead.Load() && c.valid.IsValid() }
+
+// ID is the server's connection id (CONNECTION_ID()).
+func (c *Conn) ID() int64 { return c.id }
+
+// Close closes the connection; it is safe to call more than once.
+func (c *Conn) Close() error {
+	if c.stop != nil {
+		c.stop()
+		c.stop, c.watched = nil, nil
+	}
+	c.dead.Store(true)
+	err := c.dc.Close()
+	_ = c.nc.Close()
+	if err != nil && !connectionErr(err) {
+		return classify(err, "closing", "")
+	}
+	return nil
+}
+
+// Exec runs a statement without arguments or results.
+func (c *Conn) Exec(ctx context.Context, sql string) error {
+	if err := c.begin(ctx); err != nil {
+		return err
+	}
+	_, err := c.execer.Exec(sql, nil)
+	return c.end(ctx, err)
+}
+
+// Begin starts a transaction.
+func (c *Conn) Begin(ctx context.Context) error { return c.Exec(ctx, "BEGIN") }
+
+// Commit commits the current transaction.
+func (c *Conn) Commit(ctx context.Context) error { return c.Exec(ctx, "COMMIT") }
+
+// Rollback rolls back the current transaction; outside one it does nothing.
+func (c *Conn) Rollback(ctx context.Context) error { return c.Exec(ctx, "ROLLBACK") }
+
+// Query runs a setup statement and returns its rows as text; NULL is "". With
+// arguments it is prepared (or interpolated in simple query mode).
+func (c *Conn) Query(ctx context.Context, sql string, args ...target.Value) ([][]string, error) {
+	if err := c.begin(ctx); err != nil {
+		return nil, err
+	}
+	out, err := c.query(sql, args)
+	return out, c.end(ctx, err)
+}
+
+func (c *Conn) query(sql string, args []target.Value) ([][]string, error) {
+	dargs := make([]driver.Value, len(args))
+	for i := range args {
+		dargs[i] = driverValue(&args[i])
+	}
+	var rows driver.Rows
+	var err error
+	if len(args) == 0 || c.t.mc.InterpolateParams {
+		rows, err = c.queryer.Query(sql, dargs)
+	}
+	if len(args) > 0 && (!c.t.mc.InterpolateParams || errors.Is(err, driver.ErrSkip)) {
+		var st driver.Stmt
+		st, err = c.dc.Prepare(sql)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		if n := st.NumInput(); n >= 0 && n != len(args) {
+			return nil, target.Errorf(target.ClassOther, "", "statement has %d placeholders but %d arguments were given", n, len(args))
+		}
+		rows, err = st.Query(dargs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, len(rows.Columns()))
+	var out [][]string
+	for {
+		if err := rows.Next(dest); err != nil {
+			if err == io.EOF {
+				break
+			}
+			return nil, err
+		}
+		row := make([]string, len(dest))
+		for i, v := range dest {
+			row[i] = string(appendText(nil, v))
+		}
+		out = append(out, row)
+	}
+	return out, rows.Close()
+}
+
+// driverValue converts a Value for the driver. Text is not copied; an empty text is
+// sent as an empty string (the driver sends a nil []byte as NULL).
+func driverValue(v *target.Value) driver.Value {
+	switch v.Kind {
+	case target.KindInt:
+		return v.Int
+	case target.KindText:
+		if v.Text == nil {
+			return emptyText
+		}
+		return v.Text
+	case target.KindFloat:
+		return v.Float
+	case target.KindTime:
+		return v.Time
+	}
+	return nil
+}
+
+var emptyText = []byte{}
+
+// appendText appends a column value from the driver as text.
+func appendText(b []byte, v driver.Value) []byte {
+	switch v := v.(type) {
+	case nil:
+		return b
+	case []byte:
+		return append(b, v...)
+	case string:
+		return append(b, v...)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case uint64:
+		return strconv.AppendUint(b, v, 10)
+	case float64:
+		return strconv.AppendFloat(b, v, 'g', -1, 64)
+	case float32:
+		return strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+	case bool:
+		if v {
+			return append(b, '1')
+		}
+		return append(b, '0')
+	case time.Time:
+		return appendTime(b, v)
+	}
+	return b
+}

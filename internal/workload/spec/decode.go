@@ -1,0 +1,1223 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The file as written: names and structure checked, numbers kept as YAML nodes because
+// they may refer to parameters ($rows, $(rows * 100)) that only resolve against the
+// options of a run.
+
+// File is a decoded workload file.
+type File struct {
+	Path        string // as given, for messages
+	Data        []byte // the file's text, for provenance
+	Name        string
+	Description string
+	Params      []*Param
+	Sequences   []*Sequence
+	Tables      []*Table
+	Txns        []*Txn
+	Groups      []*Group
+}
+
+// Param is a workload option: a default that --set overrides. A parameter with presets
+// selects, by its value, defaults for other parameters.
+type Param struct {
+	Name    string
+	Default string
+	Help    string
+	Line    int
+	Presets []Preset
+}
+
+// Preset is one named set of defaults for other parameters.
+type Preset struct {
+	Name   string
+	Line   int
+	Values []KV
+}
+
+// KV is a parameter name and a value, with the line of the value.
+type KV struct {
+	Name, Value string
+	Line        int
+}
+
+// Sequence is a counter shared by all clients of a run.
+type Sequence struct {
+	Name        string
+	Line        int
+	Start, Step *yaml.Node // nil: 1
+	After       string     // "table.column": continue after its maximum (read before a run)
+	AfterLine   int
+}
+
+// Table is a table definition with its data.
+type Table struct {
+	Name       string
+	Line       int
+	Columns    []*Column
+	PrimaryKey []string
+	PKLine     int
+	Indexes    []*Index
+	DDL        map[string]string // dialect name -> CREATE TABLE statement
+	Rows       *yaml.Node        // nil: 0
+	Load       []*ColumnGen
+}
+
+// Column is a column with a portable type.
+type Column struct {
+	Name          string
+	Type          string
+	NotNull       bool
+	Default       string
+	PrimaryKey    bool
+	AutoIncrement bool
+	Line          int
+}
+
+// Index is a secondary index.
+type Index struct {
+	Name    string
+	Columns []string
+	Unique  bool
+	Line    int
+}
+
+// ColumnGen is the generator of a column's values when loading.
+type ColumnGen struct {
+	Column string
+	Line   int
+	Gen    *GenDef
+}
+
+// Txn is a transaction type.
+type Txn struct {
+	Name   string
+	Line   int
+	Weight *yaml.Node // nil: 1
+	// Autocommit sends each statement on its own instead of between BEGIN and COMMIT.
+	Autocommit bool
+	Values     []*NamedGen
+	Steps      []*Step
+}
+
+// NamedGen is a named value and its generator.
+type NamedGen struct {
+	Name string
+	Line int
+	Gen  *GenDef
+}
+
+// StepKind says what a step is.
+type StepKind uint8
+
+const (
+	StepSQL StepKind = iota
+	StepBlock
+	StepBranch
+)
+
+// Step is a statement, a repeated block or a branch.
+type Step struct {
+	Kind StepKind
+	Line int
+	// SQL by dialect; "" is the default for dialects not listed.
+	SQL      map[string]string
+	SQLLine  int
+	Values   []*NamedGen
+	Keep     []string // names for the first row's columns
+	KeepLine int
+	InsertID string // name for the id the INSERT generated
+	IDColumn string // the auto-increment column (default id)
+	IDLine   int
+	Repeat   *GenDef // nil: once
+	Steps    []*Step
+	Arms     []*Arm
+}
+
+// Arm is one branch of a branch step, taken with a probability.
+type Arm struct {
+	Line        int
+	Probability *yaml.Node
+	Steps       []*Step
+}
+
+// Group is a kind of client.
+type Group struct {
+	Name         string
+	Line         int
+	Clients      *yaml.Node // nil: 1
+	Rate         *yaml.Node // nil: closed loop
+	PerClient    *yaml.Node // nil: the run's -t / -T
+	Transactions []string
+	TxnLines     []int
+}
+
+// GenDef is a value generator as written: a constant or a mapping with one key, the
+// generator's name.
+type GenDef struct {
+	Kind string // generator name, or "const"
+	Node *yaml.Node
+	Line int
+	// Numeric arguments by name (min, max, exp, mean …), as nodes.
+	Args map[string]*yaml.Node
+	// Text arguments.
+	Pattern  string
+	Sequence string // sequence: NAME, latest: {sequence: NAME}
+	After    string // inline sequence: continue after this table.column's maximum
+	Scramble bool
+	Now      bool
+	TimeMin  string
+	TimeMax  string
+	Choices  []Choice
+	Const    *yaml.Node // kind const
+}
+
+// Choice is one value of a choice generator.
+type Choice struct {
+	Value  *yaml.Node
+	Weight *yaml.Node // nil: 1
+}
+
+// Generators lists the generator names a file may use.
+var Generators = []string{"uniform", "zipfian", "gaussian", "exponential", "hotspot", "special", "sequence", "latest", "string", "choice", "timestamp", "float"}
+
+// genArgs are the numeric arguments each generator takes in its mapping form.
+var genArgs = map[string][]string{
+	"uniform":     {"min", "max"},
+	"zipfian":     {"min", "max", "exp", "scramble"},
+	"gaussian":    {"min", "max", "mean", "stddev", "iter"},
+	"exponential": {"min", "max", "mean"},
+	"hotspot":     {"min", "max", "hot_fraction", "hot_probability"},
+	"special":     {"min", "max", "pct", "res", "iter"},
+	"sequence":    {"start", "step", "after"},
+	"latest":      {"sequence", "window", "exp"},
+	"string":      {"length", "min_length", "max_length", "pattern"},
+	"timestamp":   {"min", "max"},
+	"float":       {"min", "max"},
+}
+
+// Dialects are the dialect names a file may give SQL or DDL for.
+var Dialects = []string{"postgres", "mysql", "sqlite"}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var wlNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// Decode decodes a workload file strictly: it reports every unknown key, wrong type,
+// missing field and duplicate name at once, each with its line. Decoding needs no
+// parameter values; Resolve checks what depends on them.
+func Decode(path string, data []byte) (*File, error) {
+	f, p := decode(path, data)
+	if err := p.err(path); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Check decodes a file and resolves it with its parameters' defaults, and reports
+// every problem of both steps at once: it is `fathom workload check`. The resolver
+// also runs over the parts of a file that decoded, so that a typo in one place does
+// not hide a mistake in another.
+func Check(path string, data []byte) (*File, error) {
+	f, p := decode(path, data)
+	r := newResolver(f, nil)
+	p.list = append(p.list, r.p.list...)
+	if err := p.err(path); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func decode(path string, data []byte) (*File, *problems) {
+	d := &decoder{f: &File{Path: path, Data: data}}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.p.add(0, "the file is empty")
+		} else {
+			d.p.add(yamlErrLine(err), "%s", yamlErrMsg(err))
+		}
+		return d.f, &d.p
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		d.p.at(&extra, "a workload file holds one YAML document; remove the second one (---)")
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	d.file(root)
+	return d.f, &d.p
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func yamlErrLine(err error) int {
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		n := 0
+		for _, c := range m[1] {
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	return 0
+}
+
+func yamlErrMsg(err error) string {
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		return "YAML: " + m[2]
+	}
+	return strings.Replace(err.Error(), "yaml: ", "YAML: ", 1)
+}
+
+type decoder struct {
+	f *File
+	p problems
+	// depth and nsteps bound the walk over steps, which YAML aliases could make
+	// recursive or exponentially large.
+	depth, nsteps int
+}
+
+// Bounds on the steps of a file.
+const (
+	maxDepth = 32
+	maxSteps = 10_000
+)
+
+// fields checks that n is a mapping with only known keys and returns its values by key.
+func (d *decoder) fields(n *yaml.Node, what string, known ...string) map[string]*yaml.Node {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		d.p.at(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
+		return map[string]*yaml.Node{}
+	}
+	out := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.p.at(k, "%s: keys must be plain names", what)
+			continue
+		}
+		if !contains(known, k.Value) {
+			d.p.at(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(known, ", "))
+			continue
+		}
+		if _, dup := out[k.Value]; dup {
+			d.p.at(k, "%s: key %q given twice", what, k.Value)
+			continue
+		}
+		out[k.Value] = v
+	}
+	return out
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func describe(n *yaml.Node) string {
+	n = deref(n)
+	if n == nil {
+		return "nothing"
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "empty"
+		}
+		return "the value " + quote(n.Value)
+	}
+	return "a document"
+}
+
+func quote(s string) string {
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	b, _ := yaml.Marshal(s)
+	q := strings.TrimSpace(string(b))
+	if !strings.HasPrefix(q, "'") && !strings.HasPrefix(q, `"`) {
+		q = `"` + q + `"`
+	}
+	return q
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// str reads a scalar string.
+func (d *decoder) str(n *yaml.Node, what string) string {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		d.p.at(n, "%s must be text, not %s", what, describe(n))
+		return ""
+	}
+	return n.Value
+}
+
+// name reads an identifier (table, column, value name …).
+func (d *decoder) name(n *yaml.Node, what string) string {
+	s := d.str(n, what)
+	if s != "" && !nameRE.MatchString(s) {
+		d.p.at(n, "%s %q must be a name of letters, digits and _ (not starting with a digit)", what, s)
+		return ""
+	}
+	return s
+}
+
+func (d *decoder) boolean(n *yaml.Node, what string) bool {
+	n = deref(n)
+	if n != nil && n.Kind == yaml.ScalarNode {
+		switch strings.ToLower(n.Value) {
+		case "true", "yes", "on":
+			return true
+		case "false", "no", "off":
+			return false
+		}
+	}
+	d.p.at(n, "%s must be true or false, not %s", what, describe(n))
+	return false
+}
+
+// list checks that n is a list and returns its items.
+func (d *decoder) list(n *yaml.Node, what string) []*yaml.Node {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		d.p.at(n, "%s must be a list, not %s", what, describe(n))
+		return nil
+	}
+	return n.Content
+}
+
+func (d *decoder) names(n *yaml.Node, what string) []string {
+	n = deref(n)
+	if n != nil && n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		return []string{d.name(n, what)}
+	}
+	var out []string
+	for _, it := range d.list(n, what) {
+		if s := d.name(it, what); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// number keeps a scalar that must become a number when resolved.
+func (d *decoder) number(n *yaml.Node, what string) *yaml.Node {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		d.p.at(n, "%s must be a number or $parameter, not %s", what, describe(n))
+		return nil
+	}
+	return n
+}
+
+// scalar returns the text of a scalar node, or "" when n is not one.
+func scalar(n *yaml.Node) (string, bool) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (d *decoder) file(n *yaml.Node) {
+	f := d.f
+	m := d.fields(n, "the workload file", "name", "description", "params", "sequences", "tables", "transactions", "groups")
+	if v, ok := m["name"]; ok {
+		f.Name = d.str(v, "name")
+		if f.Name != "" && !wlNameRE.MatchString(f.Name) {
+			d.p.at(v, "name %q must be letters, digits, _, . and - (no spaces or slashes)", f.Name)
+		}
+	} else {
+		d.p.at(n, "the workload has no name: add name: …")
+	}
+	if v, ok := m["description"]; ok {
+		f.Description = strings.TrimSpace(d.str(v, "description"))
+	}
+	if v, ok := m["params"]; ok {
+		d.params(v)
+	}
+	if v, ok := m["sequences"]; ok {
+		d.sequences(v)
+	}
+	if v, ok := m["tables"]; ok {
+		seen := map[string]bool{}
+		for _, it := range d.list(v, "tables") {
+			t := d.table(it)
+			if t.Name != "" {
+				if seen[strings.ToLower(t.Name)] {
+					d.p.add(t.Line, "table %s is defined twice", t.Name)
+				}
+				seen[strings.ToLower(t.Name)] = true
+			}
+			f.Tables = append(f.Tables, t)
+		}
+	}
+	if v, ok := m["transactions"]; ok {
+		seen := map[string]bool{}
+		for _, it := range d.list(v, "transactions") {
+			t := d.txn(it)
+			if t.Name != "" {
+				if seen[t.Name] {
+					d.p.add(t.Line, "transaction %s is defined twice", t.Name)
+				}
+				seen[t.Name] = true
+			}
+			f.Txns = append(f.Txns, t)
+		}
+	}
+	if len(f.Txns) == 0 {
+		d.p.at(n, "the workload has no transactions: add transactions: with at least one")
+	}
+	if v, ok := m["groups"]; ok {
+		seen := map[string]bool{}
+		items := d.list(v, "groups")
+		if v != nil && deref(v).Kind == yaml.SequenceNode && len(items) == 0 {
+			d.p.at(v, "groups is empty: remove it to run every transaction with -c clients, or add groups")
+		}
+		for _, it := range items {
+			g := d.group(it)
+			if g.Name != "" {
+				if seen[g.Name] {
+					d.p.add(g.Line, "group %s is defined twice", g.Name)
+				}
+				seen[g.Name] = true
+			}
+			f.Groups = append(f.Groups, g)
+		}
+	}
+	d.crossCheck()
+}
+
+func (d *decoder) params(n *yaml.Node) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		d.p.at(n, "params must be a mapping of name: default (or name: {default: …, help: …}), not %s", describe(n))
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := &Param{Name: d.name(k, "parameter name"), Line: k.Line}
+		for _, q := range d.f.Params {
+			if q.Name == p.Name && p.Name != "" {
+				d.p.at(k, "parameter %s is defined twice", p.Name)
+			}
+		}
+		v = deref(v)
+		if v != nil && v.Kind == yaml.MappingNode {
+			m := d.fields(v, "parameter "+p.Name, "default", "help", "presets")
+			if dv, ok := m["default"]; ok {
+				if s, ok := scalar(dv); ok && deref(dv).Tag != "!!null" {
+					p.Default = s
+				} else if !ok {
+					d.p.at(dv, "parameter %s: default must be a single value, not %s", p.Name, describe(dv))
+				}
+			}
+			if h, ok := m["help"]; ok {
+				p.Help = strings.TrimSpace(d.str(h, "help"))
+			}
+			if ps, ok := m["presets"]; ok {
+				p.Presets = d.presets(ps, p.Name)
+			}
+		} else if s, ok := scalar(v); ok {
+			if v.Tag != "!!null" {
+				p.Default = s
+			}
+		} else {
+			d.p.at(v, "parameter %s must be a default value or a mapping with default and help, not %s", p.Name, describe(v))
+		}
+		d.f.Params = append(d.f.Params, p)
+	}
+}
+
+func (d *decoder) presets(n *yaml.Node, param string) []Preset {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		d.p.at(n, "parameter %s: presets must map each value to parameter defaults, not %s", param, describe(n))
+		return nil
+	}
+	var out []Preset
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ps := Preset{Name: k.Value, Line: k.Line}
+		v = deref(v)
+		if v == nil || v.Kind != yaml.MappingNode {
+			d.p.at(v, "parameter %s preset %s must be a mapping of parameter: value, not %s", param, ps.Name, describe(v))
+			continue
+		}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			pk, pv := v.Content[j], v.Content[j+1]
+			s, ok := scalar(pv)
+			if !ok {
+				d.p.at(pv, "parameter %s preset %s: %s must be a single value", param, ps.Name, pk.Value)
+				continue
+			}
+			ps.Values = append(ps.Values, KV{Name: pk.Value, Value: s, Line: pk.Line})
+		}
+		out = append(out, ps)
+	}
+	return out
+}
+
+func (d *decoder) sequences(n *yaml.Node) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		d.p.at(n, "sequences must be a mapping of name: {start: …, step: …}, not %s", describe(n))
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		s := &Sequence{Name: d.name(k, "sequence name"), Line: k.Line}
+		for _, q := range d.f.Sequences {
+			if q.Name == s.Name && s.Name != "" {
+				d.p.at(k, "sequence %s is defined twice", s.Name)
+			}
+		}
+		d.seqFields(v, s, "sequence "+s.Name)
+		d.f.Sequences = append(d.f.Sequences, s)
+	}
+}
+
+func (d *decoder) seqFields(v *yaml.Node, s *Sequence, what string) {
+	if dv := deref(v); dv != nil && dv.Kind == yaml.ScalarNode && dv.Tag == "!!null" {
+		return // all defaults
+	}
+	m := d.fields(v, what, "start", "step", "after")
+	if x, ok := m["start"]; ok {
+		s.Start = d.number(x, what+" start")
+	}
+	if x, ok := m["step"]; ok {
+		s.Step = d.number(x, what+" step")
+	}
+	if x, ok := m["after"]; ok {
+		s.After = d.str(x, what+" after")
+		s.AfterLine = x.Line
+		if t, c, ok := strings.Cut(s.After, "."); !ok || !nameRE.MatchString(t) || !nameRE.MatchString(c) {
+			d.p.at(x, "%s: after must be table.column, not %q", what, s.After)
+			s.After = ""
+		}
+	}
+}
+
+func (d *decoder) table(n *yaml.Node) *Table {
+	t := &Table{Line: deref(n).Line}
+	m := d.fields(n, "a table", "name", "columns", "primary_key", "indexes", "ddl", "rows", "load")
+	if v, ok := m["name"]; ok {
+		t.Name = d.name(v, "table name")
+	} else {
+		d.p.at(n, "a table has no name")
+	}
+	what := "table " + t.Name
+	if v, ok := m["columns"]; ok {
+		for _, it := range d.list(v, what+" columns") {
+			c := d.column(it, what)
+			for _, o := range t.Columns {
+				if strings.EqualFold(o.Name, c.Name) && c.Name != "" {
+					d.p.add(c.Line, "%s: column %s is defined twice", what, c.Name)
+				}
+			}
+			t.Columns = append(t.Columns, c)
+		}
+	} else {
+		d.p.at(n, "%s has no columns", what)
+	}
+	if v, ok := m["primary_key"]; ok {
+		t.PrimaryKey = d.names(v, what+" primary_key")
+		t.PKLine = v.Line
+	}
+	for _, c := range t.Columns {
+		if c.PrimaryKey {
+			if t.PKLine != 0 && !contains(t.PrimaryKey, c.Name) {
+				d.p.add(c.Line, "%s: column %s says primary_key but the table's primary_key list does not name it", what, c.Name)
+			} else if t.PKLine == 0 {
+				t.PrimaryKey = append(t.PrimaryKey, c.Name)
+			}
+		}
+	}
+	if v, ok := m["indexes"]; ok {
+		for _, it := range d.list(v, what+" indexes") {
+			ix := &Index{Line: deref(it).Line}
+			im := d.fields(it, what+" index", "name", "columns", "unique")
+			if x, ok := im["name"]; ok {
+				ix.Name = d.name(x, "index name")
+			} else {
+				d.p.at(it, "%s: an index has no name", what)
+			}
+			if x, ok := im["columns"]; ok {
+				ix.Columns = d.names(x, "index columns")
+			} else {
+				d.p.at(it, "%s: index %s has no columns", what, ix.Name)
+			}
+			if x, ok := im["unique"]; ok {
+				ix.Unique = d.boolean(x, "unique")
+			}
+			t.Indexes = append(t.Indexes, ix)
+		}
+	}
+	if v, ok := m["ddl"]; ok {
+		t.DDL = map[string]string{}
+		dm := d.fields(v, what+" ddl", Dialects...)
+		for k, x := range dm {
+			t.DDL[k] = strings.TrimSpace(d.str(x, what+" ddl "+k))
+		}
+	}
+	if v, ok := m["rows"]; ok {
+		t.Rows = d.number(v, what+" rows")
+	}
+	if v, ok := m["load"]; ok {
+		v = deref(v)
+		if v == nil || v.Kind != yaml.MappingNode {
+			d.p.at(v, "%s load must map columns to generators, not %s", what, describe(v))
+		} else {
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				k, g := v.Content[i], v.Content[i+1]
+				cg := &ColumnGen{Column: d.name(k, "column"), Line: k.Line, Gen: d.gen(g, what+" load "+k.Value)}
+				t.Load = append(t.Load, cg)
+			}
+		}
+		if t.Rows == nil {
+			d.p.at(v, "%s has load generators but no rows: add rows: N", what)
+		}
+	}
+	// Columns named in keys and loads must exist.
+	has := func(c string) bool {
+		for _, col := range t.Columns {
+			if strings.EqualFold(col.Name, c) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range t.PrimaryKey {
+		if !has(c) {
+			d.p.add(t.PKLine, "%s: primary key column %s is not among its columns", what, c)
+		}
+	}
+	for _, ix := range t.Indexes {
+		for _, c := range ix.Columns {
+			if !has(c) {
+				d.p.add(ix.Line, "%s: index %s names column %s, which the table does not have", what, ix.Name, c)
+			}
+		}
+	}
+	for _, cg := range t.Load {
+		if cg.Column != "" && !has(cg.Column) {
+			d.p.add(cg.Line, "%s: load names column %s, which the table does not have", what, cg.Column)
+		}
+	}
+	return t
+}
+
+func (d *decoder) column(n *yaml.Node, what string) *Column {
+	c := &Column{Line: deref(n).Line}
+	m := d.fields(n, what+" column", "name", "type", "not_null", "default", "primary_key", "auto_increment")
+	if v, ok := m["name"]; ok {
+		c.Name = d.name(v, "column name")
+	} else {
+		d.p.at(n, "%s: a column has no name", what)
+	}
+	if v, ok := m["type"]; ok {
+		c.Type = strings.ToLower(strings.TrimSpace(d.str(v, "column type")))
+		base := c.Type
+		if i := strings.IndexByte(base, '('); i >= 0 {
+			base = strings.TrimSpace(base[:i])
+		}
+		if c.Type != "" && !contains(portableTypes, base) {
+			d.p.at(v, "%s column %s: unknown type %q (use %s)", what, c.Name, c.Type, strings.Join(portableTypes, ", "))
+		}
+	} else {
+		d.p.at(n, "%s column %s has no type", what, c.Name)
+	}
+	if v, ok := m["not_null"]; ok {
+		c.NotNull = d.boolean(v, "not_null")
+	}
+	if v, ok := m["default"]; ok {
+		c.Default = d.str(v, "default")
+	}
+	if v, ok := m["primary_key"]; ok {
+		c.PrimaryKey = d.boolean(v, "primary_key")
+	}
+	if v, ok := m["auto_increment"]; ok {
+		c.AutoIncrement = d.boolean(v, "auto_increment")
+		switch c.Type {
+		case "int", "integer", "bigint", "serial", "bigserial", "":
+		default:
+			d.p.at(v, "%s column %s: auto_increment needs an int or bigint column, not %s", what, c.Name, c.Type)
+		}
+	}
+	return c
+}
+
+// portableTypes are target.Dialect's portable column types.
+var portableTypes = []string{"int", "integer", "bigint", "serial", "bigserial", "char", "varchar", "text", "timestamp", "decimal", "boolean", "bytes", "double"}
+
+func (d *decoder) txn(n *yaml.Node) *Txn {
+	t := &Txn{Line: deref(n).Line}
+	m := d.fields(n, "a transaction", "name", "weight", "autocommit", "values", "steps")
+	if v, ok := m["name"]; ok {
+		t.Name = d.name(v, "transaction name")
+	} else {
+		d.p.at(n, "a transaction has no name")
+	}
+	what := "transaction " + t.Name
+	if v, ok := m["weight"]; ok {
+		t.Weight = d.number(v, what+" weight")
+	}
+	if v, ok := m["autocommit"]; ok {
+		t.Autocommit = d.boolean(v, "autocommit")
+	}
+	if v, ok := m["values"]; ok {
+		t.Values = d.values(v, what)
+	}
+	if v, ok := m["steps"]; ok {
+		t.Steps = d.steps(v, what)
+	}
+	if len(t.Steps) == 0 {
+		d.p.at(n, "%s has no steps: add steps: with at least one sql", what)
+	}
+	return t
+}
+
+func (d *decoder) values(n *yaml.Node, what string) []*NamedGen {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		d.p.at(n, "%s values must map names to generators, not %s", what, describe(n))
+		return nil
+	}
+	var out []*NamedGen
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ng := &NamedGen{Name: d.name(k, "value name"), Line: k.Line}
+		ng.Gen = d.gen(v, what+" value "+ng.Name)
+		out = append(out, ng)
+	}
+	return out
+}
+
+func (d *decoder) steps(n *yaml.Node, what string) []*Step {
+	d.depth++
+	defer func() { d.depth-- }()
+	if d.depth > maxDepth {
+		d.p.at(n, "%s: steps are nested more than %d deep", what, maxDepth)
+		return nil
+	}
+	if d.nsteps > maxSteps {
+		return nil
+	}
+	d.nsteps += len(deref(n).Content)
+	if d.nsteps > maxSteps {
+		d.p.at(n, "%s: more than %d steps in the file", what, maxSteps)
+		return nil
+	}
+	var out []*Step
+	for _, it := range d.list(n, what+" steps") {
+		out = append(out, d.step(it, what))
+	}
+	return out
+}
+
+func (d *decoder) step(n *yaml.Node, what string) *Step {
+	s := &Step{Line: deref(n).Line}
+	m := d.fields(n, what+" step", "sql", "values", "keep", "insert_id", "id_column", "repeat", "steps", "branch")
+	_, hasSQL := m["sql"]
+	_, hasSteps := m["steps"]
+	_, hasBranch := m["branch"]
+	switch {
+	case hasSQL && !hasSteps && !hasBranch:
+		s.Kind = StepSQL
+	case hasSteps && !hasSQL && !hasBranch:
+		s.Kind = StepBlock
+	case hasBranch && !hasSQL && !hasSteps:
+		s.Kind = StepBranch
+	default:
+		d.p.at(n, "%s: a step has exactly one of sql, steps (with repeat) or branch", what)
+		return s
+	}
+	if s.Kind != StepSQL {
+		for _, k := range []string{"values", "keep", "insert_id", "id_column"} {
+			if v, ok := m[k]; ok {
+				d.p.at(v, "%s: %s belongs to an sql step", what, k)
+			}
+		}
+	}
+	if v, ok := m["repeat"]; ok {
+		if s.Kind == StepBranch {
+			d.p.at(v, "%s: repeat a branch by putting it in steps: with repeat", what)
+		}
+		s.Repeat = d.gen(v, what+" repeat")
+	}
+	switch s.Kind {
+	case StepSQL:
+		v := deref(m["sql"])
+		s.SQLLine = v.Line
+		s.SQL = map[string]string{}
+		if v.Kind == yaml.MappingNode {
+			dm := d.fields(v, what+" sql", append([]string{"default"}, Dialects...)...)
+			for k, x := range dm {
+				key := k
+				if k == "default" {
+					key = ""
+				}
+				s.SQL[key] = strings.TrimSpace(d.str(x, what+" sql "+k))
+			}
+			if len(dm) > 0 && s.SQL[""] == "" && len(dm) < len(Dialects) {
+				d.p.at(v, "%s: sql by dialect needs a default: or an entry for each of %s", what, strings.Join(Dialects, ", "))
+			}
+		} else if v.Kind == yaml.ScalarNode && v.Tag != "!!null" && strings.TrimSpace(v.Value) == "" {
+			d.p.at(v, "%s: sql is empty", what)
+		} else {
+			s.SQL[""] = strings.TrimSpace(d.str(v, what+" sql"))
+		}
+		if x, ok := m["values"]; ok {
+			s.Values = d.values(x, what+" step")
+		}
+		if x, ok := m["keep"]; ok {
+			s.Keep = d.names(x, "keep")
+			s.KeepLine = x.Line
+		}
+		if x, ok := m["insert_id"]; ok {
+			s.InsertID = d.name(x, "insert_id")
+			s.IDLine = x.Line
+		}
+		s.IDColumn = "id"
+		if x, ok := m["id_column"]; ok {
+			s.IDColumn = d.name(x, "id_column")
+			if s.InsertID == "" {
+				d.p.at(x, "%s: id_column goes with insert_id", what)
+			}
+		}
+		if s.InsertID != "" && len(s.Keep) > 0 {
+			d.p.add(s.IDLine, "%s: a statement has keep or insert_id, not both", what)
+		}
+	case StepBlock:
+		s.Steps = d.steps(m["steps"], what)
+		if len(s.Steps) == 0 {
+			d.p.at(m["steps"], "%s: steps is empty", what)
+		}
+	case StepBranch:
+		for _, it := range d.list(m["branch"], what+" branch") {
+			a := &Arm{Line: deref(it).Line}
+			am := d.fields(it, what+" branch arm", "probability", "steps")
+			if x, ok := am["probability"]; ok {
+				a.Probability = d.number(x, "probability")
+			} else {
+				d.p.at(it, "%s: a branch arm has no probability", what)
+			}
+			if x, ok := am["steps"]; ok {
+				a.Steps = d.steps(x, what)
+			}
+			s.Arms = append(s.Arms, a)
+		}
+		if len(s.Arms) == 0 {
+			d.p.at(m["branch"], "%s: branch has no arms", what)
+		}
+	}
+	return s
+}
+
+func (d *decoder) group(n *yaml.Node) *Group {
+	g := &Group{Line: deref(n).Line}
+	m := d.fields(n, "a group", "name", "clients", "rate", "transactions_per_client", "transactions")
+	if v, ok := m["name"]; ok {
+		g.Name = d.name(v, "group name")
+	} else {
+		d.p.at(n, "a group has no name")
+	}
+	what := "group " + g.Name
+	if v, ok := m["clients"]; ok {
+		g.Clients = d.number(v, what+" clients")
+	}
+	if v, ok := m["rate"]; ok {
+		g.Rate = d.number(v, what+" rate")
+	}
+	if v, ok := m["transactions_per_client"]; ok {
+		g.PerClient = d.number(v, what+" transactions_per_client")
+	}
+	if v, ok := m["transactions"]; ok {
+		v = deref(v)
+		items := []*yaml.Node{v}
+		if v.Kind == yaml.SequenceNode {
+			items = v.Content
+		}
+		for _, it := range items {
+			if s := d.name(it, what+" transaction"); s != "" {
+				g.Transactions = append(g.Transactions, s)
+				g.TxnLines = append(g.TxnLines, it.Line)
+			}
+		}
+	}
+	if len(g.Transactions) == 0 {
+		d.p.at(n, "%s runs no transactions: add transactions: [name, …]", what)
+	}
+	return g
+}
+
+// gen decodes a generator: a constant scalar, or a mapping with one generator key.
+func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
+	n = deref(n)
+	g := &GenDef{Node: n, Args: map[string]*yaml.Node{}}
+	if n == nil {
+		d.p.add(0, "%s: missing generator", what)
+		return g
+	}
+	g.Line = n.Line
+	switch n.Kind {
+	case yaml.ScalarNode:
+		g.Kind, g.Const = "const", n
+		return g
+	case yaml.MappingNode:
+	default:
+		d.p.at(n, "%s must be a constant or a generator such as {uniform: [1, 100]}, not %s", what, describe(n))
+		return g
+	}
+	if len(n.Content) != 2 {
+		var keys []string
+		for i := 0; i < len(n.Content); i += 2 {
+			keys = append(keys, n.Content[i].Value)
+		}
+		d.p.at(n, "%s must name exactly one generator (%s), not %s", what, strings.Join(Generators, ", "), strings.Join(keys, ", "))
+		if len(n.Content) == 0 {
+			return g
+		}
+	}
+	k, v := n.Content[0], deref(n.Content[1])
+	g.Kind = k.Value
+	if !contains(Generators, g.Kind) {
+		d.p.at(k, "%s: unknown generator %q (use %s)", what, g.Kind, strings.Join(Generators, ", "))
+		g.Kind = ""
+		return g
+	}
+	what += " " + g.Kind
+	switch g.Kind {
+	case "sequence":
+		if _, ok := scalar(v); ok && v.Tag != "!!null" {
+			g.Sequence = d.name(v, "sequence name")
+			return g
+		}
+		if v.Kind == yaml.ScalarNode { // sequence: (null) — all defaults
+			return g
+		}
+	case "string":
+		if v.Kind == yaml.ScalarNode {
+			g.Args["length"] = d.number(v, what+" length")
+			return g
+		}
+	case "timestamp":
+		if s, ok := scalar(v); ok {
+			if s != "now" {
+				d.p.at(v, "%s: use timestamp: now or timestamp: {min: 2024-01-01, max: 2024-12-31}", what)
+			}
+			g.Now = true
+			return g
+		}
+	case "choice":
+		items := d.list(v, what)
+		for _, it := range items {
+			it = deref(it)
+			if it.Kind == yaml.MappingNode {
+				cm := d.fields(it, what+" item", "value", "weight")
+				c := Choice{Value: cm["value"], Weight: cm["weight"]}
+				if c.Value == nil {
+					d.p.at(it, "%s: an item has no value", what)
+				} else if _, ok := scalar(c.Value); !ok {
+					d.p.at(c.Value, "%s: a value must be a single value, not %s", what, describe(c.Value))
+				}
+				if c.Weight != nil {
+					c.Weight = d.number(c.Weight, "weight")
+				}
+				g.Choices = append(g.Choices, c)
+			} else if it.Kind == yaml.ScalarNode {
+				g.Choices = append(g.Choices, Choice{Value: it})
+			} else {
+				d.p.at(it, "%s: an item must be a value or {value: …, weight: …}", what)
+			}
+		}
+		if len(items) == 0 && v.Kind == yaml.SequenceNode {
+			d.p.at(v, "%s has no values", what)
+		}
+		return g
+	}
+	if v.Kind == yaml.SequenceNode && (g.Kind == "uniform" || g.Kind == "float" || g.Kind == "zipfian" || g.Kind == "exponential" || g.Kind == "hotspot" || g.Kind == "gaussian" || g.Kind == "special") {
+		if len(v.Content) != 2 {
+			d.p.at(v, "%s: [min, max] takes two numbers, not %d", what, len(v.Content))
+			return g
+		}
+		g.Args["min"] = d.number(v.Content[0], what+" min")
+		g.Args["max"] = d.number(v.Content[1], what+" max")
+		return g
+	}
+	m := d.fields(v, what, genArgs[g.Kind]...)
+	for key, x := range m {
+		switch {
+		case key == "scramble":
+			g.Scramble = d.boolean(x, "scramble")
+		case key == "pattern":
+			g.Pattern = d.str(x, "pattern")
+			if g.Pattern == "" {
+				d.p.at(x, "%s: pattern is empty", what)
+			}
+		case key == "after":
+			g.After = d.str(x, what+" after")
+			if t, c, ok := strings.Cut(g.After, "."); !ok || !nameRE.MatchString(t) || !nameRE.MatchString(c) {
+				d.p.at(x, "%s: after must be table.column, not %q", what, g.After)
+				g.After = ""
+			}
+		case g.Kind == "latest" && key == "sequence":
+			g.Sequence = d.name(x, "sequence")
+		case g.Kind == "timestamp":
+			s := d.str(x, what+" "+key)
+			if key == "min" {
+				g.TimeMin = s
+			} else {
+				g.TimeMax = s
+			}
+			g.Args[key] = x
+		default:
+			g.Args[key] = d.number(x, what+" "+key)
+		}
+	}
+	switch g.Kind {
+	case "uniform", "zipfian", "exponential", "hotspot", "gaussian", "special", "float", "timestamp":
+		for _, req := range []string{"min", "max"} {
+			if m[req] == nil {
+				d.p.at(v, "%s needs %s", what, req)
+			}
+		}
+	case "string":
+		_, l := m["length"]
+		_, lo := m["min_length"]
+		_, hi := m["max_length"]
+		_, pat := m["pattern"]
+		switch {
+		case pat && (l || lo || hi):
+			d.p.at(v, "%s: give a pattern or a length, not both", what)
+		case l && (lo || hi):
+			d.p.at(v, "%s: give length or min_length and max_length, not both", what)
+		case lo != hi:
+			d.p.at(v, "%s: min_length and max_length go together", what)
+		case !l && !lo && !pat:
+			d.p.at(v, "%s needs a length or a pattern", what)
+		}
+	case "latest":
+		if m["sequence"] == nil || m["window"] == nil {
+			d.p.at(v, "%s needs sequence and window", what)
+		}
+	}
+	if g.Kind == "exponential" && m["mean"] == nil {
+		d.p.at(v, "%s needs mean", what)
+	}
+	return g
+}
+
+// crossCheck checks references between parts of the file: group transactions and
+// sequence names.
+func (d *decoder) crossCheck() {
+	f := d.f
+	txns := map[string]bool{}
+	for _, t := range f.Txns {
+		txns[t.Name] = true
+	}
+	used := map[string]bool{}
+	for _, g := range f.Groups {
+		for i, name := range g.Transactions {
+			if !txns[name] {
+				d.p.add(g.TxnLines[i], "group %s runs transaction %s, which is not defined", g.Name, name)
+			}
+			used[name] = true
+		}
+	}
+	if len(f.Groups) > 0 {
+		for _, t := range f.Txns {
+			if !used[t.Name] && t.Name != "" {
+				d.p.add(t.Line, "transaction %s is in no group: add it to a group's transactions or remove it", t.Name)
+			}
+		}
+	}
+	params := map[string]*Param{}
+	for _, p := range f.Params {
+		params[p.Name] = p
+	}
+	for _, p := range f.Params {
+		for _, ps := range p.Presets {
+			for _, kv := range ps.Values {
+				q, ok := params[kv.Name]
+				switch {
+				case !ok:
+					d.p.add(kv.Line, "parameter %s preset %s sets %s, which is not a parameter", p.Name, ps.Name, kv.Name)
+				case q == p:
+					d.p.add(kv.Line, "parameter %s preset %s sets the parameter itself", p.Name, ps.Name)
+				case len(q.Presets) > 0:
+					d.p.add(kv.Line, "parameter %s preset %s sets %s, which has presets of its own", p.Name, ps.Name, kv.Name)
+				}
+			}
+		}
+		if len(p.Presets) > 0 && p.Default != "" {
+			found := false
+			for _, ps := range p.Presets {
+				found = found || ps.Name == p.Default
+			}
+			if !found {
+				d.p.add(p.Line, "parameter %s: default %q is not one of its presets", p.Name, p.Default)
+			}
+		}
+	}
+	seqs := map[string]bool{}
+	for _, s := range f.Sequences {
+		seqs[s.Name] = true
+	}
+	var walkGen func(g *GenDef)
+	walkGen = func(g *GenDef) {
+		if g != nil && g.Sequence != "" && !seqs[g.Sequence] {
+			d.p.add(g.Line, "sequence %s is not defined under sequences:", g.Sequence)
+		}
+	}
+	for _, t := range f.Tables {
+		for _, l := range t.Load {
+			walkGen(l.Gen)
+		}
+	}
+	var walkSteps func(ss []*Step)
+	walkSteps = func(ss []*Step) {
+		for _, s := range ss {
+			walkGen(s.Repeat)
+			for _, v := range s.Values {
+				walkGen(v.Gen)
+			}
+			walkSteps(s.Steps)
+			for _, a := range s.Arms {
+				walkSteps(a.Steps)
+			}
+		}
+	}
+	for _, t := range f.Txns {
+		for _, v := range t.Values {
+			walkGen(v.Gen)
+		}
+		walkSteps(t.Steps)
+	}
+}

@@ -1,0 +1,139 @@
+// Package workload defines what a benchmark does: its tables and data (Prepare,
+// Cleanup) and its transactions (Worker). Built-in workloads live in subpackages and
+// are registered in the builtin package.
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fathom-lab/fathom/internal/target"
+)
+
+// Workload is a configured workload: options resolved, ready to prepare or run.
+type Workload interface {
+	Name() string
+	// Options returns every option with its effective value, for provenance.
+	Options() map[string]string
+	// TxnTypes names the transaction types a Worker can draw, by index.
+	TxnTypes() []string
+	// Prepare creates the tables and loads the data. It may open several connections.
+	Prepare(ctx context.Context, t target.Target, p Progress) error
+	// Cleanup drops the workload's tables.
+	Cleanup(ctx context.Context, conn target.Conn) error
+	// Setup runs once before a run: it checks that the tables exist (returning an
+	// error wrapping ErrNotPrepared if not) and detects sizes not given as options.
+	Setup(ctx context.Context, conn target.Conn) error
+	// NewWorker returns the per-client state for client id, seeded deterministically.
+	NewWorker(id int, seed uint64) Worker
+}
+
+// Worker runs transactions for one client. It is used by one goroutine only and must
+// not allocate, lock or print per transaction on its hot path.
+type Worker interface {
+	// Bind prepares the worker's statements on conn; it is called again after a
+	// reconnect.
+	Bind(ctx context.Context, conn target.Conn) error
+	// Next draws the next transaction and its random values and returns its type.
+	Next() int
+	// Do executes the drawn transaction and returns how many statements it sent. On a
+	// retryable error the runner rolls back and calls Do again with the same values.
+	Do(ctx context.Context) (statements int, err error)
+}
+
+// Progress receives loading progress: rows done of total (total may be 0 if unknown).
+type Progress func(table string, done, total int64)
+
+// ErrNotPrepared is wrapped by Setup when the workload's tables are missing.
+var ErrNotPrepared = errors.New("tables missing")
+
+// Params are workload options given by the user (--scale, --tables, --set k=v …).
+type Params map[string]string
+
+// Option describes one workload option.
+type Option struct {
+	Name    string
+	Default string
+	Help    string
+}
+
+// Spec describes a workload that can be configured.
+type Spec struct {
+	Name        string
+	Description string
+	Options     []Option
+	New         func(p Params) (Workload, error)
+}
+
+// Resolve checks p against the spec's options and returns all options with defaults
+// filled in. Unknown option names are an error naming the valid ones.
+func (s *Spec) Resolve(p Params) (map[string]string, error) {
+	known := map[string]bool{}
+	out := map[string]string{}
+	for _, o := range s.Options {
+		known[o.Name] = true
+		out[o.Name] = o.Default
+	}
+	var bad []string
+	for k, v := range p {
+		if !known[k] {
+			bad = append(bad, k)
+			continue
+		}
+		out[k] = v
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		var names []string
+		for _, o := range s.Options {
+			names = append(names, o.Name)
+		}
+		return nil, fmt.Errorf("workload %s has no option %s (options: %s)", s.Name, strings.Join(bad, ", "), strings.Join(names, ", "))
+	}
+	return out, nil
+}
+
+// Int reads an integer option in [min, max].
+func Int(opts map[string]string, name string, min, max int64) (int64, error) {
+	v, err := strconv.ParseInt(strings.TrimSpace(opts[name]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("option %s: %q is not a whole number", name, opts[name])
+	}
+	if v < min || v > max {
+		return 0, fmt.Errorf("option %s: %d is out of range (%d to %d)", name, v, min, max)
+	}
+	return v, nil
+}
+
+// Bool reads an on/off option.
+func Bool(opts map[string]string, name string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(opts[name])) {
+	case "on", "true", "yes", "1":
+		return true, nil
+	case "off", "false", "no", "0", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("option %s: %q is not on or off", name, opts[name])
+}
+
+// Group is one kind of client in a workload with client groups (e.g. 36 writers and
+// 36 readers). Zero Rate means closed loop; zero Transactions means run for the run's
+// duration.
+type Group struct {
+	Name         string
+	Clients      int
+	Rate         float64 // total intended transactions per second of the group
+	Transactions int64   // per client
+}
+
+// Grouped is implemented by workloads whose clients come in groups. The runner starts
+// each group's clients with NewGroupWorker instead of NewWorker; transaction types
+// stay global (TxnTypes), so name them per group (e.g. "writers/insert").
+type Grouped interface {
+	Groups() []Group
+	NewGroupWorker(group, id int, seed uint64) Worker
+}
