@@ -14,7 +14,7 @@
 //     armed with an atomic store while a call is in flight; when it fires it closes the
 //     socket, and the call returns a ClassCanceled (or ClassTimeout) error.
 //   - Sockets are read and written with blocking system calls, not Go's poller (see
-//     blockingConn).
+//     sock.Blocking).
 //
 // DSNs look like mysql://user:password@host:port/dbname?socket=/path/to.sock. Missing
 // pieces come from the [client] section of ~/.my.cnf (or defaults-file=PATH) and the
@@ -34,6 +34,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/target/sock"
 )
 
 // Target is a MySQL or MariaDB server.
@@ -78,12 +79,12 @@ func (t *Target) Close() error            { return nil }
 type dialKey struct{}
 
 // dial connects with the standard dialer (timeouts, name resolution, cancellation),
-// then hands the socket over to blocking system calls: see toBlocking.
+// then hands the socket over to blocking system calls: see sock.Blocking.
 func dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, addr)
 	if err == nil {
-		nc = toBlocking(nc)
+		nc = sock.Blocking(nc)
 		if p, ok := ctx.Value(dialKey{}).(*net.Conn); ok {
 			*p = nc
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mysql
+package sock
 
 import (
 	"net"
@@ -14,9 +14,9 @@ import (
 //
 // Why: a statement is a strict request/response ping-pong. Through the poller each one
 // costs a read that fails with EAGAIN, parking the goroutine, epoll_wait and a wake-up;
-// a blocking read costs one system call, as in libmysqlclient. On sysbench's
+// a blocking read costs one system call, as in libmysqlclient and libpq. On sysbench's
 // oltp_point_select this cuts client CPU per statement by about a quarter and raises
-// throughput (see BenchmarkPointSelect). The price is one OS thread per connection
+// throughput (see the targets' BenchmarkPointSelect). The price is one OS thread per connection
 // blocked in the kernel while waiting, which is what C benchmark clients do anyway.
 //
 // Cancellation still works: Close shuts the socket down, which wakes a blocked read,
@@ -28,9 +28,10 @@ type blockingConn struct {
 	remote net.Addr
 }
 
-// toBlocking turns a dialed connection into a blockingConn, or returns it unchanged if
-// that is not possible.
-func toBlocking(nc net.Conn) net.Conn {
+// Blocking turns a dialed connection into a blocking one, or returns it unchanged if
+// that is not possible. The returned connection ignores deadlines: callers cancel by
+// closing it.
+func Blocking(nc net.Conn) net.Conn {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return nc
@@ -49,7 +50,7 @@ func toBlocking(nc net.Conn) net.Conn {
 		_ = syscall.Close(dup)
 		return nc
 	}
-	f := os.NewFile(uintptr(dup), "mysql "+nc.RemoteAddr().String())
+	f := os.NewFile(uintptr(dup), "sock "+nc.RemoteAddr().String())
 	fraw, err := f.SyscallConn()
 	if err != nil {
 		_ = f.Close()
@@ -71,8 +72,7 @@ func (c *blockingConn) Close() error {
 func (c *blockingConn) LocalAddr() net.Addr  { return c.local }
 func (c *blockingConn) RemoteAddr() net.Addr { return c.remote }
 
-// Deadlines are not supported; fathom cancels with contexts (see Conn.begin), and the
-// driver sets deadlines only for readTimeout/writeTimeout, which fathom does not use.
+// Deadlines are not supported: fathom's targets cancel a call by closing the connection.
 func (c *blockingConn) SetDeadline(time.Time) error      { return nil }
 func (c *blockingConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *blockingConn) SetWriteDeadline(time.Time) error { return nil }

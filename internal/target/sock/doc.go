@@ -1,0 +1,3 @@
+// Package sock gives database clients blocking sockets, read and written with plain
+// system calls instead of Go's network poller (see Blocking).
+package sock
