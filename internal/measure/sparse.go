@@ -1,0 +1,381 @@
+package measure
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Sparse is a read-only latency histogram that keeps only its populated buckets. It
+// answers the same queries as a dense *hdr.Histogram with identical results, but
+// decoding one costs microseconds and a few hundred bytes instead of a 184 KB counts
+// array: what a report over hundreds of thousands of stored intervals needs.
+type Sparse struct {
+	geo   sparseGeometry
+	idx   []int32 // populated flat bucket indices, ascending
+	cnt   []int64
+	total int64
+}
+
+// sparseGeometry is the part of HDR's bucket layout needed to map a flat counts
+// index to its value range.
+type sparseGeometry struct {
+	unitMagnitude, subBucketHalfCountMagnitude int32
+	subBucketHalfCount                         int32
+}
+
+func newSparseGeometry(lowest int64, sigFigs int32) (sparseGeometry, error) {
+	if sigFigs < 0 || sigFigs > 5 {
+		return sparseGeometry{}, fmt.Errorf("corrupt histogram: %d significant figures", sigFigs)
+	}
+	if lowest < 1 {
+		lowest = 1
+	}
+	largest := 2 * math.Pow10(int(sigFigs))
+	half := int32(math.Ceil(math.Log2(largest)))
+	if half < 1 {
+		half = 1
+	}
+	half--
+	unit := int32(math.Floor(math.Log2(float64(lowest))))
+	if unit < 0 {
+		unit = 0
+	}
+	if unit+half > 61 {
+		return sparseGeometry{}, fmt.Errorf("corrupt histogram: lowest value %d too large", lowest)
+	}
+	return sparseGeometry{unit, half, 1 << half}, nil
+}
+
+// bucket returns the lowest value of flat index i and the width of its range.
+func (g sparseGeometry) bucket(i int32) (low, width int64) {
+	b := (i >> g.subBucketHalfCountMagnitude) - 1
+	sub := (i & (g.subBucketHalfCount - 1)) + g.subBucketHalfCount
+	if b < 0 {
+		sub -= g.subBucketHalfCount
+		b = 0
+	}
+	shift := uint(b + g.unitMagnitude)
+	return int64(sub) << shift, int64(1) << shift
+}
+
+// TotalCount is the number of recorded values.
+func (s *Sparse) TotalCount() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.total
+}
+
+// ValueAtQuantile returns the value at percentile q (0–100), as
+// hdr.Histogram.ValueAtQuantile does: the highest value equivalent to the bucket
+// holding the rank, the lowest one for q = 0, and 0 for an empty histogram.
+func (s *Sparse) ValueAtQuantile(q float64) int64 {
+	if s.TotalCount() == 0 {
+		return 0
+	}
+	if q > 100 {
+		q = 100
+	} else if q < 0 {
+		q = 0
+	}
+	rank := (q/100)*float64(s.total) + 0.5
+	target := int64(1)
+	if rank >= float64(s.total) {
+		target = s.total
+	} else if rank >= 1 {
+		target = int64(rank)
+	}
+	var cum int64
+	for k, c := range s.cnt {
+		cum += c
+		if cum >= target {
+			low, w := s.geo.bucket(s.idx[k])
+			if q == 0 {
+				return low
+			}
+			return low + w - 1
+		}
+	}
+	low, w := s.geo.bucket(s.idx[len(s.idx)-1])
+	return low + w - 1
+}
+
+// Max is the highest value equivalent to the largest recorded one (0 when empty).
+func (s *Sparse) Max() int64 {
+	if s.TotalCount() == 0 {
+		return 0
+	}
+	low, w := s.geo.bucket(s.idx[len(s.idx)-1])
+	return low + w - 1
+}
+
+// Mean is the mean of the recorded values, each taken at the middle of its bucket.
+func (s *Sparse) Mean() float64 {
+	if s.TotalCount() == 0 {
+		return 0
+	}
+	var m float64
+	t := float64(s.total)
+	for k, c := range s.cnt {
+		low, w := s.geo.bucket(s.idx[k])
+		m += float64(c) * float64(low+w>>1) / t
+	}
+	return m
+}
+
+// Latency summarises s exactly as LatencyOf summarises the equivalent dense histogram.
+func (s *Sparse) Latency() Latency {
+	if s.TotalCount() == 0 {
+		return Latency{}
+	}
+	ms := func(ns int64) float64 { return round3(float64(ns) / 1e6) }
+	return Latency{
+		P50:  ms(s.ValueAtQuantile(50)),
+		P90:  ms(s.ValueAtQuantile(90)),
+		P95:  ms(s.ValueAtQuantile(95)),
+		P99:  ms(s.ValueAtQuantile(99)),
+		P999: ms(s.ValueAtQuantile(99.9)),
+		Max:  ms(s.Max()),
+		Mean: round3(s.Mean() / 1e6),
+	}
+}
+
+// MergeInto adds s's counts to the dense histogram h (which may have any layout at
+// least as fine; fathom's histograms all share one). Values beyond h's range are
+// dropped and counted.
+func (s *Sparse) MergeInto(h *hdr.Histogram) (dropped int64) {
+	if s == nil {
+		return 0
+	}
+	for k, c := range s.cnt {
+		low, _ := s.geo.bucket(s.idx[k])
+		if h.RecordValues(low, c) != nil {
+			dropped += c
+		}
+	}
+	return dropped
+}
+
+// SparseDecoder decodes stored histograms (see Encode) into Sparse ones, reusing its
+// buffers and decompressor between calls. It is not safe for concurrent use.
+type SparseDecoder struct {
+	raw     []byte
+	rd      bytes.Reader
+	zr      io.ReadCloser
+	header  [40]byte
+	payload []byte
+}
+
+const (
+	v2Cookie           = 0x1c849303
+	v2CompressedCookie = 0x1c849304
+)
+
+// Decode decodes one stored histogram; nil or empty input gives an empty one.
+func (d *SparseDecoder) Decode(b []byte) (*Sparse, error) {
+	if len(b) == 0 {
+		return &Sparse{}, nil
+	}
+	n := base64.StdEncoding.DecodedLen(len(b))
+	if cap(d.raw) < n {
+		d.raw = make([]byte, n)
+	}
+	n, err := base64.StdEncoding.Decode(d.raw[:n], b)
+	if err != nil {
+		return nil, fmt.Errorf("corrupt histogram: %v", err)
+	}
+	raw := d.raw[:n]
+	if len(raw) < 8 {
+		return nil, fmt.Errorf("corrupt histogram: %d bytes", len(raw))
+	}
+	if int32(binary.BigEndian.Uint32(raw))&^0xf0 != v2CompressedCookie {
+		return nil, fmt.Errorf("corrupt histogram: not a V2 compressed histogram")
+	}
+	clen := int64(int32(binary.BigEndian.Uint32(raw[4:])))
+	if clen < 0 || clen > int64(len(raw)-8) {
+		return nil, fmt.Errorf("corrupt histogram: compressed length %d of %d bytes", clen, len(raw)-8)
+	}
+	d.rd.Reset(raw[8 : 8+clen])
+	if d.zr == nil {
+		if d.zr, err = zlib.NewReader(&d.rd); err != nil {
+			return nil, fmt.Errorf("corrupt histogram: %v", err)
+		}
+	} else if err := d.zr.(zlib.Resetter).Reset(&d.rd, nil); err != nil {
+		return nil, fmt.Errorf("corrupt histogram: %v", err)
+	}
+	if _, err := io.ReadFull(d.zr, d.header[:]); err != nil {
+		return nil, fmt.Errorf("corrupt histogram: header: %v", err)
+	}
+	h := d.header[:]
+	if int32(binary.BigEndian.Uint32(h))&^0xf0 != v2Cookie {
+		return nil, fmt.Errorf("corrupt histogram: bad inner cookie")
+	}
+	plen := int64(int32(binary.BigEndian.Uint32(h[4:])))
+	sig := int32(binary.BigEndian.Uint32(h[12:]))
+	lowest := int64(binary.BigEndian.Uint64(h[16:]))
+	highest := int64(binary.BigEndian.Uint64(h[24:]))
+	geo, err := newSparseGeometry(lowest, sig)
+	if err != nil {
+		return nil, err
+	}
+	// The payload has at most 9 bytes per bucket; bound it by the layout's size.
+	maxIdx := int64(geo.subBucketHalfCount) * 66
+	if plen < 0 || plen > maxIdx*9 {
+		return nil, fmt.Errorf("corrupt histogram: payload length %d", plen)
+	}
+	if int64(cap(d.payload)) < plen {
+		d.payload = make([]byte, plen)
+	}
+	p := d.payload[:plen]
+	if _, err := io.ReadFull(d.zr, p); err != nil {
+		return nil, fmt.Errorf("corrupt histogram: payload: %v", err)
+	}
+	_ = highest
+	// First pass: validate and count populated buckets, so that the second pass
+	// fills slices of exactly the right size.
+	populated, err := scanPayload(p, maxIdx, nil)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sparse{geo: geo, idx: make([]int32, 0, populated), cnt: make([]int64, 0, populated)}
+	if _, err := scanPayload(p, maxIdx, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// scanPayload walks a V2 counts payload, appending populated buckets to s when s is
+// not nil, and returns how many there are.
+func scanPayload(p []byte, maxIdx int64, s *Sparse) (int, error) {
+	var at, total int64
+	n := 0
+	for len(p) > 0 {
+		u, k := leb128x9(p)
+		if k == 0 {
+			return 0, fmt.Errorf("corrupt histogram: truncated count")
+		}
+		p = p[k:]
+		v := int64(u>>1) ^ -int64(u&1) // zig-zag
+		if v < 0 {
+			if -v > maxIdx-at {
+				return 0, fmt.Errorf("corrupt histogram: zero run past the end")
+			}
+			at -= v
+			continue
+		}
+		if at >= maxIdx {
+			return 0, fmt.Errorf("corrupt histogram: bucket index past the end")
+		}
+		if v > 0 {
+			if v > math.MaxInt64-total {
+				return 0, fmt.Errorf("corrupt histogram: counts overflow")
+			}
+			total += v
+			n++
+			if s != nil {
+				s.idx = append(s.idx, int32(at))
+				s.cnt = append(s.cnt, v)
+				s.total += v
+			}
+		}
+		at++
+	}
+	return n, nil
+}
+
+// leb128x9 reads HdrHistogram's LEB128 variant: 7 bits a byte for up to 8 bytes, then
+// a 9th byte of 8 bits. It returns 0 bytes read for truncated input.
+func leb128x9(b []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < 9; i++ {
+		if i >= len(b) {
+			return 0, 0
+		}
+		if i == 8 {
+			return v | uint64(b[8])<<56, 9
+		}
+		v |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i]&0x80 == 0 {
+			return v, i + 1
+		}
+	}
+	return v, 9
+}
+
+// Quantiles fills out[i] with ValueAtQuantile(qs[i]) in one pass; qs must be in
+// ascending order.
+func (s *Sparse) Quantiles(qs []float64, out []int64) {
+	if s.TotalCount() == 0 {
+		for i := range qs {
+			out[i] = 0
+		}
+		return
+	}
+	var cum int64
+	k := -1
+	for i, q := range qs {
+		if q > 100 {
+			q = 100
+		} else if q < 0 {
+			q = 0
+		}
+		rank := (q/100)*float64(s.total) + 0.5
+		target := int64(1)
+		if rank >= float64(s.total) {
+			target = s.total
+		} else if rank >= 1 {
+			target = int64(rank)
+		}
+		for cum < target && k+1 < len(s.cnt) {
+			k++
+			cum += s.cnt[k]
+		}
+		if k < 0 {
+			k = 0
+		}
+		low, w := s.geo.bucket(s.idx[k])
+		if q == 0 {
+			out[i] = low
+		} else {
+			out[i] = low + w - 1
+		}
+	}
+}
+
+// MergeSparse returns the sum of a and b. Both must come from histograms of one
+// layout (all of fathom's do); otherwise an error says so.
+func MergeSparse(a, b *Sparse) (*Sparse, error) {
+	switch {
+	case b.TotalCount() == 0:
+		return a, nil
+	case a.TotalCount() == 0:
+		return b, nil
+	case a.geo != b.geo:
+		return nil, fmt.Errorf("cannot merge histograms of different layouts")
+	}
+	m := &Sparse{geo: a.geo, total: a.total + b.total,
+		idx: make([]int32, 0, len(a.idx)+len(b.idx)), cnt: make([]int64, 0, len(a.idx)+len(b.idx))}
+	i, j := 0, 0
+	for i < len(a.idx) || j < len(b.idx) {
+		switch {
+		case j >= len(b.idx) || (i < len(a.idx) && a.idx[i] < b.idx[j]):
+			m.idx, m.cnt = append(m.idx, a.idx[i]), append(m.cnt, a.cnt[i])
+			i++
+		case i >= len(a.idx) || b.idx[j] < a.idx[i]:
+			m.idx, m.cnt = append(m.idx, b.idx[j]), append(m.cnt, b.cnt[j])
+			j++
+		default:
+			m.idx, m.cnt = append(m.idx, a.idx[i]), append(m.cnt, a.cnt[i]+b.cnt[j])
+			i++
+			j++
+		}
+	}
+	return m, nil
+}

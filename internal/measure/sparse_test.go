@@ -1,0 +1,134 @@
+package measure
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The sparse decoder must answer exactly as the library's dense histogram does.
+func TestSparseMatchesDense(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var dec SparseDecoder
+	qs := []float64{0, 0.1, 1, 25, 50, 90, 95, 99, 99.9, 99.99, 100}
+	var prev *hdr.Histogram
+	var prevSparse *Sparse
+	for trial := 0; trial < 200; trial++ {
+		h := NewHistogram()
+		n := rng.IntN(5000)
+		if trial == 0 {
+			n = 0
+		}
+		scale := []float64{1e3, 1e5, 1e7, 1e9, 1e12}[rng.IntN(5)]
+		for i := 0; i < n; i++ {
+			v := int64(rng.ExpFloat64() * scale)
+			if rng.IntN(50) == 0 {
+				v = MaxLatency + 5 // clamped like the recorder does
+			}
+			record(h, v)
+			if rng.IntN(7) == 0 {
+				_ = h.RecordValues(v%MaxLatency+MinLatency, 1<<uint(rng.IntN(40)))
+			}
+		}
+		blob, err := Encode(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := dec.Decode(blob)
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		if s.TotalCount() != h.TotalCount() || (n > 0 && s.Max() != h.Max()) || s.Mean() != h.Mean() {
+			t.Fatalf("trial %d: total %d/%d max %d/%d mean %v/%v", trial, s.TotalCount(), h.TotalCount(), s.Max(), h.Max(), s.Mean(), h.Mean())
+		}
+		for _, q := range qs {
+			if a, b := s.ValueAtQuantile(q), h.ValueAtQuantile(q); a != b {
+				t.Fatalf("trial %d q %v: sparse %d dense %d", trial, q, a, b)
+			}
+		}
+		if s.Latency() != LatencyOf(h) {
+			t.Fatalf("trial %d: Latency %+v vs %+v", trial, s.Latency(), LatencyOf(h))
+		}
+		got := make([]int64, len(qs))
+		s.Quantiles(qs, got)
+		for i, q := range qs {
+			if got[i] != h.ValueAtQuantile(q) {
+				t.Fatalf("trial %d: Quantiles[%v] %d, dense %d", trial, q, got[i], h.ValueAtQuantile(q))
+			}
+		}
+		// Merging with the previous trial's histogram equals the dense merge.
+		if prev != nil {
+			m, err := MergeSparse(s, prevSparse)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dm := NewHistogram()
+			dm.Merge(h)
+			dm.Merge(prev)
+			if m.TotalCount() != dm.TotalCount() || m.Latency() != LatencyOf(dm) {
+				t.Fatalf("trial %d: MergeSparse %+v, dense %+v", trial, m.Latency(), LatencyOf(dm))
+			}
+		}
+		prev, prevSparse = h, s
+		back := NewHistogram()
+		if d := s.MergeInto(back); d != 0 || back.TotalCount() != h.TotalCount() || LatencyOf(back) != LatencyOf(h) {
+			t.Fatalf("trial %d: MergeInto differs (dropped %d)", trial, d)
+		}
+	}
+}
+
+func TestSparseDecodeRejectsGarbage(t *testing.T) {
+	var dec SparseDecoder
+	h := NewHistogram()
+	_ = h.RecordValue(12345)
+	good, _ := Encode(h)
+	for _, b := range [][]byte{[]byte("!!!"), []byte("AAAA"), good[:len(good)-8], append([]byte("B"), good[1:]...)} {
+		if _, err := dec.Decode(b); err == nil {
+			t.Errorf("%q: decoded garbage", b)
+		}
+	}
+	if s, err := dec.Decode(good); err != nil || s.TotalCount() != 1 {
+		t.Fatalf("decoder not reusable after errors: %v", err)
+	}
+	if s, err := dec.Decode(nil); err != nil || s.TotalCount() != 0 || s.ValueAtQuantile(99) != 0 {
+		t.Fatal("empty blob should be an empty histogram")
+	}
+}
+
+func FuzzSparseDecode(f *testing.F) {
+	h := NewHistogram()
+	for i := int64(1); i < 2000; i++ {
+		_ = h.RecordValue(i * 7919)
+	}
+	b, _ := Encode(h)
+	f.Add(b)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var dec SparseDecoder
+		s, err := dec.Decode(b)
+		if err != nil {
+			return
+		}
+		_ = s.Latency()
+		dense, derr := hdr.Decode(b)
+		if derr == nil && dense.TotalCount() == s.TotalCount() && dense.ValueAtQuantile(99) != s.ValueAtQuantile(99) {
+			t.Fatalf("p99 differs: dense %d sparse %d", dense.ValueAtQuantile(99), s.ValueAtQuantile(99))
+		}
+	})
+}
+
+func BenchmarkSparseDecode(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := NewHistogram()
+	for j := 0; j < 2000; j++ {
+		_ = h.RecordValue(int64(500_000 + rng.ExpFloat64()*2e6))
+	}
+	blob, _ := Encode(h)
+	var dec SparseDecoder
+	b.ReportAllocs()
+	for b.Loop() {
+		s, _ := dec.Decode(blob)
+		_ = s.Latency()
+	}
+}
