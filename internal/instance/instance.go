@@ -1,0 +1,525 @@
+// Package instance starts throwaway local database servers for experiments: a
+// PostgreSQL cluster (initdb + pg_ctl) or a MariaDB data directory (mariadb-install-db
+// + mariadbd), each in its own work directory, on a free port and its own socket,
+// never touching the machine's default servers, ports, data or configuration.
+//
+// An instance is described by instance.json in its directory, so that instances
+// started by hand (`fathom instance start`) can be listed and stopped later. As root,
+// the server runs as the postgres or mysql user (PostgreSQL refuses to run as root),
+// and the instance directory is given to that user.
+package instance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is the kind of server.
+type Kind string
+
+// Kinds of managed servers.
+const (
+	Postgres Kind = "postgres"
+	MariaDB  Kind = "mariadb"
+)
+
+// ParseKind accepts the usual spellings of a kind.
+func ParseKind(s string) (Kind, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "postgres", "postgresql", "pg":
+		return Postgres, nil
+	case "mariadb", "mysql":
+		return MariaDB, nil
+	}
+	return "", fmt.Errorf("unknown instance kind %q: use postgres or mariadb", s)
+}
+
+// Setting is a server setting and its value as written in a configuration file.
+type Setting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Options say what instance to create.
+type Options struct {
+	Kind Kind
+	// Name is the instance's directory under Dir: letters, digits, '.', '_' and '-'.
+	Name string
+	// Dir is the base directory of instances (default DefaultDir()).
+	Dir string
+	// Version selects a PostgreSQL major version ("" is the newest installed).
+	Version string
+	// Settings are written to the instance's configuration before it first starts.
+	Settings []Setting
+	// StartTimeout bounds each start (default 60s).
+	StartTimeout time.Duration
+	// Owner says who started the instance (e.g. "experiment 12"), for listings.
+	Owner string
+}
+
+// Instance is one managed server. Its exported fields are what instance.json holds.
+type Instance struct {
+	Kind     Kind      `json:"kind"`
+	Name     string    `json:"name"`
+	Path     string    `json:"path"` // the instance's directory
+	Version  string    `json:"version"`
+	Port     int       `json:"port"`
+	Socket   string    `json:"socket"` // unix socket file
+	Database string    `json:"database"`
+	User     string    `json:"user"` // database superuser (no password; local connections only)
+	Owner    string    `json:"owner,omitempty"`
+	Created  time.Time `json:"created"`
+	// Settings are those currently written to the configuration.
+	Settings []Setting `json:"settings"`
+	// RunAs is the operating system user the server runs as ("" = fathom's user).
+	RunAs string `json:"run_as,omitempty"`
+	// Bin is the directory of the server's programs.
+	Bin string `json:"bin"`
+
+	startTimeout time.Duration
+	proc         *process // the server process when this fathom started it (MariaDB)
+}
+
+// Names of files inside an instance directory.
+const (
+	metaFile  = "instance.json"
+	logFile   = "server.log"
+	dataDir   = "data"
+	pgConf    = "fathom.conf" // included from postgresql.conf
+	myConf    = "my.cnf"
+	myPidFile = "mariadbd.pid"
+)
+
+// DefaultDir is where instances live unless told otherwise: a directory in the
+// system's temporary directory, which every local user (postgres, mysql) can reach.
+func DefaultDir() string { return filepath.Join(os.TempDir(), "fathom-instances") }
+
+// The machine's default ports, which an instance never uses.
+var reservedPorts = map[int]bool{5432: true, 3306: true}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// ValidName reports whether s can name an instance.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// maxSocketPath is the longest unix socket path the kernel accepts (sun_path less NUL).
+const maxSocketPath = 107
+
+// Create makes a new instance: a data directory initialised by the server's own tool
+// and a configuration with a free port, its own socket and opts.Settings. It does not
+// start the server. On failure nothing is left behind.
+func Create(ctx context.Context, opts Options) (inst *Instance, err error) {
+	if !ValidName(opts.Name) {
+		return nil, fmt.Errorf("instance name %q: use letters, digits, '.', '_' and '-' (at most 63)", opts.Name)
+	}
+	base := opts.Dir
+	if base == "" {
+		base = DefaultDir()
+	}
+	base, err = filepath.Abs(base)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server(opts.Kind)
+	if err != nil {
+		return nil, err
+	}
+	bin, version, err := srv.find(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := serviceAccount(opts.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return nil, fmt.Errorf("instance directory %s: %v", base, err)
+	}
+	if acct != nil {
+		if err := acct.canReach(base); err != nil {
+			return nil, err
+		}
+	}
+	path := filepath.Join(base, opts.Name)
+	if len(srv.socketPath(path, 65535)) > maxSocketPath {
+		return nil, fmt.Errorf("instance directory %s is too long for a unix socket path (at most %d bytes): use a shorter --dir", path, maxSocketPath)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("an instance named %s already exists in %s: stop it with `fathom instance stop %s` or choose another name", opts.Name, base, opts.Name)
+		}
+		return nil, fmt.Errorf("instance directory: %v", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(path)
+		}
+	}()
+	inst = &Instance{
+		Kind: opts.Kind, Name: opts.Name, Path: path, Version: version, Bin: bin,
+		Database: "fathom", Owner: opts.Owner, Created: time.Now().UTC(),
+		Settings: append([]Setting(nil), opts.Settings...), startTimeout: opts.StartTimeout,
+	}
+	if acct != nil {
+		inst.RunAs = acct.name
+		if err := os.Chown(path, acct.uid, acct.gid); err != nil {
+			return nil, fmt.Errorf("instance directory: %v", err)
+		}
+	}
+	if inst.Port, err = freePort(); err != nil {
+		return nil, err
+	}
+	inst.Socket = srv.socketPath(path, inst.Port)
+	inst.User = srv.superuser()
+	if err := srv.initialize(ctx, inst); err != nil {
+		return nil, err
+	}
+	if err := inst.writeConfig(); err != nil {
+		return nil, err
+	}
+	if err := inst.save(); err != nil {
+		return nil, err
+	}
+	return inst, nil
+}
+
+// Open reads the instance in directory path (written by Create).
+func Open(path string) (*Instance, error) {
+	b, err := os.ReadFile(filepath.Join(path, metaFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s is not a fathom instance (no %s)", path, metaFile)
+		}
+		return nil, err
+	}
+	var inst Instance
+	if err := json.Unmarshal(b, &inst); err != nil {
+		return nil, fmt.Errorf("%s: corrupt %s: %v", path, metaFile, err)
+	}
+	if _, err := server(inst.Kind); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	inst.Path = path
+	return &inst, nil
+}
+
+// Find opens the instance named name in base (default DefaultDir()).
+func Find(base, name string) (*Instance, error) {
+	if base == "" {
+		base = DefaultDir()
+	}
+	if !ValidName(name) {
+		return nil, fmt.Errorf("no instance named %q in %s: see `fathom instance list`", name, base)
+	}
+	inst, err := Open(filepath.Join(base, name))
+	if err != nil {
+		return nil, fmt.Errorf("no instance named %q in %s: see `fathom instance list`", name, base)
+	}
+	return inst, nil
+}
+
+// List returns the instances in base (default DefaultDir()), by name.
+func List(base string) ([]*Instance, error) {
+	if base == "" {
+		base = DefaultDir()
+	}
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []*Instance
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if inst, err := Open(filepath.Join(base, e.Name())); err == nil {
+			out = append(out, inst)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (i *Instance) save() error {
+	b, err := json.MarshalIndent(i, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(i.Path, metaFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(i.Path, metaFile))
+}
+
+// DSN is how fathom connects to the instance: its superuser over TCP on 127.0.0.1,
+// no password (only local connections are accepted).
+func (i *Instance) DSN() string {
+	switch i.Kind {
+	case Postgres:
+		return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", i.User, i.Port, i.Database)
+	default:
+		// An explicit empty password: a [client] password in ~/.my.cnf is for other servers.
+		return fmt.Sprintf("mysql://%s:@127.0.0.1:%d/%s", i.User, i.Port, i.Database)
+	}
+}
+
+// ClientEnv are the environment variables that point the server's own clients (psql,
+// mariadb) at the instance, for hooks.
+func (i *Instance) ClientEnv() []string {
+	switch i.Kind {
+	case Postgres:
+		return []string{"PGHOST=" + filepath.Dir(i.Socket), "PGPORT=" + strconv.Itoa(i.Port), "PGUSER=" + i.User, "PGDATABASE=" + i.Database}
+	default:
+		return []string{"MYSQL_UNIX_PORT=" + i.Socket, "MYSQL_TCP_PORT=" + strconv.Itoa(i.Port), "MYSQL_HOST=localhost"}
+	}
+}
+
+// DataDir is the server's data directory.
+func (i *Instance) DataDir() string { return filepath.Join(i.Path, dataDir) }
+
+// LogFile is the server's log.
+func (i *Instance) LogFile() string { return filepath.Join(i.Path, logFile) }
+
+func (i *Instance) timeout() time.Duration {
+	if i.startTimeout > 0 {
+		return i.startTimeout
+	}
+	return 60 * time.Second
+}
+
+// SetStartTimeout bounds later starts.
+func (i *Instance) SetStartTimeout(d time.Duration) { i.startTimeout = d }
+
+// Configure replaces the instance's settings in its configuration file. They apply at
+// the next start, or (where the server allows) after Reload.
+func (i *Instance) Configure(settings []Setting) error {
+	for _, s := range settings {
+		if err := checkSetting(i.Kind, s); err != nil {
+			return err
+		}
+	}
+	i.Settings = append([]Setting(nil), settings...)
+	if err := i.writeConfig(); err != nil {
+		return err
+	}
+	return i.save()
+}
+
+func (i *Instance) writeConfig() error {
+	srv, _ := server(i.Kind)
+	for _, s := range i.Settings {
+		if err := checkSetting(i.Kind, s); err != nil {
+			return err
+		}
+	}
+	path, text := srv.config(i)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %v", path, err)
+	}
+	if acct, _ := serviceAccount(i.Kind); acct != nil {
+		_ = os.Chown(path, acct.uid, acct.gid)
+	}
+	return nil
+}
+
+var settingNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+
+func checkSetting(k Kind, s Setting) error {
+	if !settingNameRE.MatchString(s.Name) {
+		return fmt.Errorf("setting name %q: use letters, digits, '_', '-' and '.'", s.Name)
+	}
+	if strings.ContainsAny(s.Value, "\n\r\x00") {
+		return fmt.Errorf("setting %s: the value must be one line", s.Name)
+	}
+	if k == MariaDB && (strings.ContainsAny(s.Value, "#;") || strings.TrimSpace(s.Value) != s.Value) {
+		return fmt.Errorf("setting %s: a MariaDB option value cannot contain '#' or ';' or start or end with spaces", s.Name)
+	}
+	return nil
+}
+
+// Start starts the server and waits until it accepts connections. If it does not
+// come up, the error is a *StartError with the tail of the server's log.
+func (i *Instance) Start(ctx context.Context) error {
+	if i.Running() {
+		return nil
+	}
+	srv, _ := server(i.Kind)
+	ctx, cancel := context.WithTimeout(ctx, i.timeout())
+	defer cancel()
+	return srv.start(ctx, i)
+}
+
+// Stop stops the server (fast shutdown: connections are closed, data is kept).
+func (i *Instance) Stop(ctx context.Context) error {
+	srv, _ := server(i.Kind)
+	return srv.stop(ctx, i)
+}
+
+// Restart stops and starts the server.
+func (i *Instance) Restart(ctx context.Context) error {
+	if err := i.Stop(ctx); err != nil {
+		return err
+	}
+	return i.Start(ctx)
+}
+
+// Reload asks a running server to re-read its configuration (PostgreSQL). MariaDB
+// has no reload; its dynamic settings are changed with SET GLOBAL.
+func (i *Instance) Reload(ctx context.Context) error {
+	srv, _ := server(i.Kind)
+	return srv.reload(ctx, i)
+}
+
+// Running reports whether the server process is alive.
+func (i *Instance) Running() bool {
+	pid := i.PID()
+	return pid > 0 && processAlive(pid)
+}
+
+// PID is the server's process id from its pid file, or 0.
+func (i *Instance) PID() int {
+	srv, _ := server(i.Kind)
+	b, err := os.ReadFile(srv.pidFile(i))
+	if err != nil {
+		return 0
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(line)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
+// Remove stops the server if it runs and deletes the instance directory.
+func (i *Instance) Remove(ctx context.Context) error {
+	var stopErr error
+	if i.Running() {
+		stopErr = i.Stop(ctx)
+	}
+	if i.Running() {
+		return fmt.Errorf("instance %s: server still running after stop (%v); not removing %s", i.Name, stopErr, i.Path)
+	}
+	if _, err := os.Stat(filepath.Join(i.Path, metaFile)); err != nil {
+		return fmt.Errorf("refusing to remove %s: it has no %s", i.Path, metaFile)
+	}
+	if err := os.RemoveAll(i.Path); err != nil {
+		return fmt.Errorf("removing instance %s: %v", i.Name, err)
+	}
+	return nil
+}
+
+// LogTail returns the last n lines of the server's log.
+func (i *Instance) LogTail(n int) string { return tailFile(i.LogFile(), n) }
+
+func tailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	const max = 64 << 10
+	if len(b) > max {
+		b = b[len(b)-max:]
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// StartError is a server that did not come up, with the end of its log.
+type StartError struct {
+	Instance string
+	Reason   string
+	Log      string // last lines of the server's log
+	LogFile  string
+}
+
+func (e *StartError) Error() string {
+	msg := fmt.Sprintf("instance %s did not start: %s", e.Instance, e.Reason)
+	if e.Log != "" {
+		msg += "\n  last lines of " + e.LogFile + ":\n    " + strings.ReplaceAll(e.Log, "\n", "\n    ")
+	}
+	return msg
+}
+
+func (i *Instance) startError(reason string) *StartError {
+	return &StartError{Instance: i.Name, Reason: reason, Log: relevant(i.LogTail(40), 15), LogFile: i.LogFile()}
+}
+
+// relevant keeps the last n lines of a log tail, leaving out MariaDB's [Note] lines
+// when there are [ERROR] lines to show.
+func relevant(tail string, n int) string {
+	lines := strings.Split(tail, "\n")
+	if strings.Contains(tail, "[ERROR]") {
+		kept := lines[:0]
+		for _, l := range lines {
+			if !strings.Contains(l, "[Note]") {
+				kept = append(kept, l)
+			}
+		}
+		lines = kept
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// freePort returns a TCP port that is free on 127.0.0.1 now and is not a default
+// database port.
+func freePort() (int, error) {
+	for tries := 0; tries < 20; tries++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("finding a free port: %v", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !reservedPorts[port] {
+			return port, nil
+		}
+	}
+	return 0, errors.New("finding a free port: none found")
+}
+
+// portFree reports whether nothing listens on 127.0.0.1:port.
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// newPort moves a stopped instance to another free port (its port was taken).
+func (i *Instance) newPort() error {
+	p, err := freePort()
+	if err != nil {
+		return err
+	}
+	srv, _ := server(i.Kind)
+	i.Port = p
+	i.Socket = srv.socketPath(i.Path, p)
+	if err := i.writeConfig(); err != nil {
+		return err
+	}
+	return i.save()
+}
