@@ -379,3 +379,66 @@ func MergeSparse(a, b *Sparse) (*Sparse, error) {
 	}
 	return m, nil
 }
+
+// SparseSum adds up sparse histograms of one layout in a dense counts array that is
+// reused between sums, and yields the total as a Sparse. Adding costs one addition
+// per populated bucket.
+type SparseSum struct {
+	geo    sparseGeometry
+	counts []int64
+	lo, hi int32
+	total  int64
+}
+
+// Add adds s.
+func (a *SparseSum) Add(s *Sparse) error {
+	if s.TotalCount() == 0 {
+		return nil
+	}
+	if a.total == 0 {
+		a.geo = s.geo
+		a.lo, a.hi = s.idx[0], s.idx[len(s.idx)-1]
+	} else if a.geo != s.geo {
+		return fmt.Errorf("cannot add histograms of different layouts")
+	}
+	if need := int(s.idx[len(s.idx)-1]) + 1; need > len(a.counts) {
+		a.counts = append(a.counts, make([]int64, need-len(a.counts))...)
+	}
+	for k, i := range s.idx {
+		a.counts[i] += s.cnt[k]
+	}
+	a.lo, a.hi = min(a.lo, s.idx[0]), max(a.hi, s.idx[len(s.idx)-1])
+	a.total += s.total
+	return nil
+}
+
+// TotalCount is the number of values added since the last Reset.
+func (a *SparseSum) TotalCount() int64 { return a.total }
+
+// Sparse returns the sum so far.
+func (a *SparseSum) Sparse() *Sparse {
+	if a.total == 0 {
+		return &Sparse{}
+	}
+	n := 0
+	for _, c := range a.counts[a.lo : a.hi+1] {
+		if c != 0 {
+			n++
+		}
+	}
+	s := &Sparse{geo: a.geo, total: a.total, idx: make([]int32, 0, n), cnt: make([]int64, 0, n)}
+	for i := a.lo; i <= a.hi; i++ {
+		if c := a.counts[i]; c != 0 {
+			s.idx, s.cnt = append(s.idx, i), append(s.cnt, c)
+		}
+	}
+	return s
+}
+
+// Reset empties the sum, keeping its storage.
+func (a *SparseSum) Reset() {
+	if a.total != 0 {
+		clear(a.counts[a.lo : a.hi+1])
+	}
+	a.total = 0
+}

@@ -63,6 +63,17 @@ func TestSparseMatchesDense(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var sum SparseSum
+			_ = sum.Add(prevSparse)
+			_ = sum.Add(s)
+			if sum.TotalCount() != h.TotalCount()+prev.TotalCount() || sum.Sparse().Latency() != m.Latency() {
+				t.Fatalf("trial %d: SparseSum %+v, MergeSparse %+v", trial, sum.Sparse().Latency(), m.Latency())
+			}
+			sum.Reset()
+			_ = sum.Add(s)
+			if sum.Sparse().Latency() != s.Latency() {
+				t.Fatalf("trial %d: SparseSum after Reset differs", trial)
+			}
 			dm := NewHistogram()
 			dm.Merge(h)
 			dm.Merge(prev)
