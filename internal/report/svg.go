@@ -1,0 +1,591 @@
+package report
+
+// A small SVG chart renderer. Hand-written rather than gonum.org/v1/plot: plot's SVG
+// backend embeds its fonts (tens of KB per chart) and draws text as paths or with
+// fixed font metrics, while a report with hundreds of charts must stay small, print
+// well, take its fonts and colours from one stylesheet, and stay readable in greyscale
+// (series differ by dash pattern and marker shape as well as colour, bars by hatching).
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Scale kinds of an axis.
+const (
+	ScaleLinear = iota
+	ScaleNines  // percentiles on a log scale of 1/(1-q): 0, 90, 99, 99.9 … evenly spaced
+)
+
+// Series is one line or set of points.
+type Series struct {
+	Name   string
+	X, Y   []float64 // NaN Y values break the line
+	Points bool      // draw markers
+	NoLine bool
+	Style  int // index into the style cycle; -1 picks by position
+}
+
+// Band is a shaded stretch of the x axis: warm-up, or a detected stall.
+type Band struct {
+	X0, X1 float64
+	Kind   string // "warmup" or "stall"
+	Label  string
+}
+
+// RefLine is a labelled horizontal or vertical reference line (an SLO, a knee).
+type RefLine struct {
+	At    float64
+	Label string
+}
+
+// LineChart is an x/y chart of lines and points.
+type LineChart struct {
+	ID, Title, Subtitle string
+	XLabel, YLabel      string
+	XScale              int
+	XUnit, YUnit        Unit
+	XFixed              bool    // use XMin–XMax instead of the data's range
+	XMin, XMax          float64
+	YZero               bool    // y axis starts at 0
+	Series              []Series
+	Bands               []Band
+	HLines, VLines      []RefLine
+	Width, Height       int
+}
+
+// Chart geometry.
+const (
+	padLeft, padRight, padTop, padBottom = 64.0, 16.0, 44.0, 46.0
+	legendRow                            = 16.0
+)
+
+type styleDef struct {
+	colour, dash, marker string
+}
+
+// Colours from the Okabe–Ito palette ordered so that neighbours differ in lightness;
+// dash patterns and markers keep series apart in greyscale.
+var styles = []styleDef{
+	{"#000000", "", "circle"},
+	{"#0072B2", "7 3", "square"},
+	{"#E69F00", "2 2", "triangle"},
+	{"#009E73", "9 3 2 3", "diamond"},
+	{"#CC79A7", "4 2 1 2 1 2", "cross"},
+	{"#56B4E9", "12 4", "circle-open"},
+	{"#D55E00", "1 3", "square-open"},
+	{"#777777", "5 5", "triangle-open"},
+}
+
+func styleOf(i int) styleDef { return styles[((i%len(styles))+len(styles))%len(styles)] }
+
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+func esc(s string) string { return html.EscapeString(s) }
+
+// niceTicks returns about n round tick values covering [lo, hi].
+func niceTicks(lo, hi float64, n int) []float64 {
+	if !(hi > lo) {
+		if lo == 0 {
+			return []float64{0, 1}
+		}
+		return []float64{lo}
+	}
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ts []float64
+	for v := math.Ceil(lo/step-1e-9) * step; v <= hi+step*1e-9; v += step {
+		ts = append(ts, math.Round(v/step)*step)
+	}
+	return ts
+}
+
+// ninesX maps a percentile (0–100) to its position on a nines axis.
+func ninesX(p float64) float64 {
+	if p >= 100 {
+		return 7
+	}
+	return math.Min(7, -math.Log10(1-p/100))
+}
+
+func ninesLabel(x float64) string {
+	if x == 0 {
+		return "0%"
+	}
+	p := 100 * (1 - math.Pow(10, -x))
+	return strconv.FormatFloat(p, 'f', -1, 64) + "%"
+}
+
+type frame struct {
+	w, h                   float64
+	x0, x1, y0, y1         float64 // data ranges
+	left, right, top, bott float64 // plot area in pixels
+}
+
+func (f *frame) px(x float64) float64 {
+	if f.x1 == f.x0 {
+		return (f.left + f.right) / 2
+	}
+	return f.left + (x-f.x0)/(f.x1-f.x0)*(f.right-f.left)
+}
+func (f *frame) py(y float64) float64 {
+	if f.y1 == f.y0 {
+		return (f.top + f.bott) / 2
+	}
+	return f.bott - (y-f.y0)/(f.y1-f.y0)*(f.bott-f.top)
+}
+
+func svgOpen(b *strings.Builder, id, title string, w, h float64) {
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="%s" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-labelledby="%s-t">`,
+		esc(id), f1(w), f1(h), f1(w), f1(h), esc(id))
+	fmt.Fprintf(b, `<title id="%s-t">%s</title>`, esc(id), esc(title))
+	fmt.Fprintf(b, `<rect class="bg" x="0" y="0" width="%s" height="%s"/>`, f1(w), f1(h))
+}
+
+func drawTitle(b *strings.Builder, title, subtitle string, w float64) {
+	fmt.Fprintf(b, `<text class="title" x="%s" y="16">%s</text>`, f1(w/2), esc(title))
+	if subtitle != "" {
+		fmt.Fprintf(b, `<text class="subtitle" x="%s" y="30">%s</text>`, f1(w/2), esc(subtitle))
+	}
+}
+
+// legend draws entries in rows under the title; returns the height used.
+func legend(b *strings.Builder, entries []string, styleIdx []int, lines bool, w, y float64, bars bool) float64 {
+	if len(entries) == 0 {
+		return 0
+	}
+	x := padLeft
+	rows := 1.0
+	for i, e := range entries {
+		width := 30 + 6.5*float64(len([]rune(e))) + 14
+		if x+width > w-padRight && x > padLeft {
+			x = padLeft
+			rows++
+		}
+		yy := y + (rows-1)*legendRow
+		st := styleOf(styleIdx[i])
+		if bars {
+			fmt.Fprintf(b, `<rect class="bar s%d" x="%s" y="%s" width="22" height="10"/>`, ((styleIdx[i]%len(styles))+len(styles))%len(styles), f1(x), f1(yy-9))
+		} else {
+			if lines {
+				fmt.Fprintf(b, `<line class="series" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"%s/>`, f1(x), f1(yy-4), f1(x+22), f1(yy-4), st.colour, dashAttr(st.dash))
+			}
+			marker(b, st, x+11, yy-4)
+		}
+		fmt.Fprintf(b, `<text class="legend" x="%s" y="%s">%s</text>`, f1(x+28), f1(yy), esc(e))
+		x += width
+	}
+	return rows * legendRow
+}
+
+func dashAttr(d string) string {
+	if d == "" {
+		return ""
+	}
+	return ` stroke-dasharray="` + d + `"`
+}
+
+func marker(b *strings.Builder, st styleDef, x, y float64) {
+	c := st.colour
+	switch st.marker {
+	case "circle":
+		fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`, f1(x), f1(y), c)
+	case "circle-open":
+		fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3" fill="#fff" stroke="%s"/>`, f1(x), f1(y), c)
+	case "square":
+		fmt.Fprintf(b, `<rect x="%s" y="%s" width="6" height="6" fill="%s"/>`, f1(x-3), f1(y-3), c)
+	case "square-open":
+		fmt.Fprintf(b, `<rect x="%s" y="%s" width="6" height="6" fill="#fff" stroke="%s"/>`, f1(x-3), f1(y-3), c)
+	case "triangle", "triangle-open":
+		fill := c
+		if st.marker == "triangle-open" {
+			fill = "#fff"
+		}
+		fmt.Fprintf(b, `<path d="M%s %sL%s %sL%s %sZ" fill="%s" stroke="%s"/>`, f1(x), f1(y-4), f1(x+4), f1(y+3), f1(x-4), f1(y+3), fill, c)
+	case "diamond":
+		fmt.Fprintf(b, `<path d="M%s %sL%s %sL%s %sL%s %sZ" fill="%s"/>`, f1(x), f1(y-4), f1(x+4), f1(y), f1(x), f1(y+4), f1(x-4), f1(y), c)
+	case "cross":
+		fmt.Fprintf(b, `<path d="M%s %sL%s %sM%s %sL%s %s" stroke="%s" stroke-width="1.5"/>`, f1(x-3), f1(y-3), f1(x+3), f1(y+3), f1(x-3), f1(y+3), f1(x+3), f1(y-3), c)
+	}
+}
+
+// SVG renders the chart.
+func (c *LineChart) SVG() string {
+	w, h := float64(c.Width), float64(c.Height)
+	if w == 0 {
+		w = 640
+	}
+	if h == 0 {
+		h = 260
+	}
+	var b strings.Builder
+	svgOpen(&b, c.ID, c.Title, w, h)
+	drawTitle(&b, c.Title, c.Subtitle, w)
+
+	var names []string
+	var idx []int
+	for i, s := range c.Series {
+		if s.Name != "" {
+			names = append(names, s.Name)
+			idx = append(idx, c.styleIndex(i))
+		}
+	}
+	if len(names) == 1 && len(c.Series) == 1 {
+		names = nil // a single series is named by the title
+	}
+	top := padTop
+	if c.Subtitle == "" {
+		top -= 10
+	}
+	top += legend(&b, names, idx, true, w, top+2, false)
+
+	f := frame{w: w, h: h, left: padLeft, right: w - padRight, top: top + 4, bott: h - padBottom}
+	tx := func(x float64) float64 {
+		if c.XScale == ScaleNines {
+			return ninesX(x)
+		}
+		return x
+	}
+	f.x0, f.x1, f.y0, f.y1 = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, s := range c.Series {
+		for i := range s.X {
+			if math.IsNaN(s.Y[i]) {
+				continue
+			}
+			f.x0, f.x1 = math.Min(f.x0, tx(s.X[i])), math.Max(f.x1, tx(s.X[i]))
+			f.y0, f.y1 = math.Min(f.y0, s.Y[i]), math.Max(f.y1, s.Y[i])
+		}
+	}
+	for _, bd := range c.Bands {
+		f.x0, f.x1 = math.Min(f.x0, bd.X0), math.Max(f.x1, bd.X1)
+	}
+	for _, r := range c.HLines {
+		f.y0, f.y1 = math.Min(f.y0, r.At), math.Max(f.y1, r.At)
+	}
+	if math.IsInf(f.x0, 1) {
+		f.x0, f.x1, f.y0, f.y1 = 0, 1, 0, 1
+		fmt.Fprintf(&b, `<text class="empty" x="%s" y="%s">no data</text>`, f1(w/2), f1(h/2))
+	}
+	if c.XFixed && c.XMax > c.XMin {
+		f.x0, f.x1 = c.XMin, c.XMax
+	}
+	if c.YZero && f.y0 > 0 {
+		f.y0 = 0
+	}
+	yt := niceTicks(f.y0, f.y1, 5)
+	if len(yt) > 0 {
+		f.y0 = math.Min(f.y0, yt[0])
+		f.y1 = math.Max(f.y1, yt[len(yt)-1])
+		if f.y1 == f.y0 {
+			f.y1 = f.y0 + 1
+		}
+	}
+	if c.XScale == ScaleNines {
+		f.x0 = 0
+		f.x1 = math.Max(1, math.Ceil(f.x1-1e-9))
+	}
+
+	// Bands under everything else.
+	for _, bd := range c.Bands {
+		x0, x1 := f.px(bd.X0), f.px(bd.X1)
+		fmt.Fprintf(&b, `<rect class="band %s" x="%s" y="%s" width="%s" height="%s"><title>%s</title></rect>`,
+			esc(bd.Kind), f1(x0), f1(f.top), f1(math.Max(x1-x0, 1)), f1(f.bott-f.top), esc(bd.Label))
+		fmt.Fprintf(&b, `<text class="bandlabel" x="%s" y="%s">%s</text>`, f1(x0+3), f1(f.top+11), esc(bd.Label))
+	}
+	// Grid and ticks.
+	for _, v := range yt {
+		y := f.py(v)
+		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(f.left), f1(y), f1(f.right), f1(y))
+		fmt.Fprintf(&b, `<text class="tick y" x="%s" y="%s">%s</text>`, f1(f.left-5), f1(y+4), esc(c.YUnit.Number(v)))
+	}
+	var xt []float64
+	if c.XScale == ScaleNines {
+		for v := 0.0; v <= f.x1; v++ {
+			xt = append(xt, v)
+		}
+	} else {
+		xt = niceTicks(f.x0, f.x1, 8)
+	}
+	for _, v := range xt {
+		if v < f.x0-1e-9 || v > f.x1+1e-9 {
+			continue
+		}
+		x := f.px(v)
+		label := c.XUnit.Number(v)
+		if c.XScale == ScaleNines {
+			label = ninesLabel(v)
+		}
+		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x), f1(f.top), f1(x), f1(f.bott))
+		fmt.Fprintf(&b, `<text class="tick x" x="%s" y="%s">%s</text>`, f1(x), f1(f.bott+14), esc(label))
+	}
+	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(f.left), f1(f.top), f1(f.right-f.left), f1(f.bott-f.top))
+	axisLabels(&b, &f, c.XLabel, unitLabel(c.YLabel, c.YUnit))
+
+	for _, r := range c.HLines {
+		y := f.py(r.At)
+		fmt.Fprintf(&b, `<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(f.left), f1(y), f1(f.right), f1(y))
+		fmt.Fprintf(&b, `<text class="reflabel" x="%s" y="%s">%s</text>`, f1(f.right-4), f1(y-4), esc(r.Label))
+	}
+	for _, r := range c.VLines {
+		x := f.px(tx(r.At))
+		fmt.Fprintf(&b, `<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x), f1(f.top), f1(x), f1(f.bott))
+		fmt.Fprintf(&b, `<text class="reflabel v" x="%s" y="%s">%s</text>`, f1(x+4), f1(f.top+24), esc(r.Label))
+	}
+	// Series.
+	for i, s := range c.Series {
+		st := styleOf(c.styleIndex(i))
+		if !s.NoLine {
+			var d strings.Builder
+			pen := false
+			for k := range s.X {
+				if math.IsNaN(s.Y[k]) {
+					pen = false
+					continue
+				}
+				if pen {
+					d.WriteString("L")
+				} else {
+					d.WriteString("M")
+				}
+				d.WriteString(f1(f.px(tx(s.X[k]))) + " " + f1(f.py(s.Y[k])))
+				pen = true
+			}
+			if d.Len() > 0 {
+				fmt.Fprintf(&b, `<path class="series" d="%s" stroke="%s"%s><title>%s</title></path>`, d.String(), st.colour, dashAttr(st.dash), esc(s.Name))
+			}
+		}
+		if s.Points || s.NoLine {
+			fmt.Fprintf(&b, `<g class="points">`)
+			for k := range s.X {
+				if !math.IsNaN(s.Y[k]) {
+					marker(&b, st, f.px(tx(s.X[k])), f.py(s.Y[k]))
+				}
+			}
+			b.WriteString(`</g>`)
+		}
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+func (c *LineChart) styleIndex(i int) int {
+	if c.Series[i].Style >= 0 {
+		return c.Series[i].Style
+	}
+	return i
+}
+
+func unitLabel(label string, u Unit) string {
+	if u.Suffix == "" || label == "" {
+		return label
+	}
+	return label + " (" + u.Suffix + ")"
+}
+
+func axisLabels(b *strings.Builder, f *frame, xl, yl string) {
+	if xl != "" {
+		fmt.Fprintf(b, `<text class="axislabel" x="%s" y="%s">%s</text>`, f1((f.left+f.right)/2), f1(f.h-8), esc(xl))
+	}
+	if yl != "" {
+		cy := (f.top + f.bott) / 2
+		fmt.Fprintf(b, `<text class="axislabel" transform="translate(14 %s) rotate(-90)" x="0" y="0">%s</text>`, f1(cy), esc(yl))
+	}
+}
+
+// BarChart draws bars grouped by one axis, one bar per series in each group, with
+// optional error whiskers (e.g. a confidence interval).
+type BarChart struct {
+	ID, Title, Subtitle string
+	XLabel, YLabel      string
+	YUnit               Unit
+	Groups              []string
+	SeriesNames         []string
+	Values              [][]float64 // [group][series]; NaN: no bar
+	Lo, Hi              [][]float64 // optional whiskers
+	Width, Height       int
+}
+
+// SVG renders the chart.
+func (c *BarChart) SVG() string {
+	w, h := float64(c.Width), float64(c.Height)
+	if w == 0 {
+		w = 640
+	}
+	if h == 0 {
+		h = 280
+	}
+	var b strings.Builder
+	svgOpen(&b, c.ID, c.Title, w, h)
+	drawTitle(&b, c.Title, c.Subtitle, w)
+	top := padTop
+	if c.Subtitle == "" {
+		top -= 10
+	}
+	idx := make([]int, len(c.SeriesNames))
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(c.SeriesNames) > 1 {
+		top += legend(&b, c.SeriesNames, idx, false, w, top+2, true)
+	}
+	f := frame{w: w, h: h, left: padLeft, right: w - padRight, top: top + 4, bott: h - padBottom}
+	f.y0, f.y1 = 0, 0
+	for g := range c.Values {
+		for s, v := range c.Values[g] {
+			if !math.IsNaN(v) {
+				f.y1 = math.Max(f.y1, v)
+			}
+			if c.Hi != nil && !math.IsNaN(c.Hi[g][s]) {
+				f.y1 = math.Max(f.y1, c.Hi[g][s])
+			}
+		}
+	}
+	yt := niceTicks(0, f.y1, 5)
+	f.y1 = math.Max(f.y1, yt[len(yt)-1])
+	f.x0, f.x1 = 0, float64(len(c.Groups))
+	for _, v := range yt {
+		y := f.py(v)
+		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(f.left), f1(y), f1(f.right), f1(y))
+		fmt.Fprintf(&b, `<text class="tick y" x="%s" y="%s">%s</text>`, f1(f.left-5), f1(y+4), esc(c.YUnit.Number(v)))
+	}
+	gw := (f.right - f.left) / math.Max(1, float64(len(c.Groups)))
+	ns := math.Max(1, float64(len(c.SeriesNames)))
+	bw := gw * 0.8 / ns
+	for g, name := range c.Groups {
+		gx := f.left + float64(g)*gw
+		fmt.Fprintf(&b, `<text class="tick x" x="%s" y="%s">%s</text>`, f1(gx+gw/2), f1(f.bott+14), esc(name))
+		for s := range c.SeriesNames {
+			v := c.Values[g][s]
+			if math.IsNaN(v) {
+				continue
+			}
+			x := gx + gw*0.1 + float64(s)*bw
+			y := f.py(v)
+			label := c.SeriesNames[s]
+			if label != "" {
+				label += ", "
+			}
+			fmt.Fprintf(&b, `<rect class="bar s%d" x="%s" y="%s" width="%s" height="%s"><title>%s%s: %s</title></rect>`,
+				s%len(styles), f1(x+1), f1(y), f1(math.Max(bw-2, 1)), f1(f.bott-y), esc(label), esc(name), esc(c.YUnit.Format(v)))
+			if c.Lo != nil && !math.IsNaN(c.Lo[g][s]) && !math.IsNaN(c.Hi[g][s]) {
+				cx := x + bw/2
+				y0, y1 := f.py(c.Lo[g][s]), f.py(c.Hi[g][s])
+				fmt.Fprintf(&b, `<path class="whisker" d="M%s %sL%s %sM%s %sL%s %sM%s %sL%s %s"/>`,
+					f1(cx), f1(y0), f1(cx), f1(y1), f1(cx-3), f1(y0), f1(cx+3), f1(y0), f1(cx-3), f1(y1), f1(cx+3), f1(y1))
+			}
+		}
+	}
+	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(f.left), f1(f.top), f1(f.right-f.left), f1(f.bott-f.top))
+	axisLabels(&b, &f, c.XLabel, unitLabel(c.YLabel, c.YUnit))
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// Box is one box of a box plot: quartiles, whiskers at min and max, and the points.
+type Box struct {
+	Label                    string
+	Min, Q1, Median, Q3, Max float64
+	Points                   []float64
+}
+
+// BoxChart is a box plot, one box per category.
+type BoxChart struct {
+	ID, Title, Subtitle string
+	XLabel, YLabel      string
+	YUnit               Unit
+	Boxes               []Box
+	Width, Height       int
+}
+
+// SVG renders the chart.
+func (c *BoxChart) SVG() string {
+	w, h := float64(c.Width), float64(c.Height)
+	if w == 0 {
+		w = 640
+	}
+	if h == 0 {
+		h = 280
+	}
+	var b strings.Builder
+	svgOpen(&b, c.ID, c.Title, w, h)
+	drawTitle(&b, c.Title, c.Subtitle, w)
+	top := padTop
+	if c.Subtitle == "" {
+		top -= 10
+	}
+	f := frame{w: w, h: h, left: padLeft, right: w - padRight, top: top + 4, bott: h - padBottom}
+	f.y0, f.y1 = math.Inf(1), math.Inf(-1)
+	for _, bx := range c.Boxes {
+		for _, v := range append([]float64{bx.Min, bx.Max}, bx.Points...) {
+			if !math.IsNaN(v) {
+				f.y0, f.y1 = math.Min(f.y0, v), math.Max(f.y1, v)
+			}
+		}
+	}
+	if math.IsInf(f.y0, 1) {
+		f.y0, f.y1 = 0, 1
+	}
+	f.y0 = 0
+	yt := niceTicks(f.y0, f.y1, 5)
+	f.y1 = math.Max(f.y1, yt[len(yt)-1])
+	if f.y1 == f.y0 {
+		f.y1 = 1
+	}
+	for _, v := range yt {
+		y := f.py(v)
+		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(f.left), f1(y), f1(f.right), f1(y))
+		fmt.Fprintf(&b, `<text class="tick y" x="%s" y="%s">%s</text>`, f1(f.left-5), f1(y+4), esc(c.YUnit.Number(v)))
+	}
+	gw := (f.right - f.left) / math.Max(1, float64(len(c.Boxes)))
+	rotate := len(c.Boxes) > 8
+	for i, bx := range c.Boxes {
+		cx := f.left + (float64(i)+0.5)*gw
+		bw := math.Min(gw*0.5, 40)
+		if rotate {
+			fmt.Fprintf(&b, `<text class="tick x rot" transform="translate(%s %s) rotate(-35)">%s</text>`, f1(cx), f1(f.bott+10), esc(bx.Label))
+		} else {
+			fmt.Fprintf(&b, `<text class="tick x" x="%s" y="%s">%s</text>`, f1(cx), f1(f.bott+14), esc(bx.Label))
+		}
+		if math.IsNaN(bx.Median) {
+			continue
+		}
+		fmt.Fprintf(&b, `<g class="box"><title>%s: median %s, quartiles %s–%s, range %s–%s, n=%d</title>`, esc(bx.Label),
+			esc(c.YUnit.Format(bx.Median)), esc(c.YUnit.Format(bx.Q1)), esc(c.YUnit.Format(bx.Q3)), esc(c.YUnit.Format(bx.Min)), esc(c.YUnit.Format(bx.Max)), len(bx.Points))
+		fmt.Fprintf(&b, `<path class="whisker" d="M%s %sL%s %sM%s %sL%s %sM%s %sL%s %sM%s %sL%s %s"/>`,
+			f1(cx), f1(f.py(bx.Min)), f1(cx), f1(f.py(bx.Q1)), f1(cx), f1(f.py(bx.Q3)), f1(cx), f1(f.py(bx.Max)),
+			f1(cx-bw/4), f1(f.py(bx.Min)), f1(cx+bw/4), f1(f.py(bx.Min)), f1(cx-bw/4), f1(f.py(bx.Max)), f1(cx+bw/4), f1(f.py(bx.Max)))
+		fmt.Fprintf(&b, `<rect class="boxbody" x="%s" y="%s" width="%s" height="%s"/>`, f1(cx-bw/2), f1(f.py(bx.Q3)), f1(bw), f1(math.Max(f.py(bx.Q1)-f.py(bx.Q3), 0.5)))
+		fmt.Fprintf(&b, `<line class="median" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(cx-bw/2), f1(f.py(bx.Median)), f1(cx+bw/2), f1(f.py(bx.Median)))
+		for k, p := range bx.Points {
+			// Spread points sideways deterministically so that equal values stay visible.
+			dx := (float64(k%5) - 2) * bw / 10
+			fmt.Fprintf(&b, `<circle class="pt" cx="%s" cy="%s" r="2"/>`, f1(cx+bw*0.75+dx), f1(f.py(p)))
+		}
+		b.WriteString(`</g>`)
+	}
+	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(f.left), f1(f.top), f1(f.right-f.left), f1(f.bott-f.top))
+	axisLabels(&b, &f, c.XLabel, unitLabel(c.YLabel, c.YUnit))
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// svgDefs are shared by all charts of a page: the bar fills (hatching for greyscale).
+const svgDefs = `<svg xmlns="http://www.w3.org/2000/svg" width="0" height="0" style="position:absolute" aria-hidden="true"><defs>
+<pattern id="hatch1" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#cfe3f1"/><line x1="0" y1="0" x2="0" y2="6" stroke="#0072B2" stroke-width="3"/></pattern>
+<pattern id="hatch2" width="5" height="5" patternUnits="userSpaceOnUse"><rect width="5" height="5" fill="#fbe7bd"/><circle cx="2.5" cy="2.5" r="1.3" fill="#8a5f00"/></pattern>
+<pattern id="hatch3" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="6" height="6" fill="#bfe6d9"/><line x1="0" y1="0" x2="0" y2="6" stroke="#00674b" stroke-width="1.5"/></pattern>
+<pattern id="hatch4" width="6" height="6" patternUnits="userSpaceOnUse"><rect width="6" height="6" fill="#f3d8e7"/><path d="M0 3H6M3 0V6" stroke="#8c3d6b" stroke-width="1"/></pattern>
+<pattern id="hatch5" width="4" height="4" patternUnits="userSpaceOnUse"><rect width="4" height="4" fill="#d4ecfa"/></pattern>
+<pattern id="hatch6" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f6c9a8"/><line x1="0" y1="0" x2="0" y2="6" stroke="#D55E00" stroke-width="1"/></pattern>
+<pattern id="hatch7" width="4" height="4" patternUnits="userSpaceOnUse"><rect width="4" height="4" fill="#e8e8e8"/></pattern>
+</defs></svg>`
