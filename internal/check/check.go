@@ -1,0 +1,458 @@
+// Package check is fathom's Nagios/Icinga plugin: checks that compute an expression
+// over a server's status and variables (with deltas and rates against the previous
+// run), compare it with Nagios threshold ranges and print the plugin line with
+// perfdata; plus replication lag, measured from a heartbeat row when asked.
+//
+// One invocation reads the server once (a Sample), optionally shared between
+// invocations through a short-lived cache per host and port, and runs one or more
+// Checks on it. State for deltas lives in one small file per server and check.
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/target"
+)
+
+// Modes lists the check modes with what they measure.
+var Modes = []struct{ Name, Help string }{
+	{"varcomp", "an expression over status and variables (--expression), compared with -w/-c"},
+	{"lastrun-varcomp", "the same, for expressions with lastrun{X}, delta(X) or rate(X) (state kept between runs)"},
+	{"connections", "client connections as a percent of the maximum (default -w 80 -c 90)"},
+	{"long-query", "seconds the longest-running statement has run (default -w 60 -c 300)"},
+	{"locked-query", "seconds the longest lock wait has lasted (default -w 30 -c 120)"},
+	{"replication-lag", "replica lag in seconds: the heartbeat with --heartbeat, else Seconds_Behind_Master / replay time (default -w 60 -c 300)"},
+	{"seconds-behind-master", "MySQL replica lag by Seconds_Behind_Master (blind to a starved I/O thread; prefer --heartbeat)"},
+}
+
+// Check is one named check.
+type Check struct {
+	Name       string // shortname: the first word of the output and the perfdata label
+	Mode       string
+	Expression string
+	Warning    Range
+	Critical   Range
+	UOM        string
+	Min, Max   *float64
+	// Baseline is the status of a run that has no previous run to compare with, or
+	// follows a counter reset (default UNKNOWN).
+	Baseline Status
+	// Replication options.
+	Heartbeat      bool
+	HeartbeatTable string // default fathom_heartbeat
+	ServerID       int64  // the primary's server id in the heartbeat table (default: discovered)
+	Channel        string // MySQL replication channel (default: all)
+	MinReplicas    int    // PostgreSQL primary: standbys expected (default 1)
+
+	expr *Expression
+}
+
+// Prepare validates the check and fills defaults for its mode. Errors are one line.
+func (c *Check) Prepare() error {
+	if c.Mode == "" {
+		c.Mode = "varcomp"
+	}
+	c.Mode = strings.ToLower(c.Mode)
+	if err := CheckUOM(c.UOM); err != nil {
+		return err
+	}
+	defaults := func(w, cr string) {
+		if !c.Warning.IsSet() && !c.Critical.IsSet() {
+			c.Warning, c.Critical = MustRange(w), MustRange(cr)
+		}
+	}
+	switch c.Mode {
+	case "varcomp", "lastrun-varcomp":
+		if strings.TrimSpace(c.Expression) == "" {
+			return fmt.Errorf("--mode %s needs --expression, e.g. --expression 'Threads_connected / max_connections * 100'", c.Mode)
+		}
+		if c.Name == "" {
+			c.Name = c.Mode
+		}
+	case "connections":
+		defaults("80", "90")
+		c.UOM = "%"
+		zero, hundred := 0.0, 100.0
+		c.Min, c.Max = &zero, &hundred
+	case "long-query":
+		defaults("60", "300")
+		c.UOM = "s"
+	case "locked-query":
+		defaults("30", "120")
+		c.UOM = "s"
+	case "replication-lag", "seconds-behind-master", "sbm":
+		if c.Mode == "sbm" {
+			c.Mode = "seconds-behind-master"
+		}
+		if c.Mode == "seconds-behind-master" && c.Heartbeat {
+			return errors.New("--heartbeat goes with --mode replication-lag, not seconds-behind-master")
+		}
+		defaults("60", "300")
+		c.UOM = "s"
+		if c.HeartbeatTable == "" {
+			c.HeartbeatTable = DefaultHeartbeatTable
+		}
+		if err := checkTableName(c.HeartbeatTable); err != nil {
+			return err
+		}
+		if c.MinReplicas < 0 {
+			return errors.New("--min-replicas cannot be negative")
+		}
+	default:
+		var names []string
+		for _, m := range Modes {
+			names = append(names, m.Name)
+		}
+		return fmt.Errorf("unknown mode %q: use one of %s", c.Mode, strings.Join(names, ", "))
+	}
+	if c.Expression != "" && c.Mode != "varcomp" && c.Mode != "lastrun-varcomp" {
+		return fmt.Errorf("--expression goes with --mode varcomp or lastrun-varcomp, not %s", c.Mode)
+	}
+	if c.Name == "" {
+		c.Name = c.Mode
+	}
+	if strings.ContainsAny(c.Name, "\n|'=") || strings.TrimSpace(c.Name) != c.Name {
+		return fmt.Errorf("short name %q: it cannot contain newlines, '|', '=', quotes or surrounding spaces", c.Name)
+	}
+	if c.Expression != "" {
+		e, err := ParseExpression(c.Expression)
+		if err != nil {
+			return err
+		}
+		c.expr = e
+	}
+	return nil
+}
+
+// Options are the settings of one invocation.
+type Options struct {
+	State    Dir           // state and cache directory
+	CacheAge time.Duration // reuse a sample of the same server this young (0: always read)
+	// ConnectFailure is the status when the server cannot be reached (default CRITICAL).
+	ConnectFailure Status
+	Now            func() time.Time
+}
+
+// Runner runs checks against one target, reading the server at most once.
+type Runner struct {
+	Target target.Target
+	Opts   Options
+
+	server    string
+	conn      target.Conn
+	sample    *Sample
+	sampleErr error
+	fetched   bool
+}
+
+// NewRunner prepares a runner; it does not connect.
+func NewRunner(t target.Target, opts Options) *Runner {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Runner{Target: t, Opts: opts, server: ServerKey(t.Kind(), t.Redacted())}
+}
+
+// Close closes the runner's connection.
+func (r *Runner) Close() {
+	if r.conn != nil {
+		_ = r.conn.Close()
+		r.conn = nil
+	}
+}
+
+// failure is an error that decides the check's status by itself.
+type failure struct {
+	status Status
+	msg    string
+}
+
+func (f *failure) Error() string { return f.msg }
+
+func (r *Runner) connFailure(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || target.ClassOf(err) == target.ClassTimeout {
+		return &failure{r.Opts.ConnectFailure, fmt.Sprintf("no answer from %s in time: %s", r.server, oneLine(err.Error()))}
+	}
+	hint := ""
+	switch target.ClassOf(err) {
+	case target.ClassAuth:
+		hint = " (check the user and password: DSN, ~/.my.cnf, .pgpass or PG* variables)"
+	case target.ClassUndefined:
+		hint = " (does the database exist?)"
+	}
+	return &failure{r.Opts.ConnectFailure, fmt.Sprintf("cannot connect to %s: %s%s", r.server, oneLine(err.Error()), hint)}
+}
+
+// connection returns the runner's connection, opening it on first use.
+func (r *Runner) connection(ctx context.Context) (target.Conn, error) {
+	if r.conn != nil && r.conn.Alive() {
+		return r.conn, nil
+	}
+	c, err := r.Target.Connect(ctx)
+	if err != nil {
+		return nil, r.connFailure(err)
+	}
+	r.conn = c
+	return c, nil
+}
+
+// Sample returns the invocation's sample, read once (or taken from the cache).
+func (r *Runner) Sample(ctx context.Context) (*Sample, error) {
+	if r.fetched {
+		return r.sample, r.sampleErr
+	}
+	r.fetched = true
+	r.sample, _, r.sampleErr = r.Opts.State.cachedSample(ctx, r.Target.Kind(), r.server, r.Opts.CacheAge, r.Opts.Now, func() (*Sample, error) {
+		c, err := r.connection(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s, err := Fetch(ctx, c, r.Target.Kind(), r.server, r.Opts.Now)
+		if err != nil {
+			return nil, r.queryFailure(err, "reading server status")
+		}
+		return s, nil
+	})
+	return r.sample, r.sampleErr
+}
+
+func (r *Runner) queryFailure(err error, what string) error {
+	var f *failure
+	if errors.As(err, &f) {
+		return f
+	}
+	switch target.ClassOf(err) {
+	case target.ClassConnection, target.ClassTimeout, target.ClassCanceled:
+		return &failure{r.Opts.ConnectFailure, fmt.Sprintf("%s on %s: %s", what, r.server, oneLine(err.Error()))}
+	case target.ClassAuth:
+		return &failure{Unknown, fmt.Sprintf("%s on %s: %s (the user lacks a privilege)", what, r.server, oneLine(err.Error()))}
+	}
+	return &failure{Unknown, fmt.Sprintf("%s on %s: %s", what, r.server, oneLine(err.Error()))}
+}
+
+// Run runs each check and returns one result per check, in order.
+func (r *Runner) Run(ctx context.Context, checks []*Check) []Result {
+	out := make([]Result, 0, len(checks))
+	for _, c := range checks {
+		res := r.run(ctx, c)
+		res.Name = c.Name
+		out = append(out, res)
+	}
+	return out
+}
+
+func (r *Runner) run(ctx context.Context, c *Check) Result {
+	res, err := r.dispatch(ctx, c)
+	if err != nil {
+		var f *failure
+		if errors.As(err, &f) {
+			return Result{Status: f.status, Message: f.msg}
+		}
+		if ctx.Err() != nil {
+			return Result{Status: r.Opts.ConnectFailure, Message: fmt.Sprintf("timed out talking to %s", r.server)}
+		}
+		return Result{Status: Unknown, Message: oneLine(err.Error())}
+	}
+	return res
+}
+
+func (r *Runner) dispatch(ctx context.Context, c *Check) (Result, error) {
+	s, err := r.Sample(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	switch c.Mode {
+	case "varcomp", "lastrun-varcomp":
+		return r.expression(ctx, c, s, c.expr, c.Expression)
+	case "connections":
+		src := "connections / max_connections * 100"
+		if s.Kind == "mysql" {
+			src = "Threads_connected / max_connections * 100"
+		}
+		res, err := r.expression(ctx, c, s, mustExpr(src), "")
+		if err == nil && res.Message == "" {
+			used, _ := s.Vars.Get("Threads_connected")
+			if s.Kind == "postgres" {
+				used, _ = s.Vars.Get("connections")
+			}
+			max, _ := s.Vars.Get("max_connections")
+			res.Message = fmt.Sprintf("%s%% of max_connections (%s of %s)", formatNumber(round2(res.Perf[0].Value)), used, max)
+		}
+		return res, err
+	case "long-query":
+		res, err := r.expression(ctx, c, s, mustExpr("longest_query_seconds"), "")
+		if err == nil && res.Message == "" {
+			if q := s.LongestQuery; q != nil && q.Seconds > 0 {
+				res.Message = fmt.Sprintf("longest query running %ss: %s", formatNumber(round2(q.Seconds)), q.describe())
+			} else {
+				res.Message = "no query running"
+			}
+			res.Message += thresholdNote(res.Status, c)
+		}
+		return res, err
+	case "locked-query":
+		res, err := r.expression(ctx, c, s, mustExpr("longest_lock_wait_seconds"), "")
+		if err == nil && res.Message == "" {
+			if q := s.LongestLockWait; q != nil {
+				res.Message = fmt.Sprintf("%d statement(s) waiting for locks, the longest for %ss: %s", s.LockWaits, formatNumber(round2(q.Seconds)), q.describe())
+			} else {
+				res.Message = "no statement waiting for a lock"
+			}
+			res.Message += thresholdNote(res.Status, c)
+		}
+		return res, err
+	case "replication-lag", "seconds-behind-master":
+		return r.replication(ctx, c, s)
+	}
+	return Result{}, fmt.Errorf("unknown mode %q", c.Mode)
+}
+
+func round2(f float64) float64 { return math.Round(f*100) / 100 }
+
+func mustExpr(src string) *Expression {
+	e, err := ParseExpression(src)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// thresholdNote says which threshold a value crossed: " (> 80)".
+func thresholdNote(st Status, c *Check) string {
+	switch st {
+	case Critical:
+		return " (" + c.Critical.Describe() + ")"
+	case Warning:
+		return " (" + c.Warning.Describe() + ")"
+	}
+	return ""
+}
+
+// classify compares a value with the check's thresholds.
+func classify(v float64, c *Check) Status {
+	switch {
+	case c.Critical.Alert(v):
+		return Critical
+	case c.Warning.Alert(v):
+		return Warning
+	}
+	return OK
+}
+
+func (c *Check) perf(v float64) Perf {
+	return Perf{Label: c.Name, Value: v, UOM: c.UOM, Warn: c.Warning, Crit: c.Critical, Min: c.Min, Max: c.Max}
+}
+
+// expression evaluates e on the sample, with the check's state when e needs the
+// previous run. shown is the expression text for the message ("" to let the mode
+// write its own message on success).
+func (r *Runner) expression(ctx context.Context, c *Check, s *Sample, e *Expression, shown string) (Result, error) {
+	var (
+		v      float64
+		err    error
+		reason string // why there is no value to compare: a baseline or a reset
+	)
+	if !e.Stateful {
+		v, err = e.Eval(s.Vars, nil, false, 0)
+	} else {
+		err = r.Opts.State.update(ctx, s.Kind, s.Server, fileName(c.Name), e.Source, func(prev []stateSample) []stateSample {
+			v, reason, err = evalWithState(e, s, prev)
+			return nextSamples(prev, s, e, reason != "")
+		})
+	}
+	if err != nil {
+		var ue *unknownVarError
+		if errors.As(err, &ue) && len(s.Missing) > 0 {
+			var notes []string
+			for what, why := range s.Missing {
+				notes = append(notes, what+": "+why)
+			}
+			return Result{}, fmt.Errorf("%v (not read: %s)", err, strings.Join(notes, "; "))
+		}
+		return Result{}, err
+	}
+	if reason != "" {
+		return Result{Status: c.Baseline, Message: reason}, nil
+	}
+	st := classify(v, c)
+	res := Result{Status: st, Perf: []Perf{c.perf(v)}}
+	if shown != "" {
+		res.Message = fmt.Sprintf("%s = %s%s", shown, formatNumber(v), c.UOM) + thresholdNote(st, c)
+	}
+	return res, nil
+}
+
+// evalWithState evaluates a stateful expression against the newest stored sample
+// older than s. reason is set, and no value returned, when there is nothing to
+// compare with: a first run, or counters that started again from zero.
+func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, reason string, err error) {
+	var base *stateSample
+	for i := len(prev) - 1; i >= 0; i-- {
+		if prev[i].Time.Before(s.Time) {
+			base = &prev[i]
+			break
+		}
+	}
+	if base == nil {
+		// Still report unknown variables and other mistakes at once.
+		if _, err := e.Eval(s.Vars, nil, false, 0); err != nil && !errors.Is(err, errBaseline) {
+			return 0, "", err
+		}
+		return 0, "collecting a baseline: this is the first run of this check, values come from the next run on", nil
+	}
+	const slack = 2.5 // seconds: Uptime has whole seconds, and the samples are not taken at once
+	if s.Started-base.Started > slack {
+		return 0, fmt.Sprintf("the server restarted at %s since the last run (counters start again from zero): collecting a new baseline", serverTime(s.Started)), nil
+	}
+	if s.StatsReset-base.StatsReset > slack && base.StatsReset != 0 {
+		what := "FLUSH STATUS"
+		if s.Kind == "postgres" {
+			what = "pg_stat_reset()"
+		}
+		return 0, fmt.Sprintf("statistics were reset at %s since the last run (%s): collecting a new baseline", serverTime(s.StatsReset), what), nil
+	}
+	elapsed := s.Time.Sub(base.Time).Seconds()
+	v, err = e.Eval(s.Vars, base.Vars, true, elapsed)
+	var re *resetError
+	if errors.As(err, &re) {
+		return 0, re.Error() + ": collecting a new baseline", nil
+	}
+	if errors.Is(err, errBaseline) {
+		return 0, "collecting a baseline: the previous run did not record every variable this check reads", nil
+	}
+	return v, "", err
+}
+
+func serverTime(unix float64) string {
+	sec, frac := math.Modf(unix)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// nextSamples is what the state keeps after this run: the two newest samples with
+// distinct times (a cached sample may be seen twice), or only this one after a reset.
+func nextSamples(prev []stateSample, s *Sample, e *Expression, reset bool) []stateSample {
+	cur := stateSample{Time: s.Time, Started: s.Started, StatsReset: s.StatsReset, Vars: s.Vars.Only(e.Needs)}
+	if reset {
+		return []stateSample{cur}
+	}
+	out := make([]stateSample, 0, 3)
+	for _, p := range prev {
+		if !p.Time.Equal(cur.Time) {
+			out = append(out, p)
+		}
+	}
+	out = append(out, cur)
+	// Keep time order; drop the oldest.
+	for i := len(out) - 1; i > 0 && out[i].Time.Before(out[i-1].Time); i-- {
+		out[i], out[i-1] = out[i-1], out[i]
+	}
+	if len(out) > 2 {
+		out = out[len(out)-2:]
+	}
+	return out
+}

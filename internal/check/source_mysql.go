@@ -1,0 +1,317 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/fathom-lab/fathom/internal/target"
+)
+
+// columnQuerier is the optional ability of a connection to report column names, which
+// SHOW REPLICA STATUS needs: its columns differ between MySQL and MariaDB versions.
+type columnQuerier interface {
+	QueryColumns(ctx context.Context, sql string) ([]string, [][]string, error)
+}
+
+func fetchMySQL(ctx context.Context, conn target.Conn, s *Sample) error {
+	rows, err := conn.Query(ctx, "SELECT UNIX_TIMESTAMP(NOW(6)), VERSION(), CONNECTION_ID()")
+	if err != nil {
+		return err
+	}
+	if len(rows) != 1 || len(rows[0]) != 3 {
+		return errors.New("unexpected answer to SELECT UNIX_TIMESTAMP(NOW(6))")
+	}
+	serverNow, _ := strconv.ParseFloat(rows[0][0], 64)
+	version := rows[0][1]
+	self, _ := strconv.ParseInt(rows[0][2], 10, 64)
+	mariadb := strings.Contains(strings.ToLower(version), "mariadb")
+
+	rows, err = conn.Query(ctx, "SHOW GLOBAL VARIABLES")
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if len(r) == 2 && !secretSetting(r[0]) {
+			s.Vars.Set(r[0], r[1], false)
+		}
+	}
+	rows, err = conn.Query(ctx, "SHOW GLOBAL STATUS")
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if len(r) == 2 {
+			s.Vars.Set(r[0], r[1], true) // status wins over a variable of the same name
+		}
+	}
+	if up, ok := s.Vars.Get("Uptime"); ok && up.IsNum {
+		s.Started = serverNow - up.Num
+	}
+	if up, ok := s.Vars.Get("Uptime_since_flush_status"); ok && up.IsNum {
+		s.StatsReset = serverNow - up.Num
+	}
+
+	if err := optional(s, "replica status", mysqlReplicas(ctx, conn, s, mariadb)); err != nil {
+		return err
+	}
+	if err := optional(s, "processlist", mysqlSessions(ctx, conn, s, self)); err != nil {
+		return err
+	}
+	if err := optional(s, "InnoDB lock waits", mysqlLockWaits(ctx, conn, s, self)); err != nil {
+		return err
+	}
+	rows, err = conn.Query(ctx, "SHOW ENGINE INNODB STATUS")
+	if err == nil && len(rows) == 1 && len(rows[0]) == 3 {
+		for name, v := range parseInnoDBStatus(rows[0][2]) {
+			s.Vars.Set(name, strconv.FormatFloat(v, 'f', -1, 64), false)
+		}
+	}
+	return optional(s, "ENGINE INNODB STATUS", err)
+}
+
+// mysqlReplicas reads every replication channel.
+func mysqlReplicas(ctx context.Context, conn target.Conn, s *Sample, mariadb bool) error {
+	cq, ok := conn.(columnQuerier)
+	if !ok {
+		return errors.New("this connection cannot report column names")
+	}
+	stmts := []string{"SHOW REPLICA STATUS", "SHOW SLAVE STATUS"}
+	if mariadb {
+		stmts = []string{"SHOW ALL SLAVES STATUS"}
+	}
+	var (
+		cols []string
+		rows [][]string
+		err  error
+	)
+	for _, q := range stmts {
+		cols, rows, err = cq.QueryColumns(ctx, q)
+		if err == nil || target.ClassOf(err) != target.ClassOther {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	idx := map[string]int{}
+	for i, c := range cols {
+		idx[strings.ToLower(c)] = i
+	}
+	get := func(r []string, names ...string) string {
+		for _, n := range names {
+			if i, ok := idx[strings.ToLower(n)]; ok && i < len(r) {
+				return r[i]
+			}
+		}
+		return ""
+	}
+	for i, r := range rows {
+		ch := Channel{
+			Name:         get(r, "Connection_name", "Channel_Name"),
+			IORunning:    get(r, "Slave_IO_Running", "Replica_IO_Running"),
+			SQLRunning:   get(r, "Slave_SQL_Running", "Replica_SQL_Running"),
+			LastIOError:  oneLine(get(r, "Last_IO_Error")),
+			LastSQLError: oneLine(get(r, "Last_SQL_Error")),
+			PrimaryHost:  get(r, "Master_Host", "Source_Host"),
+			PrimaryPort:  get(r, "Master_Port", "Source_Port"),
+		}
+		if v, ok := parseNumber(get(r, "Seconds_Behind_Master", "Seconds_Behind_Source")); ok {
+			ch.SecondsBehind = &v
+		}
+		ch.PrimaryServerID, _ = strconv.ParseInt(get(r, "Master_Server_Id", "Source_Server_Id"), 10, 64)
+		ch.SQLDelay, _ = strconv.ParseFloat(get(r, "SQL_Delay"), 64)
+		s.Channels = append(s.Channels, ch)
+		if i == 0 {
+			// The first channel's columns join the namespace, as the original plugin
+			// did with SHOW SLAVE STATUS; status and variables win on a clash.
+			for j, c := range cols {
+				if j < len(r) && !secretSetting(c) {
+					s.Vars.Set(c, r[j], false)
+				}
+			}
+		}
+	}
+	s.Vars.SetNum("replication_channels", float64(len(rows)))
+	return nil
+}
+
+// mysqlSessions aggregates the processlist: sessions by command and by state, the
+// longest-running statement, and statements waiting for a lock.
+func mysqlSessions(ctx context.Context, conn target.Conn, s *Sample, self int64) error {
+	rows, err := conn.Query(ctx, "SELECT ID, USER, COALESCE(DB, ''), COMMAND, TIME, COALESCE(STATE, ''), COALESCE(INFO, '') FROM information_schema.PROCESSLIST")
+	if err != nil {
+		return err
+	}
+	byCommand, byState := map[string]float64{}, map[string]float64{}
+	var sessions, locked float64
+	for _, r := range rows {
+		if len(r) != 7 {
+			continue
+		}
+		id, _ := strconv.ParseInt(r[0], 10, 64)
+		user, db, command, state, info := r[1], r[2], r[3], r[5], r[6]
+		secs, _ := strconv.ParseFloat(r[4], 64)
+		system := user == "system user" || user == "event_scheduler" || command == "Daemon" ||
+			strings.HasPrefix(command, "Binlog Dump") || strings.HasPrefix(command, "Slave_") || strings.HasPrefix(command, "Connect")
+		if system {
+			continue
+		}
+		sessions++
+		byCommand[identName(command)]++
+		if state != "" {
+			byState[identName(state)]++
+		}
+		if id == self {
+			continue
+		}
+		if command == "Query" || command == "Execute" {
+			sess := &Session{ID: id, User: user, DB: db, Seconds: secs, State: state, Query: maskQuery(info)}
+			if s.LongestQuery == nil || secs > s.LongestQuery.Seconds {
+				s.LongestQuery = sess
+			}
+			if waitingForLock(state) {
+				locked++
+				if s.LongestLockWait == nil || secs > s.LongestLockWait.Seconds {
+					s.LongestLockWait = sess
+				}
+			}
+		}
+	}
+	s.Vars.SetNum("sessions", sessions)
+	for c, n := range byCommand {
+		s.Vars.SetNum("sessions_command_"+c, n)
+	}
+	for st, n := range byState {
+		s.Vars.SetNum("sessions_state_"+st, n)
+	}
+	longest := 0.0
+	if s.LongestQuery != nil {
+		longest = s.LongestQuery.Seconds
+	}
+	s.Vars.SetNum("longest_query_seconds", longest)
+	s.LockWaits = int(locked)
+	return nil
+}
+
+// waitingForLock recognises processlist states of a statement blocked on a lock:
+// "Locked" (MyISAM), "Waiting for table metadata lock", "Waiting for table level lock",
+// "Waiting for … lock", "Waiting for table flush".
+func waitingForLock(state string) bool {
+	st := strings.ToLower(state)
+	return st == "locked" || strings.HasPrefix(st, "waiting for") && (strings.HasSuffix(st, " lock") || strings.Contains(st, "table flush"))
+}
+
+// mysqlLockWaits adds InnoDB row lock waits (INNODB_TRX) to the processlist's lock
+// waits, and the age of the oldest transaction.
+func mysqlLockWaits(ctx context.Context, conn target.Conn, s *Sample, self int64) error {
+	rows, err := conn.Query(ctx, `SELECT trx_mysql_thread_id, trx_state,
+		TIMESTAMPDIFF(MICROSECOND, trx_started, NOW(6)) / 1e6,
+		COALESCE(TIMESTAMPDIFF(MICROSECOND, trx_wait_started, NOW(6)) / 1e6, 0),
+		COALESCE(trx_query, '')
+		FROM information_schema.INNODB_TRX`)
+	defer func() {
+		longestWait := 0.0
+		if s.LongestLockWait != nil {
+			longestWait = s.LongestLockWait.Seconds
+		}
+		s.Vars.SetNum("lock_waits", float64(s.LockWaits))
+		s.Vars.SetNum("longest_lock_wait_seconds", longestWait)
+	}()
+	if err != nil {
+		return err
+	}
+	longestTrx := 0.0
+	for _, r := range rows {
+		if len(r) != 5 {
+			continue
+		}
+		id, _ := strconv.ParseInt(r[0], 10, 64)
+		age, _ := strconv.ParseFloat(r[2], 64)
+		wait, _ := strconv.ParseFloat(r[3], 64)
+		if id != self && age > longestTrx {
+			longestTrx = age
+		}
+		if r[1] != "LOCK WAIT" || id == self {
+			continue
+		}
+		s.LockWaits++
+		if s.LongestLockWait == nil || wait > s.LongestLockWait.Seconds {
+			s.LongestLockWait = &Session{ID: id, Seconds: wait, State: "waiting for a row lock", Query: maskQuery(r[4])}
+		}
+	}
+	s.Vars.SetNum("longest_transaction_seconds", longestTrx)
+	return nil
+}
+
+var (
+	innoHistory    = regexp.MustCompile(`History list length\s+(\d+)`)
+	innoLSN        = regexp.MustCompile(`Log sequence number\s+(\d+)\s*$`)
+	innoCheckpoint = regexp.MustCompile(`Last checkpoint at\s+(\d+)\s*$`)
+	innoAIOReads   = regexp.MustCompile(`Pending normal aio reads:\s*(?:\[([\d, ]*)\]|(\d+))`)
+	innoAIOWrites  = regexp.MustCompile(`aio writes:\s*(?:\[([\d, ]*)\]|(\d+))`)
+	innoFsyncMySQL = regexp.MustCompile(`Pending flushes \(fsync\) log:\s*(\d+);\s*buffer pool:\s*(\d+)`)
+	innoFsyncMaria = regexp.MustCompile(`Pending flushes \(fsync\):\s*(\d+)`)
+	innoBPReads    = regexp.MustCompile(`^Pending reads\s+(\d+)`)
+	innoBPWrites   = regexp.MustCompile(`^Pending writes: LRU (\d+), flush list (\d+)(?:, single page (\d+))?`)
+)
+
+// parseInnoDBStatus reads the values fathom exposes from SHOW ENGINE INNODB STATUS:
+// history list length, checkpoint age and pending I/O. Absent values are left out.
+func parseInnoDBStatus(text string) map[string]float64 {
+	out := map[string]float64{}
+	sum := func(list, single string) float64 {
+		if single != "" {
+			f, _ := strconv.ParseFloat(single, 64)
+			return f
+		}
+		var t float64
+		for _, p := range strings.Split(list, ",") {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			t += f
+		}
+		return t
+	}
+	num := func(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
+	var lsn, ckpt float64
+	var haveLSN, haveCkpt bool
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if m := innoHistory.FindStringSubmatch(line); m != nil {
+			out["innodb_history_list_length"] = num(m[1])
+		}
+		if m := innoLSN.FindStringSubmatch(line); m != nil {
+			lsn, haveLSN = num(m[1]), true
+			out["innodb_lsn"] = lsn
+		}
+		if m := innoCheckpoint.FindStringSubmatch(line); m != nil {
+			ckpt, haveCkpt = num(m[1]), true
+			out["innodb_last_checkpoint_lsn"] = ckpt
+		}
+		if m := innoAIOReads.FindStringSubmatch(line); m != nil {
+			out["innodb_pending_aio_reads"] = sum(m[1], m[2])
+		}
+		if m := innoAIOWrites.FindStringSubmatch(line); m != nil {
+			out["innodb_pending_aio_writes"] = sum(m[1], m[2])
+		}
+		if m := innoFsyncMySQL.FindStringSubmatch(line); m != nil {
+			out["innodb_pending_log_fsyncs"] = num(m[1])
+			out["innodb_pending_buffer_pool_fsyncs"] = num(m[2])
+			out["innodb_pending_fsyncs"] = num(m[1]) + num(m[2])
+		} else if m := innoFsyncMaria.FindStringSubmatch(line); m != nil {
+			out["innodb_pending_fsyncs"] = num(m[1])
+		}
+		if m := innoBPReads.FindStringSubmatch(line); m != nil {
+			out["innodb_pending_reads"] = num(m[1])
+		}
+		if m := innoBPWrites.FindStringSubmatch(line); m != nil {
+			out["innodb_pending_writes"] = num(m[1]) + num(m[2]) + num(m[3])
+		}
+	}
+	if haveLSN && haveCkpt && lsn >= ckpt {
+		out["innodb_checkpoint_age"] = lsn - ckpt
+	}
+	return out
+}
