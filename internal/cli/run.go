@@ -36,6 +36,7 @@ type runOpts struct {
 	json         bool
 	quiet        bool
 	reconnect    time.Duration
+	bench        *benchHooks // set when an experiment drives the run (bench.go)
 }
 
 func (o *runOpts) register(cmd *cobra.Command, env *Env) {
@@ -196,9 +197,13 @@ func (o *runOpts) execute(ctx context.Context, env *Env, cmd *cobra.Command) (*m
 		TxnTypes:     wl.TxnTypes(),
 		StartedAt:    env.Now(),
 	}
+	o.bench.record(run)
 	id, err := st.CreateRun(ctx, run)
 	if err != nil {
 		return nil, withCode(ExitFailure, fmt.Errorf("recording the run in %s: %v", o.store, err))
+	}
+	if err := o.bench.created(ctx, st, id); err != nil {
+		return nil, withCode(ExitFailure, err)
 	}
 
 	live := io.Writer(env.Stdout)
@@ -208,6 +213,7 @@ func (o *runOpts) execute(ctx context.Context, env *Env, cmd *cobra.Command) (*m
 	if o.quiet {
 		live = io.Discard
 	}
+	live = o.bench.liveWriter(live)
 	lp := newLivePrinter(live, env, cfg, id, wl.Name(), tgt.Redacted())
 	lp.header()
 	totals := measure.NewTotals(wl.TxnTypes())
@@ -234,7 +240,7 @@ func (o *runOpts) execute(ctx context.Context, env *Env, cmd *cobra.Command) (*m
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(sum)
-	} else {
+	} else if o.bench.summary() {
 		report.WriteSummary(env.Stdout, run, &sum)
 	}
 	switch res.Status {
