@@ -82,6 +82,8 @@ Start with:  fathom quickstart`,
 		newRunsCmd(env),
 		newShowCmd(env),
 		newExportCmd(env),
+		newReportCmd(env),
+		newCompareCmd(env),
 		newWorkloadsCmd(env),
 		newWorkloadCmd(env),
 	)

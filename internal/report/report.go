@@ -50,6 +50,12 @@ func New(data []*RunData, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	return NewWithExperiment(e, o)
+}
+
+// NewWithExperiment builds a report over an experiment whose members are given.
+func NewWithExperiment(e *Experiment, o Options) (*Report, error) {
+	r := &Report{Title: o.Title, Generated: o.Generated, Selection: o.Selection, SLO: o.SLO}
 	e.ApplySLO(o.SLO)
 	switch o.CompareBy {
 	case "-":

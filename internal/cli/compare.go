@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/fathom-lab/fathom/internal/report"
+)
+
+func newCompareCmd(env *Env) *cobra.Command {
+	var path, format string
+	var maxPoints int
+	cmd := &cobra.Command{
+		Use:   "compare A B",
+		Short: "Compare two runs or sets of runs: medians, confidence intervals, change and a Mann–Whitney U test, like benchstat",
+		Long: `compare prints, per metric (throughput, latency p50/p95/p99, error rate), the median of A
+and of B with 95% confidence intervals, the change in percent and the p-value of a
+two-sided Mann–Whitney U test over the runs of each side; "~" marks a difference the
+data do not show. Each side is one sample per run, so repeat runs: with fewer than 4
+per side no difference can be significant, and it says so.
+
+Before the numbers it lists what differs between A and B (labels, server settings,
+workload options, clients, server and tool versions, host), so that a comparison shows
+what was compared.
+
+A and B are runs (12, 3-7, 3,5,9), runs carrying labels (label:variant=on) or
+experiment cells (exp:NAME:clients=16,variant=on).`,
+		Example: `  fathom compare label:sync=off label:sync=on
+  fathom compare 3-7 8-12 --format markdown
+  fathom compare exp:durability:flush=0 exp:durability:flush=1 --format json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usagef("%s needs two sides, A and B: e.g. `fathom compare label:variant=off label:variant=on` or `fathom compare 3-7 8-12`", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch format {
+			case "text", "markdown", "md", "csv", "json":
+			default:
+				return usagef("--format %q: use text, markdown, csv or json", format)
+			}
+			ctx := cmd.Context()
+			st, err := openStore(path)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var sides [2]report.Side
+			for i, arg := range args {
+				sel, err := selectRuns(ctx, st, []string{arg})
+				if err != nil {
+					return err
+				}
+				data, err := report.LoadRuns(ctx, st, sel.runs, maxPoints)
+				if err != nil {
+					return withCode(ExitFailure, err)
+				}
+				sides[i] = report.Side{Name: arg, Runs: data}
+			}
+			for _, a := range sides[0].Runs {
+				for _, b := range sides[1].Runs {
+					if a.Run.ID == b.Run.ID {
+						return usagef("run %d is on both sides: A and B must be different runs", a.Run.ID)
+					}
+				}
+			}
+			c := report.Compare("", sides[0], sides[1])
+			switch format {
+			case "markdown", "md":
+				return c.WriteMarkdown(env.Stdout, "##")
+			case "csv":
+				return report.WriteCompareCSV(env.Stdout, []*report.Comparison{c})
+			case "json":
+				return c.WriteJSON(env.Stdout)
+			}
+			return c.WriteText(env.Stdout)
+		},
+	}
+	fs := cmd.Flags()
+	storeFlag(fs, env, &path)
+	fs.StringVarP(&format, "format", "f", "text", "text, markdown, csv or json")
+	fs.IntVar(&maxPoints, "max-points", 16, "points kept per run's time series while loading (compare needs none)")
+	_ = fs.MarkHidden("max-points")
+	return cmd
+}
