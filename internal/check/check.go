@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -40,8 +41,8 @@ type Check struct {
 	UOM        string
 	Min, Max   *float64
 	// Baseline is the status of a run that has no previous run to compare with, or
-	// follows a counter reset (default UNKNOWN).
-	Baseline Status
+	// follows a counter reset (nil: UNKNOWN).
+	Baseline *Status
 	// Replication options.
 	Heartbeat      bool
 	HeartbeatTable string // default fathom_heartbeat
@@ -281,7 +282,8 @@ func (r *Runner) dispatch(ctx context.Context, c *Check) (Result, error) {
 				used, _ = s.Vars.Get("connections")
 			}
 			max, _ := s.Vars.Get("max_connections")
-			res.Message = fmt.Sprintf("%s%% of max_connections (%s of %s)", formatNumber(round2(res.Perf[0].Value)), used, max)
+			res.Message = fmt.Sprintf("%s%% of max_connections (%s of %s)", formatNumber(round2(res.Perf[0].Value)), used, max) +
+				thresholdNote(res.Status, c, res.Perf[0].Value)
 		}
 		return res, err
 	case "long-query":
@@ -292,7 +294,7 @@ func (r *Runner) dispatch(ctx context.Context, c *Check) (Result, error) {
 			} else {
 				res.Message = "no query running"
 			}
-			res.Message += thresholdNote(res.Status, c)
+			res.Message += thresholdNote(res.Status, c, res.Perf[0].Value)
 		}
 		return res, err
 	case "locked-query":
@@ -303,7 +305,7 @@ func (r *Runner) dispatch(ctx context.Context, c *Check) (Result, error) {
 			} else {
 				res.Message = "no statement waiting for a lock"
 			}
-			res.Message += thresholdNote(res.Status, c)
+			res.Message += thresholdNote(res.Status, c, res.Perf[0].Value)
 		}
 		return res, err
 	case "replication-lag", "seconds-behind-master":
@@ -323,12 +325,12 @@ func mustExpr(src string) *Expression {
 }
 
 // thresholdNote says which threshold a value crossed: " (> 80)".
-func thresholdNote(st Status, c *Check) string {
+func thresholdNote(st Status, c *Check, v float64) string {
 	switch st {
 	case Critical:
-		return " (" + c.Critical.Describe() + ")"
+		return " (" + c.Critical.Describe(v) + ")"
 	case Warning:
-		return " (" + c.Warning.Describe() + ")"
+		return " (" + c.Warning.Describe(v) + ")"
 	}
 	return ""
 }
@@ -360,10 +362,17 @@ func (r *Runner) expression(ctx context.Context, c *Check, s *Sample, e *Express
 	if !e.Stateful {
 		v, err = e.Eval(s.Vars, nil, false, 0)
 	} else {
+		var evalErr error
 		err = r.Opts.State.update(ctx, s.Kind, s.Server, fileName(c.Name), e.Source, func(prev []stateSample) []stateSample {
-			v, reason, err = evalWithState(e, s, prev)
+			v, reason, evalErr = evalWithState(e, s, prev)
+			if evalErr != nil {
+				return prev
+			}
 			return nextSamples(prev, s, e, reason != "")
 		})
+		if err == nil {
+			err = evalErr
+		}
 	}
 	if err != nil {
 		var ue *unknownVarError
@@ -377,31 +386,48 @@ func (r *Runner) expression(ctx context.Context, c *Check, s *Sample, e *Express
 		return Result{}, err
 	}
 	if reason != "" {
-		return Result{Status: c.Baseline, Message: reason}, nil
+		st := Unknown
+		if c.Baseline != nil {
+			st = *c.Baseline
+		}
+		return Result{Status: st, Message: reason}, nil
 	}
 	st := classify(v, c)
 	res := Result{Status: st, Perf: []Perf{c.perf(v)}}
 	if shown != "" {
-		res.Message = fmt.Sprintf("%s = %s%s", shown, formatNumber(v), c.UOM) + thresholdNote(st, c)
+		res.Message = fmt.Sprintf("%s = %s%s", shown, formatNumber(v), c.UOM) + thresholdNote(st, c, v)
 	}
 	return res, nil
 }
 
-// evalWithState evaluates a stateful expression against the newest stored sample
-// older than s. reason is set, and no value returned, when there is nothing to
-// compare with: a first run, or counters that started again from zero.
+// minInterval is the least time between two samples a delta is computed over:
+// closer samples of busy counters give noise, and the order of samples read at the
+// same moment by concurrent invocations is not even certain.
+const minInterval = time.Second
+
+// evalWithState evaluates a stateful expression against the newest stored sample at
+// least minInterval older than s. reason is set, and no value returned, when there is
+// nothing to compare with: a first run, a run too close to the last one, or counters
+// that started again from zero.
 func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, reason string, err error) {
-	var base *stateSample
+	var base, recent *stateSample
 	for i := len(prev) - 1; i >= 0; i-- {
-		if prev[i].Time.Before(s.Time) {
+		age := s.Time.Sub(prev[i].Time)
+		if age >= minInterval {
 			base = &prev[i]
 			break
+		}
+		if age > 0 && recent == nil {
+			recent = &prev[i]
 		}
 	}
 	if base == nil {
 		// Still report unknown variables and other mistakes at once.
 		if _, err := e.Eval(s.Vars, nil, false, 0); err != nil && !errors.Is(err, errBaseline) {
 			return 0, "", err
+		}
+		if recent != nil {
+			return 0, fmt.Sprintf("collecting a baseline: the previous run was %s ago, less than the %s a delta needs", s.Time.Sub(recent.Time).Round(time.Millisecond), minInterval), nil
 		}
 		return 0, "collecting a baseline: this is the first run of this check, values come from the next run on", nil
 	}
@@ -433,26 +459,27 @@ func serverTime(unix float64) string {
 	return time.Unix(int64(sec), int64(frac*1e9)).UTC().Format("2006-01-02 15:04:05Z")
 }
 
-// nextSamples is what the state keeps after this run: the two newest samples with
+// keepSamples is how many samples a check's state keeps: enough that one is old
+// enough for a delta when runs come close together.
+const keepSamples = 4
+
+// nextSamples is what the state keeps after this run: the newest samples with
 // distinct times (a cached sample may be seen twice), or only this one after a reset.
 func nextSamples(prev []stateSample, s *Sample, e *Expression, reset bool) []stateSample {
 	cur := stateSample{Time: s.Time, Started: s.Started, StatsReset: s.StatsReset, Vars: s.Vars.Only(e.Needs)}
 	if reset {
 		return []stateSample{cur}
 	}
-	out := make([]stateSample, 0, 3)
+	out := make([]stateSample, 0, len(prev)+1)
 	for _, p := range prev {
 		if !p.Time.Equal(cur.Time) {
 			out = append(out, p)
 		}
 	}
 	out = append(out, cur)
-	// Keep time order; drop the oldest.
-	for i := len(out) - 1; i > 0 && out[i].Time.Before(out[i-1].Time); i-- {
-		out[i], out[i-1] = out[i-1], out[i]
-	}
-	if len(out) > 2 {
-		out = out[len(out)-2:]
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	if len(out) > keepSamples {
+		out = out[len(out)-keepSamples:]
 	}
 	return out
 }

@@ -146,30 +146,31 @@ func (r Range) format() string {
 	return b.String()
 }
 
-// Describe says in words when the range alerts, for status messages: "> 80",
-// "< 10", "outside 10:20", "inside 10:20".
-func (r Range) Describe() string {
+// Describe says in words why v alerts, for status messages: "> 80", "< 10",
+// "inside 10:20", "= 0".
+func (r Range) Describe(v float64) string {
 	if !r.set {
 		return ""
 	}
-	lo, hi := math.IsInf(r.Start, -1), math.IsInf(r.End, 1)
-	switch {
-	case !r.Inside && lo && !hi:
-		return "> " + formatNumber(r.End)
-	case !r.Inside && !lo && hi:
-		return "< " + formatNumber(r.Start)
-	case r.Inside && !lo && hi:
-		return ">= " + formatNumber(r.Start)
-	case r.Inside && lo && !hi:
-		return "<= " + formatNumber(r.End)
-	case r.Inside && r.Start == r.End:
-		return "= " + formatNumber(r.Start)
-	case !r.Inside && r.Start == r.End:
-		return "!= " + formatNumber(r.Start)
-	case r.Inside:
+	if r.Inside {
+		lo, hi := math.IsInf(r.Start, -1), math.IsInf(r.End, 1)
+		switch {
+		case r.Start == r.End:
+			return "= " + formatNumber(r.Start)
+		case hi:
+			return ">= " + formatNumber(r.Start)
+		case lo:
+			return "<= " + formatNumber(r.End)
+		}
 		return "inside " + r.text
 	}
-	return "outside " + r.text
+	if r.Start == r.End {
+		return "!= " + formatNumber(r.Start)
+	}
+	if v < r.Start {
+		return "< " + formatNumber(r.Start)
+	}
+	return "> " + formatNumber(r.End)
 }
 
 // comparison matches the compatibility form "> 75", ">=75", "< 10", "== 0", "!= 0".

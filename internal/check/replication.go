@@ -126,7 +126,7 @@ func (r *Runner) mysqlLag(ctx context.Context, c *Check, s *Sample) (Result, err
 	}
 	res := lagResult(c, worst, broken, notes)
 	if len(broken) == 0 && res.Status != OK {
-		res.Message += thresholdNote(res.Status, c)
+		res.Message += thresholdNote(res.Status, c, *worst)
 	}
 	if !c.Heartbeat && res.Status == OK {
 		res.Message += " (it cannot see a starved I/O thread: use --heartbeat with `fathom heartbeat` on the primary)"
@@ -228,7 +228,7 @@ func (r *Runner) pgStandbyLag(ctx context.Context, c *Check, s *Sample) (Result,
 	}
 	res := lagResult(c, lag, broken, notes)
 	if len(broken) == 0 && res.Status != OK {
-		res.Message += thresholdNote(res.Status, c)
+		res.Message += thresholdNote(res.Status, c, *lag)
 	}
 	if lag != nil {
 		res.Perf = append(res.Perf, Perf{Label: c.Name + "_bytes", Value: st.ReplayBehind, UOM: "B", Min: ptr(0)})
@@ -280,7 +280,7 @@ func (r *Runner) pgPrimaryLag(c *Check, s *Sample) (Result, error) {
 	}
 	res := lagResult(c, worst, broken, notes)
 	if len(broken) == 0 && res.Status != OK {
-		res.Message += thresholdNote(res.Status, c)
+		res.Message += thresholdNote(res.Status, c, *worst)
 	}
 	if res.Message == "" {
 		res.Message = "no standby"

@@ -111,16 +111,18 @@ func Fetch(ctx context.Context, conn target.Conn, kind, server string, now func(
 	var err error
 	switch kind {
 	case "mysql":
-		err = fetchMySQL(ctx, conn, s)
+		err = fetchMySQL(ctx, conn, s, now)
 	case "postgres":
-		err = fetchPostgres(ctx, conn, s)
+		err = fetchPostgres(ctx, conn, s, now)
 	default:
 		return nil, fmt.Errorf("fathom check works with PostgreSQL and MySQL/MariaDB targets, not %s", kind)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.Time = now()
+	if s.Time.IsZero() {
+		s.Time = now()
+	}
 	if len(s.Missing) == 0 {
 		s.Missing = nil
 	}
@@ -180,3 +182,7 @@ func identName(s string) string {
 	}
 	return strings.TrimSuffix(b.String(), "_")
 }
+
+// midpoint is the time halfway between a and b: when a query that took from a to b
+// read its values.
+func midpoint(a, b time.Time) time.Time { return a.Add(b.Sub(a) / 2) }

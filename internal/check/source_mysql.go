@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -16,7 +17,7 @@ type columnQuerier interface {
 	QueryColumns(ctx context.Context, sql string) ([]string, [][]string, error)
 }
 
-func fetchMySQL(ctx context.Context, conn target.Conn, s *Sample) error {
+func fetchMySQL(ctx context.Context, conn target.Conn, s *Sample, now func() time.Time) error {
 	rows, err := conn.Query(ctx, "SELECT UNIX_TIMESTAMP(NOW(6)), VERSION(), CONNECTION_ID()")
 	if err != nil {
 		return err
@@ -38,10 +39,12 @@ func fetchMySQL(ctx context.Context, conn target.Conn, s *Sample) error {
 			s.Vars.Set(r[0], r[1], false)
 		}
 	}
+	before := now()
 	rows, err = conn.Query(ctx, "SHOW GLOBAL STATUS")
 	if err != nil {
 		return err
 	}
+	s.Time = midpoint(before, now())
 	for _, r := range rows {
 		if len(r) == 2 {
 			s.Vars.Set(r[0], r[1], true) // status wins over a variable of the same name
@@ -57,7 +60,7 @@ func fetchMySQL(ctx context.Context, conn target.Conn, s *Sample) error {
 	if err := optional(s, "replica status", mysqlReplicas(ctx, conn, s, mariadb)); err != nil {
 		return err
 	}
-	if err := optional(s, "processlist", mysqlSessions(ctx, conn, s, self)); err != nil {
+	if err := optional(s, "processlist", mysqlSessions(ctx, conn, s, self, mariadb)); err != nil {
 		return err
 	}
 	if err := optional(s, "InnoDB lock waits", mysqlLockWaits(ctx, conn, s, self)); err != nil {
@@ -140,8 +143,12 @@ func mysqlReplicas(ctx context.Context, conn target.Conn, s *Sample, mariadb boo
 
 // mysqlSessions aggregates the processlist: sessions by command and by state, the
 // longest-running statement, and statements waiting for a lock.
-func mysqlSessions(ctx context.Context, conn target.Conn, s *Sample, self int64) error {
-	rows, err := conn.Query(ctx, "SELECT ID, USER, COALESCE(DB, ''), COMMAND, TIME, COALESCE(STATE, ''), COALESCE(INFO, '') FROM information_schema.PROCESSLIST")
+func mysqlSessions(ctx context.Context, conn target.Conn, s *Sample, self int64, mariadb bool) error {
+	secs := "TIME"
+	if mariadb {
+		secs = "TIME_MS / 1000" // MariaDB has milliseconds
+	}
+	rows, err := conn.Query(ctx, "SELECT ID, USER, COALESCE(DB, ''), COMMAND, "+secs+", COALESCE(STATE, ''), COALESCE(INFO, '') FROM information_schema.PROCESSLIST")
 	if err != nil {
 		return err
 	}

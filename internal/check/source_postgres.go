@@ -5,11 +5,12 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-func fetchPostgres(ctx context.Context, conn target.Conn, s *Sample) error {
+func fetchPostgres(ctx context.Context, conn target.Conn, s *Sample, now func() time.Time) error {
 	rows, err := conn.Query(ctx, `SELECT extract(epoch FROM clock_timestamp()),
 		extract(epoch FROM pg_postmaster_start_time()),
 		pg_is_in_recovery(),
@@ -30,6 +31,7 @@ func fetchPostgres(ctx context.Context, conn target.Conn, s *Sample) error {
 	s.Vars.SetNum("in_recovery", boolNum(s.InRecovery))
 
 	// pg_stat_database and pg_stat_bgwriter first: their counters win over settings.
+	before := now()
 	rows, err = conn.Query(ctx, `SELECT key, sum(value::numeric)
 		FROM pg_stat_database d, json_each_text(row_to_json(d))
 		WHERE key NOT IN ('datid', 'datname') AND value ~ '^-?[0-9]+(\.[0-9]+)?$'
@@ -37,6 +39,7 @@ func fetchPostgres(ctx context.Context, conn target.Conn, s *Sample) error {
 	if err != nil {
 		return err
 	}
+	s.Time = midpoint(before, now())
 	for _, r := range rows {
 		if len(r) == 2 {
 			s.Vars.Set(r[0], r[1], true)
