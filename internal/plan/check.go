@@ -1,0 +1,233 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/workload"
+	"github.com/fathom-lab/fathom/internal/workload/builtin"
+	"github.com/fathom-lab/fathom/internal/workload/spec"
+)
+
+// Read decodes a plan and checks it (Check), reporting every problem of both at once:
+// what decoded is checked too, so that one typo does not hide another mistake.
+func Read(path, dir string, data []byte) (*Plan, error) {
+	p, probs := decode(path, dir, data)
+	p.check(probs)
+	if err := probs.err(path); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ReadFile reads and checks the plan file at path.
+func ReadFile(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		msg := err.Error()
+		if errors.Is(err, os.ErrNotExist) {
+			msg = "no such file"
+		}
+		return nil, &Error{File: path, Problems: []Problem{{0, msg}}}
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		dir = filepath.Dir(path)
+	}
+	return Read(path, dir, data)
+}
+
+// Check checks what the file alone cannot say: that every cell's workload exists and
+// accepts its options, and, for instances, that the installed server knows each
+// setting. It touches no server.
+func (p *Plan) Check() error {
+	var probs problems
+	p.check(&probs)
+	return probs.err(p.Path)
+}
+
+func (p *Plan) check(probs *problems) {
+	if n := p.NumCells() * p.Repetitions; n > maxRuns || n < 0 {
+		probs.add(0, "the plan has more than %d runs (cells × repetitions): split it", maxRuns)
+		return
+	}
+	cells := p.Cells()
+	p.checkWorkloads(cells, probs)
+	if p.Instance != nil && p.Instance.Kind != "" {
+		cat, err := instance.Catalog(p.Instance.Kind, p.Instance.Version)
+		if err != nil {
+			probs.add(p.Instance.Line, "instance: %v", err)
+			return
+		}
+		v, _ := instance.Version(p.Instance.Kind, p.Instance.Version)
+		p.checkSettings(probs, cat, fmt.Sprintf("%s %s", serverName(p.Instance.Kind), v), true)
+	}
+}
+
+// maxRuns bounds the runs of one plan.
+const maxRuns = 100000
+
+// NumCells is the number of cells (product of the axes' lengths), capped just above
+// maxRuns.
+func (p *Plan) NumCells() int {
+	n := 1
+	for _, ax := range p.Axes {
+		n *= len(ax.Values)
+		if n > maxRuns {
+			return maxRuns + 1
+		}
+	}
+	return n
+}
+
+func serverName(k instance.Kind) string {
+	if k == instance.MariaDB {
+		return "MariaDB"
+	}
+	return "PostgreSQL"
+}
+
+// WorkloadPath resolves a workload name: a workload file is relative to the plan.
+func (p *Plan) WorkloadPath(name string) string {
+	if builtin.IsFile(name) && !filepath.IsAbs(name) {
+		return filepath.Join(p.Dir, name)
+	}
+	return name
+}
+
+// OpenWorkload resolves a cell's workload and options.
+func (p *Plan) OpenWorkload(c *Cell) (workload.Workload, error) {
+	sp, err := builtin.Lookup(p.WorkloadPath(c.Workload))
+	if err != nil {
+		return nil, err
+	}
+	return sp.New(workload.Params(c.OptionMap()))
+}
+
+func (p *Plan) checkWorkloads(cells []*Cell, probs *problems) {
+	lineOf := func(key, value string) int {
+		for _, prm := range p.allParams() {
+			if prm.Key == key && (value == "" || prm.Value == value) {
+				return prm.Line
+			}
+		}
+		return 0
+	}
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if c.Workload == "" {
+			continue
+		}
+		key := c.Workload + "\x00" + fmt.Sprint(c.Options)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		wline := lineOf("workload", c.Workload)
+		sp, err := builtin.Lookup(p.WorkloadPath(c.Workload))
+		if err != nil {
+			var se *spec.Error
+			if errors.As(err, &se) {
+				for _, wp := range se.Problems {
+					loc := se.File
+					if wp.Line > 0 {
+						loc += ":" + strconv.Itoa(wp.Line)
+					}
+					probs.add(wline, "workload %s: %s", loc, wp.Msg)
+				}
+			} else {
+				probs.add(wline, "%v", err)
+			}
+			continue
+		}
+		if _, err := sp.New(workload.Params(c.OptionMap())); err != nil {
+			line := wline
+			for _, o := range c.Options {
+				if strings.Contains(err.Error(), o.Name) {
+					line = o.Line
+					break
+				}
+			}
+			probs.add(line, "workload %s: %v", c.Workload, oneLine(err.Error()))
+		}
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// reserved are settings fathom sets itself on an instance.
+var reserved = map[instance.Kind][]string{
+	instance.Postgres: {"port", "listen_addresses", "unix_socket_directories", "data_directory", "config_file", "hba_file", "include", "include_if_exists", "include_dir"},
+	instance.MariaDB:  {"port", "socket", "datadir", "bind_address", "pid_file", "log_error", "user", "basedir"},
+}
+
+// SettingsCatalog lists the settings a server has: by name, whether it can be set,
+// and whether changing it needs a restart.
+type SettingsCatalog = map[string]instance.SettingInfo
+
+// CheckSettings checks the plan's settings against a server's catalog (for an
+// external server, read from it before anything runs). server names it in messages.
+func (p *Plan) CheckSettings(cat SettingsCatalog, server string) error {
+	var probs problems
+	p.checkSettings(&probs, cat, server, false)
+	return probs.err(p.Path)
+}
+
+func (p *Plan) checkSettings(probs *problems, cat SettingsCatalog, server string, managed bool) {
+	kind := instance.Postgres
+	if p.Kind() == "mysql" {
+		kind = instance.MariaDB
+	}
+	names := make([]string, 0, len(cat))
+	for n := range cat {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, prm := range p.allParams() {
+		if !strings.HasPrefix(prm.Key, "settings.") {
+			continue
+		}
+		name := instance.NormalizeName(kind, strings.TrimPrefix(prm.Key, "settings."))
+		if managed && contains(reserved[kind], name) {
+			probs.add(prm.Line, "setting %s: fathom sets it itself on an instance", name)
+			continue
+		}
+		info, ok := cat[name]
+		if !ok {
+			hint := ""
+			if s := suggest(name, names); s != "" {
+				hint = fmt.Sprintf(" (did you mean %s?)", s)
+			}
+			probs.add(prm.Line, "setting %s: %s has no such setting%s", name, server, hint)
+			continue
+		}
+		if info.ReadOnly() {
+			probs.add(prm.Line, "setting %s: %s does not allow changing it (it is fixed when the server is built or initialised)", name, server)
+			continue
+		}
+		if msg := checkValue(info, prm.Value); msg != "" {
+			probs.add(prm.Line, "setting %s: %s", name, msg)
+		}
+	}
+}
+
+// checkValue checks a value against a PostgreSQL setting's type.
+func checkValue(info instance.SettingInfo, v string) string {
+	switch info.Type {
+	case "BOOLEAN", "bool":
+		if _, ok := parseBool(v); !ok {
+			return fmt.Sprintf("%q is not on or off", v)
+		}
+	case "INTEGER", "REAL", "integer", "real":
+		if _, _, ok := splitNumber(v); !ok {
+			return fmt.Sprintf("%q is not a number (with an optional unit such as MB, s or ms)", v)
+		}
+	}
+	return ""
+}

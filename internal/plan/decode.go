@@ -1,0 +1,752 @@
+package plan
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fathom-lab/fathom/internal/instance"
+)
+
+// Load reads and decodes the plan file at path.
+func Load(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &Error{File: path, Problems: []Problem{{0, "no such file"}}}
+		}
+		return nil, &Error{File: path, Problems: []Problem{{0, err.Error()}}}
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		dir = filepath.Dir(path)
+	}
+	return Decode(path, dir, data)
+}
+
+// Decode decodes a plan strictly and returns every problem at once as an *Error.
+// dir is the plan's directory (for relative workload files and hooks). It checks the
+// file itself; Check adds what needs the workloads and the server's settings.
+func Decode(path, dir string, data []byte) (*Plan, error) {
+	p, probs := decode(path, dir, data)
+	if err := probs.err(path); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func decode(path, dir string, data []byte) (*Plan, *problems) {
+	d := &decoder{p: &Plan{Path: path, Dir: dir, Data: data}}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.probs.add(0, "the file is empty: a plan needs at least experiment, a target or instance, and a workload")
+		} else {
+			d.probs.add(yamlErrLine(err), "%s", yamlErrMsg(err))
+		}
+		return d.p, &d.probs
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		d.probs.at(&extra, "a plan holds one YAML document; remove the second one (---)")
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	d.plan(root)
+	return d.p, &d.probs
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func yamlErrLine(err error) int {
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+func yamlErrMsg(err error) string {
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		return "YAML: " + m[2]
+	}
+	return strings.Replace(err.Error(), "yaml: ", "YAML: ", 1)
+}
+
+type decoder struct {
+	p     *Plan
+	probs problems
+}
+
+// topKeys are the keys a plan may have, in the order the documentation gives them.
+var topKeys = append([]string{"experiment", "description", "target", "restart_command", "instance", "workload", "options", "settings"},
+	append(append([]string(nil), runKeys...), "seed", "connect_timeout", "reconnect_timeout", "repetitions", "order", "cooldown",
+		"restart", "prepare", "on_error", "labels", "matrix", "hooks")...)
+
+var (
+	expNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,62}$`)
+	keyRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+	axisRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+func (d *decoder) plan(root *yaml.Node) {
+	p := d.p
+	f, ok := d.fields(root, "the plan", topKeys...)
+	if !ok {
+		return
+	}
+	if n := f["experiment"]; n != nil {
+		p.Name = d.str(n, "experiment")
+		if p.Name != "" && !expNameRE.MatchString(p.Name) {
+			d.probs.at(n, "experiment %q: name it with letters, digits, '.', '_' and '-', starting with a letter (at most 63)", p.Name)
+		}
+	} else {
+		d.probs.add(root.Line, "missing experiment: give the experiment a name (experiment: durability-ab)")
+	}
+	if n := f["description"]; n != nil {
+		p.Description = d.str(n, "description")
+	}
+	if n := f["target"]; n != nil {
+		p.Target, p.TargetLine = d.str(n, "target"), n.Line
+		if p.Target != "" && dsnKind(p.Target) == "" {
+			d.probs.at(n, "target: not a DSN fathom knows: use postgres://…, mysql://… or sqlite:PATH")
+		}
+	}
+	if n := f["instance"]; n != nil {
+		d.instance(n)
+	}
+	switch {
+	case p.Target != "" && p.Instance != nil:
+		d.probs.at(f["instance"], "give either target (a server you run) or instance (servers fathom starts), not both")
+	case f["target"] == nil && f["instance"] == nil:
+		d.probs.add(root.Line, "missing target or instance: say where to run (target: postgres://… for your server, or instance: {kind: postgres} for a throwaway one)")
+	}
+	if n := f["restart_command"]; n != nil {
+		p.RestartCommand = d.str(n, "restart_command")
+		if p.Instance != nil {
+			d.probs.at(n, "restart_command is for an external target: fathom restarts its own instances")
+		}
+	}
+
+	// Base parameters, in file order.
+	rm := deref(root)
+	for i := 0; i+1 < len(rm.Content); i += 2 {
+		k, v := rm.Content[i], rm.Content[i+1]
+		if f[k.Value] != v {
+			continue // unknown or given twice: reported
+		}
+		switch key := k.Value; {
+		case key == "workload" || isRunKey(key):
+			if s, ok := d.scalar(v, key); ok {
+				d.param(&p.Base, key, s, v)
+			}
+		case key == "options" || key == "settings":
+			d.paramMap(&p.Base, key, v)
+		}
+	}
+	if f["workload"] == nil {
+		d.probs.add(root.Line, "missing workload: name a built-in workload (see `fathom workloads`) or a workload file")
+	}
+	if n := f["seed"]; n != nil {
+		if s, ok := d.scalar(n, "seed"); ok {
+			v, err := strconv.ParseUint(s, 10, 63)
+			if err != nil {
+				d.probs.at(n, "seed must be a non-negative whole number, not %q", s)
+			}
+			p.Seed, p.HasSeed = v, true
+		}
+	}
+	p.ConnectTimeout = d.duration(f["connect_timeout"], "connect_timeout", 10*time.Second)
+	p.ReconnectTimeout = d.duration(f["reconnect_timeout"], "reconnect_timeout", 30*time.Second)
+	p.Cooldown = d.duration(f["cooldown"], "cooldown", 0)
+	p.Repetitions = 1
+	if n := f["repetitions"]; n != nil {
+		if s, ok := d.scalar(n, "repetitions"); ok {
+			v, err := strconv.Atoi(s)
+			if err != nil || v < 1 || v > 10000 {
+				d.probs.at(n, "repetitions must be a whole number from 1 to 10000, not %q", s)
+			} else {
+				p.Repetitions = v
+			}
+		}
+	}
+	p.Order = d.choice(f["order"], "order", OrderInterleaved, OrderInterleaved, OrderRandom, OrderSequential)
+	p.Restart = d.choice(f["restart"], "restart", "auto", "auto", "each")
+	p.Prepare = d.choice(f["prepare"], "prepare", "auto", "auto", "each", "never")
+	p.OnError = d.choice(f["on_error"], "on_error", "stop", "stop", "continue")
+	if p.Restart == "each" && p.Instance == nil && p.Target != "" && f["restart_command"] == nil {
+		d.probs.at(f["restart"], "restart: each on an external server needs restart_command (how to restart it)")
+	}
+	if n := f["labels"]; n != nil {
+		p.Labels = map[string]string{}
+		if m, ok := d.mapping(n, "labels"); ok {
+			for i := 0; i+1 < len(m.Content); i += 2 {
+				k, v := m.Content[i], m.Content[i+1]
+				if !keyRE.MatchString(k.Value) {
+					d.probs.at(k, "label %q: use letters, digits, '_', '-' and '.'", k.Value)
+					continue
+				}
+				if s, ok := d.scalar(v, "label "+k.Value); ok {
+					p.Labels[k.Value] = s
+				}
+			}
+		}
+	}
+	if n := f["matrix"]; n != nil {
+		d.matrix(n)
+	}
+	if n := f["hooks"]; n != nil {
+		d.hooks(n)
+	}
+	d.checkCombination()
+}
+
+func (d *decoder) instance(n *yaml.Node) {
+	f, ok := d.fields(n, "instance", "kind", "version", "count", "dir", "keep", "start_timeout")
+	if !ok {
+		return
+	}
+	in := &Instance{Line: n.Line}
+	d.p.Instance = in
+	if k := f["kind"]; k != nil {
+		if s, ok := d.scalar(k, "instance kind"); ok {
+			kind, err := instance.ParseKind(s)
+			if err != nil {
+				d.probs.at(k, "%v", err)
+			}
+			in.Kind = kind
+		}
+	} else {
+		d.probs.at(n, "instance: missing kind (postgres or mariadb)")
+	}
+	if v := f["version"]; v != nil {
+		in.Version, _ = d.scalar(v, "instance version")
+		if in.Kind == instance.MariaDB && in.Version != "" {
+			// Accepted: checked against the installed server.
+		}
+	}
+	if v := f["count"]; v != nil {
+		if s, ok := d.scalar(v, "instance count"); ok {
+			if msg := checkParam("instances", s); msg != "" {
+				d.probs.at(v, "instance count: %s", strings.TrimPrefix(msg, "instances "))
+			} else {
+				d.param(&d.p.Base, "instances", s, v)
+			}
+		}
+	}
+	if v := f["dir"]; v != nil {
+		in.Dir = d.str(v, "instance dir")
+		if in.Dir != "" && !filepath.IsAbs(in.Dir) {
+			in.Dir = filepath.Join(d.p.Dir, in.Dir)
+		}
+	}
+	if v := f["keep"]; v != nil {
+		in.Keep = d.boolean(v, "instance keep")
+	}
+	in.StartTimeout = d.duration(f["start_timeout"], "instance start_timeout", 60*time.Second)
+}
+
+// param appends a checked parameter.
+func (d *decoder) param(list *[]Param, key, value string, n *yaml.Node) {
+	if msg := checkParam(key, value); msg != "" {
+		d.probs.at(n, "%s", msg)
+		return
+	}
+	*list = append(*list, Param{Key: key, Value: value, Line: n.Line})
+}
+
+// paramMap reads options: or settings: as parameters options.NAME / settings.NAME.
+func (d *decoder) paramMap(list *[]Param, what string, n *yaml.Node) {
+	m, ok := d.mapping(n, what)
+	if !ok {
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind != yaml.ScalarNode || !keyRE.MatchString(k.Value) {
+			d.probs.at(k, "%s: %q is not a name (letters, digits, '_', '-', '.')", what, k.Value)
+			continue
+		}
+		name := k.Value
+		if what == "settings" {
+			name = settingKey(name)
+		}
+		if seen[name] {
+			d.probs.at(k, "%s: %s is given twice", what, k.Value)
+			continue
+		}
+		seen[name] = true
+		if s, ok := d.scalar(v, what+" "+k.Value); ok {
+			if what == "settings" && strings.ContainsAny(s, "\n\r") {
+				d.probs.at(v, "setting %s: the value must be one line", k.Value)
+				continue
+			}
+			*list = append(*list, Param{Key: what + "." + name, Value: s, Line: v.Line})
+		}
+	}
+}
+
+// settingKey is the spelling settings are compared by: MySQL's option files accept
+// '-' for '_'.
+func settingKey(name string) string { return strings.ReplaceAll(name, "-", "_") }
+
+func (d *decoder) matrix(n *yaml.Node) {
+	m, ok := d.mapping(n, "matrix")
+	if !ok {
+		return
+	}
+	if len(m.Content) == 0 {
+		d.probs.at(m, "matrix is empty: give at least one axis (e.g. clients: [1, 2, 4]) or leave matrix out")
+	}
+	owner := map[string]string{} // parameter key -> axis that sets it
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		name := k.Value
+		ax := &Axis{Name: name, Line: k.Line}
+		switch {
+		case name == "workload" || name == "instances" || isRunKey(name) ||
+			strings.HasPrefix(name, "options.") || strings.HasPrefix(name, "settings."):
+			key := name
+			if strings.HasPrefix(name, "settings.") {
+				key = "settings." + settingKey(strings.TrimPrefix(name, "settings."))
+				if !keyRE.MatchString(strings.TrimPrefix(name, "settings.")) {
+					d.probs.at(k, "matrix: %q does not name a setting", name)
+					continue
+				}
+			}
+			if strings.HasPrefix(name, "options.") && !keyRE.MatchString(strings.TrimPrefix(name, "options.")) {
+				d.probs.at(k, "matrix: %q does not name a workload option", name)
+				continue
+			}
+			items, ok := d.list(v, "matrix "+name)
+			if !ok {
+				if v.Kind == yaml.MappingNode {
+					d.probs.at(v, "matrix %s: give its values as a list, e.g. %s: [a, b]; a mapping of named values is for an axis with its own name", name, name)
+				}
+				continue
+			}
+			seen := map[string]bool{}
+			for _, it := range items {
+				s, ok := d.scalar(it, "a value of matrix "+name)
+				if !ok {
+					continue
+				}
+				if seen[s] {
+					d.probs.at(it, "matrix %s: %q is listed twice", name, s)
+					continue
+				}
+				seen[s] = true
+				av := &AxisValue{Label: s, Line: it.Line}
+				d.param(&av.Params, key, s, it)
+				ax.Values = append(ax.Values, av)
+			}
+			if prev, dup := owner[key]; dup {
+				d.probs.at(k, "matrix: %s and %s both set %s", prev, name, key)
+			}
+			owner[key] = name
+		default:
+			if !axisRE.MatchString(name) {
+				d.probs.at(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
+				continue
+			}
+			if vv := deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
+				d.probs.at(k, "matrix: unknown parameter %q (known: %s, workload, instances, options.NAME, settings.NAME); an axis of your own naming takes named values: %s: {a: {settings: {…}}, b: {…}}", name, strings.Join(runKeys, ", "), name)
+				continue
+			}
+			vm, ok := d.mapping(v, "matrix "+name)
+			if !ok {
+				continue
+			}
+			ax.Named = true
+			keys := map[string]bool{}
+			for j := 0; j+1 < len(vm.Content); j += 2 {
+				lk, lv := vm.Content[j], vm.Content[j+1]
+				if lk.Kind != yaml.ScalarNode || lk.Value == "" {
+					d.probs.at(lk, "matrix %s: values are named by plain text", name)
+					continue
+				}
+				if keys[lk.Value] {
+					d.probs.at(lk, "matrix %s: %q is given twice", name, lk.Value)
+					continue
+				}
+				keys[lk.Value] = true
+				av := &AxisValue{Label: lk.Value, Line: lk.Line}
+				d.bundle(av, name, lv)
+				ax.Values = append(ax.Values, av)
+			}
+			seenKey := map[string]bool{}
+			for _, av := range ax.Values {
+				for _, prm := range av.Params {
+					if seenKey[prm.Key] {
+						continue
+					}
+					seenKey[prm.Key] = true
+					if prev, dup := owner[prm.Key]; dup && prev != name {
+						d.probs.at(k, "matrix: %s and %s both set %s", prev, name, prm.Key)
+					}
+					owner[prm.Key] = name
+				}
+			}
+		}
+		if len(ax.Values) == 0 {
+			d.probs.at(k, "matrix %s has no values", name)
+		}
+		d.p.Axes = append(d.p.Axes, ax)
+	}
+}
+
+// bundle reads a named axis value: a mapping of parameters.
+func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
+	what := fmt.Sprintf("matrix %s %s", axis, av.Label)
+	known := append([]string{"workload", "instances", "options", "settings"}, runKeys...)
+	f, ok := d.fields(n, what, known...)
+	if !ok {
+		return
+	}
+	if len(f) == 0 {
+		d.probs.at(n, "%s sets nothing: give settings, options or run parameters", what)
+	}
+	m := deref(n)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if f[k.Value] != v {
+			continue // unknown or duplicate, already reported
+		}
+		switch k.Value {
+		case "options", "settings":
+			d.paramMap(&av.Params, k.Value, v)
+		default:
+			if s, ok := d.scalar(v, what+" "+k.Value); ok {
+				d.param(&av.Params, k.Value, s, v)
+			}
+		}
+	}
+	hasDur, hasTx := false, false
+	for _, prm := range av.Params {
+		hasDur = hasDur || prm.Key == "duration"
+		hasTx = hasTx || prm.Key == "transactions"
+	}
+	if hasDur && hasTx {
+		d.probs.at(n, "%s: give duration or transactions, not both", what)
+	}
+}
+
+func (d *decoder) hooks(n *yaml.Node) {
+	f, ok := d.fields(n, "hooks", BeforeExperiment, BeforeRun, AfterRun, AfterExperiment)
+	if !ok {
+		return
+	}
+	h := &d.p.Hooks
+	for _, ph := range []struct {
+		name string
+		dst  *[]*Hook
+	}{{BeforeExperiment, &h.BeforeExperiment}, {BeforeRun, &h.BeforeRun}, {AfterRun, &h.AfterRun}, {AfterExperiment, &h.AfterExperiment}} {
+		v := f[ph.name]
+		if v == nil {
+			continue
+		}
+		items, ok := d.list(v, "hooks "+ph.name)
+		if !ok {
+			continue
+		}
+		for _, it := range items {
+			if hk := d.hook(it, ph.name); hk != nil {
+				*ph.dst = append(*ph.dst, hk)
+			}
+		}
+	}
+}
+
+func (d *decoder) hook(n *yaml.Node, phase string) *Hook {
+	what := "a hook in " + phase
+	f, ok := d.fields(n, what, "name", "sql", "shell", "timeout")
+	if !ok {
+		return nil
+	}
+	h := &Hook{Line: deref(n).Line}
+	if v := f["name"]; v != nil {
+		h.Name = d.str(v, what+": name")
+	}
+	if v := f["sql"]; v != nil {
+		v2 := deref(v)
+		if v2.Kind == yaml.SequenceNode {
+			for _, it := range v2.Content {
+				if s, ok := d.scalar(it, what+": sql"); ok && strings.TrimSpace(s) != "" {
+					h.SQL = append(h.SQL, strings.TrimSpace(s))
+				}
+			}
+		} else if s, ok := d.scalar(v, what+": sql"); ok && strings.TrimSpace(s) != "" {
+			h.SQL = []string{strings.TrimSpace(s)}
+		}
+		if len(h.SQL) == 0 {
+			d.probs.at(v, "%s: sql is empty", what)
+		}
+	}
+	if v := f["shell"]; v != nil {
+		h.Shell = strings.TrimSpace(d.str(v, what+": shell"))
+		if h.Shell == "" {
+			d.probs.at(v, "%s: shell is empty", what)
+		}
+	}
+	switch {
+	case f["sql"] != nil && f["shell"] != nil:
+		d.probs.at(n, "%s: give sql or shell, not both (use two hooks)", what)
+	case f["sql"] == nil && f["shell"] == nil:
+		d.probs.at(n, "%s: give sql (statements to run) or shell (a command)", what)
+	}
+	h.Timeout = d.duration(f["timeout"], what+": timeout", 10*time.Minute)
+	if f["timeout"] != nil && h.Timeout == 0 {
+		d.probs.at(f["timeout"], "%s: timeout must be more than 0", what)
+	}
+	return h
+}
+
+// checkCombination reports problems between keys: managed-only parameters on an
+// external target, duration and transactions together.
+func (d *decoder) checkCombination() {
+	p := d.p
+	hasDur, hasTx := 0, 0
+	for _, prm := range p.Base {
+		if prm.Key == "duration" {
+			hasDur = prm.Line
+		}
+		if prm.Key == "transactions" {
+			hasTx = prm.Line
+		}
+	}
+	if hasDur > 0 && hasTx > 0 {
+		d.probs.add(hasTx, "give duration or transactions (per client), not both")
+	}
+	if p.Instance == nil {
+		for _, ax := range p.Axes {
+			for _, av := range ax.Values {
+				for _, prm := range av.Params {
+					if prm.Key == "instances" {
+						d.probs.add(prm.Line, "instances is for managed instances (instance: in the plan), not an external target")
+					}
+				}
+			}
+		}
+	}
+	if p.Kind() == "sqlite" {
+		for _, prm := range p.allParams() {
+			if strings.HasPrefix(prm.Key, "settings.") {
+				d.probs.add(prm.Line, "SQLite has no server settings: put PRAGMAs in the target DSN (sqlite:PATH?synchronous=OFF)")
+				break
+			}
+		}
+	}
+}
+
+// allParams lists the base parameters and those of every axis value.
+func (p *Plan) allParams() []Param {
+	out := append([]Param(nil), p.Base...)
+	for _, ax := range p.Axes {
+		for _, av := range ax.Values {
+			out = append(out, av.Params...)
+		}
+	}
+	return out
+}
+
+// --- node helpers ---
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func describe(n *yaml.Node) string {
+	n = deref(n)
+	if n == nil {
+		return "nothing"
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "empty"
+		}
+		return strconv.Quote(n.Value)
+	}
+	return "a document"
+}
+
+// fields checks that n is a mapping with only known keys, each once, and returns the
+// values by key.
+func (d *decoder) fields(n *yaml.Node, what string, known ...string) (map[string]*yaml.Node, bool) {
+	m, ok := d.mapping(n, what)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.probs.at(k, "%s: keys must be plain names", what)
+			continue
+		}
+		if !contains(known, k.Value) {
+			hint := ""
+			if s := suggest(k.Value, known); s != "" {
+				hint = fmt.Sprintf(" (did you mean %s?)", s)
+			}
+			d.probs.at(k, "unknown key %q in %s%s; known: %s", k.Value, what, hint, strings.Join(known, ", "))
+			continue
+		}
+		if _, dup := out[k.Value]; dup {
+			d.probs.at(k, "%s: key %q is given twice", what, k.Value)
+			continue
+		}
+		out[k.Value] = v
+	}
+	return out, true
+}
+
+func (d *decoder) mapping(n *yaml.Node, what string) (*yaml.Node, bool) {
+	m := deref(n)
+	if m == nil || m.Kind != yaml.MappingNode {
+		d.probs.at(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
+		return nil, false
+	}
+	return m, true
+}
+
+func (d *decoder) list(n *yaml.Node, what string) ([]*yaml.Node, bool) {
+	m := deref(n)
+	if m == nil || m.Kind != yaml.SequenceNode {
+		if m == nil || m.Kind != yaml.MappingNode {
+			d.probs.at(n, "%s must be a list, e.g. [1, 2, 4], not %s", what, describe(n))
+		}
+		return nil, false
+	}
+	return m.Content, true
+}
+
+// scalar reads a scalar value as written (numbers and booleans keep their text: on
+// stays "on").
+func (d *decoder) scalar(n *yaml.Node, what string) (string, bool) {
+	m := deref(n)
+	if m == nil || m.Kind != yaml.ScalarNode || m.Tag == "!!null" {
+		d.probs.at(n, "%s must be a value, not %s", what, describe(n))
+		return "", false
+	}
+	return m.Value, true
+}
+
+func (d *decoder) str(n *yaml.Node, what string) string {
+	s, _ := d.scalar(n, what)
+	return s
+}
+
+func (d *decoder) boolean(n *yaml.Node, what string) bool {
+	m := deref(n)
+	if m != nil && m.Kind == yaml.ScalarNode {
+		switch strings.ToLower(m.Value) {
+		case "true", "yes", "on":
+			return true
+		case "false", "no", "off":
+			return false
+		}
+	}
+	d.probs.at(n, "%s must be true or false, not %s", what, describe(n))
+	return false
+}
+
+func (d *decoder) duration(n *yaml.Node, what string, def time.Duration) time.Duration {
+	if n == nil {
+		return def
+	}
+	s, ok := d.scalar(n, what)
+	if !ok {
+		return def
+	}
+	v, err := ParseDuration(s)
+	if err != nil {
+		d.probs.at(n, "%s: %v", what, err)
+		return def
+	}
+	return v
+}
+
+func (d *decoder) choice(n *yaml.Node, what, def string, allowed ...string) string {
+	if n == nil {
+		return def
+	}
+	s, ok := d.scalar(n, what)
+	if !ok {
+		return def
+	}
+	if !contains(allowed, s) {
+		d.probs.at(n, "%s must be %s, not %q", what, orList(allowed), s)
+		return def
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns the known word closest to s when it is a likely typo.
+func suggest(s string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if dd := distance(strings.ToLower(s), k); dd < bestD {
+			best, bestD = k, dd
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// orList renders a, b or c.
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}

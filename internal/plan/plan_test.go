@@ -1,0 +1,375 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/instance"
+)
+
+const goodPlan = `experiment: durability
+description: flush and sync on or off
+instance: {kind: mariadb}
+workload: oltp_read_write
+options: {tables: 2, table_size: 1000}
+settings:
+  innodb_buffer_pool_size: 64M
+clients: 2
+duration: 2s
+warmup: 1s
+repetitions: 3
+cooldown: 1s
+seed: 42
+labels: {purpose: test}
+matrix:
+  clients: [1, 4]
+  durability:
+    relaxed: {settings: {innodb_flush_log_at_trx_commit: 0, sync_binlog: 0}}
+    durable: {settings: {innodb_flush_log_at_trx_commit: 1, sync-binlog: 1}, transactions: 100}
+hooks:
+  before_run:
+    - sql: [ANALYZE TABLE sbtest1, "SELECT count(*) FROM sbtest1"]
+    - shell: sync
+      timeout: 30s
+`
+
+func decodeString(t *testing.T, text string) (*Plan, error) {
+	t.Helper()
+	return Decode("plan.yaml", "/plans", []byte(text))
+}
+
+func TestDecodeGoodPlan(t *testing.T) {
+	p, err := decodeString(t, goodPlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "durability" || !p.Managed() || p.Instance.Kind != instance.MariaDB || p.Kind() != "mysql" {
+		t.Errorf("plan: %+v", p)
+	}
+	if p.Repetitions != 3 || p.Order != OrderInterleaved || p.Cooldown != time.Second || !p.HasSeed || p.Seed != 42 {
+		t.Errorf("repetitions %d order %s cooldown %s seed %d", p.Repetitions, p.Order, p.Cooldown, p.Seed)
+	}
+	if len(p.Axes) != 2 || p.Axes[0].Named || !p.Axes[1].Named || len(p.Axes[1].Values) != 2 {
+		t.Fatalf("axes: %+v", p.Axes)
+	}
+	if len(p.Hooks.BeforeRun) != 2 || len(p.Hooks.BeforeRun[0].SQL) != 2 || p.Hooks.BeforeRun[1].Timeout != 30*time.Second {
+		t.Errorf("hooks: %+v", p.Hooks.BeforeRun)
+	}
+	cells := p.Cells()
+	if len(cells) != 4 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	want := []string{"clients=1 durability=relaxed", "clients=1 durability=durable", "clients=4 durability=relaxed", "clients=4 durability=durable"}
+	for i, c := range cells {
+		if c.Key() != want[i] {
+			t.Errorf("cell %d is %q, want %q", i, c.Key(), want[i])
+		}
+	}
+	relaxed, durable := cells[2], cells[3]
+	if relaxed.Clients != 4 || relaxed.Duration != 2*time.Second || relaxed.Transactions != 0 || relaxed.Warmup != time.Second {
+		t.Errorf("relaxed: %+v", relaxed)
+	}
+	// transactions on an axis replaces the plan's duration.
+	if durable.Transactions != 100 || durable.Duration != 0 || durable.Planned() != 0 {
+		t.Errorf("durable: duration %s transactions %d", durable.Duration, durable.Transactions)
+	}
+	if v, _ := durable.Setting("sync_binlog"); v != "1" {
+		t.Errorf("sync-binlog is spelled sync_binlog: %+v", durable.Settings)
+	}
+	if v, _ := durable.Setting("innodb_buffer_pool_size"); v != "64M" {
+		t.Errorf("base setting lost: %+v", durable.Settings)
+	}
+	if got := durable.OptionMap(); got["tables"] != "2" || got["table_size"] != "1000" {
+		t.Errorf("options: %v", got)
+	}
+}
+
+// Every mistake in a file is reported at once, each with its line.
+func TestDecodeReportsEveryProblem(t *testing.T) {
+	bad := `experiment: 9lives
+target: postgres://x@localhost/db
+instance:
+  kind: oracle
+clients: zero
+duraton: 10s
+repetitions: 0
+order: shuffled
+matrix:
+  clients: [1, 2, 2]
+  settings.synchronous_commit: [on, off]
+  durability:
+    relaxed: {settings: {fsync: off}, bogus: 1}
+  rate: {a: 1}
+  nonsense: [1, 2]
+hooks:
+  before_run:
+    - sql: VACUUM
+      shell: echo
+    - {}
+  after_all: []
+`
+	_, err := decodeString(t, bad)
+	var pe *Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("want *Error, got %v", err)
+	}
+	want := []struct {
+		line int
+		text string
+	}{
+		{1, "experiment \"9lives\""},
+		{1, "missing workload"},
+		{4, "unknown instance kind \"oracle\""},
+		{4, "either target"},
+		{5, "clients must be a whole number"},
+		{6, "did you mean duration?"},
+		{7, "repetitions must be"},
+		{8, "order must be interleaved, random or sequential"},
+		{10, "\"2\" is listed twice"},
+		{13, "unknown key \"bogus\""},
+		{14, "give its values as a list"},
+		{15, "unknown parameter \"nonsense\""},
+		{18, "give sql or shell, not both"},
+		{20, "give sql (statements to run) or shell"},
+		{21, "unknown key \"after_all\" in hooks"},
+	}
+	for _, w := range want {
+		found := false
+		for _, p := range pe.Problems {
+			if p.Line == w.line && strings.Contains(p.Msg, w.text) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no problem at line %d saying %q", w.line, w.text)
+		}
+	}
+	if len(pe.Problems) != len(want) {
+		t.Errorf("%d problems, want %d:\n%v", len(pe.Problems), len(want), err)
+	}
+	// Each problem is one line of the message, "file:line: problem".
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if !strings.HasPrefix(l, "plan.yaml:") {
+			t.Errorf("line %q does not start with the file name", l)
+		}
+	}
+}
+
+func TestDecodeCombinations(t *testing.T) {
+	cases := []struct {
+		name, text, want string
+	}{
+		{"empty", ``, "the file is empty"},
+		{"yaml", "experiment: [", "YAML:"},
+		{"two docs", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\n---\nfoo: 1\n", "one YAML document"},
+		{"nothing to run on", "experiment: a\nworkload: tpcb\n", "missing target or instance"},
+		{"duration and transactions", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\nduration: 1s\ntransactions: 5\n", "not both"},
+		{"instances external", "experiment: a\ntarget: postgres://h/db\nworkload: tpcb\nmatrix: {instances: [1, 2]}\n", "instances is for managed instances"},
+		{"restart each external", "experiment: a\ntarget: postgres://h/db\nworkload: tpcb\nrestart: each\n", "needs restart_command"},
+		{"restart command managed", "experiment: a\ninstance: {kind: postgres}\nworkload: tpcb\nrestart_command: x\n", "fathom restarts its own"},
+		{"sqlite settings", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\nsettings: {synchronous: off}\n", "SQLite has no server settings"},
+		{"two axes one key", "experiment: a\ninstance: {kind: postgres}\nworkload: tpcb\nmatrix:\n  clients: [1]\n  v: {a: {clients: 2}}\n", "both set clients"},
+		{"empty matrix", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\nmatrix: {}\n", "matrix is empty"},
+		{"bad target", "experiment: a\ntarget: oracle://x\nworkload: tpcb\n", "not a DSN"},
+		{"query mode", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\nquery_mode: fast\n", "prepared or simple"},
+		{"hook timeout", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\nhooks: {before_run: [{shell: x, timeout: soon}]}\n", "not a duration"},
+		{"bundle empty", "experiment: a\ninstance: {kind: postgres}\nworkload: tpcb\nmatrix: {v: {a: {}}}\n", "sets nothing"},
+		{"setting multiline", "experiment: a\ninstance: {kind: postgres}\nworkload: tpcb\nsettings: {work_mem: \"1MB\\nport=5432\"}\n", "one line"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodeString(t, tc.text)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("want a problem saying %q, got %v", tc.want, err)
+			}
+		})
+	}
+}
+
+func TestPlanWithoutMatrixHasOneCell(t *testing.T) {
+	p, err := decodeString(t, "experiment: a\ntarget: sqlite:x\nworkload: tpcb\nclients: 3\ntransactions: 50\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := p.Cells()
+	if len(cells) != 1 || cells[0].Key() != "all" || cells[0].Clients != 3 || cells[0].Transactions != 50 || cells[0].Duration != 0 {
+		t.Fatalf("cells: %+v", cells)
+	}
+	if p.Kind() != "sqlite" {
+		t.Errorf("kind %s", p.Kind())
+	}
+}
+
+func TestSchedule(t *testing.T) {
+	inter := Schedule(3, 2, OrderInterleaved, 1)
+	if fmt.Sprint(inter) != "[{0 0 1} {1 1 1} {2 2 1} {3 0 2} {4 1 2} {5 2 2}]" {
+		t.Errorf("interleaved: %v", inter)
+	}
+	seq := Schedule(3, 2, OrderSequential, 1)
+	if fmt.Sprint(seq) != "[{0 0 1} {1 0 2} {2 1 1} {3 1 2} {4 2 1} {5 2 2}]" {
+		t.Errorf("sequential: %v", seq)
+	}
+	r1, r2 := Schedule(5, 4, OrderRandom, 7), Schedule(5, 4, OrderRandom, 7)
+	if fmt.Sprint(r1) != fmt.Sprint(r2) {
+		t.Error("random order is not reproducible from its seed")
+	}
+	// Every round runs every cell once.
+	for r := 0; r < 4; r++ {
+		seen := map[int]bool{}
+		for _, s := range r1[r*5 : r*5+5] {
+			if s.Repetition != r+1 || seen[s.Cell] {
+				t.Fatalf("round %d: %v", r+1, r1[r*5:r*5+5])
+			}
+			seen[s.Cell] = true
+		}
+	}
+	if fmt.Sprint(Schedule(5, 4, OrderRandom, 8)) == fmt.Sprint(r1) {
+		t.Error("random order ignores its seed")
+	}
+	if RunSeed(1, "a", 1) == RunSeed(1, "a", 2) || RunSeed(1, "a", 1) != RunSeed(1, "a", 1) {
+		t.Error("RunSeed")
+	}
+}
+
+func TestSameValue(t *testing.T) {
+	cases := []struct {
+		kind, req, eff, unit, vartype string
+		same                          bool
+	}{
+		{"postgres", "128MB", "16384", "8kB", "integer", true},
+		{"postgres", "16384", "16384", "8kB", "integer", true},
+		{"postgres", "64MB", "16384", "8kB", "integer", false},
+		{"postgres", "4MB", "4096", "kB", "integer", true},
+		{"postgres", "1GB", "1048576", "kB", "integer", true},
+		{"postgres", "200ms", "200", "ms", "integer", true},
+		{"postgres", "1s", "1000", "ms", "integer", true},
+		{"postgres", "1min", "60", "s", "integer", true},
+		{"postgres", "-1", "-1", "ms", "integer", true},
+		{"postgres", "off", "off", "", "enum", true},
+		{"postgres", "OFF", "off", "", "enum", true},
+		{"postgres", "local", "off", "", "enum", false},
+		{"postgres", "true", "on", "", "bool", true},
+		{"postgres", "0", "off", "", "bool", true},
+		{"postgres", "0.5", "0.5", "", "real", true},
+		{"mysql", "64M", "67108864", "", "", true},
+		{"mysql", "1G", "1073741824", "", "", true},
+		{"mysql", "100M", "134217728", "", "", false},
+		{"mysql", "0", "0", "", "", true},
+		{"mysql", "ON", "1", "", "", true},
+		{"mysql", "O_DIRECT", "O_DIRECT", "", "", true},
+		{"mysql", "o_direct", "O_DIRECT", "", "", true},
+		{"mysql", "fsync", "O_DIRECT", "", "", false},
+	}
+	for _, c := range cases {
+		if got := SameValue(c.kind, c.req, c.eff, c.unit, c.vartype); got != c.same {
+			t.Errorf("SameValue(%s, %q, %q, %q, %q) = %v", c.kind, c.req, c.eff, c.unit, c.vartype, got)
+		}
+	}
+}
+
+func TestMySQLValue(t *testing.T) {
+	for in, want := range map[string]string{"1": "1", "64M": "67108864", "on": "ON", "O_DIRECT": "'O_DIRECT'", "it's": `'it\'s'`, "0.5": "0.5"} {
+		if got := mysqlValue(in); got != want {
+			t.Errorf("mysqlValue(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// Check looks up workloads (relative files from the plan's directory) and, for
+// instances, the installed server's settings.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	plan := `experiment: a
+instance: {kind: postgres}
+workload: nosuch.yaml
+options: {scale: 1}
+settings:
+  shared_bufers: 64MB
+  port: 5555
+  fsync: maybe
+  block_size: 16384
+matrix:
+  settings.synchronous_commit: [on, off]
+`
+	if err := os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadFile(filepath.Join(dir, "p.yaml"))
+	if err == nil {
+		t.Fatal("no problems found")
+	}
+	msg := err.Error()
+	for _, want := range []string{":3: workload", "nosuch.yaml"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in:\n%s", want, msg)
+		}
+	}
+	if _, verr := instance.Version(instance.Postgres, ""); verr == nil {
+		for _, want := range []string{":6: setting shared_bufers: PostgreSQL", "did you mean shared_buffers?", ":7: setting port: fathom sets it itself",
+			":8: setting fsync: \"maybe\" is not on or off", ":9: setting block_size"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("missing %q in:\n%s", want, msg)
+			}
+		}
+	}
+	// A workload option the workload does not have.
+	if err := os.WriteFile(filepath.Join(dir, "q.yaml"), []byte("experiment: a\ntarget: sqlite:x\nworkload: tpcb\noptions: {scael: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "q.yaml")); err == nil || !strings.Contains(err.Error(), "has no option scael") {
+		t.Errorf("unknown option: %v", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestRunShell(t *testing.T) {
+	ctx := context.Background()
+	r := RunShell(ctx, "echo out; echo err >&2; echo $FATHOM_X; exit 3", t.TempDir(), []string{"FATHOM_X=seen"}, time.Minute)
+	if r.OK || r.ExitCode != 3 || !strings.Contains(r.Output, "out\nerr\nseen") || r.Error != "exit status 3" {
+		t.Errorf("result: %+v", r)
+	}
+	r = RunShell(ctx, "true", "", nil, time.Minute)
+	if !r.OK || r.ExitCode != 0 {
+		t.Errorf("true: %+v", r)
+	}
+	// A hook past its timeout is killed with what it started.
+	start := time.Now()
+	r = RunShell(ctx, "sleep 30 & sleep 30", "", nil, 200*time.Millisecond)
+	if r.OK || !strings.Contains(r.Error, "timeout") || time.Since(start) > 10*time.Second {
+		t.Errorf("timeout: %+v after %s", r, time.Since(start))
+	}
+	r.Phase, r.Index = BeforeRun, 2
+	if f := r.Failure(); !strings.Contains(f, "before_run hook 2 (shell) failed") {
+		t.Errorf("failure: %s", f)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(goodPlan)
+	f.Add("experiment: a\ntarget: sqlite:x\nworkload: tpcb\nmatrix: {v: {a: {settings: {x: 1}}}}\n")
+	f.Add("experiment: a\ninstance: {kind: postgres, count: 2}\nworkload: tpcb\nhooks: {before_run: [{sql: [a, b]}]}\n")
+	f.Add("&a [*a, *a]")
+	f.Fuzz(func(t *testing.T, text string) {
+		p, err := Decode("f.yaml", "/", []byte(text))
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) || len(pe.Problems) == 0 {
+				t.Fatalf("error is not a list of problems: %v", err)
+			}
+			return
+		}
+		if len(p.Axes) <= 4 {
+			for _, c := range p.Cells() {
+				_ = c.Key()
+			}
+		}
+	})
+}
