@@ -28,6 +28,11 @@ it at a real server, or -T for a longer run.`,
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "\nstored as run %d in %s: `fathom show %d`, `fathom export %d --format csv`\n", sum.RunID, o.store, sum.RunID, sum.RunID)
+			index, err := writeRunReport(cmd.Context(), env, o.store, sum.RunID)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "report: %s (charts, summary.md, CSV files)\n", index)
 			return nil
 		},
 	}

@@ -339,3 +339,34 @@ func sanitizeName(s string) string {
 		return r
 	}, s)
 }
+
+// writeRunReport writes the report of one stored run to report-run-ID and returns
+// its index.html.
+func writeRunReport(ctx context.Context, env *Env, storePath string, id int64) (string, error) {
+	st, err := openStore(storePath)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	sel, err := selectRuns(ctx, st, []string{strconv.FormatInt(id, 10)})
+	if err != nil {
+		return "", err
+	}
+	data, err := report.LoadRuns(ctx, st, sel.runs, report.DefaultMaxPoints)
+	if err != nil {
+		return "", withCode(ExitFailure, err)
+	}
+	rep, err := report.New(data, report.Options{Generated: fmt.Sprintf("fathom %s on %s", version(), env.Now().UTC().Format("2006-01-02 15:04 MST"))})
+	if err != nil {
+		return "", withCode(ExitFailure, err)
+	}
+	files, err := rep.Files()
+	if err != nil {
+		return "", withCode(ExitFailure, err)
+	}
+	index, err := report.WriteDir(defaultReportDir(sel), files)
+	if err != nil {
+		return "", withCode(ExitFailure, fmt.Errorf("writing the report: %v", err))
+	}
+	return index, nil
+}

@@ -270,8 +270,8 @@ func (r *Report) experimentFigures() []htmlFigure {
 		box.Boxes = append(box.Boxes, Box{Label: c.Name(e.Axes), Min: c.TPS.Min, Q1: c.TPS.Q1, Median: c.TPS.Median, Q3: c.TPS.Q3, Max: c.TPS.Max,
 			Points: metricValues(c.Members, MetricTPS)})
 	}
+	box.Height = 340
 	if len(e.Cells) > 8 {
-		box.Height = 340
 		box.Width = 900
 	}
 	figs = append(figs, htmlFigure{template.HTML(box.SVG()), "TPS of every run, grouped by cell."})

@@ -48,9 +48,9 @@ type LineChart struct {
 	XLabel, YLabel      string
 	XScale              int
 	XUnit, YUnit        Unit
-	XFixed              bool    // use XMin–XMax instead of the data's range
+	XFixed              bool // use XMin–XMax instead of the data's range
 	XMin, XMax          float64
-	YZero               bool    // y axis starts at 0
+	YZero               bool // y axis starts at 0
 	Series              []Series
 	Bands               []Band
 	HLines, VLines      []RefLine
@@ -547,7 +547,11 @@ func (c *BoxChart) SVG() string {
 		fmt.Fprintf(&b, `<text class="tick y" x="%s" y="%s">%s</text>`, f1(f.left-5), f1(y+4), esc(c.YUnit.Number(v)))
 	}
 	gw := (f.right - f.left) / math.Max(1, float64(len(c.Boxes)))
-	rotate := len(c.Boxes) > 8
+	longest := 0
+	for _, bx := range c.Boxes {
+		longest = max(longest, len([]rune(bx.Label)))
+	}
+	rotate := float64(longest)*6 > gw
 	for i, bx := range c.Boxes {
 		cx := f.left + (float64(i)+0.5)*gw
 		bw := math.Min(gw*0.5, 40)
