@@ -364,11 +364,12 @@ func (r *Runner) expression(ctx context.Context, c *Check, s *Sample, e *Express
 	} else {
 		var evalErr error
 		err = r.Opts.State.update(ctx, s.Kind, s.Server, fileName(c.Name), e.Source, func(prev []stateSample) []stateSample {
-			v, reason, evalErr = evalWithState(e, s, prev)
+			var reset bool
+			v, reason, reset, evalErr = evalWithState(e, s, prev)
 			if evalErr != nil {
 				return prev
 			}
-			return nextSamples(prev, s, e, reason != "")
+			return nextSamples(prev, s, e, reset)
 		})
 		if err == nil {
 			err = evalErr
@@ -408,8 +409,8 @@ const minInterval = time.Second
 // evalWithState evaluates a stateful expression against the newest stored sample at
 // least minInterval older than s. reason is set, and no value returned, when there is
 // nothing to compare with: a first run, a run too close to the last one, or counters
-// that started again from zero.
-func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, reason string, err error) {
+// that started again from zero (reset: the older samples are useless now).
+func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, reason string, reset bool, err error) {
 	var base, recent *stateSample
 	for i := len(prev) - 1; i >= 0; i-- {
 		age := s.Time.Sub(prev[i].Time)
@@ -424,34 +425,34 @@ func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, rea
 	if base == nil {
 		// Still report unknown variables and other mistakes at once.
 		if _, err := e.Eval(s.Vars, nil, false, 0); err != nil && !errors.Is(err, errBaseline) {
-			return 0, "", err
+			return 0, "", false, err
 		}
 		if recent != nil {
-			return 0, fmt.Sprintf("collecting a baseline: the previous run was %s ago, less than the %s a delta needs", s.Time.Sub(recent.Time).Round(time.Millisecond), minInterval), nil
+			return 0, fmt.Sprintf("collecting a baseline: the previous run was %s ago, less than the %s a delta needs", s.Time.Sub(recent.Time).Round(time.Millisecond), minInterval), false, nil
 		}
-		return 0, "collecting a baseline: this is the first run of this check, values come from the next run on", nil
+		return 0, "collecting a baseline: this is the first run of this check, values come from the next run on", false, nil
 	}
 	const slack = 2.5 // seconds: Uptime has whole seconds, and the samples are not taken at once
 	if s.Started-base.Started > slack {
-		return 0, fmt.Sprintf("the server restarted at %s since the last run (counters start again from zero): collecting a new baseline", serverTime(s.Started)), nil
+		return 0, fmt.Sprintf("the server restarted at %s since the last run (counters start again from zero): collecting a new baseline", serverTime(s.Started)), true, nil
 	}
 	if s.StatsReset-base.StatsReset > slack && base.StatsReset != 0 {
 		what := "FLUSH STATUS"
 		if s.Kind == "postgres" {
 			what = "pg_stat_reset()"
 		}
-		return 0, fmt.Sprintf("statistics were reset at %s since the last run (%s): collecting a new baseline", serverTime(s.StatsReset), what), nil
+		return 0, fmt.Sprintf("statistics were reset at %s since the last run (%s): collecting a new baseline", serverTime(s.StatsReset), what), true, nil
 	}
 	elapsed := s.Time.Sub(base.Time).Seconds()
 	v, err = e.Eval(s.Vars, base.Vars, true, elapsed)
 	var re *resetError
 	if errors.As(err, &re) {
-		return 0, re.Error() + ": collecting a new baseline", nil
+		return 0, re.Error() + ": collecting a new baseline", true, nil
 	}
 	if errors.Is(err, errBaseline) {
-		return 0, "collecting a baseline: the previous run did not record every variable this check reads", nil
+		return 0, "collecting a baseline: the previous run did not record every variable this check reads", true, nil
 	}
-	return v, "", err
+	return v, "", false, err
 }
 
 func serverTime(unix float64) string {
@@ -459,9 +460,8 @@ func serverTime(unix float64) string {
 	return time.Unix(int64(sec), int64(frac*1e9)).UTC().Format("2006-01-02 15:04:05Z")
 }
 
-// keepSamples is how many samples a check's state keeps: enough that one is old
-// enough for a delta when runs come close together.
-const keepSamples = 4
+// keepSamples bounds how many samples a check's state keeps.
+const keepSamples = 16
 
 // nextSamples is what the state keeps after this run: the newest samples with
 // distinct times (a cached sample may be seen twice), or only this one after a reset.
@@ -478,8 +478,19 @@ func nextSamples(prev []stateSample, s *Sample, e *Expression, reset bool) []sta
 	}
 	out = append(out, cur)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	// A later run needs the newest sample at least minInterval older than itself:
+	// keep every sample of the last minInterval and the one just before them.
+	newest := out[len(out)-1].Time
+	first := len(out) - 1
+	for first > 0 && newest.Sub(out[first-1].Time) < minInterval {
+		first--
+	}
+	if first > 0 {
+		first--
+	}
+	out = out[first:]
 	if len(out) > keepSamples {
-		out = out[len(out)-keepSamples:]
+		out = append(out[:1], out[len(out)-keepSamples+1:]...)
 	}
 	return out
 }
