@@ -41,7 +41,7 @@ func Run(ctx context.Context, env *Env) int {
 	root := newRoot(env)
 	root.SetArgs(env.Args)
 	err := root.ExecuteContext(ctx)
-	if err != nil {
+	if err != nil && !errors.Is(err, errReported) { // check prints its own Nagios line
 		msg := target.RedactString(strings.TrimSpace(err.Error()))
 		fmt.Fprintf(env.Stderr, "fathom: %s\n", msg)
 	}
@@ -86,6 +86,11 @@ Start with:  fathom quickstart`,
 		newCompareCmd(env),
 		newWorkloadsCmd(env),
 		newWorkloadCmd(env),
+		newCheckCmd(env),
+		newHeartbeatCmd(env),
+		newExperimentCmd(env),
+		newExperimentsCmd(env),
+		newInstanceCmd(env),
 	)
 	for _, c := range root.Commands() {
 		if c.Args == nil {

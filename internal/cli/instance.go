@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fathom-lab/fathom/internal/instance"
+)
+
+func newInstanceCmd(env *Env) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "instance",
+		Short: "Start, list and stop throwaway local PostgreSQL and MariaDB servers",
+		Long: `fathom can start its own servers for experiments: a PostgreSQL cluster (initdb + pg_ctl)
+or a MariaDB data directory (mariadb-install-db + mariadbd) in a work directory, on a
+free port and its own socket, never touching the machine's default servers. As root the
+server runs as the postgres or mysql user. Plans start and remove them by themselves
+(instance: in a plan); these commands are for using one by hand.`,
+		Example: `  fathom instance start --kind postgres --name pg1 --set shared_buffers=256MB
+  fathom prepare --target "$(fathom instance dsn pg1)" --workload tpcb
+  fathom instance list
+  fathom instance stop pg1`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown instance command %q: use start, stop, list or dsn", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	def := env.Getenv("FATHOM_INSTANCE_DIR")
+	cmd.PersistentFlags().StringVar(&dir, "dir", def, "base directory of instances (also $FATHOM_INSTANCE_DIR; default "+instance.DefaultDir()+")")
+	cmd.AddCommand(newInstanceStartCmd(env, &dir), newInstanceStopCmd(env, &dir), newInstanceListCmd(env, &dir), newInstanceDSNCmd(env, &dir))
+	return cmd
+}
+
+func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
+	var kind, name, ver string
+	var sets []string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "start [--kind postgres|mariadb] [--name NAME]",
+		Short: "Create and start an instance (or start a stopped one by its name)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var settings []instance.Setting
+			for _, s := range sets {
+				k, v, err := parseKV(s, "--set")
+				if err != nil {
+					return usagef("%v", err)
+				}
+				settings = append(settings, instance.Setting{Name: k, Value: v})
+			}
+			if name != "" {
+				if inst, err := instance.Find(*dir, name); err == nil {
+					return startExisting(ctx, env, inst, settings, cmd.Flags().Changed("set"), timeout)
+				}
+			}
+			k, err := instance.ParseKind(kind)
+			if err != nil {
+				return usagef("--kind: %v", err)
+			}
+			if name == "" {
+				name = fmt.Sprintf("%s-%s", k, env.Now().Format("20060102-150405"))
+			}
+			if !instance.ValidName(name) {
+				return usagef("--name %q: use letters, digits, '.', '_' and '-'", name)
+			}
+			ctx, stop := env.Interrupts(ctx)
+			defer stop()
+			inst, err := instance.Create(ctx, instance.Options{Kind: k, Name: name, Dir: *dir, Version: ver, Settings: settings, StartTimeout: timeout, Owner: "fathom instance start"})
+			if err != nil {
+				return withCode(ExitFailure, err)
+			}
+			if err := inst.Start(ctx); err != nil {
+				_ = inst.Remove(context.WithoutCancel(ctx))
+				return withCode(ExitFailure, err)
+			}
+			printInstance(env, inst, "started")
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&kind, "kind", "postgres", "postgres or mariadb")
+	fs.StringVar(&name, "name", "", "instance name (default: kind and time); an existing stopped instance of that name is started")
+	fs.StringVar(&ver, "version", "", "PostgreSQL major version (default: the newest installed)")
+	fs.StringArrayVar(&sets, "set", nil, "server setting name=value (repeatable)")
+	durationVarP(fs, &timeout, "start-timeout", "", 60*time.Second, "how long to wait for the server to accept connections")
+	return cmd
+}
+
+func startExisting(ctx context.Context, env *Env, inst *instance.Instance, settings []instance.Setting, reconfigure bool, timeout time.Duration) error {
+	if reconfigure {
+		if err := inst.Configure(settings); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	inst.SetStartTimeout(timeout)
+	if inst.Running() {
+		if reconfigure {
+			if err := inst.Restart(ctx); err != nil {
+				return withCode(ExitFailure, err)
+			}
+			printInstance(env, inst, "restarted")
+			return nil
+		}
+		printInstance(env, inst, "already running")
+		return nil
+	}
+	if err := inst.Start(ctx); err != nil {
+		return withCode(ExitFailure, err)
+	}
+	printInstance(env, inst, "started")
+	return nil
+}
+
+func printInstance(env *Env, inst *instance.Instance, what string) {
+	fmt.Fprintf(env.Stdout, "instance %s %s: %s %s on port %d\n", inst.Name, what, inst.Kind, inst.Version, inst.Port)
+	fmt.Fprintf(env.Stdout, "  target:  %s\n", inst.DSN())
+	fmt.Fprintf(env.Stdout, "  socket:  %s\n", inst.Socket)
+	fmt.Fprintf(env.Stdout, "  data:    %s\n", inst.DataDir())
+	fmt.Fprintf(env.Stdout, "  log:     %s\n", inst.LogFile())
+	for _, s := range inst.Settings {
+		fmt.Fprintf(env.Stdout, "  setting: %s = %s\n", s.Name, s.Value)
+	}
+	fmt.Fprintf(env.Stdout, "stop and remove it with `fathom instance stop %s`\n", inst.Name)
+}
+
+func newInstanceStopCmd(env *Env, dir *string) *cobra.Command {
+	var all, keep bool
+	cmd := &cobra.Command{
+		Use:   "stop NAME... | --all",
+		Short: "Stop instances and remove them with their data (--keep: only stop)",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if all == (len(args) > 0) {
+				return usagef("%s needs instance names (see `fathom instance list`) or --all", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := context.WithoutCancel(cmd.Context())
+			var insts []*instance.Instance
+			if all {
+				list, err := instance.List(*dir)
+				if err != nil {
+					return withCode(ExitFailure, err)
+				}
+				insts = list
+			} else {
+				for _, n := range args {
+					inst, err := instance.Find(*dir, n)
+					if err != nil {
+						return usagef("%v", err)
+					}
+					insts = append(insts, inst)
+				}
+			}
+			var failed []string
+			for _, inst := range insts {
+				var err error
+				what := "stopped and removed"
+				if keep {
+					err, what = inst.Stop(ctx), "stopped (kept in "+inst.Path+")"
+				} else {
+					err = inst.Remove(ctx)
+				}
+				if err != nil {
+					fmt.Fprintf(env.Stderr, "fathom: %v\n", err)
+					failed = append(failed, inst.Name)
+					continue
+				}
+				fmt.Fprintf(env.Stdout, "instance %s %s\n", inst.Name, what)
+			}
+			if len(insts) == 0 {
+				fmt.Fprintln(env.Stdout, "no instances")
+			}
+			if len(failed) > 0 {
+				return withCode(ExitFailure, fmt.Errorf("could not stop %s", strings.Join(failed, ", ")))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "every instance in the directory")
+	cmd.Flags().BoolVar(&keep, "keep", false, "only stop: keep the data directory to start it again later")
+	return cmd
+}
+
+func newInstanceListCmd(env *Env, dir *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List instances: name, kind, port, running or stopped, owner",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			list, err := instance.List(*dir)
+			if err != nil {
+				return withCode(ExitFailure, err)
+			}
+			if asJSON {
+				type row struct {
+					*instance.Instance
+					Running bool   `json:"running"`
+					DSN     string `json:"dsn"`
+				}
+				rows := []row{}
+				for _, i := range list {
+					rows = append(rows, row{i, i.Running(), i.DSN()})
+				}
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			if len(list) == 0 {
+				d := *dir
+				if d == "" {
+					d = instance.DefaultDir()
+				}
+				fmt.Fprintf(env.Stdout, "no instances in %s\n", d)
+				return nil
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tKIND\tVERSION\tPORT\tSTATE\tOWNER\tTARGET")
+			for _, i := range list {
+				state := "stopped"
+				if i.Running() {
+					state = "running"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", i.Name, i.Kind, i.Version, i.Port, state, i.Owner, i.DSN())
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newInstanceDSNCmd(env *Env, dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "dsn NAME",
+		Short: "Print an instance's target DSN (for --target \"$(fathom instance dsn NAME)\")",
+		Args:  exactArgs(1, "an instance name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			inst, err := instance.Find(*dir, args[0])
+			if err != nil {
+				return usagef("%v", err)
+			}
+			fmt.Fprintln(env.Stdout, inst.DSN())
+			return nil
+		},
+	}
+}
