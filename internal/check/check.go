@@ -186,7 +186,13 @@ func (r *Runner) connFailure(err error) error {
 	case target.ClassUndefined:
 		hint = " (does the database exist?)"
 	}
-	return &failure{r.Opts.ConnectFailure, fmt.Sprintf("cannot connect to %s: %s%s", r.server, oneLine(err.Error()), hint)}
+	msg := oneLine(err.Error())
+	// "connecting to HOST:PORT: dial tcp HOST:PORT: connect: connection refused" says
+	// the address three times.
+	msg = strings.TrimPrefix(msg, "connecting to "+r.server+": ")
+	msg = strings.TrimPrefix(msg, "dial tcp "+r.server+": ")
+	msg = strings.TrimPrefix(msg, "connect: ")
+	return &failure{r.Opts.ConnectFailure, fmt.Sprintf("cannot connect to %s: %s%s", r.server, msg, hint)}
 }
 
 // connection returns the runner's connection, opening it on first use.
@@ -412,8 +418,12 @@ const minInterval = time.Second
 // that started again from zero (reset: the older samples are useless now).
 func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, reason string, reset bool, err error) {
 	var base, recent *stateSample
+	cached := false
 	for i := len(prev) - 1; i >= 0; i-- {
 		age := s.Time.Sub(prev[i].Time)
+		if age == 0 {
+			cached = true
+		}
 		if age >= minInterval {
 			base = &prev[i]
 			break
@@ -426,6 +436,9 @@ func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, rea
 		// Still report unknown variables and other mistakes at once.
 		if _, err := e.Eval(s.Vars, nil, false, 0); err != nil && !errors.Is(err, errBaseline) {
 			return 0, "", false, err
+		}
+		if cached && recent == nil {
+			return 0, "collecting a baseline: the previous run used this same cached sample of the server (see --cache-age)", false, nil
 		}
 		if recent != nil {
 			return 0, fmt.Sprintf("collecting a baseline: the previous run was %s ago, less than the %s a delta needs", s.Time.Sub(recent.Time).Round(time.Millisecond), minInterval), false, nil

@@ -86,14 +86,8 @@ Start with:  fathom quickstart`,
 		newCompareCmd(env),
 		newWorkloadsCmd(env),
 		newWorkloadCmd(env),
-		newExperimentCmd(env),
-		newExperimentsCmd(env),
-		newInstanceCmd(env),
 		newCheckCmd(env),
 		newHeartbeatCmd(env),
-		newExperimentCmd(env),
-		newExperimentsCmd(env),
-		newInstanceCmd(env),
 	)
 	for _, c := range root.Commands() {
 		if c.Args == nil {
