@@ -88,6 +88,9 @@ Start with:  fathom quickstart`,
 		newWorkloadCmd(env),
 		newCheckCmd(env),
 		newHeartbeatCmd(env),
+		newExperimentCmd(env),
+		newExperimentsCmd(env),
+		newInstanceCmd(env),
 	)
 	for _, c := range root.Commands() {
 		if c.Args == nil {
