@@ -171,6 +171,7 @@ type SparseDecoder struct {
 	zr      io.ReadCloser
 	header  [40]byte
 	payload []byte
+	scratch Sparse
 }
 
 const (
@@ -238,16 +239,14 @@ func (d *SparseDecoder) Decode(b []byte) (*Sparse, error) {
 		return nil, fmt.Errorf("corrupt histogram: payload: %v", err)
 	}
 	_ = highest
-	// First pass: validate and count populated buckets, so that the second pass
-	// fills slices of exactly the right size.
-	populated, err := scanPayload(p, maxIdx, nil)
-	if err != nil {
+	// One pass into reused scratch slices, then copies of exactly the right size.
+	d.scratch.idx, d.scratch.cnt, d.scratch.total = d.scratch.idx[:0], d.scratch.cnt[:0], 0
+	if _, err := scanPayload(p, maxIdx, &d.scratch); err != nil {
 		return nil, err
 	}
-	s := &Sparse{geo: geo, idx: make([]int32, 0, populated), cnt: make([]int64, 0, populated)}
-	if _, err := scanPayload(p, maxIdx, s); err != nil {
-		return nil, err
-	}
+	s := &Sparse{geo: geo, total: d.scratch.total, idx: make([]int32, len(d.scratch.idx)), cnt: make([]int64, len(d.scratch.cnt))}
+	copy(s.idx, d.scratch.idx)
+	copy(s.cnt, d.scratch.cnt)
 	return s, nil
 }
 

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+// BenchmarkExperimentReport renders the report of an experiment of 100 runs × 3,600
+// one-second intervals (10 clients values × 10 repetitions), from the store to every
+// file's bytes: what `fathom report exp:…` does.
+//
+//	go test ./internal/report -run XXX -bench ExperimentReport -benchtime 1x
+func BenchmarkExperimentReport(b *testing.B) {
+	st, runs := benchStore(b, 100, 3600)
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		data, err := LoadRuns(context.Background(), st, runs, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		r, err := New(data, Options{Axes: []string{"clients"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		fs, err := r.Files()
+		b.Logf("load %v, render %v", t1.Sub(t0), time.Since(t1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		size := 0
+		for _, f := range fs {
+			size += len(f.Data)
+		}
+		b.ReportMetric(float64(size)/1e6, "MB-written")
+		b.ReportMetric(float64(len(fs[0].Data))/1e6, "MB-html")
+	}
+}
+
+// benchStore writes one run through the store's API and copies it in SQL (writing
+// 360,000 intervals one transaction each would take minutes).
+func benchStore(b *testing.B, n, intervals int) (*store.Store, []*store.Run) {
+	b.Helper()
+	st, ids := newFixtureStore(b, []fixtureRun{{clients: 10, intervals: intervals, warmup: 60, tps: 500, latencyMs: 2, seed: 1,
+		errEvery: 1000, labels: map[string]string{"clients": "10", "rep": "1"}, dip: [2]int{1000, 1100}}})
+	db, err := sql.Open("sqlite", "file:"+st.Path()+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	tx, err := db.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 1; i < n; i++ {
+		id := ids[0] + int64(i)
+		start := epoch.Add(time.Duration(i) * time.Hour).UnixNano()
+		stmts := []string{
+			fmt.Sprintf(`INSERT INTO runs SELECT %d, '%d-'||uuid, tool_version, command, workload, options, seed, target_kind, target, server_version,
+				settings, host, %d, rate, duration_ns, transactions, warmup_ns, interval_ns, txn_types, %d, ended_at, status, reason, summary FROM runs WHERE id = %d`,
+				id, i, 10*(i%10+1), start, ids[0]),
+			fmt.Sprintf(`INSERT INTO run_labels VALUES (%d, 'clients', '%d'), (%d, 'rep', '%d')`, id, 10*(i%10+1), id, i/10+1),
+			fmt.Sprintf(`INSERT INTO intervals SELECT %d, idx, start_ns, end_ns, warmup, reconnects FROM intervals WHERE run_id = %d`, id, ids[0]),
+			fmt.Sprintf(`INSERT INTO interval_types SELECT %d, idx, type, ok, failed, retries, statements, late, dropped, errors, latency, service, failed_latency
+				FROM interval_types WHERE run_id = %d`, id, ids[0]),
+		}
+		for _, s := range stmts {
+			if _, err := tx.Exec(s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	var runs []*store.Run
+	for i := 0; i < n; i++ {
+		r, err := st.Run(context.Background(), ids[0]+int64(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	return st, runs
+}
