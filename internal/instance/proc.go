@@ -203,3 +203,7 @@ func waitGone(ctx context.Context, pid int, p *process, timeout time.Duration) b
 	}
 	return false
 }
+
+// CurrentPID is this process's id, recorded so that a later fathom can tell whether
+// an experiment is still being run.
+func CurrentPID() int { return os.Getpid() }

@@ -29,7 +29,8 @@ type Cell struct {
 	Instances    int
 }
 
-// Coord is a cell's value on one axis.
+// Coord is a cell's value on one axis. Axis is the axis's short name (ShortAxis):
+// synchronous_commit for settings.synchronous_commit.
 type Coord struct {
 	Axis  string `json:"axis"`
 	Value string `json:"value"`
@@ -111,7 +112,7 @@ func (p *Plan) Cells() []*Cell {
 		var coords []Coord
 		for a, ax := range p.Axes {
 			av := ax.Values[idx[a]]
-			coords = append(coords, Coord{Axis: ax.Name, Value: av.Label})
+			coords = append(coords, Coord{Axis: ShortAxis(ax.Name), Value: av.Label})
 			params = overlay(params, av.Params)
 		}
 		cell := resolve(params)

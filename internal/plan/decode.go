@@ -404,6 +404,14 @@ func (d *decoder) matrix(n *yaml.Node) {
 		if len(ax.Values) == 0 {
 			d.probs.at(k, "matrix %s has no values", name)
 		}
+		for _, prev := range d.p.Axes {
+			if ShortAxis(prev.Name) == ShortAxis(name) {
+				d.probs.at(k, "matrix: axes %s and %s would both be called %s in results: rename one", prev.Name, name, ShortAxis(name))
+			}
+		}
+		if name == "rep" || name == "repetition" || name == "experiment" {
+			d.probs.at(k, "matrix: %s names the experiment's own labels; choose another axis name", name)
+		}
 		d.p.Axes = append(d.p.Axes, ax)
 	}
 }

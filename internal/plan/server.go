@@ -12,8 +12,7 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/target"
-	"github.com/fathom-lab/fathom/internal/target/mysql"
-	"github.com/fathom-lab/fathom/internal/target/postgres"
+	"github.com/fathom-lab/fathom/internal/target/targets"
 )
 
 // Server is where a cell's runs go: a managed instance or an external server. It
@@ -83,21 +82,28 @@ func (s *Server) ikind() instance.Kind {
 
 // Connect opens one connection for settings, hooks and checks.
 func (s *Server) Connect(ctx context.Context) (target.Conn, error) {
-	cfg := target.Config{ConnectTimeout: 10 * time.Second, AppName: "fathom"}
-	var t target.Target
-	var err error
-	switch s.kind {
-	case "postgres":
-		t, err = postgres.Open(s.dsn, cfg)
-	case "mysql":
-		t, err = mysql.Open(s.dsn, cfg)
-	default:
-		return nil, fmt.Errorf("%s: server settings need PostgreSQL or MySQL/MariaDB", s.redacted)
-	}
+	t, err := targets.Open(s.dsn, target.Config{ConnectTimeout: 10 * time.Second, AppName: "fathom"})
 	if err != nil {
 		return nil, err
 	}
-	return t.Connect(ctx)
+	c, err := t.Connect(ctx)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	return &closingConn{Conn: c, t: t}, nil
+}
+
+// closingConn closes its target with the connection (SQLite holds the file).
+type closingConn struct {
+	target.Conn
+	t target.Target
+}
+
+func (c *closingConn) Close() error {
+	err := c.Conn.Close()
+	c.t.Close()
+	return err
 }
 
 // Change says what Apply did.
