@@ -41,7 +41,9 @@ func Compare(metric string, a, b []float64, alpha, confidence float64) Compariso
 	t := MannWhitney(a, b)
 	c.P, c.Exact = t.P, t.Exact
 	c.Significant = t.P < alpha
-	if t.MinP >= alpha {
+	if t.MinP >= 1 && c.A.Min == c.A.Max && c.B.Min == c.B.Max && c.A.Min == c.B.Min {
+		c.Warnings = append(c.Warnings, "every value is the same on both sides")
+	} else if t.MinP >= alpha {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("too few repetitions to tell: with %d and %d values the smallest possible p-value is %.3g (≥ α %g); need ≥ %d per side",
 			c.A.N, c.B.N, t.MinP, alpha, MinSamplesPerSide(alpha)))
 	}
