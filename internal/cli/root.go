@@ -91,6 +91,9 @@ Start with:  fathom quickstart`,
 		newExperimentCmd(env),
 		newExperimentsCmd(env),
 		newInstanceCmd(env),
+		newWatchCmd(env),
+		newStallsCmd(env),
+		newCollectorsCmd(env),
 	)
 	for _, c := range root.Commands() {
 		if c.Args == nil {

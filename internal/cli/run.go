@@ -36,6 +36,7 @@ type runOpts struct {
 	json         bool
 	quiet        bool
 	reconnect    time.Duration
+	sampling     samplingOpts // server and OS metrics (sampling.go)
 	bench        *benchHooks // set when an experiment drives the run (bench.go)
 }
 
@@ -56,6 +57,7 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	fs.BoolVar(&o.json, "json", false, "print the final summary as JSON on stdout (live lines go to stderr)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live interval lines")
 	durationVarP(fs, &o.reconnect, "reconnect-timeout", "", 30*time.Second, "fail the run if a client cannot reconnect for this long")
+	o.sampling.register(fs)
 }
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -142,6 +144,9 @@ func (o *runOpts) execute(ctx context.Context, env *Env, cmd *cobra.Command) (*m
 		return nil, err
 	}
 	defer tgt.Close()
+	if err := o.sampling.check(tgt.Kind()); err != nil {
+		return nil, err
+	}
 
 	setupCtx, cancel := context.WithTimeout(ctx, o.connectTimeout+time.Minute)
 	defer cancel()
@@ -205,6 +210,7 @@ func (o *runOpts) execute(ctx context.Context, env *Env, cmd *cobra.Command) (*m
 	if err := o.bench.created(ctx, st, id); err != nil {
 		return nil, withCode(ExitFailure, err)
 	}
+	smp := o.sampling.startRun(ctx, env, tgt, o.target, st, id, cfg.Interval)
 
 	live := io.Writer(env.Stdout)
 	if o.json {
@@ -225,9 +231,11 @@ func (o *runOpts) execute(ctx context.Context, env *Env, cmd *cobra.Command) (*m
 		}
 		totals.Add(iv)
 		lp.interval(iv)
+		smp.interval(r.Start(), iv)
 		return nil
 	})
 	lp.done()
+	smp.finish(ctx, r.Start())
 
 	sum := totals.Summary()
 	sum.RunID, sum.Status, sum.Reason = id, res.Status, res.Reason
@@ -242,6 +250,7 @@ func (o *runOpts) execute(ctx context.Context, env *Env, cmd *cobra.Command) (*m
 		_ = enc.Encode(sum)
 	} else if o.bench.summary() {
 		report.WriteSummary(env.Stdout, run, &sum)
+		smp.report(env.Stdout)
 	}
 	switch res.Status {
 	case runner.StatusInterrupted:

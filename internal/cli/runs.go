@@ -161,13 +161,16 @@ func newShowCmd(env *Env) *cobra.Command {
 				enc := json.NewEncoder(env.Stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(struct {
-					Run     *store.Run       `json:"run"`
-					Summary *measure.Summary `json:"summary"`
-				}{run, sum})
+					Run      *store.Run       `json:"run"`
+					Summary  *measure.Summary `json:"summary"`
+					Sampling *samplingJSON    `json:"sampling,omitempty"`
+				}{run, sum, samplingFor(cmd.Context(), st, run)})
 			}
 			report.WriteProvenance(env.Stdout, run)
-			report.WriteSummary(env.Stdout, run, sum)
-			return nil
+			if run.Workload != watchWorkload {
+				report.WriteSummary(env.Stdout, run, sum)
+			}
+			return writeSampling(cmd.Context(), env.Stdout, st, run)
 		},
 	}
 	storeFlag(cmd.Flags(), env, &path)

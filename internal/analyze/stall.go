@@ -1,0 +1,289 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+// Stall detection. A stall is a stretch of report intervals whose throughput falls
+// below Threshold × the run's rolling median throughput (the median of the Window
+// intervals centred on each one). Warm-up intervals and intervals shorter than half
+// the usual length (the last, partial one) are neither stalls nor baseline.
+
+// StallParams are the documented, adjustable thresholds of stall detection.
+type StallParams struct {
+	// Threshold: an interval is low when its throughput is below Threshold × the
+	// rolling median (default 0.5: below half).
+	Threshold float64 `json:"threshold"`
+	// Window is the rolling median's width in intervals, centred (default 31; a run
+	// shorter than that uses all of it).
+	Window int `json:"window"`
+	// MinIntervals is the fewest consecutive low intervals that make a stall
+	// (default 1).
+	MinIntervals int `json:"min_intervals"`
+	// Merge joins stalls separated by at most this many normal intervals (default 1).
+	Merge int `json:"merge"`
+	// Evidence is how many unusual metrics to keep per stall (default 8).
+	Evidence int `json:"evidence"`
+	// MinScore is the robust z-score a metric needs to count as unusual (default 3).
+	MinScore float64 `json:"min_score"`
+}
+
+// DefaultStallParams are the defaults described on StallParams.
+func DefaultStallParams() StallParams {
+	return StallParams{Threshold: 0.5, Window: 31, MinIntervals: 1, Merge: 1, Evidence: 8, MinScore: 3}
+}
+
+// Validate reports the first unusable value with the fix.
+func (p StallParams) Validate() error {
+	switch {
+	case !(p.Threshold > 0 && p.Threshold < 1):
+		return fmt.Errorf("stall threshold %v: use a fraction of the rolling median between 0 and 1, e.g. 0.5", p.Threshold)
+	case p.Window < 3:
+		return fmt.Errorf("stall window %d: use at least 3 intervals", p.Window)
+	case p.MinIntervals < 1:
+		return fmt.Errorf("stall min-intervals %d: use at least 1", p.MinIntervals)
+	case p.Merge < 0:
+		return fmt.Errorf("stall merge %d: use 0 or more intervals", p.Merge)
+	}
+	return nil
+}
+
+func (p StallParams) withDefaults() StallParams {
+	d := DefaultStallParams()
+	if p.Threshold == 0 {
+		p.Threshold = d.Threshold
+	}
+	if p.Window == 0 {
+		p.Window = d.Window
+	}
+	if p.MinIntervals == 0 {
+		p.MinIntervals = d.MinIntervals
+	}
+	if p.Evidence == 0 {
+		p.Evidence = d.Evidence
+	}
+	if p.MinScore == 0 {
+		p.MinScore = d.MinScore
+	}
+	return p
+}
+
+// ThroughputPoint is one interval's throughput.
+type ThroughputPoint struct {
+	Index      int
+	Start, End time.Duration
+	Warmup     bool
+	// Value is the throughput per second.
+	Value float64
+	// Reconnects stallDuring the interval (a sign of a server stallRestart).
+	Reconnects int64
+}
+
+// StallInput is everything stall analysis looks at: a pure function of stored data.
+type StallInput struct {
+	Throughput []ThroughputPoint
+	// Unit names what Throughput measures: "tps", or a server rate such as
+	// "pg.xact_commit" for watch sessions.
+	Unit    string
+	Metrics []store.MetricSeries
+	// Settings are the run's recorded settings (server and vm.*).
+	Settings map[string]string
+	// Kind is the target kind; Local says whether OS metrics describe the server's host.
+	Kind  string
+	Local bool
+}
+
+// FindStalls detects stalls and explains each one.
+func FindStalls(in StallInput, p StallParams) []store.Stall {
+	p = p.withDefaults()
+	used := stallUsable(in.Throughput)
+	if len(used) < 3 {
+		return nil
+	}
+	vals := make([]float64, len(used))
+	for i, pt := range used {
+		vals[i] = pt.Value
+	}
+	med := stallRollingMedian(vals, p.Window)
+	low := make([]bool, len(used))
+	for i := range used {
+		low[i] = med[i] > 0 && vals[i] < p.Threshold*med[i]
+	}
+	spans := stallSpans(low, p.MinIntervals, p.Merge)
+	if len(spans) == 0 {
+		return nil
+	}
+	// Baseline intervals for metrics: not in a stall, nor right before or after one.
+	near := map[int]bool{}
+	for _, sp := range spans {
+		for i := sp[0] - 1; i <= sp[1]+1; i++ {
+			if i >= 0 && i < len(used) {
+				near[used[i].Index] = true
+			}
+		}
+	}
+	var baseline []int
+	for _, pt := range used {
+		if !near[pt.Index] {
+			baseline = append(baseline, pt.Index)
+		}
+	}
+	tp := map[int]float64{}
+	for _, pt := range used {
+		tp[pt.Index] = pt.Value
+	}
+	an := newStallAttributor(in, p, baseline, tp)
+	var out []store.Stall
+	for _, sp := range spans {
+		st := store.Stall{
+			Number:        len(out) + 1,
+			FirstInterval: used[sp[0]].Index,
+			LastInterval:  used[sp[1]].Index,
+			Start:         used[sp[0]].Start,
+			End:           used[sp[1]].End,
+			Throughput:    in.Unit,
+			Min:           math.Inf(1),
+		}
+		var sumMed, sumVal, secs float64
+		var n int
+		var reconnects int64
+		for i := sp[0]; i <= sp[1]; i++ {
+			pt := used[i]
+			s := (pt.End - pt.Start).Seconds()
+			sumMed += med[i]
+			sumVal += vals[i]
+			secs += s
+			n++
+			if vals[i] < st.Min {
+				st.Min = vals[i]
+			}
+			if med[i] > vals[i] {
+				st.Lost += (med[i] - vals[i]) * s
+			}
+			reconnects += pt.Reconnects
+		}
+		st.Baseline, st.Mean = stallRound(sumMed/float64(n)), stallRound(sumVal/float64(n))
+		st.Min, st.Lost = stallRound(st.Min), math.Round(st.Lost)
+		if st.Baseline > 0 {
+			st.Depth = stallRound(1 - st.Mean/st.Baseline)
+		}
+		window := []int{}
+		if sp[0] > 0 {
+			window = append(window, used[sp[0]-1].Index)
+		}
+		for i := sp[0]; i <= sp[1]; i++ {
+			window = append(window, used[i].Index)
+		}
+		an.explain(&st, window, reconnects)
+		out = append(out, st)
+	}
+	return out
+}
+
+// stallUsable drops warm-up intervals and short (partial) ones.
+func stallUsable(pts []ThroughputPoint) []ThroughputPoint {
+	var lens []float64
+	for _, pt := range pts {
+		if !pt.Warmup && pt.End > pt.Start {
+			lens = append(lens, float64(pt.End-pt.Start))
+		}
+	}
+	if len(lens) == 0 {
+		return nil
+	}
+	typical := stallMedian(lens)
+	var out []ThroughputPoint
+	for _, pt := range pts {
+		if pt.Warmup || float64(pt.End-pt.Start) < typical/2 || math.IsNaN(pt.Value) {
+			continue
+		}
+		out = append(out, pt)
+	}
+	return out
+}
+
+// stallRollingMedian is the median of the w values centred on each (clamped at the ends,
+// so every window has min(w, len) values).
+func stallRollingMedian(v []float64, w int) []float64 {
+	n := len(v)
+	if w > n {
+		w = n
+	}
+	out := make([]float64, n)
+	buf := make([]float64, 0, w)
+	for i := range v {
+		lo := i - w/2
+		if lo < 0 {
+			lo = 0
+		}
+		hi := lo + w
+		if hi > n {
+			hi = n
+			lo = n - w
+		}
+		buf = append(buf[:0], v[lo:hi]...)
+		out[i] = stallMedian(buf)
+	}
+	return out
+}
+
+// stallMedian is the median of v, reordering v (no copy: it runs per interval).
+func stallMedian(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(v)
+	m := len(v) / 2
+	if len(v)%2 == 1 {
+		return v[m]
+	}
+	return (v[m-1] + v[m]) / 2
+}
+
+// stallSpans returns [first, last] positions of runs of low intervals at least min long,
+// after joining runs separated by at most merge normal intervals.
+func stallSpans(low []bool, min, merge int) [][2]int {
+	var spans [][2]int
+	for i := 0; i < len(low); {
+		if !low[i] {
+			i++
+			continue
+		}
+		j := i
+		for j+1 < len(low) && low[j+1] {
+			j++
+		}
+		if n := len(spans); n > 0 && i-spans[n-1][1]-1 <= merge {
+			spans[n-1][1] = j
+		} else {
+			spans = append(spans, [2]int{i, j})
+		}
+		i = j + 1
+	}
+	out := spans[:0]
+	for _, sp := range spans {
+		count := 0
+		for k := sp[0]; k <= sp[1]; k++ {
+			if low[k] {
+				count++
+			}
+		}
+		if count >= min {
+			out = append(out, sp)
+		}
+	}
+	return slices.Clip(out)
+}
+
+func stallRound(v float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0
+	}
+	return math.Round(v*1000) / 1000
+}
