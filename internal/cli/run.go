@@ -37,7 +37,7 @@ type runOpts struct {
 	quiet        bool
 	reconnect    time.Duration
 	sampling     samplingOpts // server and OS metrics (sampling.go)
-	bench        *benchHooks // set when an experiment drives the run (bench.go)
+	bench        *benchHooks  // set when an experiment drives the run (bench.go)
 }
 
 func (o *runOpts) register(cmd *cobra.Command, env *Env) {

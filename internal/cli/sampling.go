@@ -77,19 +77,19 @@ func (o *samplingOpts) sampler(tgt target.Target, dsn string, interval time.Dura
 // interval sink triggers a sample at each boundary (never waiting for it), and samples
 // are stored as they come.
 type runSampling struct {
-	opts    *samplingOpts
-	env     *Env
-	st      *store.Store
-	runID   int64
-	smp     *collect.Sampler
-	loop    *collect.Loop
-	w       *store.SampleWriter
-	mu      sync.Mutex
-	origin  bool
-	pending []*collect.Sample
-	errs    int
-	lastErr error
-	stalls  []store.Stall
+	opts     *samplingOpts
+	env      *Env
+	st       *store.Store
+	runID    int64
+	smp      *collect.Sampler
+	loop     *collect.Loop
+	w        *store.SampleWriter
+	mu       sync.Mutex
+	origin   bool
+	pending  []*collect.Sample
+	errs     int
+	lastErr  error
+	stalls   []store.Stall
 	stallErr error
 }
 

@@ -71,13 +71,13 @@ commits, MySQL's statements). Without -T it runs until Ctrl-C.`,
 
 // watchSummary is the end of a watch session.
 type watchSummary struct {
-	RunID    int64         `json:"run_id"`
-	Status   string        `json:"status"`
-	Samples  int           `json:"samples"`
-	Duration time.Duration `json:"duration_ns"`
-	Skipped  int           `json:"skipped"`
+	RunID    int64             `json:"run_id"`
+	Status   string            `json:"status"`
+	Samples  int               `json:"samples"`
+	Duration time.Duration     `json:"duration_ns"`
+	Skipped  int               `json:"skipped"`
 	Failures map[string]string `json:"collector_failures,omitempty"`
-	Stalls   []store.Stall `json:"stalls"`
+	Stalls   []store.Stall     `json:"stalls"`
 }
 
 func (o *watchOpts) run(ctx context.Context, env *Env) error {
