@@ -432,6 +432,25 @@ func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, rea
 			recent = &prev[i]
 		}
 	}
+	// Counters that started again from zero since the newest older sample make every
+	// older sample useless.
+	newer := recent
+	if newer == nil {
+		newer = base
+	}
+	if newer != nil {
+		const slack = 2.5 // seconds: Uptime has whole seconds, and the samples are not taken at once
+		if s.Started-newer.Started > slack {
+			return 0, fmt.Sprintf("the server restarted at %s since the last run (counters start again from zero): collecting a new baseline", serverTime(s.Started)), true, nil
+		}
+		if s.StatsReset-newer.StatsReset > slack {
+			what := "FLUSH STATUS"
+			if s.Kind == "postgres" {
+				what = "pg_stat_reset()"
+			}
+			return 0, fmt.Sprintf("statistics were reset at %s since the last run (%s): collecting a new baseline", serverTime(s.StatsReset), what), true, nil
+		}
+	}
 	if base == nil {
 		// Still report unknown variables and other mistakes at once.
 		if _, err := e.Eval(s.Vars, nil, false, 0); err != nil && !errors.Is(err, errBaseline) {
@@ -444,17 +463,6 @@ func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, rea
 			return 0, fmt.Sprintf("collecting a baseline: the previous run was %s ago, less than the %s a delta needs", s.Time.Sub(recent.Time).Round(time.Millisecond), minInterval), false, nil
 		}
 		return 0, "collecting a baseline: this is the first run of this check, values come from the next run on", false, nil
-	}
-	const slack = 2.5 // seconds: Uptime has whole seconds, and the samples are not taken at once
-	if s.Started-base.Started > slack {
-		return 0, fmt.Sprintf("the server restarted at %s since the last run (counters start again from zero): collecting a new baseline", serverTime(s.Started)), true, nil
-	}
-	if s.StatsReset-base.StatsReset > slack && base.StatsReset != 0 {
-		what := "FLUSH STATUS"
-		if s.Kind == "postgres" {
-			what = "pg_stat_reset()"
-		}
-		return 0, fmt.Sprintf("statistics were reset at %s since the last run (%s): collecting a new baseline", serverTime(s.StatsReset), what), true, nil
 	}
 	elapsed := s.Time.Sub(base.Time).Seconds()
 	v, err = e.Eval(s.Vars, base.Vars, true, elapsed)

@@ -418,11 +418,9 @@ func TestLongAndLockedQuery(t *testing.T) {
 			long := prepared(t, &Check{Mode: "long-query", Warning: MustRange("1"), Critical: MustRange("60")})
 			locked := prepared(t, &Check{Mode: "locked-query", Warning: MustRange("1"), Critical: MustRange("60")})
 			res := runOnce(t, tg, t.TempDir(), long, locked)
-			start := time.Now()
 			if err := holder.Rollback(ctx); err != nil {
 				t.Fatal(err)
 			}
-			t.Log("rollback", time.Since(start))
 			wg.Wait()
 			if res[0].Status != Warning || !strings.Contains(res[0].Message, "longest query running") || !strings.Contains(res[0].Message, "(> 1)") {
 				t.Errorf("long-query: %q", res[0].Line())
