@@ -1033,6 +1033,14 @@ func (x *experimentRun) measure(ctx context.Context, sl *store.ExperimentSlot, a
 			},
 		}
 		env := *x.env
+		// fathom run's path stops measuring on its env's interrupts and keeps writing
+		// the store with the context it is given: an experiment's interrupt must stop
+		// the run, not the writes that keep what it measured.
+		env.Interrupts = func(c context.Context) (context.Context, context.CancelFunc) {
+			rc, cancel := x.env.Interrupts(c)
+			stop := context.AfterFunc(ctx, cancel)
+			return rc, func() { stop(); cancel() }
+		}
 		if multi {
 			env.Terminal = false
 			o.bench.live = &prefixWriter{w: x.env.Stdout, mu: &x.mu, prefix: fmt.Sprintf("[%d] ", i+1)}
@@ -1045,7 +1053,7 @@ func (x *experimentRun) measure(ctx context.Context, sl *store.ExperimentSlot, a
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sums[i], errs[i] = o.execute(ctx, &env, nil)
+			sums[i], errs[i] = o.execute(context.WithoutCancel(ctx), &env, nil)
 		}()
 		if !multi {
 			wg.Wait()
