@@ -4,9 +4,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -43,7 +45,26 @@ func OSEnv() *Env {
 	}
 }
 
-// Main runs fathom in this process and exits with its code.
+// Main runs fathom in this process and exits with its code. FATHOM_CPUPROFILE=FILE
+// writes a Go CPU profile of the whole command (for measuring fathom itself).
 func Main() {
-	os.Exit(Run(context.Background(), OSEnv()))
+	stop := cpuProfile(os.Getenv("FATHOM_CPUPROFILE"))
+	code := Run(context.Background(), OSEnv())
+	stop()
+	os.Exit(code)
+}
+
+func cpuProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fathom: FATHOM_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }
 }
