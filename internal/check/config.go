@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 
 	"strings"
 
@@ -29,6 +30,8 @@ type Config struct {
 }
 
 // scalar accepts any YAML scalar as text (warning: 75 and warning: "~:75" alike).
+var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
 type scalar string
 
 func (s *scalar) UnmarshalYAML(n *yaml.Node) error {
@@ -76,7 +79,11 @@ func ParseConfig(r io.Reader) (*Config, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("the config file is empty: it needs a list of checks under checks:")
 		}
-		return nil, fmt.Errorf("%s", strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "yaml: ")), " "))
+		msg := strings.Join(strings.Fields(err.Error()), " ")
+		msg = strings.TrimPrefix(msg, "yaml: ")
+		msg = strings.TrimPrefix(msg, "unmarshal errors: ")
+		msg = unknownField.ReplaceAllString(msg, "unknown field $1 (see the README's Nagios checks section)")
+		return nil, errors.New(msg)
 	}
 	if len(f.Checks) == 0 {
 		return nil, errors.New("the config file has no checks: list them under checks:")

@@ -89,8 +89,12 @@ Thresholds are Nagios ranges: 10 (alert outside 0..10), 10: (below 10), ~:10 (ab
   fathom check --target postgres://monitor@db2/postgres --mode varcomp --expression 'rate(xact_commit)' -w 5000
   fathom check --target mysql://monitor@replica1/app --mode replication-lag --heartbeat -w 5 -c 30
   fathom check --target postgres://monitor@db2/postgres --config /etc/fathom/checks.yaml`,
-		Args: cobra.NoArgs,
+		Args: cobra.ArbitraryArgs, // checked in RunE, to answer with a plugin line
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				fmt.Fprintf(env.Stdout, "FATHOM UNKNOWN - fathom check takes no arguments (got %q): give the server with --target\n", oneLineMsg(args[0]))
+				return reported(int(check.Unknown))
+			}
 			return runCheck(cmd.Context(), env, cmd.Flags(), &o)
 		},
 	}

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fathom-lab/fathom/internal/dbtest"
+)
+
+var checkLine = regexp.MustCompile(`^\S+ (OK|WARNING|CRITICAL|UNKNOWN) - [^|\n]+( \| [^\n]+)?$`)
+
+// TestCheckCommand runs `fathom check` as Nagios would: one plugin line on stdout,
+// nothing on stderr, the status as the exit code.
+func TestCheckCommand(t *testing.T) {
+	for _, srv := range []struct {
+		name string
+		dsn  func(testing.TB) string
+		expr string
+	}{
+		{"mysql", func(t testing.TB) string { return dbtest.MySQLDatabase(t, "check") }, "Threads_connected / max_connections * 100"},
+		{"postgres", func(t testing.TB) string { return dbtest.PostgresDatabase(t, "check") }, "connections / max_connections * 100"},
+	} {
+		t.Run(srv.name, func(t *testing.T) {
+			dsn := srv.dsn(t)
+			env := map[string]string{"FATHOM_CHECK_STATE_DIR": t.TempDir()}
+			for _, tt := range []struct {
+				args []string
+				code int
+				want string
+			}{
+				{[]string{"--mode", "connections"}, 0, "connections OK - "},
+				{[]string{"-e", srv.expr, "--comparison_warning", "> 75", "--comparison_critical", "> 80", "--shortname", "threads"}, 0, "threads OK - " + srv.expr + " = "},
+				{[]string{"-e", "max_connections", "-c", "~:1", "-n", "maxconn"}, 2, "maxconn CRITICAL - max_connections = "},
+				{[]string{"-e", "max_connections", "-w", "~:1", "-c", "~:100000", "-n", "maxconn"}, 1, "maxconn WARNING - "},
+				{[]string{"-e", "rate(uptime)", "-n", "up"}, 3, "up UNKNOWN - collecting a baseline"},
+				{[]string{"-e", "rate(uptime)", "-n", "up2", "--baseline-status", "ok"}, 0, "up2 OK - collecting a baseline"},
+				{[]string{"-e", "max_conections"}, 3, `varcomp UNKNOWN - unknown variable "max_conections" (did you mean max_connections?)`},
+				{[]string{"--mode", "long-query", "-w", "abc"}, 3, `FATHOM UNKNOWN - warning threshold "abc": "abc" is not a number`},
+				{[]string{"--mode", "nope"}, 3, `FATHOM UNKNOWN - unknown mode "nope"`},
+				{[]string{"--bogus"}, 3, "FATHOM UNKNOWN - unknown flag: --bogus"},
+				{[]string{"-e", "1 +"}, 3, `FATHOM UNKNOWN - expression "1 +": unexpected token EOF`},
+				{[]string{"--mode", "connections", "--connect-failure", "maybe"}, 3, `FATHOM UNKNOWN - --connect-failure "maybe"`},
+				{[]string{"--mode", "replication-lag", "--heartbeat"}, 2, "replication-lag CRITICAL - "},
+				{[]string{"--mode", "connections", "--heartbeat"}, 3, "FATHOM UNKNOWN - --heartbeat goes with --mode replication-lag"},
+			} {
+				r := fathom(t, env, nil, append([]string{"check", "--target", dsn}, tt.args...)...)
+				if r.code != tt.code || !strings.HasPrefix(r.stdout, tt.want) || r.stderr != "" {
+					t.Errorf("check %q: exit %d, stdout %q, stderr %q; want exit %d and %q…", tt.args, r.code, r.stdout, r.stderr, tt.code, tt.want)
+				}
+				if lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"); len(lines) != 1 || !checkLine.MatchString(lines[0]) {
+					t.Errorf("check %q: not one plugin line: %q", tt.args, r.stdout)
+				}
+			}
+			r := fathom(t, env, nil, "check", "--target", dsn, "--list")
+			if r.code != 0 || !strings.Contains(strings.ToLower(r.stdout), "max_connections ") || strings.Count(r.stdout, "\n") < 100 {
+				t.Errorf("--list: exit %d, %d lines, stderr %q", r.code, strings.Count(r.stdout, "\n"), r.stderr)
+			}
+
+			// --config: named checks in one invocation; the worst status wins.
+			cfg := filepath.Join(t.TempDir(), "checks.yaml")
+			os.WriteFile(cfg, []byte(`name: db
+checks:
+  - name: conns
+    mode: connections
+    warning: 75
+    critical: 80
+  - name: maxconn
+    expression: max_connections
+    comparison_critical: "< 1000000"
+  - name: rate
+    expression: rate(uptime)
+    baseline: ok
+`), 0o644)
+			r = fathom(t, env, nil, "check", "--target", dsn, "--config", cfg)
+			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			if r.code != 2 || len(lines) != 4 || !strings.HasPrefix(lines[0], "db CRITICAL - 1 critical, 2 ok: maxconn CRITICAL | 'conns'=") ||
+				!strings.HasPrefix(lines[2], "maxconn CRITICAL - max_connections = ") || r.stderr != "" {
+				t.Errorf("--config: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+			os.WriteFile(cfg, []byte("checks:\n  - name: x\n    mode: connections\n    colour: red\n"), 0o644)
+			r = fathom(t, env, nil, "check", "--target", dsn, "--config", cfg)
+			if r.code != 3 || !strings.HasPrefix(r.stdout, "FATHOM UNKNOWN - config "+cfg+": line 4: unknown field colour") {
+				t.Errorf("bad config: exit %d, stdout %q", r.code, r.stdout)
+			}
+
+			// fathom heartbeat --once writes the row; on a server that is not a replica the
+			// lag check is CRITICAL, never "0 seconds".
+			r = fathom(t, env, nil, "heartbeat", dsn, "--once")
+			if r.code != 0 || !strings.HasPrefix(r.stdout, "heartbeat written for server id ") {
+				t.Errorf("heartbeat --once: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestCheckBadInput(t *testing.T) {
+	env := map[string]string{"FATHOM_CHECK_STATE_DIR": t.TempDir()}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"check", "--mode", "connections"}, 3, "FATHOM UNKNOWN - no server to check: give --target"},
+		{[]string{"check", "--target", "sqlite:x.db", "--mode", "connections"}, 3, "FATHOM UNKNOWN - fathom check reads server status: use a PostgreSQL or MySQL/MariaDB target"},
+		{[]string{"check", "--target", "oracle://u:pw@h/db", "--mode", "connections"}, 3, "FATHOM UNKNOWN - unknown target kind"},
+		{[]string{"check", "--target", "mysql://mon:s3cret@127.0.0.1:1/db", "--mode", "connections"}, 2, "connections CRITICAL - cannot connect to 127.0.0.1:1: connection refused"},
+		{[]string{"check", "--target", "postgres://mon:s3cret@127.0.0.1:1/db", "--mode", "connections", "--connect-failure", "unknown"}, 3, "connections UNKNOWN - cannot connect to 127.0.0.1:1"},
+		{[]string{"check", "--target", "postgres://mon@127.0.0.1:1/db", "--mode", "connections", "--defaults-file", "/x"}, 3, "FATHOM UNKNOWN - --defaults-file is for MySQL/MariaDB targets"},
+		{[]string{"check", "extra-arg"}, 3, "FATHOM UNKNOWN - "},
+	} {
+		r := fathom(t, env, nil, tt.args...)
+		if r.code != tt.code || !strings.HasPrefix(r.stdout, tt.want) || strings.Contains(r.stdout+r.stderr, "s3cret") || strings.Count(r.stdout, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d and %q…", tt.args, r.code, r.stdout, r.stderr, tt.code, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"heartbeat"}, "fathom: no primary to write to"},
+		{[]string{"heartbeat", "sqlite:x.db"}, "fathom: fathom heartbeat writes to a PostgreSQL or MySQL/MariaDB primary"},
+		{[]string{"heartbeat", "mysql://u@h/db", "--table", "bad name"}, `fathom: heartbeat table "bad name"`},
+		{[]string{"heartbeat", "mysql://u@h/db", "--interval", "1ms"}, "fathom: the heartbeat interval must be at least 10ms"},
+	} {
+		r := fathom(t, env, nil, tt.args...)
+		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q…", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}
