@@ -97,6 +97,9 @@ func (h *Heartbeat) Setup(ctx context.Context, conn target.Conn) error {
 		idq = "SELECT system_identifier FROM pg_control_system()"
 	}
 	if err := conn.Exec(ctx, ddl); err != nil {
+		if noDatabase(err) {
+			return fmt.Errorf("no database selected: put one in the DSN (mysql://user@host/monitoring) or give --table monitoring.%s", h.Table)
+		}
 		return fmt.Errorf("creating the heartbeat table %s: %w", h.Table, err)
 	}
 	h.id = h.ServerID

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -152,6 +153,9 @@ func (r *Runner) heartbeatLag(ctx context.Context, c *Check, serverID int64) (he
 	}
 	rows, err := conn.Query(ctx, q, target.Int64(serverID))
 	if err != nil {
+		if noDatabase(err) {
+			return heartbeatReading{}, &failure{Unknown, fmt.Sprintf("no database selected: put the heartbeat's database in the DSN (mysql://user@host/monitoring) or give --heartbeat-table monitoring.%s", c.HeartbeatTable)}
+		}
 		if target.ClassOf(err) == target.ClassUndefined {
 			return heartbeatReading{missing: fmt.Sprintf("no heartbeat table %s here (%s): run `fathom heartbeat` against the primary, which creates it", c.HeartbeatTable, oneLine(err.Error()))}, nil
 		}
@@ -287,4 +291,10 @@ func (r *Runner) pgPrimaryLag(c *Check, s *Sample) (Result, error) {
 	}
 	res.Perf = append(res.Perf, Perf{Label: c.Name + "_streaming", Value: float64(streaming), Min: ptr(0)})
 	return res, nil
+}
+
+// noDatabase recognises MySQL's "No database selected" (ER_NO_DB_ERROR, 1046).
+func noDatabase(err error) bool {
+	var te *target.Error
+	return errors.As(err, &te) && te.Code == "1046"
 }
