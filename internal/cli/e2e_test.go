@@ -63,6 +63,9 @@ func TestEveryWorkloadOnEveryTarget(t *testing.T) {
 					if s.Status != "complete" || s.Transactions == 0 || s.Latency.P50 <= 0 || s.Intervals < 4 {
 						t.Fatalf("summary: status %s, %d transactions, p50 %v, %d intervals", s.Status, s.Transactions, s.Latency.P50, s.Intervals)
 					}
+					if wl == "fanout" && s.Clients != 2 {
+						t.Errorf("fanout with one writer and one reader reports %d clients", s.Clients)
+					}
 					if s.Failed > 0 && tg.name != "sqlite" {
 						t.Errorf("%d transactions failed: %v", s.Failed, s.ErrorsBy)
 					}

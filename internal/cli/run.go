@@ -178,6 +178,7 @@ func (o *runOpts) execute(ctx context.Context, env *Env, cmd *cobra.Command) (*m
 		return nil, withCode(ExitFailure, fmt.Errorf("starting %d clients: %v", cfg.Clients, err))
 	}
 	defer r.Close()
+	cfg.Clients = r.Clients() // client groups decide their own number
 
 	h := collect.HostFacts()
 	run := &store.Run{

@@ -216,6 +216,10 @@ func (r *Runner) Close() {
 // Start is when the run started (valid once Run has begun).
 func (r *Runner) Start() time.Time { return r.start }
 
+// Clients is the number of clients: Config.Clients, or for a workload with client
+// groups the total of its groups.
+func (r *Runner) Clients() int { return len(r.clients) }
+
 func (r *Runner) fail(err error) {
 	r.failOnce.Do(func() { r.failErr = err })
 	r.stop.Store(true)
