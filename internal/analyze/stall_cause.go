@@ -251,7 +251,8 @@ func (a *stallAttributor) happened(name string, window []int) bool {
 	return false
 }
 
-// atLeast reports a gauge reaching v somewhere in the window.
+// atLeast reports a gauge reaching v somewhere in the window, above its baseline
+// median (a level that is always that high explains nothing).
 func (a *stallAttributor) atLeast(name string, window []int, v float64) (float64, bool) {
 	ms := a.metrics[name]
 	if ms == nil {
@@ -259,7 +260,7 @@ func (a *stallAttributor) atLeast(name string, window []int, v float64) (float64
 	}
 	best, ok := math.Inf(-1), false
 	for _, idx := range window {
-		if x, has := ms.y[idx]; has && x >= v && x > best {
+		if x, has := ms.y[idx]; has && x >= v && x > best && (x > ms.base*1.05 || ms.base < v) {
 			best, ok = x, true
 		}
 	}

@@ -92,6 +92,7 @@ Start with:  fathom quickstart`,
 		newExperimentsCmd(env),
 		newInstanceCmd(env),
 		newWatchCmd(env),
+		newSnapshotCmd(env),
 		newStallsCmd(env),
 		newCollectorsCmd(env),
 	)
