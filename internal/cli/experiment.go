@@ -986,13 +986,27 @@ func (x *experimentRun) hooks(ctx context.Context, phase string, seq, attempt in
 				on = " on " + r.Server
 			}
 			if r.OK {
-				x.printf("  %s hook %d (%s %s)%s: ok in %s\n", phase, i+1, r.Kind, h.Describe(), on, r.Elapsed.Round(time.Millisecond))
+				x.printf("  %s hook %d (%s %s)%s: ok in %s\n%s", phase, i+1, r.Kind, h.Describe(), on, r.Elapsed.Round(time.Millisecond), shellOutput(r))
 				continue
 			}
 			return errors.New(r.Failure())
 		}
 	}
 	return nil
+}
+
+// shellOutput is the end of a successful shell hook's output, indented, for the
+// screen (all of it is stored).
+func shellOutput(r *plan.HookResult) string {
+	out := strings.TrimSpace(r.Output)
+	if r.Kind != "shell" || out == "" {
+		return ""
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) > 5 {
+		lines = append([]string{fmt.Sprintf("… (%d lines in all, stored)", len(lines))}, lines[len(lines)-5:]...)
+	}
+	return "    | " + strings.Join(lines, "\n    | ") + "\n"
 }
 
 // afterExperiment runs the after_experiment hooks once, on the servers still there.
@@ -1279,6 +1293,24 @@ func (x *experimentRun) summary(ctx context.Context, status string) {
 	fmt.Fprintf(x.env.Stdout, "\nmore: `fathom experiments %d`, `fathom report exp:%d`\n", exp.ID, exp.ID)
 }
 
+// clientsText says how many clients a cell runs: the workload's client groups when
+// it has them (fanout's writers and readers), else the cell's clients.
+func clientsText(p *plan.Plan, c *plan.Cell) string {
+	if wl, err := p.OpenWorkload(c); err == nil {
+		if g, ok := wl.(workload.Grouped); ok && len(g.Groups()) > 0 {
+			var parts []string
+			for _, grp := range g.Groups() {
+				parts = append(parts, fmt.Sprintf("%d %s", grp.Clients, grp.Name))
+			}
+			return strings.Join(parts, " + ") + " (the workload's client groups)"
+		}
+	}
+	if c.Clients == 1 {
+		return "1 client"
+	}
+	return fmt.Sprintf("%d clients", c.Clients)
+}
+
 // writePlanCheck prints what a valid plan would do.
 func writePlanCheck(w io.Writer, p *plan.Plan, cells []*plan.Cell) {
 	where := "target " + target.RedactString(p.Target)
@@ -1310,7 +1342,7 @@ func writePlanCheck(w io.Writer, p *plan.Plan, cells []*plan.Cell) {
 		if len(sets) > 0 {
 			extra += "; settings " + strings.Join(sets, ", ")
 		}
-		fmt.Fprintf(w, "  cell %d: %s — %s, %d clients, %s%s\n", i+1, c.Key(), c.Workload, c.Clients, length, extra)
+		fmt.Fprintf(w, "  cell %d: %s — %s, %s, %s%s\n", i+1, c.Key(), c.Workload, clientsText(p, c), length, extra)
 		planned += c.Planned() * time.Duration(p.Repetitions)
 	}
 	planned += time.Duration(max(len(cells)*p.Repetitions-1, 0)) * p.Cooldown
@@ -1318,7 +1350,11 @@ func writePlanCheck(w io.Writer, p *plan.Plan, cells []*plan.Cell) {
 	if unknown {
 		more = ", plus the runs by transaction count" + more
 	}
-	fmt.Fprintf(w, "planned run time: %s%s\n", planned.Round(time.Second), more)
+	if planned == 0 && unknown {
+		fmt.Fprintf(w, "planned run time: unknown (the runs are by transaction count)%s\n", strings.TrimPrefix(more, ", plus the runs by transaction count"))
+	} else {
+		fmt.Fprintf(w, "planned run time: %s%s\n", planned.Round(time.Second), more)
+	}
 	if !p.Managed() && len(cells) > 0 && len(cells[0].Settings) > 0 {
 		fmt.Fprintln(w, "settings are checked against the server when the experiment starts")
 	}

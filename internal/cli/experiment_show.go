@@ -261,3 +261,31 @@ func showExperiment(ctx context.Context, env *Env, st *store.Store, arg string, 
 	fmt.Fprintf(w, "\nruns: `fathom runs --label experiment=%s`; charts: `fathom report exp:%d`\n", exp.Name, exp.ID)
 	return nil
 }
+
+// experimentRef reports whether a `fathom show` argument names an experiment rather
+// than a run: exp:ID, exp:NAME, experiment:…, or a name (experiment names start with a
+// letter; run references are numbers, last or latest).
+func experimentRef(arg string) (string, bool) {
+	for _, p := range []string{"exp:", "experiment:"} {
+		if strings.HasPrefix(arg, p) {
+			return strings.TrimPrefix(arg, p), true
+		}
+	}
+	if arg == "" || arg == "last" || arg == "latest" {
+		return "", false
+	}
+	c := arg[0]
+	return arg, c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// showExperimentRef is `fathom show` for an experiment: one that does not exist is
+// a usage error naming both kinds of reference.
+func showExperimentRef(ctx context.Context, env *Env, st *store.Store, ref string, asJSON bool) error {
+	if _, err := findExperiment(ctx, st, ref); err != nil {
+		if codeOf(err) == ExitUsage {
+			return usagef("%q is not a run id nor an experiment in %s: use a number from `fathom runs`, last, or a name from `fathom experiments`", ref, st.Path())
+		}
+		return err
+	}
+	return showExperiment(ctx, env, st, ref, asJSON)
+}

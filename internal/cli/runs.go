@@ -144,8 +144,8 @@ func newShowCmd(env *Env) *cobra.Command {
 	var path string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "show RUN",
-		Short: "Show a stored run: provenance and summary (RUN is an id or last)",
+		Use:   "show RUN|EXPERIMENT",
+		Short: "Show a stored run: provenance and summary (RUN is an id or last); or an experiment's cell table (its name, or exp:ID)",
 		Args:  exactArgs(1, "RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(path)
@@ -153,6 +153,9 @@ func newShowCmd(env *Env) *cobra.Command {
 				return err
 			}
 			defer st.Close()
+			if ref, ok := experimentRef(args[0]); ok { // experiment_show.go
+				return showExperimentRef(cmd.Context(), env, st, ref, asJSON)
+			}
 			run, _, sum, err := loadRun(cmd.Context(), st, args[0])
 			if err != nil {
 				return err
