@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -112,7 +113,9 @@ func connectError(t target.Target, err error) error {
 	case target.ClassAuth:
 		hint = " (check the user and password: in the DSN, PG*/.pgpass or ~/.my.cnf)"
 	case target.ClassConnection:
-		hint = " (is the server running and listening there?)"
+		if t.Kind() != "sqlite" {
+			hint = " (is the server running and listening there?)"
+		}
 	case target.ClassUndefined:
 		hint = " (does the database exist?)"
 	}
@@ -122,7 +125,29 @@ func connectError(t target.Target, err error) error {
 // setupError turns a workload Setup error into one actionable line.
 func setupError(o *targetOpts, t target.Target, err error) error {
 	if errors.Is(err, workload.ErrNotPrepared) {
-		return withCode(ExitFailure, fmt.Errorf("%v in %s: run `fathom prepare --workload %s --target %s` first", err, t.Redacted(), o.workload, t.Redacted()))
+		return withCode(ExitFailure, fmt.Errorf("%v in %s: run `fathom prepare --workload %s%s --target %s` first", err, t.Redacted(), o.workload, o.sizeFlags(), shellQuote(t.Redacted())))
 	}
 	return withCode(ExitFailure, err)
+}
+
+// sizeFlags repeats the workload options the user gave, for a suggested command.
+func (o *targetOpts) sizeFlags() string {
+	var b strings.Builder
+	for _, f := range []struct{ name, v string }{{"--scale", o.scale}, {"--tables", o.tables}, {"--table-size", o.tableSize}} {
+		if f.v != "" {
+			b.WriteString(" " + f.name + " " + shellQuote(f.v))
+		}
+	}
+	for _, s := range o.set {
+		b.WriteString(" --set " + shellQuote(s))
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`&;|<>()*?[]{}!#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
