@@ -1,0 +1,508 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/target/mysql"
+	"github.com/fathom-lab/fathom/internal/target/postgres"
+)
+
+func pgTarget(t *testing.T) target.Target {
+	t.Helper()
+	tg, err := postgres.Open(dbtest.PostgresDatabase(t, "collect"), target.Config{ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func myTarget(t *testing.T) target.Target {
+	t.Helper()
+	tg, err := mysql.Open(dbtest.MySQLDatabase(t, "collect"), target.Config{ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func result(t *testing.T, s *Sample, name string) Result {
+	t.Helper()
+	for _, r := range s.Results {
+		if r.Collector == name {
+			return r
+		}
+	}
+	t.Fatalf("no result for collector %s in %+v", name, s.Results)
+	return Result{}
+}
+
+func reading(s *Sample, name string) (Reading, bool) {
+	for _, r := range s.Readings {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Reading{}, false
+}
+
+// work runs n small transactions on a connection of tg.
+func work(t *testing.T, tg target.Target, n int) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < n; i++ {
+		if err := c.Begin(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Query(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkReadings checks what every sample must satisfy: no negative counter rate, no
+// NaN, a rate only where there is a previous reading.
+func checkReadings(t *testing.T, s *Sample) {
+	t.Helper()
+	for _, r := range s.Readings {
+		if math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
+			t.Errorf("%s: value %v", r.Name, r.Value)
+		}
+		if r.Kind == Counter && r.HasRate && r.Rate < 0 {
+			t.Errorf("%s: negative rate %v", r.Name, r.Rate)
+		}
+		if r.Kind == Gauge && (r.HasRate || r.Reset) {
+			t.Errorf("%s: a gauge with a rate or reset", r.Name)
+		}
+	}
+}
+
+func TestPostgresCollectors(t *testing.T) {
+	tg := pgTarget(t)
+	ctx := context.Background()
+	s := NewSampler(tg, Options{})
+	defer s.Close()
+	srv := s.Start(ctx)
+	if srv.Version.IsZero() || srv.Flavor != "postgresql" {
+		t.Fatalf("server not discovered: %+v", srv)
+	}
+	first := s.Sample(ctx, -1, time.Now())
+	work(t, tg, 50)
+	time.Sleep(50 * time.Millisecond)
+	second := s.Sample(ctx, 0, time.Now())
+	checkReadings(t, first)
+	checkReadings(t, second)
+	for _, r := range second.Results {
+		switch {
+		case r.Collector == "pg_stat_checkpointer" && srv.Version.Less(Version{Major: 17}):
+			// The version-gated collector: skipped with the reason on 15.
+			if r.Status != StatusSkipped || !strings.Contains(r.Error, "needs PostgreSQL 17") {
+				t.Errorf("pg_stat_checkpointer on %s: %s %q, want skipped", srv.Version, r.Status, r.Error)
+			}
+		case r.Collector == "os_pressure" && r.Status == StatusFailed && strings.Contains(r.Error, "PSI"):
+			// A kernel without pressure stall information.
+		case r.Status != StatusOK:
+			t.Errorf("collector %s: %s %s", r.Collector, r.Status, r.Error)
+		}
+	}
+	commit, ok := reading(second, "pg.xact_commit")
+	if !ok || !commit.HasRate || commit.Rate <= 0 {
+		t.Errorf("pg.xact_commit: %+v, want a positive rate after 50 commits", commit)
+	}
+	if first, _ := reading(first, "pg.xact_commit"); first.HasRate {
+		t.Errorf("the first reading of a counter has no rate: %+v", first)
+	}
+	for _, name := range []string{"pg.checkpoints_timed", "pg.buffers_checkpoint", "pg.wal_bytes", "pg.sessions.active",
+		"pg.waiting.lock", "pg.lock_waits", "pg.autovacuum_workers", "pg.blks_hit", "pg.deadlocks", "pg.temp_files",
+		"os.mem.dirty_bytes", "os.mem.writeback_bytes", "os.vm.dirty_threshold_bytes", "os.cpu.iowait_pct"} {
+		if _, ok := reading(second, name); !ok {
+			t.Errorf("no reading %s", name)
+		}
+	}
+	if srv.Version.Major >= 14 {
+		if _, ok := reading(second, "pg.wal_fpi"); !ok {
+			t.Error("no pg.wal_fpi on 14+")
+		}
+	}
+	if srv.Local {
+		for _, name := range []string{"os.disk.writes", "os.disk.await_ms", "os.server.cpu_pct", "os.server.memory_bytes"} {
+			if _, ok := reading(second, name); !ok {
+				t.Errorf("local server: no reading %s", name)
+			}
+		}
+	}
+}
+
+func TestMySQLCollectors(t *testing.T) {
+	tg := myTarget(t)
+	ctx := context.Background()
+	s := NewSampler(tg, Options{})
+	defer s.Close()
+	srv := s.Start(ctx)
+	if srv.Version.IsZero() {
+		t.Fatalf("server not discovered: %+v", srv)
+	}
+	s.Sample(ctx, -1, time.Now())
+	work(t, tg, 30)
+	second := s.Sample(ctx, 0, time.Now())
+	checkReadings(t, second)
+	for _, r := range second.Results {
+		if r.Status != StatusOK && !(r.Collector == "os_pressure" && strings.Contains(r.Error, "PSI")) {
+			t.Errorf("collector %s: %s %s", r.Collector, r.Status, r.Error)
+		}
+	}
+	q, ok := reading(second, "mysql.Questions")
+	if !ok || q.Kind != Counter || !q.HasRate || q.Rate <= 0 {
+		t.Errorf("mysql.Questions: %+v", q)
+	}
+	if r, ok := reading(second, "mysql.Threads_running"); !ok || r.Kind != Gauge {
+		t.Errorf("mysql.Threads_running: %+v, want a gauge", r)
+	}
+	if r, ok := reading(second, "mysql.Innodb_buffer_pool_pages_dirty"); !ok || r.Kind != Gauge {
+		t.Errorf("Innodb_buffer_pool_pages_dirty: %+v, want a gauge", r)
+	}
+	if r, ok := reading(second, "mysql.Innodb_buffer_pool_pages_flushed"); !ok || r.Kind != Counter {
+		t.Errorf("Innodb_buffer_pool_pages_flushed: %+v, want a counter", r)
+	}
+	for _, name := range []string{"mysql.innodb.checkpoint_age_bytes", "mysql.innodb.redo_capacity_bytes", "mysql.innodb.history_list_length",
+		"mysql.innodb.lsn", "mysql.binlog.enabled", "mysql.threads.active", "mysql.Innodb_log_waits", "mysql.Innodb_os_log_written"} {
+		if _, ok := reading(second, name); !ok {
+			t.Errorf("no reading %s", name)
+		}
+	}
+	if srv.Flavor == "mariadb" {
+		if _, ok := reading(second, "mysql.innodb.checkpoint_age_pct"); !ok {
+			t.Error("MariaDB: no checkpoint age against Innodb_checkpoint_max_age")
+		}
+	}
+}
+
+// A collector that outlives its timeout is recorded as timed out; the sampler
+// reconnects and the collectors after it still run.
+func TestCollectorTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tg    func(*testing.T) target.Target
+		sleep string
+	}{
+		{"postgres", pgTarget, "SELECT pg_sleep(5)"},
+		{"mysql", myTarget, "SELECT SLEEP(5)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := tc.tg(t)
+			slow := &fn{name: "slow", timeout: 300 * time.Millisecond, collect: func(ctx context.Context, s *Scrape) error {
+				_, err := s.query(ctx, tc.sleep)
+				return err
+			}}
+			after := Collectors(tg.Kind())[0]
+			s := NewSampler(tg, Options{Server: []Collector{slow, after}, NoHost: true})
+			defer s.Close()
+			ctx := context.Background()
+			s.Start(ctx)
+			start := time.Now()
+			smp := s.Sample(ctx, 0, time.Now())
+			if took := time.Since(start); took > 3*time.Second {
+				t.Errorf("the sample took %s: the timeout did not stop the slow collector", took)
+			}
+			if r := result(t, smp, "slow"); r.Status != StatusTimeout || !strings.Contains(r.Error, "300ms") {
+				t.Errorf("slow collector: %s %q, want timeout", r.Status, r.Error)
+			}
+			if r := result(t, smp, after.Name()); r.Status != StatusOK {
+				t.Errorf("%s after the timeout: %s %s", after.Name(), r.Status, r.Error)
+			}
+			// And the next sample works too.
+			if r := result(t, s.Sample(ctx, 1, time.Now()), after.Name()); r.Status != StatusOK {
+				t.Errorf("next sample: %s %s", r.Status, r.Error)
+			}
+		})
+	}
+}
+
+// One failing collector is recorded and never stops the others.
+func TestFailingCollector(t *testing.T) {
+	tg := pgTarget(t)
+	bad := &fn{name: "bad", collect: func(ctx context.Context, s *Scrape) error {
+		_, err := s.query(ctx, "SELECT * FROM no_such_table_here")
+		return err
+	}}
+	list := append([]Collector{bad}, Collectors("postgres")...)
+	s := NewSampler(tg, Options{Server: list, Host: []Collector{&fn{name: "os_bad", collect: func(context.Context, *Scrape) error {
+		return errors.New("cannot read /proc/nothing")
+	}}, newOSMeminfo()}})
+	defer s.Close()
+	ctx := context.Background()
+	s.Start(ctx)
+	smp := s.Sample(ctx, 0, time.Now())
+	if r := result(t, smp, "bad"); r.Status != StatusFailed || !strings.Contains(r.Error, "no_such_table_here") {
+		t.Errorf("bad: %s %q", r.Status, r.Error)
+	}
+	if r := result(t, smp, "os_bad"); r.Status != StatusFailed {
+		t.Errorf("os_bad: %s", r.Status)
+	}
+	for _, name := range []string{"pg_stat_database", "pg_locks", "os_meminfo"} {
+		if r := result(t, smp, name); r.Status != StatusOK {
+			t.Errorf("%s next to failing collectors: %s %s", name, r.Status, r.Error)
+		}
+	}
+}
+
+// The minimum version gates a collector: skipped, with the reason, never run.
+func TestVersionGate(t *testing.T) {
+	tg := pgTarget(t)
+	ran := false
+	future := &fn{name: "future", min: Version{Major: 99}, collect: func(context.Context, *Scrape) error { ran = true; return nil }}
+	s := NewSampler(tg, Options{Server: []Collector{future}, NoHost: true})
+	defer s.Close()
+	ctx := context.Background()
+	s.Start(ctx)
+	r := result(t, s.Sample(ctx, 0, time.Now()), "future")
+	if r.Status != StatusSkipped || !strings.Contains(r.Error, "needs PostgreSQL 99.0") || ran {
+		t.Errorf("future collector: %s %q ran=%v", r.Status, r.Error, ran)
+	}
+}
+
+// pg_stat_reset() between samples: the counters of pg_stat_database are marked reset,
+// without a rate, never negative; the sample after has rates again.
+func TestResetDetectionPostgres(t *testing.T) {
+	tg := pgTarget(t)
+	ctx := context.Background()
+	s := NewSampler(tg, Options{Server: []Collector{newPgStatDatabase()}, NoHost: true})
+	defer s.Close()
+	s.Start(ctx)
+	work(t, tg, 20)
+	s.Sample(ctx, 0, time.Now())
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Query(ctx, "SELECT pg_stat_reset()"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	time.Sleep(600 * time.Millisecond) // statistics are flushed to shared memory within a second
+	smp := s.Sample(ctx, 1, time.Now())
+	checkReadings(t, smp)
+	if r := result(t, smp, "pg_stat_database"); !r.Reset {
+		t.Errorf("pg_stat_database after pg_stat_reset(): reset not detected")
+	}
+	commit, _ := reading(smp, "pg.xact_commit")
+	if !commit.Reset || commit.HasRate {
+		t.Errorf("pg.xact_commit after reset: %+v", commit)
+	}
+	work(t, tg, 5)
+	after := s.Sample(ctx, 2, time.Now())
+	checkReadings(t, after)
+	if c, _ := reading(after, "pg.xact_commit"); c.Reset || !c.HasRate {
+		t.Errorf("pg.xact_commit one sample after the reset: %+v", c)
+	}
+}
+
+// counterSource is a collector with scripted values, for the rate rules.
+type counterSource struct {
+	values []float64
+	epochs []string
+	uptime []float64
+	i      int
+}
+
+func (c *counterSource) collector() Collector {
+	return &fn{name: "scripted", collect: func(ctx context.Context, s *Scrape) error {
+		i := c.i
+		c.i++
+		s.Counter("x.count", "", c.values[i])
+		s.Gauge("x.level", "", c.values[i])
+		if c.epochs != nil {
+			s.Epoch(c.epochs[i])
+		}
+		if c.uptime != nil {
+			s.Uptime(c.uptime[i])
+		}
+		if i == 0 {
+			s.SparseGauge("x.wait.a", "", 3)
+		}
+		return nil
+	}}
+}
+
+func TestRatesAndResets(t *testing.T) {
+	cases := []struct {
+		name   string
+		src    counterSource
+		reset  []bool
+		rateOK []bool
+	}{
+		{"growing", counterSource{values: []float64{10, 20, 40}}, []bool{false, false, false}, []bool{false, true, true}},
+		{"decrease is a reset", counterSource{values: []float64{10, 20, 5, 15}}, []bool{false, false, true, false}, []bool{false, true, false, true}},
+		{"epoch change", counterSource{values: []float64{10, 20, 30}, epochs: []string{"a", "a", "b"}}, []bool{false, false, true}, []bool{false, true, false}},
+		{"uptime went down", counterSource{values: []float64{10, 20, 30}, uptime: []float64{100, 101, 1}}, []bool{false, false, true}, []bool{false, true, false}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := tc.src
+			s := NewSampler(nil, Options{Server: []Collector{}, Host: []Collector{src.collector()}})
+			at := time.Now()
+			for i := range src.values {
+				at = at.Add(time.Second)
+				smp := s.Sample(context.Background(), i, at)
+				checkReadings(t, smp)
+				r, ok := reading(smp, "x.count")
+				if !ok {
+					t.Fatalf("sample %d: no reading: %+v", i, smp.Results)
+				}
+				if r.Reset != tc.reset[i] || r.HasRate != tc.rateOK[i] {
+					t.Errorf("sample %d: reset %v has rate %v, want %v %v", i, r.Reset, r.HasRate, tc.reset[i], tc.rateOK[i])
+				}
+				if r.HasRate && r.Rate <= 0 {
+					t.Errorf("sample %d: rate %v", i, r.Rate)
+				}
+				if w, ok := reading(smp, "x.wait.a"); !ok || (i > 0 && w.Value != 0) {
+					t.Errorf("sample %d: sparse gauge %+v %v, want 3 then 0", i, w, ok)
+				}
+			}
+		})
+	}
+}
+
+// Rates use the collectors' own times: a counter going up 100 in 2 seconds is 50/s.
+func TestRateUsesCollectionTime(t *testing.T) {
+	src := counterSource{values: []float64{0, 100}}
+	s := NewSampler(nil, Options{Server: []Collector{}, Host: []Collector{src.collector()}})
+	s.Sample(context.Background(), 0, time.Now())
+	time.Sleep(200 * time.Millisecond)
+	r, _ := reading(s.Sample(context.Background(), 1, time.Now()), "x.count")
+	if !r.HasRate || r.Rate < 300 || r.Rate > 600 {
+		t.Errorf("rate %v over ~0.2s for +100, want ~500", r.Rate)
+	}
+}
+
+func TestOSCollectors(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the OS collectors read Linux's /proc")
+	}
+	s := NewSampler(nil, Options{Server: []Collector{}})
+	s.srv = Discover(context.Background(), "sqlite", nil, "sqlite:"+t.TempDir()+"/x.db")
+	s.Sample(context.Background(), 0, time.Now())
+	time.Sleep(100 * time.Millisecond)
+	smp := s.Sample(context.Background(), 1, time.Now())
+	checkReadings(t, smp)
+	for _, r := range smp.Results {
+		if r.Status != StatusOK && !(r.Collector == "os_pressure" && strings.Contains(r.Error, "PSI")) {
+			t.Errorf("%s: %s %s", r.Collector, r.Status, r.Error)
+		}
+	}
+	for _, n := range []string{"os.mem.dirty_bytes", "os.vm.dirty_background_threshold_bytes", "os.cpu.user_pct", "os.disk.writes", "os.disk.util_pct", "os.fathom.cpu_pct"} {
+		if _, ok := reading(smp, n); !ok {
+			t.Errorf("no %s", n)
+		}
+	}
+	if u, ok := reading(smp, "os.cpu.user_pct"); ok && (u.Rate < 0 || u.Rate > 100.5) {
+		t.Errorf("CPU user %v%%: not a percentage of all CPUs", u.Rate)
+	}
+}
+
+// An OS collector stuck past its timeout is abandoned, then skipped while it is still
+// stuck; it never holds the sample up.
+func TestStuckOSCollector(t *testing.T) {
+	release := make(chan struct{})
+	stuck := &fn{name: "stuck", timeout: 100 * time.Millisecond, collect: func(context.Context, *Scrape) error { <-release; return nil }}
+	s := NewSampler(nil, Options{Server: []Collector{}, Host: []Collector{stuck, newOSMeminfo()}})
+	start := time.Now()
+	smp := s.Sample(context.Background(), 0, time.Now())
+	if r := result(t, smp, "stuck"); r.Status != StatusTimeout {
+		t.Errorf("stuck: %s", r.Status)
+	}
+	if r := result(t, s.Sample(context.Background(), 1, time.Now()), "stuck"); r.Status != StatusSkipped {
+		t.Errorf("still stuck: %s, want skipped", r.Status)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("stuck collector held the samples for %s", time.Since(start))
+	}
+	close(release)
+}
+
+// Trigger never blocks: a request while the loop is busy and one is queued is
+// dropped and counted.
+func TestLoopNeverBlocks(t *testing.T) {
+	gate := make(chan struct{})
+	slow := &fn{name: "slow", timeout: 10 * time.Second, collect: func(context.Context, *Scrape) error { <-gate; return nil }}
+	s := NewSampler(nil, Options{Server: []Collector{}, Host: []Collector{slow}})
+	var mu sync.Mutex
+	var got []int
+	l := s.Loop(context.Background(), func(smp *Sample) { mu.Lock(); got = append(got, smp.Index); mu.Unlock() })
+	start := time.Now()
+	for i := 0; i < 5; i++ {
+		l.Trigger(i)
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("Trigger blocked for %s", d)
+	}
+	close(gate)
+	l.Stop(5 * time.Second)
+	if l.Skipped() == 0 || len(got)+int(l.Skipped()) != 5 {
+		t.Errorf("got samples %v and %d skipped, want 5 in all with some skipped", got, l.Skipped())
+	}
+	if l.Trigger(9) {
+		t.Error("Trigger after Stop")
+	}
+}
+
+func TestSelect(t *testing.T) {
+	server, host, err := Select("postgres", []string{"os", "pg_locks"}, []string{"os_process"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(server) != 1 || server[0].Name() != "pg_locks" {
+		t.Errorf("server collectors %v", server)
+	}
+	for _, c := range host {
+		if c.Name() == "os_process" {
+			t.Error("os_process not left out")
+		}
+	}
+	if _, _, err := Select("mysql", []string{"pg_lock"}, nil); err == nil || !strings.Contains(err.Error(), `unknown collector "pg_lock"`) {
+		t.Errorf("unknown collector: %v", err)
+	}
+}
+
+func TestParseVersion(t *testing.T) {
+	for in, want := range map[string]Version{
+		"10.11.19-MariaDB-0+deb12u1": {Major: 10, Minor: 11, Patch: 19},
+		"8.0.36":                     {Major: 8, Minor: 0, Patch: 36},
+		"5.7.44-log":                 {Major: 5, Minor: 7, Patch: 44},
+		"11":                         {Major: 11},
+		"":                           {},
+	} {
+		if got := ParseVersion(in); got != want {
+			t.Errorf("ParseVersion(%q) = %+v, want %+v", in, got, want)
+		}
+	}
+}
+
+func TestMySQLKinds(t *testing.T) {
+	for name, want := range map[string]Kind{
+		"Questions": Counter, "Com_select": Counter, "Threads_running": Gauge, "Innodb_buffer_pool_pages_dirty": Gauge,
+		"Innodb_buffer_pool_pages_flushed": Counter, "Innodb_data_pending_fsyncs": Gauge, "Innodb_os_log_written": Counter,
+		"Innodb_history_list_length": Gauge, "Innodb_lsn_current": Counter, "Uptime": Gauge, "Innodb_row_lock_time": Counter,
+		"Innodb_row_lock_current_waits": Gauge, "Open_tables": Gauge, "Opened_tables": Counter,
+	} {
+		if got := mysqlKind(name); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+}
