@@ -314,6 +314,7 @@ matrix:
   variant:
     plain: {clients: 1}
     hooked: {clients: 2}
+    typo: {settings: {synchronous_commit: sometimes}}
 hooks:
   before_run:
     - shell: 'if [ "$FATHOM_AXIS_VARIANT" = hooked ]; then echo boom from the hook; exit 3; fi'
@@ -327,14 +328,14 @@ hooks:
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if !strings.Contains(r.stderr, "3 runs failed") {
+	if !strings.Contains(r.stderr, "5 runs failed") {
 		t.Errorf("stderr: %s", r.stderr)
 	}
 	st := openTestStore(t, env)
 	ctx := context.Background()
 	exp, _ := st.ExperimentByName(ctx, "pgfail")
 	slots, n := slotsOf(t, st, exp.ID)
-	if n["complete"] != 1 || n["failed"] != 3 || exp.Status != "failed" {
+	if n["complete"] != 1 || n["failed"] != 5 || exp.Status != "failed" {
 		t.Fatalf("slots %v, experiment %s", n, exp.Status)
 	}
 	cells, _ := st.ExperimentCells(ctx, exp.ID)
@@ -347,6 +348,12 @@ hooks:
 			}
 		case strings.Contains(key, "bogus"):
 			if !strings.Contains(sl.Reason, "wal_level") || sl.RunID != 0 {
+				t.Errorf("%s: %s", key, sl.Reason)
+			}
+		case strings.Contains(key, "typo"):
+			// A reload that did not take: the value read back is not the one asked for.
+			if !strings.Contains(sl.Reason, `synchronous_commit requested "sometimes" but the server uses "on"`) ||
+				!strings.Contains(sl.Reason, "invalid value for parameter") || sl.RunID != 0 {
 				t.Errorf("%s: %s", key, sl.Reason)
 			}
 		default:
