@@ -1,0 +1,275 @@
+package analyze
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+// synth builds a run: n one-second intervals at about base tps (a fixed wobble of
+// ±3%), with the given intervals at the given throughput.
+func synth(n int, base float64, dips map[int]float64) []ThroughputPoint {
+	out := make([]ThroughputPoint, n)
+	for i := range out {
+		v := base * (1 + 0.03*math.Sin(float64(i)*1.7))
+		if d, ok := dips[i]; ok {
+			v = d
+		}
+		out[i] = ThroughputPoint{Index: i, Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second, Value: v}
+	}
+	return out
+}
+
+// series builds a metric with one value per interval (f gives it).
+func series(name, kind, unit string, n int, f func(i int) float64) store.MetricSeries {
+	s := store.MetricSeries{Metric: store.Metric{Name: name, Kind: kind, Unit: unit, Collector: "test"}}
+	for i := 0; i < n; i++ {
+		v := f(i)
+		p := store.MetricPoint{Interval: i, At: time.Duration(i+1) * time.Second}
+		if kind == "counter" {
+			p.Rate, p.HasRate = v, true
+		} else {
+			p.Value = v
+		}
+		s.Points = append(s.Points, p)
+	}
+	return s
+}
+
+func wobble(i int, v float64) float64 { return v * (1 + 0.05*math.Cos(float64(i)*2.3)) }
+
+func in(i int, set ...int) bool {
+	for _, s := range set {
+		if i == s {
+			return true
+		}
+	}
+	return false
+}
+
+func checkpointRun() StallInput {
+	const n = 60
+	tp := synth(n, 1000, map[int]float64{20: 180, 21: 150, 22: 300, 45: 250})
+	thr := func(i int) float64 { return tp[i].Value }
+	return StallInput{
+		Throughput: tp, Unit: "tps", Kind: "postgres", Local: true,
+		Settings: map[string]string{"max_wal_size": "32MB", "checkpoint_timeout": "30s"},
+		Metrics: []store.MetricSeries{
+			series("pg.checkpoints_req", "counter", "checkpoints", n, func(i int) float64 {
+				if in(i, 19, 44) {
+					return 1
+				}
+				return 0
+			}),
+			series("pg.buffers_checkpoint", "counter", "buffers", n, func(i int) float64 {
+				if in(i, 20, 21, 22, 45) {
+					return 6000
+				}
+				return wobble(i, 40)
+			}),
+			series("pg.wal_fpi", "counter", "pages", n, func(i int) float64 {
+				if in(i, 20, 21, 45) {
+					return 9000
+				}
+				return wobble(i, 100)
+			}),
+			// Commits follow throughput: the stall itself, not its cause.
+			series("pg.xact_commit", "counter", "transactions", n, thr),
+			series("pg.tup_updated", "counter", "rows", n, func(i int) float64 { return 3 * thr(i) }),
+			series("os.cpu.idle_pct", "counter", "%", n, func(i int) float64 { return 100 - thr(i)/20 }),
+			series("pg.sessions.active", "gauge", "sessions", n, func(i int) float64 { return 8 }),
+		},
+	}
+}
+
+func TestStallsAttributedToCheckpoints(t *testing.T) {
+	stalls := FindStalls(checkpointRun(), DefaultStallParams())
+	if len(stalls) != 2 {
+		t.Fatalf("%d stalls, want 2: %+v", len(stalls), stalls)
+	}
+	first := stalls[0]
+	if first.FirstInterval != 20 || first.LastInterval != 22 || first.Start != 20*time.Second || first.End != 23*time.Second {
+		t.Errorf("first stall spans %d–%d (%s–%s), want 20–22", first.FirstInterval, first.LastInterval, first.Start, first.End)
+	}
+	if stalls[1].FirstInterval != 45 || stalls[1].LastInterval != 45 {
+		t.Errorf("second stall spans %d–%d, want 45", stalls[1].FirstInterval, stalls[1].LastInterval)
+	}
+	for _, s := range stalls {
+		if s.Cause != "checkpoint" || !strings.Contains(s.Title, "requested") {
+			t.Errorf("stall %d: cause %q title %q, want a requested checkpoint (causes %+v)", s.Number, s.Cause, s.Title, s.Causes)
+		}
+		if s.Baseline < 950 || s.Baseline > 1050 || s.Depth < 0.6 || s.Lost <= 0 || s.Throughput != "tps" {
+			t.Errorf("stall %d: baseline %v depth %v lost %v", s.Number, s.Baseline, s.Depth, s.Lost)
+		}
+		ev := map[string]store.StallEvidence{}
+		for _, e := range s.Evidence {
+			ev[e.Metric] = e
+		}
+		if e, ok := ev["pg.buffers_checkpoint"]; !ok || e.Score < 3 || e.During < 1000 {
+			t.Errorf("stall %d: buffers_checkpoint evidence %+v", s.Number, e)
+		}
+		for _, consequence := range []string{"pg.xact_commit", "pg.tup_updated", "os.cpu.idle_pct", "pg.sessions.active"} {
+			if _, ok := ev[consequence]; ok {
+				t.Errorf("stall %d: %s is evidence, but it only follows throughput (or never moved)", s.Number, consequence)
+			}
+		}
+		var names []string
+		for _, x := range s.Settings {
+			names = append(names, x.Name+"="+x.Value)
+		}
+		if got := strings.Join(names, " "); !strings.Contains(got, "max_wal_size=32MB") || !strings.Contains(got, "checkpoint_timeout=30s") {
+			t.Errorf("stall %d settings: %s", s.Number, got)
+		}
+		if !strings.Contains(s.Explanation, "max_wal_size") {
+			t.Errorf("stall %d explanation: %s", s.Number, s.Explanation)
+		}
+	}
+}
+
+func TestNoStalls(t *testing.T) {
+	in := checkpointRun()
+	in.Throughput = synth(60, 1000, nil)
+	if s := FindStalls(in, DefaultStallParams()); len(s) != 0 {
+		t.Errorf("flat throughput: %d stalls", len(s))
+	}
+	if s := FindStalls(StallInput{Throughput: synth(2, 100, map[int]float64{1: 0})}, DefaultStallParams()); len(s) != 0 {
+		t.Errorf("two intervals: %d stalls", len(s))
+	}
+}
+
+func TestStallParams(t *testing.T) {
+	in := checkpointRun()
+	// A stricter threshold: 250 and 300 tps are above 0.2 × 1000; 150 and 180 are not.
+	s := FindStalls(in, StallParams{Threshold: 0.2, Window: 31})
+	if len(s) != 1 || s[0].FirstInterval != 20 || s[0].LastInterval != 21 {
+		t.Errorf("threshold 0.2: %+v", s)
+	}
+	// Merge joins dips one normal interval apart.
+	in.Throughput = synth(40, 1000, map[int]float64{10: 100, 12: 100})
+	if s := FindStalls(in, StallParams{Merge: 1}); len(s) != 1 || s[0].FirstInterval != 10 || s[0].LastInterval != 12 {
+		t.Errorf("merge 1: %+v", s)
+	}
+	if s := FindStalls(in, StallParams{Merge: 0}); len(s) != 2 {
+		t.Errorf("merge 0: %d stalls", len(s))
+	}
+	// Merge 0 is the explicit value: withDefaults keeps it.
+	if s := FindStalls(in, StallParams{MinIntervals: 2, Merge: 0}); len(s) != 0 {
+		t.Errorf("min 2 intervals: %d stalls", len(s))
+	}
+	for _, bad := range []StallParams{{Threshold: 1.5, Window: 31, MinIntervals: 1}, {Threshold: 0.5, Window: 1, MinIntervals: 1}, {Threshold: 0.5, Window: 31}} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+// Warm-up intervals and the short last interval are never stalls.
+func TestStallsIgnoreWarmupAndPartial(t *testing.T) {
+	tp := synth(30, 1000, map[int]float64{2: 10, 29: 5})
+	for i := 0; i < 5; i++ {
+		tp[i].Warmup = true
+	}
+	tp[29].End = tp[29].Start + 100*time.Millisecond
+	if s := FindStalls(StallInput{Throughput: tp, Unit: "tps"}, DefaultStallParams()); len(s) != 0 {
+		t.Errorf("%+v", s)
+	}
+}
+
+func TestOtherPatterns(t *testing.T) {
+	const n = 50
+	dips := map[int]float64{30: 100, 31: 120}
+	during := func(v, base float64) func(int) float64 {
+		return func(i int) float64 {
+			if in(i, 30, 31) {
+				return v
+			}
+			return wobble(i, base)
+		}
+	}
+	cases := []struct {
+		name, kind string
+		local      bool
+		metrics    []store.MetricSeries
+		reconnects bool
+		want       string
+	}{
+		{"innodb checkpoint", "mysql", true, []store.MetricSeries{
+			series("mysql.innodb.checkpoint_age_capacity_pct", "gauge", "%", n, during(92, 40)),
+			series("mysql.Innodb_buffer_pool_pages_flushed", "counter", "pages", n, during(20000, 300)),
+		}, false, "innodb_checkpoint"},
+		{"binlog rotation", "mysql", true, []store.MetricSeries{
+			series("mysql.binlog.file_seq", "counter", "files", n, func(i int) float64 {
+				if i == 30 {
+					return 1
+				}
+				return 0
+			}),
+		}, false, "binlog_rotation"},
+		{"os writeback", "postgres", true, []store.MetricSeries{
+			series("os.mem.writeback_bytes", "gauge", "bytes", n, during(300<<20, 1<<18)),
+			series("os.disk.write_bytes", "counter", "bytes", n, during(500<<20, 10<<20)),
+			series("os.disk.await_ms", "gauge", "ms", n, during(80, 0.5)),
+		}, false, "os_writeback"},
+		{"lock waits", "postgres", true, []store.MetricSeries{
+			series("pg.lock_waits", "gauge", "locks", n, during(12, 0)),
+			series("pg.waiting.lock", "gauge", "sessions", n, during(8, 0)),
+		}, false, "lock_waits"},
+		{"autovacuum", "postgres", true, []store.MetricSeries{
+			series("pg.autovacuum_workers", "gauge", "workers", n, during(2, 0)),
+		}, false, "autovacuum"},
+		{"restart", "postgres", true, nil, true, "restart"},
+		{"unknown", "postgres", true, []store.MetricSeries{
+			series("pg.sessions.active", "gauge", "sessions", n, during(4, 4)),
+		}, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := synth(n, 500, dips)
+			if tc.reconnects {
+				tp[30].Reconnects = 4
+			}
+			s := FindStalls(StallInput{Throughput: tp, Unit: "tps", Kind: tc.kind, Local: tc.local, Metrics: tc.metrics, Settings: map[string]string{}}, DefaultStallParams())
+			if len(s) != 1 {
+				t.Fatalf("%d stalls", len(s))
+			}
+			if s[0].Cause != tc.want {
+				t.Errorf("cause %q (%s), want %q; causes %+v evidence %+v", s[0].Cause, s[0].Title, tc.want, s[0].Causes, s[0].Evidence)
+			}
+			if s[0].Explanation == "" {
+				t.Error("no explanation")
+			}
+		})
+	}
+	// OS writeback on a remote server describes the wrong host: not attributed.
+	tp := synth(n, 500, dips)
+	s := FindStalls(StallInput{Throughput: tp, Kind: "postgres", Local: false, Metrics: cases[2].metrics}, DefaultStallParams())
+	if len(s) != 1 || s[0].Cause == "os_writeback" {
+		t.Errorf("remote server: %+v", s)
+	}
+}
+
+// A watch session has no client intervals: the server's commit rate stands in.
+func TestServerThroughput(t *testing.T) {
+	ser := series("pg.xact_commit", "counter", "transactions", 5, func(i int) float64 { return float64(100 * (i + 1)) })
+	ser.Points[0].HasRate = false
+	pts, unit := ServerThroughput([]store.MetricSeries{ser}, nil)
+	if unit != "pg.xact_commit" || len(pts) != 4 || pts[0].Value != 200 || pts[0].Start != time.Second || pts[0].End != 2*time.Second {
+		t.Errorf("%s %+v", unit, pts)
+	}
+	if pts, unit := ServerThroughput(nil, nil); pts != nil || unit != "" {
+		t.Errorf("no series: %v %q", pts, unit)
+	}
+}
+
+func TestRollingMedian(t *testing.T) {
+	got := stallRollingMedian([]float64{1, 9, 2, 8, 3}, 3)
+	want := []float64{2, 2, 8, 3, 3}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
