@@ -137,6 +137,9 @@ type Options struct {
 	// ConnectFailure is the status when the server cannot be reached (default CRITICAL).
 	ConnectFailure Status
 	Now            func() time.Time
+	// Timeout bounds a whole invocation (RunWithin), even when a driver call does not
+	// return (a server that accepts connections and says nothing).
+	Timeout time.Duration
 }
 
 // Runner runs checks against one target, reading the server at most once.
@@ -177,7 +180,7 @@ func (f *failure) Error() string { return f.msg }
 
 func (r *Runner) connFailure(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || target.ClassOf(err) == target.ClassTimeout {
-		return &failure{r.Opts.ConnectFailure, fmt.Sprintf("no answer from %s in time: %s", r.server, oneLine(err.Error()))}
+		return &failure{r.Opts.ConnectFailure, fmt.Sprintf("no answer from %s in time (connecting)", r.server)}
 	}
 	hint := ""
 	switch target.ClassOf(err) {
@@ -240,6 +243,61 @@ func (r *Runner) queryFailure(err error, what string) error {
 		return &failure{Unknown, fmt.Sprintf("%s on %s: %s (the user lacks a privilege)", what, r.server, oneLine(err.Error()))}
 	}
 	return &failure{Unknown, fmt.Sprintf("%s on %s: %s", what, r.server, oneLine(err.Error()))}
+}
+
+// RunWithin is Run bounded by Opts.Timeout, as a Nagios plugin must be: when the
+// server does not answer in time every check gets the connect-failure status and the
+// calls still in flight are abandoned (the runner must not be used or closed after
+// that; the process is about to exit).
+func (r *Runner) RunWithin(ctx context.Context, checks []*Check) (results []Result, abandoned bool) {
+	if r.Opts.Timeout <= 0 {
+		return r.Run(ctx, checks), false
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Opts.Timeout)
+	defer cancel()
+	done := make(chan []Result, 1)
+	go func() { done <- r.Run(ctx, checks) }()
+	select {
+	case res := <-done:
+		return res, false
+	case <-ctx.Done():
+	}
+	select { // a moment for calls that do notice the deadline
+	case res := <-done:
+		return res, false
+	case <-time.After(250 * time.Millisecond):
+	}
+	out := make([]Result, len(checks))
+	for i, c := range checks {
+		out[i] = Result{Name: c.Name, Status: r.Opts.ConnectFailure,
+			Message: fmt.Sprintf("no answer from %s within %s", r.server, r.Opts.Timeout)}
+	}
+	return out, true
+}
+
+// SampleWithin is Sample bounded by Opts.Timeout, like RunWithin.
+func (r *Runner) SampleWithin(ctx context.Context) (s *Sample, abandoned bool, err error) {
+	if r.Opts.Timeout <= 0 {
+		s, err = r.Sample(ctx)
+		return s, false, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Opts.Timeout)
+	defer cancel()
+	type answer struct {
+		s   *Sample
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		s, err := r.Sample(ctx)
+		done <- answer{s, err}
+	}()
+	select {
+	case a := <-done:
+		return a.s, false, a.err
+	case <-time.After(r.Opts.Timeout + 250*time.Millisecond):
+		return nil, true, &failure{r.Opts.ConnectFailure, fmt.Sprintf("no answer from %s within %s", r.server, r.Opts.Timeout)}
+	}
 }
 
 // Run runs each check and returns one result per check, in order.

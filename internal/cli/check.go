@@ -234,18 +234,19 @@ func runCheck(ctx context.Context, env *Env, fs *pflag.FlagSet, o *checkOpts) er
 	}
 	defer tg.Close()
 
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
 	runner := check.NewRunner(tg, check.Options{
 		State:          check.Dir{Path: o.stateDir},
 		CacheAge:       o.cacheAge,
 		ConnectFailure: connectFailure,
 		Now:            env.Now,
+		Timeout:        o.timeout,
 	})
-	defer runner.Close()
 
 	if o.list {
-		s, err := runner.Sample(ctx)
+		s, abandoned, err := runner.SampleWithin(ctx)
+		if !abandoned {
+			defer runner.Close()
+		}
 		if err != nil {
 			fmt.Fprintf(env.Stdout, "FATHOM %s - %s\n", connectFailure, oneLineMsg(err.Error()))
 			return reported(int(connectFailure))
@@ -260,7 +261,10 @@ func runCheck(ctx context.Context, env *Env, fs *pflag.FlagSet, o *checkOpts) er
 		}
 		return tw.Flush()
 	}
-	results := runner.Run(ctx, checks)
+	results, abandoned := runner.RunWithin(ctx, checks)
+	if !abandoned {
+		runner.Close()
+	}
 	status, out := check.Combine(title, results)
 	fmt.Fprint(env.Stdout, target.RedactString(out))
 	return reported(int(status))

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fathom-lab/fathom/internal/dbtest"
 )
@@ -128,6 +130,48 @@ func TestCheckBadInput(t *testing.T) {
 		r := fathom(t, env, nil, tt.args...)
 		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, tt.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q…", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}
+
+// TestCheckTimeout: a server that accepts connections and never answers is CRITICAL
+// within --timeout, whatever the driver does.
+func TestCheckTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	conns := make(chan net.Conn, 16)
+	defer func() {
+		ln.Close()
+		for len(conns) > 0 {
+			(<-conns).Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case conns <- c:
+			default:
+				c.Close()
+			}
+		}
+	}()
+	addr := ln.Addr().String()
+	env := map[string]string{"FATHOM_CHECK_STATE_DIR": t.TempDir()}
+	for _, dsn := range []string{"mysql://mon:s3cret@" + addr + "/x", "postgres://mon:s3cret@" + addr + "/x?sslmode=disable"} {
+		start := time.Now()
+		r := fathom(t, env, nil, "check", "--target", dsn, "--mode", "connections", "-t", "1")
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("%s: took %s with --timeout 1", dsn, took)
+		}
+		if r.code != 2 || !strings.HasPrefix(r.stdout, "connections CRITICAL - no answer from "+addr) || strings.Contains(r.stdout, "s3cret") {
+			t.Errorf("%s: exit %d, stdout %q", dsn, r.code, r.stdout)
 		}
 	}
 }
