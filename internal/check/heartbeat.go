@@ -170,10 +170,10 @@ func (h *Heartbeat) Run(ctx context.Context, once bool) error {
 				if err := h.Setup(ctx, conn); err != nil {
 					return err
 				}
-				if !setupDone {
+				if !setupDone && !once {
 					h.logf("writing a heartbeat for server id %d to %s every %s", h.id, h.Table, h.Interval)
-					setupDone = true
 				}
+				setupDone = true
 			}
 			return h.Beat(ctx, conn)
 		}()
