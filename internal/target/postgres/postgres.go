@@ -28,6 +28,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -76,7 +77,11 @@ func Open(dsn string, cfg target.Config) (*Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		return sock.Blocking(nc), nil
+		nc = sock.Blocking(nc)
+		if d, ok := ctx.Value(dialKey{}).(*dialed); ok {
+			d.set(nc)
+		}
+		return nc, nil
 	}
 	t := &Target{cfg: cfg, pc: pc, redacted: Redact(dsn)}
 	t.where = where(pc.Host, pc.Port)
@@ -112,7 +117,13 @@ func (t *Target) connect(ctx context.Context) (*Conn, error) {
 	what := "connecting to " + t.where
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.ConnectTimeout)
 	defer cancel()
-	pg, err := pgconn.ConnectConfig(cctx, t.pc)
+	// A blocking socket ignores the deadlines pgconn sets to bound the startup and
+	// authentication exchange, so a server that accepts the connection and then says
+	// nothing is cut off by closing the socket when the context ends.
+	d := &dialed{}
+	stop := context.AfterFunc(cctx, d.close)
+	pg, err := pgconn.ConnectConfig(context.WithValue(cctx, dialKey{}, d), t.pc)
+	stop()
 	if err != nil {
 		if ctx.Err() == nil && cctx.Err() != nil {
 			return nil, &target.Error{Class: target.ClassConnection, Msg: what + ": no answer within " + t.cfg.ConnectTimeout.String(), Err: err}
@@ -124,6 +135,36 @@ func (t *Target) connect(ctx context.Context) (*Conn, error) {
 		return nil, e
 	}
 	return newConn(t, pg), nil
+}
+
+// dialKey carries, in the context of a connection attempt, where to record the
+// sockets it dials, so that the attempt can be cut off.
+type dialKey struct{}
+
+// dialed holds the sockets of one connection attempt (one per host tried).
+type dialed struct {
+	mu     sync.Mutex
+	conns  []net.Conn
+	closed bool
+}
+
+func (d *dialed) set(nc net.Conn) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		_ = nc.Close()
+		return
+	}
+	d.conns = append(d.conns, nc)
+}
+
+func (d *dialed) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	for _, nc := range d.conns {
+		_ = nc.Close()
+	}
 }
 
 // settings are the server settings Info reports when the server has them.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -634,5 +635,45 @@ func TestWithUnit(t *testing.T) {
 		if got := withUnit(c.v, c.unit); got != c.want {
 			t.Errorf("withUnit(%s, %s) = %s, want %s", c.v, c.unit, got, c.want)
 		}
+	}
+}
+
+// A server that accepts the connection and never answers: Connect gives up after the
+// connect timeout, although the socket is a blocking one.
+func TestSilentServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	tg, err := Open("postgres://u@"+ln.Addr().String()+"/db?sslmode=disable", target.Config{ConnectTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = tg.Connect(context.Background())
+	wantClass(t, err, target.ClassConnection, "")
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("connect to a silent server took %v with a 300ms timeout", d)
 	}
 }
