@@ -101,6 +101,11 @@ func readPlan(path string) (*plan.Plan, error) {
 		}
 		t.Close()
 	}
+	if len(p.CollectOnly) > 0 && p.Kind() != "" {
+		if _, _, err := collect.Select(p.Kind(), p.CollectOnly, nil); err != nil {
+			return nil, usagef("%s:%d: collect: %v", path, p.CollectLine, err)
+		}
+	}
 	return p, nil
 }
 
@@ -1129,6 +1134,7 @@ func (x *experimentRun) runOptsFor(sl *store.ExperimentSlot, cell *plan.Cell, sr
 		quiet:        x.o.quiet,
 		reconnect:    x.p.ReconnectTimeout,
 	}
+	o.sampling.off, o.sampling.only = x.p.CollectOff, x.p.CollectOnly
 	if x.p.HasSeed {
 		o.seed = strconv.FormatUint(plan.RunSeed(x.p.Seed, fmt.Sprintf("%s#%d", cell.Key(), part), sl.Repetition), 10)
 	}

@@ -137,6 +137,11 @@ hooks:
 	if r.code != ExitUsage || strings.Contains(r.stderr, "hunter2") || !strings.Contains(r.stderr, "plan.yaml:2: target") {
 		t.Errorf("bad DSN: exit %d: %s", r.code, r.stderr)
 	}
+	nocoll := writePlan(t, "experiment: c\ntarget: sqlite:x.db\nworkload: tpcb\ncollect: [os, nosuchcollector]\n")
+	r = fathom(t, env, nil, "experiment", "--check", nocoll)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "plan.yaml:4: collect:") || !strings.Contains(r.stderr, "nosuchcollector") {
+		t.Errorf("unknown collector: exit %d: %s", r.code, r.stderr)
+	}
 	good := writePlan(t, "experiment: good\ntarget: sqlite:x.db\nworkload: tpcb\ntransactions: 10\nrepetitions: 3\nmatrix: {clients: [1, 2]}\n")
 	r = fathom(t, env, nil, "experiment", "--check", good)
 	if r.code != 0 || !strings.Contains(r.stdout, "2 cells × 3 repetitions = 6 runs") {

@@ -93,7 +93,7 @@ type decoder struct {
 // topKeys are the keys a plan may have, in the order the documentation gives them.
 var topKeys = append([]string{"experiment", "description", "target", "restart_command", "instance", "workload", "options", "settings"},
 	append(append([]string(nil), runKeys...), "seed", "connect_timeout", "reconnect_timeout", "repetitions", "order", "cooldown",
-		"restart", "prepare", "on_error", "labels", "matrix", "hooks")...)
+		"restart", "prepare", "on_error", "labels", "collect", "matrix", "hooks")...)
 
 var (
 	expNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,62}$`)
@@ -202,6 +202,21 @@ func (d *decoder) plan(root *yaml.Node) {
 					p.Labels[k.Value] = s
 				}
 			}
+		}
+	}
+	if n := f["collect"]; n != nil {
+		p.CollectLine = n.Line
+		if m := deref(n); m != nil && m.Kind == yaml.SequenceNode {
+			for _, it := range m.Content {
+				if s, ok := d.scalar(it, "a collector in collect"); ok {
+					p.CollectOnly = append(p.CollectOnly, s)
+				}
+			}
+			if len(p.CollectOnly) == 0 {
+				d.probs.at(n, "collect: list collectors or sources (os, postgres, mysql …), or say false")
+			}
+		} else {
+			p.CollectOff = !d.boolean(n, "collect (true, false, or a list of collectors)")
 		}
 	}
 	if n := f["matrix"]; n != nil {

@@ -50,6 +50,11 @@ type Plan struct {
 	ReconnectTimeout time.Duration
 	Labels           map[string]string
 	Hooks            Hooks
+	// CollectOff turns off sampling server and OS metrics during runs; CollectOnly
+	// limits it to these collectors or sources (as fathom run's --collect).
+	CollectOff  bool
+	CollectOnly []string
+	CollectLine int
 }
 
 // Instance says what managed servers to start.

@@ -180,6 +180,8 @@ func TestDecodeCombinations(t *testing.T) {
 		{"query mode", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\nquery_mode: fast\n", "prepared or simple"},
 		{"hook timeout", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\nhooks: {before_run: [{shell: x, timeout: soon}]}\n", "not a duration"},
 		{"bundle empty", "experiment: a\ninstance: {kind: postgres}\nworkload: tpcb\nmatrix: {v: {a: {}}}\n", "sets nothing"},
+		{"collect", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\ncollect: sometimes\n", "collect (true, false, or a list"},
+		{"collect empty", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\ncollect: []\n", "list collectors"},
 		{"setting multiline", "experiment: a\ninstance: {kind: postgres}\nworkload: tpcb\nsettings: {work_mem: \"1MB\\nport=5432\"}\n", "one line"},
 	}
 	for _, tc := range cases {
@@ -189,6 +191,17 @@ func TestDecodeCombinations(t *testing.T) {
 				t.Errorf("want a problem saying %q, got %v", tc.want, err)
 			}
 		})
+	}
+}
+
+func TestCollect(t *testing.T) {
+	p, err := decodeString(t, "experiment: a\ntarget: sqlite:x\nworkload: tpcb\ncollect: false\n")
+	if err != nil || !p.CollectOff {
+		t.Errorf("collect: false: %+v %v", p, err)
+	}
+	p, err = decodeString(t, "experiment: a\ntarget: sqlite:x\nworkload: tpcb\ncollect: [os, sqlite]\n")
+	if err != nil || p.CollectOff || len(p.CollectOnly) != 2 || p.CollectLine != 4 {
+		t.Errorf("collect list: %+v %v", p, err)
 	}
 }
 
