@@ -528,13 +528,19 @@ func (x *experimentRun) teardown(ctx context.Context) {
 			if err := inst.Stop(ctx); err != nil {
 				fmt.Fprintf(x.env.Stderr, "fathom: warning: %v\n", err)
 			}
-			fmt.Fprintf(x.env.Stdout, "kept instance %s (stopped) in %s: `fathom instance start %s` to use it, `fathom instance stop %s` to remove it\n",
-				inst.Name, inst.Path, inst.Name, inst.Name)
+			dir := ""
+			if d := x.instanceDir(); d != "" {
+				dir = " --dir " + d
+			}
+			fmt.Fprintf(x.env.Stdout, "kept instance %s (stopped) in %s: `fathom instance start%s --name %s` to use it, `fathom instance stop%s %s` to remove it\n",
+				inst.Name, inst.Path, dir, inst.Name, dir, inst.Name)
 			continue
 		}
 		if err := inst.Remove(ctx); err != nil {
 			fmt.Fprintf(x.env.Stderr, "fathom: warning: instance %s: %v (see `fathom instance list`)\n", inst.Name, err)
+			continue
 		}
+		fmt.Fprintf(x.env.Stdout, "removed instance %s\n", inst.Name)
 	}
 }
 
@@ -740,50 +746,45 @@ func (x *experimentRun) applySettings(ctx context.Context, sl *store.ExperimentS
 	restartEach := x.p.Restart == "each"
 	var changes []string
 	var effective []plan.Effective
+	record := func() error {
+		effJSON, _ := json.Marshal(effective)
+		return x.st.SlotServer(context.WithoutCancel(ctx), x.exp.ID, sl.Seq, strings.Join(changes, "; "), effJSON)
+	}
 	for _, srv := range servers {
 		ch, err := srv.Apply(ctx, cell.Settings, restartEach)
 		if err != nil {
+			changes = append(changes, srv.Name()+": "+target.RedactString(strings.SplitN(err.Error(), "\n", 2)[0]))
+			_ = record()
 			return nil, err
 		}
 		if ch.Action != "unchanged" {
 			changes = append(changes, srv.Name()+": "+ch.String())
 		}
+		var effs []plan.Effective
 		if len(cell.Settings) > 0 {
-			effs, err := srv.Verify(ctx, cell.Settings, 5*time.Second)
+			effs, err = srv.Verify(ctx, cell.Settings, 5*time.Second)
+			effective = append(effective, effs...)
 			if err != nil {
+				_ = record()
 				return nil, err
 			}
-			effective = append(effective, effs...)
 		}
 		line := "  " + srv.Name() + ": " + ch.String()
-		if len(cell.Settings) > 0 {
+		if len(effs) > 0 {
 			var parts []string
-			for _, kv := range cell.Settings {
-				for _, e := range effective {
-					if e.Name == instance.NormalizeName(kindOf(srv), kv.Name) {
-						parts = append(parts, e.Name+"="+e.Value)
-						break
-					}
-				}
+			for _, e := range effs {
+				parts = append(parts, e.Name+"="+e.Value)
 			}
 			line += "; in effect: " + strings.Join(parts, ", ")
 		}
-		if ch.Action != "unchanged" || len(cell.Settings) > 0 {
+		if ch.Action != "unchanged" || len(effs) > 0 {
 			x.printf("%s\n", line)
 		}
 	}
-	effJSON, _ := json.Marshal(effective)
-	if err := x.st.SlotServer(ctx, x.exp.ID, sl.Seq, strings.Join(changes, "; "), effJSON); err != nil {
+	if err := record(); err != nil {
 		return nil, err
 	}
 	return servers, nil
-}
-
-func kindOf(srv *plan.Server) instance.Kind {
-	if srv.Kind() == "mysql" {
-		return instance.MariaDB
-	}
-	return instance.Postgres
 }
 
 // effectiveMap is the settings read back for a run's provenance.

@@ -581,6 +581,7 @@ func (s *Server) Restore(ctx context.Context) error {
 
 // Effective is a setting's value as the server reports it.
 type Effective struct {
+	Server    string `json:"server"` // the instance or redacted DSN it was read from
 	Name      string `json:"name"`
 	Requested string `json:"requested"`
 	Value     string `json:"value"` // as SHOW (PostgreSQL) or @@GLOBAL (MySQL) gives it
@@ -660,7 +661,7 @@ func (s *Server) read(ctx context.Context, settings []KV) ([]Effective, error) {
 	defer conn.Close()
 	out := make([]Effective, 0, len(settings))
 	for _, kv := range settings {
-		e := Effective{Name: kv.Name, Requested: kv.Value}
+		e := Effective{Server: s.Name(), Name: kv.Name, Requested: kv.Value}
 		if s.kind == "postgres" {
 			rows, err := conn.Query(ctx, "SELECT setting, coalesce(unit, ''), vartype, current_setting(name), pending_restart FROM pg_catalog.pg_settings WHERE name = $1",
 				target.Text([]byte(kv.Name)))
