@@ -102,8 +102,14 @@ const (
 )
 
 // DefaultDir is where instances live unless told otherwise: a directory in the
-// system's temporary directory, which every local user (postgres, mysql) can reach.
-func DefaultDir() string { return filepath.Join(os.TempDir(), "fathom-instances") }
+// system's temporary directory, which every local user (postgres, mysql) can reach;
+// one per user but root, so that users do not share (or trip over) each other's.
+func DefaultDir() string {
+	if uid := os.Geteuid(); uid != 0 {
+		return filepath.Join(os.TempDir(), "fathom-instances-"+strconv.Itoa(uid))
+	}
+	return filepath.Join(os.TempDir(), "fathom-instances")
+}
 
 // The machine's default ports, which an instance never uses.
 var reservedPorts = map[int]bool{5432: true, 3306: true}
