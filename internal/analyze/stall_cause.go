@@ -214,9 +214,6 @@ func (a *stallAttributor) evidence(window []int) []store.StallEvidence {
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return math.Abs(out[i].Score) > math.Abs(out[j].Score) })
-	if len(out) > a.p.Evidence {
-		out = out[:a.p.Evidence]
-	}
 	return out
 }
 
@@ -267,6 +264,30 @@ func (a *stallAttributor) atLeast(name string, window []int, v float64) (float64
 	return best, ok
 }
 
+// minimum is a gauge's lowest value in the window.
+func (a *stallAttributor) minimum(name string, window []int) (float64, bool) {
+	ms := a.metrics[name]
+	if ms == nil {
+		return 0, false
+	}
+	lo, ok := math.Inf(1), false
+	for _, idx := range window {
+		if x, has := ms.y[idx]; has && x < lo {
+			lo, ok = x, true
+		}
+	}
+	return lo, ok
+}
+
+func (a *stallAttributor) has(list []string, name string) bool {
+	for _, n := range list {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
 // baselineShare is the share of baseline intervals in which a counter moved.
 func (a *stallAttributor) baselineShare(name string) float64 {
 	ms := a.metrics[name]
@@ -303,6 +324,11 @@ func (a *stallAttributor) setting(name, hint string) store.StallSetting {
 // explain fills a stall's evidence and cause.
 func (a *stallAttributor) explain(st *store.Stall, window []int, reconnects int64) {
 	st.Evidence = a.evidence(window)
+	defer func() {
+		if len(st.Evidence) > a.p.Evidence {
+			st.Evidence = st.Evidence[:a.p.Evidence]
+		}
+	}()
 	var ms []stallMatch
 	for _, pat := range stallPatterns {
 		if m, ok := pat(a, st, window, reconnects); ok {
@@ -325,6 +351,11 @@ func (a *stallAttributor) explain(st *store.Stall, window []int, reconnects int6
 	}
 	best := ms[0]
 	st.Cause, st.Title, st.Explanation, st.Settings = best.key, best.title, best.explanation, best.settings
+	// The cause's own metrics first, then the rest by score.
+	sort.SliceStable(st.Evidence, func(i, j int) bool {
+		bi, bj := a.has(best.metrics, st.Evidence[i].Metric), a.has(best.metrics, st.Evidence[j].Metric)
+		return bi && !bj
+	})
 	if len(ms) > 1 {
 		var also []string
 		for _, m := range ms[1:] {
@@ -439,6 +470,17 @@ func stallPGCheckpoint(a *stallAttributor, st *store.Stall, w []int, _ int64) (s
 		m.score += 1
 		m.metrics = append(m.metrics, "pg.wal_fpi")
 		why = append(why, "full-page images in WAL went "+stallChange(d)+" (after a checkpoint the first change to each page writes the whole page)")
+	}
+	// A checkpoint that began shortly before the window (its full-page images are what
+	// slow the stall down) shows as a young checkpoint age.
+	if !req && !timed {
+		if age, ok := a.minimum("pg.checkpoint_age_seconds", w); ok && age < 2*(st.End-st.Start).Seconds()+5 {
+			if _, fpi := a.up("pg.wal_fpi", w); fpi || a.has(m.metrics, "pg.buffers_checkpoint") {
+				m.score += 1.5
+				m.metrics = append(m.metrics, "pg.checkpoint_age_seconds")
+				why = append(why, fmt.Sprintf("a checkpoint had started %.0fs before", age))
+			}
+		}
 	}
 	if v, ok := a.atLeast("pg.wal_since_checkpoint_pct", w, 70); ok {
 		m.score += 0.5

@@ -1,0 +1,121 @@
+package analyze_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/cli"
+	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+// fathom runs the CLI in-process.
+func fathom(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := &cli.Env{
+		Args: args, Stdout: &out, Stderr: &errb,
+		Getenv: func(string) string { return "" },
+		Now:    time.Now,
+		Interrupts: func(ctx context.Context) (context.Context, context.CancelFunc) {
+			return context.WithCancel(ctx)
+		},
+	}
+	code := cli.Run(context.Background(), env)
+	return code, out.String(), errb.String()
+}
+
+// The acceptance test of stall detection: examples/checkpoint-stalls.yaml makes
+// checkpoints expensive on a throwaway PostgreSQL; fathom must find the stall that
+// follows the timed checkpoint and attribute it to the checkpoint.
+func TestCheckpointStallsExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about a minute: a throwaway PostgreSQL under a write-heavy workload")
+	}
+	if _, err := instance.Version(instance.Postgres, ""); err != nil {
+		if dbtest.Required() {
+			t.Fatalf("%v (FATHOM_TEST_REQUIRE=1)", err)
+		}
+		t.Skip(err)
+	}
+	// A short base directory every server account can reach (socket paths are short).
+	dir, err := os.MkdirTemp("", "fs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	db := filepath.Join(t.TempDir(), "fathom.db")
+	plan := filepath.Join("..", "..", "examples", "checkpoint-stalls.yaml")
+	code, out, errs := fathom(t, "experiment", plan, "--store", db, "--instance-dir", dir, "-q")
+	if code != 0 {
+		t.Fatalf("fathom experiment: exit %d\n%s\n%s", code, out, errs)
+	}
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	id, err := st.LatestRunID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalls, _, analyzed, err := st.Stalls(ctx, id)
+	if err != nil || !analyzed {
+		t.Fatalf("stalls of run %d: analysed %v, %v", id, analyzed, err)
+	}
+	// When did checkpoints start? From the stored samples.
+	starts := map[int]bool{}
+	ser, err := st.MetricSeries(ctx, id, "pg.checkpoints_timed", "pg.checkpoints_req")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ser {
+		for i := range s.Points {
+			if y, ok := s.Y(i); ok && y > 0 {
+				starts[s.Points[i].Interval] = true
+			}
+		}
+	}
+	if len(starts) == 0 {
+		t.Fatalf("no checkpoint started during the run: the example does not do what it says")
+	}
+	var attributed int
+	for _, s := range stalls {
+		t.Logf("stall %d: intervals %d–%d, %.0f → %.0f tps: %s [%s]", s.Number, s.FirstInterval, s.LastInterval, s.Baseline, s.Mean, s.Title, s.Cause)
+		if s.Cause != "checkpoint" {
+			continue
+		}
+		attributed++
+		// The attribution must rest on a checkpoint that really started then.
+		near := false
+		for i := s.FirstInterval - 2; i <= s.LastInterval; i++ {
+			near = near || starts[i]
+		}
+		if !near && !strings.Contains(s.Explanation, "had started") {
+			t.Errorf("stall %d is attributed to a checkpoint, but none started near intervals %d–%d (checkpoints at %v)", s.Number, s.FirstInterval, s.LastInterval, starts)
+		}
+		var set []string
+		for _, x := range s.Settings {
+			set = append(set, x.Name+"="+x.Value)
+		}
+		if !strings.Contains(strings.Join(set, " "), "checkpoint_timeout=30s") {
+			t.Errorf("stall %d settings %v lack checkpoint_timeout=30s", s.Number, set)
+		}
+	}
+	if attributed == 0 {
+		t.Fatalf("no stall attributed to a checkpoint (checkpoints started in intervals %v); stalls: %+v", starts, stalls)
+	}
+	// And a person reading `fathom show` sees it.
+	code, out, errs = fathom(t, "show", "last", "--store", db)
+	if code != 0 || !strings.Contains(out, "PostgreSQL checkpoint") || !strings.Contains(out, "checkpoint_timeout=30s") {
+		t.Errorf("fathom show: exit %d\n%s\n%s", code, out, errs)
+	}
+}
