@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure local PostgreSQL and MariaDB servers are up for the tests, points
+# Makes sure local PostgreSQL and MariaDB servers (and chromium) are up for the tests, points
 # FATHOM_TEST_POSTGRES_DSN and FATHOM_TEST_MYSQL_DSN at them, then runs "$@".
 # Servers that are already running are used as they are. Missing ones are started if
 # installed, and installed from Debian packages when running as root with apt-get.
@@ -69,6 +69,13 @@ ensure_mysql() {
   export FATHOM_TEST_MYSQL_DSN="mysql://root@127.0.0.1:3306/test"
 }
 
+# The HTML report's browser test drives Debian's chromium.
+ensure_chromium() {
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 && return 0
+  log "installing chromium for the report's browser test"; apt_install chromium
+}
+
+ensure_chromium || log "chromium unavailable: the browser test will skip (or fail with FATHOM_TEST_REQUIRE=1)"
 ensure_postgres || log "PostgreSQL unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
 ensure_mysql || log "MariaDB unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
 log "FATHOM_TEST_POSTGRES_DSN=${FATHOM_TEST_POSTGRES_DSN:-unset} FATHOM_TEST_MYSQL_DSN=${FATHOM_TEST_MYSQL_DSN:-unset}"
