@@ -147,8 +147,11 @@ func (o *watchOpts) run(ctx context.Context, env *Env) error {
 		return withCode(ExitFailure, fmt.Errorf("recording the watch session in %s: %v", o.store, err))
 	}
 	view := newWatchView(env, tgt.Kind(), o.quiet)
-	if !o.asJSON && !o.quiet {
-		fmt.Fprintf(env.Stdout, "watch %d: %s every %s%s; stored in %s\n", id, tgt.Redacted(), o.interval, untilText(o.duration), o.store)
+	if o.asJSON {
+		view.out = env.Stderr // stdout is for the JSON summary
+	}
+	if !o.quiet {
+		fmt.Fprintf(view.out, "watch %d: %s every %s%s; stored in %s\n", id, tgt.Redacted(), o.interval, untilText(o.duration), o.store)
 	}
 	runCtx, stop := env.Interrupts(ctx)
 	defer stop()
@@ -313,6 +316,7 @@ var watchColumns = map[string][]watchColumn{
 // watchView is the live view: a redrawn panel on a terminal, plain lines otherwise.
 type watchView struct {
 	env   *Env
+	out   io.Writer // plain lines
 	cols  []watchColumn
 	panel bool
 	quiet bool
@@ -322,7 +326,7 @@ type watchView struct {
 
 func newWatchView(env *Env, kind string, quiet bool) *watchView {
 	cols := append(append([]watchColumn(nil), watchColumns[kind]...), watchColumns["os"]...)
-	return &watchView{env: env, cols: cols, panel: env.Terminal, quiet: quiet, hist: map[string][]float64{}}
+	return &watchView{env: env, out: env.Stdout, cols: cols, panel: env.Terminal, quiet: quiet, hist: map[string][]float64{}}
 }
 
 func (c *watchColumn) value(s *collect.Sample) (float64, bool) {
@@ -377,7 +381,7 @@ func (v *watchView) show(s *collect.Sample, elapsed time.Duration) {
 			present = append(present, c)
 		}
 	}
-	w := v.env.Stdout
+	w := v.out
 	if v.lines%20 == 0 {
 		fmt.Fprintf(w, "%8s", "time")
 		for _, c := range present {
