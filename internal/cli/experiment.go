@@ -38,7 +38,7 @@ type experimentOpts struct {
 func newExperimentCmd(env *Env) *cobra.Command {
 	o := &experimentOpts{}
 	cmd := &cobra.Command{
-		Use:   "experiment PLAN.yaml",
+		Use:   "experiment PLAN.yaml | --resume ID",
 		Short: "Run an experiment plan: a workload over a matrix of options and server settings, repeated, interleaved, with hooks",
 		Long: `Runs every cell of a plan's matrix (clients, transactions, workload options, server
 settings, number of instances …) the planned number of times, in interleaved order by
