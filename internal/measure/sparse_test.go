@@ -2,6 +2,7 @@ package measure
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -47,8 +48,34 @@ func TestSparseMatchesDense(t *testing.T) {
 				t.Fatalf("trial %d q %v: sparse %d dense %d", trial, q, a, b)
 			}
 		}
-		if s.Latency() != LatencyOf(h) {
+		if s.Latency() != LatencyOf(h) || s.Figures().Latency() != LatencyOf(h) {
 			t.Fatalf("trial %d: Latency %+v vs %+v", trial, s.Latency(), LatencyOf(h))
+		}
+		if f := s.Figures(); n > 0 && (f.P50 != h.ValueAtQuantile(50) || f.P90 != h.ValueAtQuantile(90) || f.P95 != h.ValueAtQuantile(95) ||
+			f.P99 != h.ValueAtQuantile(99) || f.P999 != h.ValueAtQuantile(99.9) || f.Max != h.Max() || f.Mean != h.Mean()) {
+			t.Fatalf("trial %d: figures %+v", trial, f)
+		}
+		// The uncompressed form decodes to the same histogram, with or without reuse.
+		raw, err := dec.Uncompressed(blob)
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		if n > 0 && raw[0] != 0x1c {
+			t.Fatalf("trial %d: uncompressed form starts with %#x", trial, raw[0])
+		}
+		for _, b := range [][]byte{raw, blob} {
+			u, err := dec.Decode(b)
+			if err != nil {
+				t.Fatalf("trial %d: %v", trial, err)
+			}
+			tmp, err := dec.DecodeTemp(b)
+			if err != nil {
+				t.Fatalf("trial %d: %v", trial, err)
+			}
+			if !reflect.DeepEqual(u, s) || tmp.TotalCount() != s.TotalCount() || tmp.Figures() != s.Figures() ||
+				(n > 0 && !reflect.DeepEqual(tmp.idx, s.idx)) {
+				t.Fatalf("trial %d: decoding the uncompressed form differs", trial)
+			}
 		}
 		got := make([]int64, len(qs))
 		s.Quantiles(qs, got)
@@ -69,9 +96,12 @@ func TestSparseMatchesDense(t *testing.T) {
 			if sum.TotalCount() != h.TotalCount()+prev.TotalCount() || sum.Sparse().Latency() != m.Latency() {
 				t.Fatalf("trial %d: SparseSum %+v, MergeSparse %+v", trial, sum.Sparse().Latency(), m.Latency())
 			}
+			if v := sum.View(); v.TotalCount() != m.TotalCount() || v.Figures() != m.Figures() || (m.TotalCount() > 0 && !reflect.DeepEqual(v.idx, m.idx)) {
+				t.Fatalf("trial %d: SparseSum.View %+v, MergeSparse %+v", trial, v.Figures(), m.Figures())
+			}
 			sum.Reset()
 			_ = sum.Add(s)
-			if sum.Sparse().Latency() != s.Latency() {
+			if sum.Sparse().Latency() != s.Latency() || sum.View().Figures() != s.Figures() {
 				t.Fatalf("trial %d: SparseSum after Reset differs", trial)
 			}
 			dm := NewHistogram()
@@ -94,13 +124,24 @@ func TestSparseDecodeRejectsGarbage(t *testing.T) {
 	h := NewHistogram()
 	_ = h.RecordValue(12345)
 	good, _ := Encode(h)
-	for _, b := range [][]byte{[]byte("!!!"), []byte("AAAA"), good[:len(good)-8], append([]byte("B"), good[1:]...)} {
+	raw, err := dec.Uncompressed(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := append(append([]byte(nil), raw...), 0)
+	badCookie := append([]byte(nil), raw...)
+	badCookie[3] ^= 0x01
+	for _, b := range [][]byte{[]byte("!!!"), []byte("AAAA"), good[:len(good)-8], append([]byte("B"), good[1:]...),
+		{0x1c}, raw[:39], raw[:len(raw)-1], long, badCookie} {
 		if _, err := dec.Decode(b); err == nil {
 			t.Errorf("%q: decoded garbage", b)
 		}
 	}
 	if s, err := dec.Decode(good); err != nil || s.TotalCount() != 1 {
 		t.Fatalf("decoder not reusable after errors: %v", err)
+	}
+	if s, err := dec.Decode(raw); err != nil || s.TotalCount() != 1 {
+		t.Fatalf("uncompressed form: %v", err)
 	}
 	if s, err := dec.Decode(nil); err != nil || s.TotalCount() != 0 || s.ValueAtQuantile(99) != 0 {
 		t.Fatal("empty blob should be an empty histogram")
@@ -115,6 +156,9 @@ func FuzzSparseDecode(f *testing.F) {
 	b, _ := Encode(h)
 	f.Add(b)
 	f.Add([]byte{})
+	var d SparseDecoder
+	raw, _ := d.Uncompressed(b)
+	f.Add(raw)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var dec SparseDecoder
 		s, err := dec.Decode(b)
@@ -122,6 +166,20 @@ func FuzzSparseDecode(f *testing.F) {
 			return
 		}
 		_ = s.Latency()
+		if tmp, err := dec.DecodeTemp(b); err != nil || tmp.Figures() != s.Figures() {
+			t.Fatalf("DecodeTemp differs from Decode: %v", err)
+		}
+		if len(b) > 0 && b[0] != 0x1c {
+			// Encode's form: its uncompressed form decodes to the same histogram.
+			raw, err := dec.Uncompressed(b)
+			if err != nil {
+				t.Fatalf("decoded but cannot uncompress: %v", err)
+			}
+			u, err := dec.Decode(raw)
+			if err != nil || !reflect.DeepEqual(u, s) {
+				t.Fatalf("uncompressed form differs: %v", err)
+			}
+		}
 		dense, derr := hdr.Decode(b)
 		if derr == nil && dense.TotalCount() == s.TotalCount() && dense.ValueAtQuantile(99) != s.ValueAtQuantile(99) {
 			t.Fatalf("p99 differs: dense %d sparse %d", dense.ValueAtQuantile(99), s.ValueAtQuantile(99))
