@@ -657,7 +657,7 @@ func stallLockWaits(a *stallAttributor, st *store.Stall, w []int, _ int64) (stal
 
 func stallAutovacuum(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
 	m := stallMatch{key: "autovacuum"}
-	for _, n := range []string{"pg.autovacuum_workers", "pg.autovacuums"} {
+	for _, n := range []string{"pg.autovacuum_workers", "pg.vacuums"} {
 		if d, ok := a.up(n, w); ok && d.peak >= 1 {
 			m.score += 1.5
 			m.metrics = append(m.metrics, n)

@@ -16,7 +16,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/target/postgres"
 )
 
-func pgTarget(t *testing.T) target.Target {
+func pgTarget(t testing.TB) target.Target {
 	t.Helper()
 	tg, err := postgres.Open(dbtest.PostgresDatabase(t, "collect"), target.Config{ConnectTimeout: 5 * time.Second})
 	if err != nil {
@@ -25,7 +25,7 @@ func pgTarget(t *testing.T) target.Target {
 	return tg
 }
 
-func myTarget(t *testing.T) target.Target {
+func myTarget(t testing.TB) target.Target {
 	t.Helper()
 	tg, err := mysql.Open(dbtest.MySQLDatabase(t, "collect"), target.Config{ConnectTimeout: 5 * time.Second})
 	if err != nil {
@@ -198,7 +198,7 @@ func TestMySQLCollectors(t *testing.T) {
 func TestCollectorTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		tg    func(*testing.T) target.Target
+		tg    func(testing.TB) target.Target
 		sleep string
 	}{
 		{"postgres", pgTarget, "SELECT pg_sleep(5)"},

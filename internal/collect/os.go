@@ -74,6 +74,7 @@ func ReadVMStat(path string) (map[string]float64, error) {
 }
 
 func newOSVMStat() Collector {
+	scrapes := 0
 	return &fn{
 		name: "os_vmstat",
 		help: "/proc/vmstat: dirty and writeback pages against the kernel's dirty thresholds, pages dirtied and written, paging, reclaim stalls; vm.dirty_* settings",
@@ -127,19 +128,18 @@ func newOSVMStat() Collector {
 			}
 			s.Counter("os.vm.pages_scanned", "pages", scanned)
 			s.Counter("os.vm.pages_reclaimed", "pages", stolen)
-			// The writeback settings, so that a change during a run shows.
-			if v, err := s.FS.VM(); err == nil {
-				set := func(name string, p *int64) {
-					if p != nil {
-						s.Gauge("os.vm."+name, "", float64(*p))
-					}
+			// The writeback settings, so that a change during a run shows: six files
+			// (procfs's VM() would read all of /proc/sys/vm), every tenth scrape.
+			scrapes++
+			if scrapes%10 != 1 {
+				return nil
+			}
+			for _, set := range [][2]string{{"dirty_ratio", "dirty_ratio"}, {"dirty_background_ratio", "dirty_background_ratio"},
+				{"dirty_bytes", "dirty_bytes_setting"}, {"dirty_background_bytes", "dirty_background_bytes_setting"},
+				{"dirty_expire_centisecs", "dirty_expire_centisecs"}, {"dirty_writeback_centisecs", "dirty_writeback_centisecs"}} {
+				if v, err := s.FS.SysctlInts("vm." + set[0]); err == nil && len(v) == 1 {
+					s.Gauge("os.vm."+set[1], "", float64(v[0]))
 				}
-				set("dirty_ratio", v.DirtyRatio)
-				set("dirty_background_ratio", v.DirtyBackgroundRatio)
-				set("dirty_bytes_setting", v.DirtyBytes)
-				set("dirty_background_bytes_setting", v.DirtyBackgroundBytes)
-				set("dirty_expire_centisecs", v.DirtyExpireCentisecs)
-				set("dirty_writeback_centisecs", v.DirtyWritebackCentisecs)
 			}
 			return nil
 		},
@@ -349,7 +349,7 @@ func (p *processCollector) scrape(ctx context.Context, s *Scrape) error {
 	if err != nil {
 		return fmt.Errorf("server process %d: %w", s.Server.PID, err)
 	}
-	var ticks, anon, shmem, file, threads, rd, wr float64
+	var ticks, private, shared, threads, rd, wr float64
 	ioOK := true
 	for _, pr := range procs {
 		st, err := pr.Stat()
@@ -358,13 +358,11 @@ func (p *processCollector) scrape(ctx context.Context, s *Scrape) error {
 		}
 		ticks += float64(st.UTime + st.STime)
 		threads += float64(st.NumThreads)
-		if status, err := pr.NewStatus(); err == nil {
-			anon += float64(status.RssAnon)
-			if float64(status.RssShmem) > shmem {
-				shmem = float64(status.RssShmem)
-			}
-			if float64(status.RssFile) > file {
-				file = float64(status.RssFile)
+		// statm is far cheaper for the kernel to produce than status.
+		if sm, err := pr.Statm(); err == nil {
+			private += float64(sm.Resident-min(sm.Shared, sm.Resident)) * pageSize
+			if sh := float64(sm.Shared) * pageSize; sh > shared {
+				shared = sh
 			}
 		}
 		if io, err := pr.IO(); err == nil {
@@ -377,9 +375,9 @@ func (p *processCollector) scrape(ctx context.Context, s *Scrape) error {
 	s.Counter("os.server.cpu_pct", "%", ticks/clockTicks*100)
 	s.Gauge("os.server.processes", "processes", float64(len(procs)))
 	s.Gauge("os.server.threads", "threads", threads)
-	// Private memory summed, shared memory (shared_buffers) counted once.
-	s.Gauge("os.server.memory_bytes", "bytes", anon+shmem+file)
-	s.Gauge("os.server.private_memory_bytes", "bytes", anon)
+	// Private memory summed, shared memory (shared_buffers, code) counted once.
+	s.Gauge("os.server.memory_bytes", "bytes", private+shared)
+	s.Gauge("os.server.private_memory_bytes", "bytes", private)
 	if ioOK {
 		s.Counter("os.server.read_bytes", "bytes", rd)
 		s.Counter("os.server.write_bytes", "bytes", wr)

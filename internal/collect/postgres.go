@@ -202,31 +202,38 @@ func newPgStatWAL() Collector {
 // point, against max_wal_size: a requested checkpoint starts near
 // max_wal_size / (1 + checkpoint_completion_target).
 func newPgWAL() Collector {
+	var maxWAL float64
+	scrapes := 0
 	return &fn{
 		name: "pg_wal",
 		help: "WAL position (bytes/s), WAL since the last checkpoint's redo point and its share of max_wal_size, checkpointer activity",
 		min:  Version{Major: 10},
 		collect: func(ctx context.Context, s *Scrape) error {
+			// max_wal_size changes only with a reload: read it every 30th scrape.
+			if scrapes%30 == 0 {
+				if rows, err := s.query(ctx, `SELECT setting::numeric * 1048576 FROM pg_catalog.pg_settings WHERE name = 'max_wal_size'`); err == nil && len(rows) == 1 {
+					maxWAL, _ = num(rows[0][0])
+				}
+			}
+			scrapes++
 			rows, err := s.query(ctx, `SELECT CASE WHEN pg_is_in_recovery() THEN coalesce(pg_last_wal_replay_lsn(), '0/0') ELSE pg_current_wal_lsn() END - '0/0'::pg_lsn,
 				pg_postmaster_start_time()::text,
-				(SELECT setting::numeric * 1048576 FROM pg_catalog.pg_settings WHERE name = 'max_wal_size'),
-				(SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE backend_type = 'checkpointer'
-					AND wait_event IS DISTINCT FROM 'CheckpointerMain')`)
+				(SELECT count(*) FROM pg_catalog.pg_stat_get_activity(NULL) a WHERE a.backend_type = 'checkpointer'
+					AND a.wait_event IS DISTINCT FROM 'CheckpointerMain')`)
 			if err != nil {
 				return err
 			}
-			if len(rows) != 1 || len(rows[0]) != 4 {
+			if len(rows) != 1 || len(rows[0]) != 3 {
 				return fmt.Errorf("pg_wal: unexpected result")
 			}
 			r := rows[0]
 			lsn, _ := num(r[0])
 			s.Counter("pg.wal_bytes", "bytes", lsn)
 			s.Epoch(r[1])
-			maxWAL, _ := num(r[2])
 			if maxWAL > 0 {
 				s.Gauge("pg.max_wal_size_bytes", "bytes", maxWAL)
 			}
-			if busy, ok := num(r[3]); ok {
+			if busy, ok := num(r[2]); ok {
 				s.Gauge("pg.checkpointer_busy", "bool", busy)
 			}
 			// The last checkpoint's redo point needs pg_control_checkpoint(), which a
@@ -277,7 +284,7 @@ func newPgActivity() Collector {
 		collect: func(ctx context.Context, s *Scrape) error {
 			rows, err := s.query(ctx, `SELECT backend_type, coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), count(*),
 				coalesce(max(extract(epoch FROM now() - xact_start)), 0), coalesce(max(extract(epoch FROM now() - query_start)) FILTER (WHERE state = 'active'), 0)
-				FROM pg_catalog.pg_stat_activity WHERE pid <> pg_backend_pid()
+				FROM pg_catalog.pg_stat_get_activity(NULL) WHERE pid <> pg_backend_pid()
 				GROUP BY 1, 2, 3, 4`)
 			if err != nil {
 				return err
@@ -340,28 +347,27 @@ func newPgLocks() Collector {
 		name: "pg_locks",
 		help: "lock requests not granted (by lock type) and sessions waiting for a lock",
 		collect: func(ctx context.Context, s *Scrape) error {
-			rows, err := s.query(ctx, `SELECT locktype, count(*), count(DISTINCT pid) FROM pg_catalog.pg_locks WHERE NOT granted GROUP BY locktype`)
+			// One row per lock type, and the total (locktype NULL) from the rollup.
+			rows, err := s.query(ctx, `SELECT coalesce(locktype, ''), count(*), count(DISTINCT pid), (locktype IS NULL)::text
+				FROM pg_catalog.pg_locks WHERE NOT granted GROUP BY ROLLUP (locktype)`)
 			if err != nil {
 				return err
 			}
-			var total float64
+			var total, blocked float64
 			for _, r := range rows {
-				if len(r) != 3 {
+				if len(r) != 4 {
 					continue
 				}
 				n, _ := num(r[1])
-				total += n
+				if r[3] == "true" {
+					total = n
+					blocked, _ = num(r[2])
+					continue
+				}
 				s.SparseGauge("pg.lock_waits."+metricPart(r[0]), "locks", n)
 			}
 			s.Gauge("pg.lock_waits", "locks", total)
-			rows, err = s.query(ctx, `SELECT count(DISTINCT pid) FROM pg_catalog.pg_locks WHERE NOT granted`)
-			if err != nil {
-				return err
-			}
-			if len(rows) == 1 {
-				n, _ := num(rows[0][0])
-				s.Gauge("pg.blocked_sessions", "sessions", n)
-			}
+			s.Gauge("pg.blocked_sessions", "sessions", blocked)
 			return nil
 		},
 	}
@@ -372,22 +378,20 @@ func newPgLocks() Collector {
 func newPgVacuum() Collector {
 	return &fn{
 		name: "pg_stat_progress_vacuum",
-		help: "vacuums in progress (autovacuum and manual)",
+		help: "vacuums in progress (autovacuum and manual) and the heap blocks they have left",
 		min:  Version{Major: 9, Minor: 6},
 		collect: func(ctx context.Context, s *Scrape) error {
-			rows, err := s.query(ctx, `SELECT count(*), count(*) FILTER (WHERE a.query LIKE 'autovacuum:%'), coalesce(sum(v.heap_blks_total - v.heap_blks_scanned), 0)
-				FROM pg_catalog.pg_stat_progress_vacuum v LEFT JOIN pg_catalog.pg_stat_activity a USING (pid)`)
+			// Autovacuum workers are counted by pg_stat_activity; here every vacuum.
+			rows, err := s.query(ctx, `SELECT count(*), coalesce(sum(heap_blks_total - heap_blks_scanned), 0) FROM pg_catalog.pg_stat_progress_vacuum`)
 			if err != nil {
 				return err
 			}
-			if len(rows) != 1 || len(rows[0]) != 3 {
+			if len(rows) != 1 || len(rows[0]) != 2 {
 				return fmt.Errorf("pg_stat_progress_vacuum: unexpected result")
 			}
 			n, _ := num(rows[0][0])
-			av, _ := num(rows[0][1])
-			left, _ := num(rows[0][2])
+			left, _ := num(rows[0][1])
 			s.Gauge("pg.vacuums", "vacuums", n)
-			s.Gauge("pg.autovacuums", "vacuums", av)
 			s.Gauge("pg.vacuum_heap_blocks_left", "blocks", left)
 			return nil
 		},
