@@ -125,8 +125,17 @@ func (t *Target) connect(ctx context.Context) (*Conn, error) {
 	pg, err := pgconn.ConnectConfig(context.WithValue(cctx, dialKey{}, d), t.pc)
 	stop()
 	if err != nil {
-		if ctx.Err() == nil && cctx.Err() != nil {
-			return nil, &target.Error{Class: target.ClassConnection, Msg: what + ": no answer within " + t.cfg.ConnectTimeout.String(), Err: err}
+		if cctx.Err() != nil {
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return nil, ctxError(ctx.Err())
+			}
+			// Cut off by the connect timeout or the caller's deadline: say so, rather
+			// than what the closed socket said.
+			within := "in time"
+			if ctx.Err() == nil {
+				within = "within " + t.cfg.ConnectTimeout.String()
+			}
+			return nil, &target.Error{Class: target.ClassConnection, Msg: what + ": no answer " + within, Err: errors.Join(context.DeadlineExceeded, err)}
 		}
 		e := classify(err, what, t.pc.Password, true)
 		if e.Class == target.ClassTimeout || e.Class == target.ClassOther {

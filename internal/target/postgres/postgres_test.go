@@ -672,8 +672,11 @@ func TestSilentServer(t *testing.T) {
 	}
 	start := time.Now()
 	_, err = tg.Connect(context.Background())
-	wantClass(t, err, target.ClassConnection, "")
+	e := wantClass(t, err, target.ClassConnection, "")
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("connect to a silent server took %v with a 300ms timeout", d)
+	}
+	if !strings.Contains(e.Msg, "no answer within 300ms") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("silent server: %q", e.Msg)
 	}
 }
