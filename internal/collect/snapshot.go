@@ -376,9 +376,6 @@ func (s *snap) activity(elapsed time.Duration) {
 	add("system %.0f%%", "os.cpu.system_pct", rate)
 	add("iowait %.0f%%", "os.cpu.iowait_pct", rate)
 	add("disk %.0f writes/s", "os.disk.writes", rate)
-	if v, ok := level["os.disk.util_pct"]; ok {
-		parts = append(parts, fmt.Sprintf("util %.0f%%", v))
-	}
 	if v, ok := rate["os.disk.util_pct"]; ok {
 		parts = append(parts, fmt.Sprintf("disk busy %.0f%%", v))
 	}
