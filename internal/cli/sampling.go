@@ -91,6 +91,7 @@ type runSampling struct {
 	lastErr  error
 	stalls   []store.Stall
 	stallErr error
+	measured int // measured (not warm-up) intervals seen
 }
 
 // check validates the flags for a target kind (before anything is recorded).
@@ -162,6 +163,9 @@ func (rs *runSampling) interval(start time.Time, iv *measure.Interval) {
 		}
 		rs.pending = nil
 	}
+	if !iv.Warmup {
+		rs.measured++
+	}
 	rs.mu.Unlock()
 	rs.loop.Trigger(iv.Index)
 }
@@ -209,6 +213,10 @@ func (rs *runSampling) report(w io.Writer) {
 	}
 	if rs.stallErr != nil {
 		fmt.Fprintf(w, "stalls: not analysed: %v\n", rs.stallErr)
+		return
+	}
+	if rs.measured < 3 && len(rs.stalls) == 0 {
+		fmt.Fprintf(w, "stalls: too few measured intervals to look for them (%d; a stall is judged against the run's rolling median)\n", rs.measured)
 		return
 	}
 	writeStallList(w, rs.stalls, rs.runID)
