@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/target/mysql"
 	"github.com/fathom-lab/fathom/internal/target/postgres"
@@ -504,5 +506,73 @@ func TestMySQLKinds(t *testing.T) {
 		if got := mysqlKind(name); got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
+	}
+}
+
+// FLUSH STATUS on a throwaway MariaDB (never on the shared test server, whose
+// counters other tests read): Uptime_since_flush_status goes down, every counter of
+// mysql_global_status is marked reset without a rate, and rates resume after.
+func TestResetDetectionMySQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a throwaway MariaDB")
+	}
+	if _, err := instance.Version(instance.MariaDB, ""); err != nil {
+		if dbtest.Required() {
+			t.Fatalf("%v (FATHOM_TEST_REQUIRE=1)", err)
+		}
+		t.Skip(err)
+	}
+	dir, err := os.MkdirTemp("", "fc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ctx := context.Background()
+	inst, err := instance.Create(ctx, instance.Options{Kind: instance.MariaDB, Name: "reset", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Remove(context.Background()) })
+	if err := inst.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := mysql.Open(inst.DSN(), target.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSampler(tg, Options{Server: []Collector{newMySQLGlobalStatus()}, NoHost: true})
+	defer s.Close()
+	s.Start(ctx)
+	work(t, tg, 20)
+	s.Sample(ctx, 0, time.Now())
+	time.Sleep(1100 * time.Millisecond) // Uptime_since_flush_status counts seconds
+	work(t, tg, 20)
+	before := s.Sample(ctx, 1, time.Now())
+	if r := result(t, before, "mysql_global_status"); r.Reset {
+		t.Fatal("reset without FLUSH STATUS")
+	}
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Exec(ctx, "FLUSH STATUS"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	after := s.Sample(ctx, 2, time.Now())
+	checkReadings(t, after)
+	if r := result(t, after, "mysql_global_status"); !r.Reset {
+		t.Errorf("FLUSH STATUS not detected")
+	}
+	if q, _ := reading(after, "mysql.Questions"); !q.Reset || q.HasRate {
+		t.Errorf("mysql.Questions after FLUSH STATUS: %+v", q)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	work(t, tg, 5)
+	next := s.Sample(ctx, 3, time.Now())
+	checkReadings(t, next)
+	if q, _ := reading(next, "mysql.Questions"); q.Reset || !q.HasRate {
+		t.Errorf("mysql.Questions a sample later: %+v", q)
 	}
 }
