@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,11 +113,12 @@ type client struct {
 
 // Runner is one run in progress.
 type Runner struct {
-	cfg    Config
-	tgt    target.Target
-	wl     workload.Workload
-	types  []string
-	nTypes int
+	oldProcs int // GOMAXPROCS before Connect raised it, 0 if unchanged
+	cfg      Config
+	tgt      target.Target
+	wl       workload.Workload
+	types    []string
+	nTypes   int
 
 	clients []*client
 	start   time.Time
@@ -141,6 +143,7 @@ func Connect(ctx context.Context, t target.Target, w workload.Workload, cfg Conf
 	r := &Runner{cfg: cfg, tgt: t, wl: w, types: w.TxnTypes()}
 	r.nTypes = len(r.types)
 	r.clients = newClients(w, &r.cfg)
+	r.threads(t)
 	errs := make([]error, len(r.clients))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
@@ -210,6 +213,28 @@ func (r *Runner) Close() {
 			_ = c.conn.Close()
 			c.conn = nil
 		}
+	}
+	if r.oldProcs > 0 {
+		runtime.GOMAXPROCS(r.oldProcs)
+		r.oldProcs = 0
+	}
+}
+
+// maxProcs caps the Ps the runner asks for.
+const maxProcs = 512
+
+// threads gives every client of a network target a P of its own, plus two for the
+// collectors and the rest, so that a client waiting for the server holds its thread
+// and P as a C client's thread does, instead of handing them over at every statement
+// (see package sock). Ps are not CPUs: a waiting client uses none. SQLite clients
+// compute rather than wait, so they keep the default.
+func (r *Runner) threads(t target.Target) {
+	want := len(r.clients) + 2
+	if t.Kind() == "sqlite" || want > maxProcs {
+		return
+	}
+	if cur := runtime.GOMAXPROCS(0); want > cur {
+		r.oldProcs = runtime.GOMAXPROCS(want)
 	}
 }
 

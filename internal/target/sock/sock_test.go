@@ -1,0 +1,138 @@
+//go:build unix
+
+package sock
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// pair returns a blocking client connection and the server's end of it.
+func pair(t *testing.T) (net.Conn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	acc := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			acc <- c
+		}
+		close(acc)
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Blocking(nc)
+	if _, ok := c.(*blockingConn); !ok {
+		t.Fatalf("Blocking returned %T", c)
+	}
+	srv := <-acc
+	t.Cleanup(func() { c.Close(); srv.Close() })
+	return c, srv
+}
+
+func TestPingPong(t *testing.T) {
+	c, srv := pair(t)
+	if Conns() < 1 {
+		t.Errorf("Conns() = %d with one open", Conns())
+	}
+	go io.Copy(srv, srv) // echo
+	buf := make([]byte, 64)
+	for i := 0; i < 1000; i++ {
+		msg := []byte{byte(i), byte(i >> 8), 'x'}
+		if n, err := c.Write(msg); n != 3 || err != nil {
+			t.Fatalf("write: %d %v", n, err)
+		}
+		got := 0
+		for got < 3 {
+			n, err := c.Read(buf[got:])
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			got += n
+		}
+		if !bytes.Equal(buf[:3], msg) {
+			t.Fatalf("echo %v, want %v", buf[:3], msg)
+		}
+	}
+}
+
+// A reply slower than the raw wait arrives through the runtime-aware blocking read.
+func TestSlowReply(t *testing.T) {
+	c, srv := pair(t)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		srv.Write([]byte("late"))
+	}()
+	buf := make([]byte, 8)
+	n, err := c.Read(buf)
+	if err != nil || string(buf[:n]) != "late" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+}
+
+// A write larger than the socket buffers completes while the peer reads slowly.
+func TestLargeWrite(t *testing.T) {
+	c, srv := pair(t)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB
+	done := make(chan []byte)
+	go func() {
+		var got bytes.Buffer
+		buf := make([]byte, 4096)
+		for got.Len() < len(big) {
+			n, err := srv.Read(buf)
+			if err != nil {
+				break
+			}
+			got.Write(buf[:n])
+		}
+		done <- got.Bytes()
+	}()
+	if n, err := c.Write(big); n != len(big) || err != nil {
+		t.Fatalf("write: %d of %d, %v", n, len(big), err)
+	}
+	if got := <-done; !bytes.Equal(got, big) {
+		t.Fatalf("peer got %d bytes, want %d", len(got), len(big))
+	}
+}
+
+// Close wakes a read that is waiting, in either kind of wait.
+func TestCloseWakesRead(t *testing.T) {
+	for _, wait := range []time.Duration{0, 20 * time.Millisecond} {
+		c, _ := pair(t)
+		errc := make(chan error, 1)
+		go func() {
+			buf := make([]byte, 8)
+			_, err := c.Read(buf)
+			errc <- err
+		}()
+		time.Sleep(wait)
+		c.Close()
+		select {
+		case err := <-errc:
+			if err == nil {
+				t.Error("read after close returned no error")
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatal("close did not wake the read")
+		}
+	}
+}
+
+// EOF from the peer is io.EOF.
+func TestPeerClose(t *testing.T) {
+	c, srv := pair(t)
+	srv.Close()
+	buf := make([]byte, 8)
+	if _, err := c.Read(buf); err != io.EOF {
+		t.Fatalf("read after peer close: %v, want EOF", err)
+	}
+}
