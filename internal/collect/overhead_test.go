@@ -11,32 +11,28 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/runner"
-	"github.com/fathom-lab/fathom/internal/target"
-	"github.com/fathom-lab/fathom/internal/target/postgres"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/builtin"
 )
 
-// BenchmarkSamplingOverhead measures what sampling every collector at every 1-second
-// interval costs the workload: the same TPC-B run with and without sampling, in
-// alternating pairs (with first, then without first) so that drift in the machine's
-// load cancels out, and reports the median of the pairs' throughput differences.
+// BenchmarkSamplingOverhead measures what sampling every collector costs the workload's
+// throughput: one closed-loop TPC-B run of 1-second intervals in which a sample is
+// taken at every other interval boundary, as a run would (in the background, on its
+// own connection). Each sample's work falls in the interval after its boundary, so
+// intervals alternate sampled and unsampled (the phase flips half way, so that nothing
+// periodic on the machine lines up with it); adjacent pairs are compared, which cancels
+// the slow drift of a busy machine, and the median of the pairs' differences is the
+// overhead (overhead_%: how much less throughput a sampled interval had).
 //
 //	FATHOM_TEST_POSTGRES_DSN=… go test -run XXX -bench SamplingOverhead -benchtime 1x ./internal/collect/
 func BenchmarkSamplingOverhead(b *testing.B) {
 	const (
-		pairs   = 10
-		runTime = 3 * time.Second
-		clients = 4
+		intervals = 61
+		clients   = 4
 	)
-	dsn := dbtest.PostgresDatabase(b, "collect_bench")
-	tg, err := postgres.Open(dsn, target.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	tg := pgTarget(b)
 	spec, err := builtin.Lookup("tpcb")
 	if err != nil {
 		b.Fatal(err)
@@ -54,75 +50,86 @@ func BenchmarkSamplingOverhead(b *testing.B) {
 		if err := wl.Prepare(ctx, tg, func(string, int64, int64) {}); err != nil {
 			b.Fatal(err)
 		}
-		err = wl.Setup(ctx, conn)
-		if err != nil {
+		if err := wl.Setup(ctx, conn); err != nil {
 			b.Fatal(err)
 		}
 	} else if err != nil {
 		b.Fatal(err)
 	}
 	conn.Close()
-
-	var sampleTime time.Duration
-	var samples int
-	run := func(sample bool) float64 {
-		r, err := runner.Connect(ctx, tg, wl, runner.Config{Clients: clients, Duration: runTime, Interval: time.Second, MaxTries: 10, Seed: 1})
+	for i := 0; i < b.N; i++ {
+		r, err := runner.Connect(ctx, tg, wl, runner.Config{Clients: clients, Duration: intervals * time.Second, Interval: time.Second, MaxTries: 10, Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer r.Close()
-		var loop *Loop
-		if sample {
-			s := NewSampler(tg, Options{})
-			defer s.Close()
-			s.Start(ctx)
-			loop = s.Loop(ctx, func(smp *Sample) {
-				for _, res := range smp.Results {
-					sampleTime += res.Took
-				}
-				samples++
-			})
-			loop.Trigger(-1)
-		}
-		var ok int64
-		var secs float64
+		s := NewSampler(tg, Options{})
+		s.Start(ctx)
+		var took time.Duration
+		var samples int
+		loop := s.Loop(ctx, func(smp *Sample) {
+			for _, res := range smp.Results {
+				took += res.Took
+			}
+			samples++
+		})
+		loop.Trigger(-1)
+		tps := map[int]float64{}
+		sampled := map[int]bool{}
 		r.Run(ctx, func(iv *measure.Interval) error {
 			t := iv.Total()
-			ok += t.OK
-			secs += iv.Seconds()
-			if loop != nil {
+			if iv.Seconds() > 0.9 {
+				tps[iv.Index] = float64(t.OK) / iv.Seconds()
+			}
+			// Sample at the end of every other interval (even ones in the first half,
+			// odd ones in the second, so that nothing periodic in the machine lines up
+			// with it): the next interval carries the work.
+			if (iv.Index%2 == 0) == (iv.Index < intervals/2) {
 				loop.Trigger(iv.Index)
+				sampled[iv.Index+1] = true
 			}
 			return nil
 		})
-		if loop != nil {
-			loop.Stop(5 * time.Second)
-		}
-		return float64(ok) / secs
-	}
-	for i := 0; i < b.N; i++ {
+		loop.Stop(5 * time.Second)
+		s.Close()
+		r.Close()
 		var diffs []float64
 		var with, without float64
-		for p := 0; p < pairs; p++ {
-			var a, n float64
-			if p%2 == 0 {
-				a, n = run(true), run(false)
-			} else {
-				n, a = run(false), run(true)
+		var n int
+		for k := 1; k+1 < intervals; k++ {
+			if sampled[k] == sampled[k+1] {
+				continue
 			}
+			a, okA := tps[k]   // after a sample
+			c, okC := tps[k+1] // after none
+			if !sampled[k] {
+				a, c = c, a
+			}
+			k++ // pairs do not overlap
+			if !okA || !okC || c == 0 {
+				continue
+			}
+			diffs = append(diffs, (c-a)/c*100)
 			with += a
-			without += n
-			diffs = append(diffs, (n-a)/n*100)
+			without += c
+			n++
+		}
+		if n < 5 {
+			b.Fatalf("only %d interval pairs", n)
 		}
 		sort.Float64s(diffs)
-		med := (diffs[pairs/2-1] + diffs[pairs/2]) / 2
-		b.ReportMetric(med, "overhead_%")
-		b.ReportMetric(with/pairs, "tps_sampled")
-		b.ReportMetric(without/pairs, "tps_plain")
-		if samples > 0 {
-			b.ReportMetric(float64(sampleTime.Microseconds())/float64(samples)/1000, "ms_per_sample")
+		med := diffs[len(diffs)/2]
+		if len(diffs)%2 == 0 {
+			med = (diffs[len(diffs)/2-1] + diffs[len(diffs)/2]) / 2
 		}
-		b.Logf("pair differences (%% less throughput with sampling): %.2f", diffs)
+		b.ReportMetric(med, "overhead_%")
+		b.ReportMetric((without-with)/without*100, "pooled_overhead_%")
+		b.ReportMetric(with/float64(n), "tps_sampled")
+		b.ReportMetric(without/float64(n), "tps_plain")
+		if samples > 0 {
+			b.ReportMetric(float64(took.Microseconds())/float64(samples)/1000, "collector_ms/sample")
+		}
+		q1, q3 := diffs[len(diffs)/4], diffs[len(diffs)*3/4]
+		b.Logf("%d pairs; differences (%% less throughput in the sampled interval): quartiles %.2f / %.2f / %.2f", n, q1, med, q3)
 	}
 }
 
