@@ -12,8 +12,10 @@ import (
 
 // Stall detection. A stall is a stretch of report intervals whose throughput falls
 // below Threshold × the run's rolling median throughput (the median of the Window
-// intervals centred on each one). Warm-up intervals and intervals shorter than half
-// the usual length (the last, partial one) are neither stalls nor baseline.
+// intervals centred on each one), by more than chance: with few transactions per
+// interval, a count that a Poisson process at the median rate would give more than once
+// in 1,000 intervals is not low. Warm-up intervals and intervals shorter than half the
+// usual length (the last, partial one) are neither stalls nor baseline.
 
 // StallParams are the documented, adjustable thresholds of stall detection.
 type StallParams struct {
@@ -26,7 +28,8 @@ type StallParams struct {
 	// MinIntervals is the fewest consecutive low intervals that make a stall
 	// (default 1).
 	MinIntervals int `json:"min_intervals"`
-	// Merge joins stalls separated by at most this many normal intervals (default 1).
+	// Merge joins stalls separated by at most this many intervals that recovered only
+	// partly (below the midway between the threshold and the median; default 1).
 	Merge int `json:"merge"`
 	// Evidence is how many unusual metrics to keep per stall (default 8).
 	Evidence int `json:"evidence"`
@@ -112,10 +115,15 @@ func FindStalls(in StallInput, p StallParams) []store.Stall {
 	}
 	med := stallRollingMedian(vals, p.Window)
 	low := make([]bool, len(used))
-	for i := range used {
-		low[i] = med[i] > 0 && vals[i] < p.Threshold*med[i]
+	partial := make([]bool, len(used)) // below the midway between threshold and median
+	for i, pt := range used {
+		secs := (pt.End - pt.Start).Seconds()
+		// Below the threshold, and by more than chance: with a handful of transactions
+		// per interval (an idle server's commits) a few fewer is noise, not a stall.
+		low[i] = med[i] > 0 && vals[i] < p.Threshold*med[i] && stallUnlikely(vals[i]*secs, med[i]*secs)
+		partial[i] = vals[i] < (1+p.Threshold)/2*med[i]
 	}
-	spans := stallSpans(low, p.MinIntervals, p.Merge)
+	spans := stallSpans(low, partial, p.MinIntervals, p.Merge)
 	if len(spans) == 0 {
 		return nil
 	}
@@ -247,8 +255,8 @@ func stallMedian(v []float64) float64 {
 }
 
 // stallSpans returns [first, last] positions of runs of low intervals at least min long,
-// after joining runs separated by at most merge normal intervals.
-func stallSpans(low []bool, min, merge int) [][2]int {
+// after joining runs separated by at most merge intervals that only partly recovered.
+func stallSpans(low, partial []bool, min, merge int) [][2]int {
 	var spans [][2]int
 	for i := 0; i < len(low); {
 		if !low[i] {
@@ -259,8 +267,15 @@ func stallSpans(low []bool, min, merge int) [][2]int {
 		for j+1 < len(low) && low[j+1] {
 			j++
 		}
+		join := false
 		if n := len(spans); n > 0 && i-spans[n-1][1]-1 <= merge {
-			spans[n-1][1] = j
+			join = true
+			for k := spans[n-1][1] + 1; k < i; k++ {
+				join = join && partial[k]
+			}
+		}
+		if join {
+			spans[len(spans)-1][1] = j
 		} else {
 			spans = append(spans, [2]int{i, j})
 		}
@@ -286,4 +301,25 @@ func stallRound(v float64) float64 {
 		return 0
 	}
 	return math.Round(v*1000) / 1000
+}
+
+// stallUnlikely reports whether seeing count events where expected were expected is
+// too unlikely to be chance (Poisson, one-sided, below 1 in 1,000).
+func stallUnlikely(count, expected float64) bool {
+	if expected <= 0 {
+		return false
+	}
+	if expected > 100 {
+		// Normal approximation: more than 3.1 standard deviations below.
+		return count < expected-3.1*math.Sqrt(expected)
+	}
+	// P(X <= floor(count)) for X ~ Poisson(expected).
+	k := int(math.Floor(count))
+	term := math.Exp(-expected)
+	cdf := term
+	for i := 1; i <= k; i++ {
+		term *= expected / float64(i)
+		cdf += term
+	}
+	return cdf < 0.001
 }

@@ -138,6 +138,14 @@ func TestNoStalls(t *testing.T) {
 	if s := FindStalls(StallInput{Throughput: synth(2, 100, map[int]float64{1: 0})}, DefaultStallParams()); len(s) != 0 {
 		t.Errorf("two intervals: %d stalls", len(s))
 	}
+	// An idle server's few commits per second: dips to 1 or 0 are chance, not stalls;
+	// from a few hundred per second, a drop to a third is not.
+	if s := FindStalls(StallInput{Throughput: synth(40, 4, map[int]float64{10: 0, 20: 1})}, DefaultStallParams()); len(s) != 0 {
+		t.Errorf("idle server: %d stalls", len(s))
+	}
+	if s := FindStalls(StallInput{Throughput: synth(40, 300, map[int]float64{10: 100})}, DefaultStallParams()); len(s) != 1 {
+		t.Errorf("300 → 100: %d stalls", len(s))
+	}
 }
 
 func TestStallParams(t *testing.T) {
@@ -147,10 +155,15 @@ func TestStallParams(t *testing.T) {
 	if len(s) != 1 || s[0].FirstInterval != 20 || s[0].LastInterval != 21 {
 		t.Errorf("threshold 0.2: %+v", s)
 	}
-	// Merge joins dips one normal interval apart.
-	in.Throughput = synth(40, 1000, map[int]float64{10: 100, 12: 100})
+	// Merge joins dips one interval apart when it only partly recovered in between…
+	in.Throughput = synth(40, 1000, map[int]float64{10: 100, 11: 600, 12: 100})
 	if s := FindStalls(in, StallParams{Merge: 1}); len(s) != 1 || s[0].FirstInterval != 10 || s[0].LastInterval != 12 {
 		t.Errorf("merge 1: %+v", s)
+	}
+	// … not across a full recovery.
+	in.Throughput = synth(40, 1000, map[int]float64{10: 100, 12: 100})
+	if s := FindStalls(in, StallParams{Merge: 1}); len(s) != 2 {
+		t.Errorf("merge 1 across a recovery: %d stalls", len(s))
 	}
 	if s := FindStalls(in, StallParams{Merge: 0}); len(s) != 2 {
 		t.Errorf("merge 0: %d stalls", len(s))

@@ -315,13 +315,14 @@ var watchColumns = map[string][]watchColumn{
 
 // watchView is the live view: a redrawn panel on a terminal, plain lines otherwise.
 type watchView struct {
-	env   *Env
-	out   io.Writer // plain lines
-	cols  []watchColumn
-	panel bool
-	quiet bool
-	lines int
-	hist  map[string][]float64
+	env     *Env
+	out     io.Writer // plain lines
+	cols    []watchColumn
+	panel   bool
+	quiet   bool
+	lines   int
+	hist    map[string][]float64
+	present []watchColumn
 }
 
 func newWatchView(env *Env, kind string, quiet bool) *watchView {
@@ -375,12 +376,16 @@ func (v *watchView) show(s *collect.Sample, elapsed time.Duration) {
 		v.drawPanel(s, elapsed)
 		return
 	}
-	var present []watchColumn
-	for _, c := range v.cols {
-		if _, ok := c.value(s); ok {
-			present = append(present, c)
+	// The columns are those the first sample had, kept for the whole session so that
+	// they stay under their header ("-" when a collector failed).
+	if v.present == nil {
+		for _, c := range v.cols {
+			if _, ok := c.value(s); ok {
+				v.present = append(v.present, c)
+			}
 		}
 	}
+	present := v.present
 	w := v.out
 	if v.lines%20 == 0 {
 		fmt.Fprintf(w, "%8s", "time")
@@ -392,8 +397,11 @@ func (v *watchView) show(s *collect.Sample, elapsed time.Duration) {
 	v.lines++
 	fmt.Fprintf(w, "%8s", fmtElapsed(elapsed.Round(time.Second)))
 	for _, c := range present {
-		x, _ := c.value(s)
-		fmt.Fprintf(w, " %8s", c.format(x))
+		if x, ok := c.value(s); ok {
+			fmt.Fprintf(w, " %8s", c.format(x))
+		} else {
+			fmt.Fprintf(w, " %8s", "-")
+		}
 	}
 	var bad []string
 	for _, r := range s.Results {

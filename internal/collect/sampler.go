@@ -100,6 +100,9 @@ type Sampler struct {
 	conn   target.Conn
 	srv    *Server
 	connMu sync.Mutex
+	// rediscovered is what a reconnection learnt, taken over once the sample is done
+	// (the OS collectors read srv meanwhile).
+	rediscovered *Server
 
 	prev   map[string]prevReading
 	epochs map[string]string
@@ -218,13 +221,17 @@ func (s *Sampler) Sample(ctx context.Context, index int, at time.Time) *Sample {
 	var wg sync.WaitGroup
 	if len(s.host) > 0 {
 		wg.Add(1)
+		srv := s.srv
 		go func() {
 			defer wg.Done()
-			hostRes = s.runHost(ctx)
+			hostRes = s.runHost(ctx, srv)
 		}()
 	}
 	serverRes := s.runServer(ctx)
 	wg.Wait()
+	if s.rediscovered != nil {
+		s.srv, s.rediscovered = s.rediscovered, nil
+	}
 	all := append(serverRes, hostRes...)
 	for i := range all {
 		sc := &all[i]
@@ -245,6 +252,7 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 	var out []scraped
 	var connErr error
 	tried := false
+	srv := s.srv
 	for _, c := range s.server {
 		sc := scraped{coll: c, res: Result{Collector: c.Name(), Source: kind}}
 		start := time.Now()
@@ -255,13 +263,13 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 			continue
 		}
 		// Version gate (skipped while the version is unknown: the server was down).
-		if s.srv != nil && !s.srv.Version.IsZero() {
-			if min := c.MinVersion(); !min.IsZero() && (min.Flavor == "" || min.Flavor == s.srv.Flavor) && s.srv.Version.Less(min) {
-				sc.res.Status, sc.res.Error = StatusSkipped, fmt.Sprintf("needs %s %s (server is %s)", flavorName(kind, min.Flavor), min, s.srv.Version)
+		if srv != nil && !srv.Version.IsZero() {
+			if min := c.MinVersion(); !min.IsZero() && (min.Flavor == "" || min.Flavor == srv.Flavor) && srv.Version.Less(min) {
+				sc.res.Status, sc.res.Error = StatusSkipped, fmt.Sprintf("needs %s %s (server is %s)", flavorName(kind, min.Flavor), min, srv.Version)
 				out = append(out, sc)
 				continue
 			}
-			if min := c.MinVersion(); min.Flavor != "" && min.Flavor != s.srv.Flavor {
+			if min := c.MinVersion(); min.Flavor != "" && min.Flavor != srv.Flavor {
 				sc.res.Status, sc.res.Error = StatusSkipped, fmt.Sprintf("needs %s %s", flavorName(kind, min.Flavor), min)
 				out = append(out, sc)
 				continue
@@ -272,9 +280,12 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 			if !tried {
 				tried = true
 				conn, connErr = s.connect(ctx)
-				if connErr == nil && (s.srv == nil || s.srv.Version.IsZero()) {
-					// Reached for the first time: learn the version now.
-					s.srv = Discover(ctx, kind, conn, s.opts.DSN)
+				if connErr == nil {
+					// Reached again (or for the first time): the server may have been
+					// restarted, upgraded or moved; learn about it again. The OS
+					// collectors, running meanwhile, see it from the next sample on.
+					s.rediscovered = Discover(ctx, kind, conn, s.opts.DSN)
+					srv = s.rediscovered
 				}
 			} else {
 				conn = nil
@@ -290,7 +301,7 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 			out = append(out, sc)
 			continue
 		}
-		sc.scrape = &Scrape{Conn: conn, Server: s.srv, FS: s.fs}
+		sc.scrape = &Scrape{Conn: conn, Server: srv, FS: s.fs}
 		tctx, cancel := context.WithTimeout(ctx, s.timeout(c))
 		err := c.Collect(tctx, sc.scrape)
 		timedOut := tctx.Err() == context.DeadlineExceeded
@@ -324,7 +335,7 @@ func flavorName(kind, flavor string) string {
 	return kind
 }
 
-func (s *Sampler) runHost(ctx context.Context) []scraped {
+func (s *Sampler) runHost(ctx context.Context, srv *Server) []scraped {
 	out := make([]scraped, 0, len(s.host))
 	for _, c := range s.host {
 		sc := scraped{coll: c, res: Result{Collector: c.Name(), Source: "os"}}
@@ -343,7 +354,7 @@ func (s *Sampler) runHost(ctx context.Context) []scraped {
 			out = append(out, sc)
 			continue
 		}
-		sc.scrape = &Scrape{Server: s.srv, FS: s.fs}
+		sc.scrape = &Scrape{Server: srv, FS: s.fs}
 		// /proc reads take no context: run the collector aside and stop waiting at
 		// the timeout. A stuck collector is skipped until it returns.
 		done := make(chan error, 1)
