@@ -1,9 +1,7 @@
 package measure
 
 // Figures are what a latency distribution is charted by: percentiles, maximum and mean
-// in nanoseconds, as HdrHistogram reports them (ValueAtQuantile, Max, Mean). The store
-// keeps them for every interval when it is written, so that a report of long runs
-// needs no histogram to draw per-interval figures.
+// in nanoseconds, as HdrHistogram reports them (ValueAtQuantile, Max, Mean).
 type Figures struct {
 	P50, P90, P95, P99, P999, Max int64
 	Mean                          float64

@@ -155,9 +155,9 @@ func (s *Sparse) MergeInto(h *hdr.Histogram) (dropped int64) {
 }
 
 // SparseDecoder decodes stored histograms into Sparse ones, reusing its buffers and
-// decompressor between calls. It reads both of the store's forms: Encode's (base64 of
-// HdrHistogram's compressed V2 encoding) and the uncompressed V2 encoding Uncompressed
-// returns, which decodes several times faster. It is not safe for concurrent use.
+// decompressor between calls. It reads both forms the store has kept: EncodeV2's
+// (HdrHistogram's uncompressed V2 encoding), which decodes several times faster, and
+// Encode's (the same, zlib-compressed and base64). It is not safe for concurrent use.
 type SparseDecoder struct {
 	raw     []byte
 	rd      bytes.Reader
@@ -165,7 +165,6 @@ type SparseDecoder struct {
 	header  [40]byte
 	payload []byte
 	scratch Sparse
-	temp    Sparse
 }
 
 const (
@@ -193,21 +192,17 @@ func (d *SparseDecoder) Decode(b []byte) (*Sparse, error) {
 // the histogram to sums or reads its figures.
 func (d *SparseDecoder) DecodeTemp(b []byte) (*Sparse, error) {
 	if len(b) == 0 {
-		d.temp = Sparse{idx: d.temp.idx[:0], cnt: d.temp.cnt[:0]}
-		return &d.temp, nil
+		d.scratch = Sparse{idx: d.scratch.idx[:0], cnt: d.scratch.cnt[:0]}
+		return &d.scratch, nil
 	}
 	if err := d.scan(b); err != nil {
 		return nil, err
 	}
-	// Swap, so that the next scan does not overwrite what the caller holds.
-	d.scratch, d.temp = d.temp, d.scratch
-	return &d.temp, nil
+	return &d.scratch, nil
 }
 
-// Uncompressed returns a stored histogram (Encode's form) in HdrHistogram's
-// uncompressed V2 encoding: the bytes Encode compressed, which other HdrHistogram
-// implementations read as well, and which Decode reads without zlib. Empty input gives
-// nil.
+// Uncompressed returns a histogram in Encode's form in EncodeV2's: the bytes Encode
+// compressed. Empty input gives nil.
 func (d *SparseDecoder) Uncompressed(b []byte) ([]byte, error) {
 	if len(b) == 0 {
 		return nil, nil
@@ -240,9 +235,8 @@ func (d *SparseDecoder) scan(b []byte) error {
 		return err
 	}
 	// One pass into reused scratch slices.
-	d.scratch.geo, d.scratch.idx, d.scratch.cnt, d.scratch.total = geo, d.scratch.idx[:0], d.scratch.cnt[:0], 0
-	_, err = scanPayload(p, maxIdx, &d.scratch)
-	return err
+	d.scratch.geo = geo
+	return scanPayload(p, maxIdx, &d.scratch)
 }
 
 // splitUncompressed checks an uncompressed V2 encoding and returns its header and
@@ -327,43 +321,55 @@ func (d *SparseDecoder) inflate(b []byte) error {
 	return nil
 }
 
-// scanPayload walks a V2 counts payload, appending populated buckets to s when s is
-// not nil, and returns how many there are.
-func scanPayload(p []byte, maxIdx int64, s *Sparse) (int, error) {
+// scanPayload walks a V2 counts payload and sets s's populated buckets (replacing what
+// s held, keeping its storage) and total.
+//
+// Counts and runs of zeros alternate unpredictably, so the loop is written without
+// branches on which one it reads: each item writes a bucket that is kept only if it is
+// a non-zero count, and moves the index by one or by the run's length.
+func scanPayload(p []byte, maxIdx int64, s *Sparse) error {
+	// Every populated bucket takes at least one byte.
+	if cap(s.idx) < len(p) {
+		s.idx = make([]int32, len(p))
+	}
+	if cap(s.cnt) < len(p) {
+		s.cnt = make([]int64, len(p))
+	}
+	idx, cnt := s.idx[:len(p)], s.cnt[:len(p)]
 	var at, total int64
 	n := 0
-	for len(p) > 0 {
-		u, k := leb128x9(p)
-		if k == 0 {
-			return 0, fmt.Errorf("corrupt histogram: truncated count")
-		}
-		p = p[k:]
-		v := int64(u>>1) ^ -int64(u&1) // zig-zag
-		if v < 0 {
-			if -v > maxIdx-at {
-				return 0, fmt.Errorf("corrupt histogram: zero run past the end")
+	for i := 0; i < len(p); {
+		u := uint64(p[i])
+		if u < 0x80 { // most counts and runs of zeros fit one byte
+			i++
+		} else {
+			var k int
+			if u, k = leb128x9(p[i:]); k == 0 {
+				return fmt.Errorf("corrupt histogram: truncated count")
 			}
-			at -= v
-			continue
+			i += k
 		}
-		if at >= maxIdx {
-			return 0, fmt.Errorf("corrupt histogram: bucket index past the end")
-		}
-		if v > 0 {
-			if v > math.MaxInt64-total {
-				return 0, fmt.Errorf("corrupt histogram: counts overflow")
+		// ZigZag: even u is the count u/2, odd u a run of u/2+1 zeros.
+		odd := u & 1
+		half := u >> 1
+		// A run must end within the buckets, and a count must be in one.
+		if half*odd >= uint64(maxIdx-at) {
+			if odd == 1 {
+				return fmt.Errorf("corrupt histogram: zero run past the end")
 			}
-			total += v
-			n++
-			if s != nil {
-				s.idx = append(s.idx, int32(at))
-				s.cnt = append(s.cnt, v)
-				s.total += v
-			}
+			return fmt.Errorf("corrupt histogram: bucket index past the end")
 		}
-		at++
+		v := int64(half) & (int64(odd) - 1) // the count, 0 for a run
+		if v > math.MaxInt64-total {
+			return fmt.Errorf("corrupt histogram: counts overflow")
+		}
+		total += v
+		idx[n], cnt[n] = int32(at), v
+		n += int(uint64(-v) >> 63) // kept if v > 0
+		at += 1 + int64(half&-odd)
 	}
-	return n, nil
+	s.idx, s.cnt, s.total = idx[:n], cnt[:n], total
+	return nil
 }
 
 // leb128x9 reads HdrHistogram's LEB128 variant: 7 bits a byte for up to 8 bytes, then
@@ -526,6 +532,46 @@ func (a *SparseSum) View() *Sparse {
 		}
 	}
 	return v
+}
+
+// Quantiles fills out[i] with the sum's ValueAtQuantile(qs[i]), exactly as
+// View().Quantiles does, without building the view; qs must be in ascending order.
+func (a *SparseSum) Quantiles(qs []float64, out []int64) {
+	if a.total == 0 {
+		for i := range qs {
+			out[i] = 0
+		}
+		return
+	}
+	var cum int64
+	i := a.lo - 1
+	for j, q := range qs {
+		if q > 100 {
+			q = 100
+		} else if q < 0 {
+			q = 0
+		}
+		rank := (q/100)*float64(a.total) + 0.5
+		target := int64(1)
+		if rank >= float64(a.total) {
+			target = a.total
+		} else if rank >= 1 {
+			target = int64(rank)
+		}
+		if target == a.total {
+			i, cum = a.hi, a.total // the last populated bucket: no need to walk there
+		}
+		for cum < target && i < a.hi {
+			i++
+			cum += a.counts[i]
+		}
+		low, w := a.geo.bucket(max(i, a.lo))
+		if q == 0 {
+			out[j] = low
+		} else {
+			out[j] = low + w - 1
+		}
+	}
 }
 
 // Reset empties the sum, keeping its storage.

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -63,6 +64,25 @@ func TestSparseMatchesDense(t *testing.T) {
 		if n > 0 && raw[0] != 0x1c {
 			t.Fatalf("trial %d: uncompressed form starts with %#x", trial, raw[0])
 		}
+		// EncodeV2 writes exactly those bytes, and Decode reads them back into the
+		// dense histogram hdr.Decode makes of Encode's form.
+		if v2 := EncodeV2(h); !bytes.Equal(v2, raw) {
+			t.Fatalf("trial %d: EncodeV2 differs from the uncompressed Encode:\n%x\n%x", trial, v2, raw)
+		}
+		if n > 0 {
+			dv2, err := Decode(raw)
+			if err != nil {
+				t.Fatalf("trial %d: %v", trial, err)
+			}
+			dz, err := Decode(blob)
+			if err != nil {
+				t.Fatalf("trial %d: %v", trial, err)
+			}
+			if !reflect.DeepEqual(dv2.Export(), dz.Export()) || !reflect.DeepEqual(dv2.Export().Counts, h.Export().Counts) ||
+				LatencyOf(dv2) != LatencyOf(h) || dv2.Min() != h.Min() || dv2.TotalCount() != h.TotalCount() {
+				t.Fatalf("trial %d: Decode(EncodeV2) differs from Decode(Encode)", trial)
+			}
+		}
 		for _, b := range [][]byte{raw, blob} {
 			u, err := dec.Decode(b)
 			if err != nil {
@@ -95,6 +115,12 @@ func TestSparseMatchesDense(t *testing.T) {
 			_ = sum.Add(s)
 			if sum.TotalCount() != h.TotalCount()+prev.TotalCount() || sum.Sparse().Latency() != m.Latency() {
 				t.Fatalf("trial %d: SparseSum %+v, MergeSparse %+v", trial, sum.Sparse().Latency(), m.Latency())
+			}
+			sq, vq := make([]int64, len(qs)), make([]int64, len(qs))
+			sum.Quantiles(qs, sq)
+			sum.View().Quantiles(qs, vq)
+			if !reflect.DeepEqual(sq, vq) {
+				t.Fatalf("trial %d: SparseSum.Quantiles %v, View().Quantiles %v", trial, sq, vq)
 			}
 			if v := sum.View(); v.TotalCount() != m.TotalCount() || v.Figures() != m.Figures() || (m.TotalCount() > 0 && !reflect.DeepEqual(v.idx, m.idx)) {
 				t.Fatalf("trial %d: SparseSum.View %+v, MergeSparse %+v", trial, v.Figures(), m.Figures())
@@ -159,6 +185,7 @@ func FuzzSparseDecode(f *testing.F) {
 	var d SparseDecoder
 	raw, _ := d.Uncompressed(b)
 	f.Add(raw)
+	f.Add(EncodeV2(h)[:60])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var dec SparseDecoder
 		s, err := dec.Decode(b)
@@ -180,7 +207,7 @@ func FuzzSparseDecode(f *testing.F) {
 				t.Fatalf("uncompressed form differs: %v", err)
 			}
 		}
-		dense, derr := hdr.Decode(b)
+		dense, derr := Decode(b) // either form
 		if derr == nil && dense.TotalCount() == s.TotalCount() && dense.ValueAtQuantile(99) != s.ValueAtQuantile(99) {
 			t.Fatalf("p99 differs: dense %d sparse %d", dense.ValueAtQuantile(99), s.ValueAtQuantile(99))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,24 @@ func benchStore(b *testing.B, n, intervals int) (*store.Store, []*store.Run) {
 		b.Fatal(err)
 	}
 	defer db.Close()
+	// Every column but run_id, so that the copy keeps up with the schema.
+	cols := func(table string) string {
+		rows, err := db.Query(`SELECT name FROM pragma_table_info(?) WHERE name != 'run_id' ORDER BY cid`, table)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rows.Close()
+		var names []string
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				b.Fatal(err)
+			}
+			names = append(names, n)
+		}
+		return strings.Join(names, ", ")
+	}
+	ivCols, typeCols := cols("intervals"), cols("interval_types")
 	tx, err := db.Begin()
 	if err != nil {
 		b.Fatal(err)
@@ -66,9 +85,8 @@ func benchStore(b *testing.B, n, intervals int) (*store.Store, []*store.Run) {
 				settings, host, %d, rate, duration_ns, transactions, warmup_ns, interval_ns, txn_types, %d, ended_at, status, reason, summary FROM runs WHERE id = %d`,
 				id, i, 10*(i%10+1), start, ids[0]),
 			fmt.Sprintf(`INSERT INTO run_labels VALUES (%d, 'clients', '%d'), (%d, 'rep', '%d')`, id, 10*(i%10+1), id, i/10+1),
-			fmt.Sprintf(`INSERT INTO intervals SELECT %d, idx, start_ns, end_ns, warmup, reconnects FROM intervals WHERE run_id = %d`, id, ids[0]),
-			fmt.Sprintf(`INSERT INTO interval_types SELECT %d, idx, type, ok, failed, retries, statements, late, dropped, errors, latency, service, failed_latency
-				FROM interval_types WHERE run_id = %d`, id, ids[0]),
+			fmt.Sprintf(`INSERT INTO intervals (run_id, %s) SELECT %d, %s FROM intervals WHERE run_id = %d`, ivCols, id, ivCols, ids[0]),
+			fmt.Sprintf(`INSERT INTO interval_types (run_id, %s) SELECT %d, %s FROM interval_types WHERE run_id = %d`, typeCols, id, typeCols, ids[0]),
 		}
 		for _, s := range stmts {
 			if _, err := tx.Exec(s); err != nil {

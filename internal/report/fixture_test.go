@@ -26,6 +26,7 @@ type fixtureRun struct {
 	settings  map[string]string
 	seed      uint64
 	dip       [2]int // intervals [a, b) run at a third of the rate, like a flush stall
+	service   bool   // open loop: record a service time too (80% of the response time)
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -85,7 +86,11 @@ func writeFixtureRun(t testing.TB, st *store.Store, i int, f fixtureRun) int64 {
 		for j := 0; j < n; j++ {
 			typ := j % len(f.types)
 			v := int64((lat*0.5 + rng.ExpFloat64()*lat*0.5) * float64(time.Millisecond))
-			rec.Success(typ, v, 0)
+			var svc int64
+			if f.service {
+				svc = v * 4 / 5
+			}
+			rec.Success(typ, v, svc)
 			rec.Counts[typ].Statements += 5
 			if f.errEvery > 0 && j%f.errEvery == 0 {
 				rec.Counts[typ].Errors[target.ClassSerialization]++

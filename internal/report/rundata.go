@@ -120,7 +120,6 @@ func NewRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int) (*Ru
 }
 
 var pointQuantiles = []float64{50, 95, 99, 100}
-var rowQuantiles = []float64{50, 90, 95, 99, 99.9}
 
 func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec *measure.SparseDecoder) (*RunData, error) {
 	if maxPoints <= 0 {
@@ -128,10 +127,23 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 	}
 	nt := len(run.TxnTypes)
 	d := &RunData{Run: run, Group: max(1, (len(ivs)+maxPoints-1)/maxPoints)}
+	if len(ivs) > 0 { // (no intervals: nil, as IntervalRows gives)
+		rowsPer := 1
+		if nt > 1 {
+			rowsPer += nt
+		}
+		d.Rows = make([]IntervalRow, 0, rowsPer*len(ivs))
+		d.Points = make([]Point, 0, (len(ivs)+d.Group-1)/d.Group+1)
+	}
 
-	// Run totals (measured intervals only), per type and all together.
+	// Run totals (measured intervals only), per type and all together (with one type,
+	// its own).
 	totLat := make([]measure.SparseSum, nt+1)
 	totSvc := make([]measure.SparseSum, nt+1)
+	allLat, allSvc := &totLat[nt], &totSvc[nt]
+	if nt == 1 {
+		allLat, allSvc = &totLat[0], &totSvc[0]
+	}
 	totCounts := make([]measure.Counts, nt+1)
 	var secs float64
 	var measured int
@@ -142,7 +154,6 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 	var pt Point
 	var ptIvs int
 	typeOK := make([]int64, nt)
-	q := make([]int64, len(rowQuantiles))
 	pq := make([]int64, len(pointQuantiles))
 
 	flush := func() {
@@ -162,7 +173,7 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 		}
 		pt.Late, pt.Dropped = pc.Late, pc.Dropped
 		if grp.TotalCount() > 0 {
-			grp.Sparse().Quantiles(pointQuantiles, pq)
+			grp.Quantiles(pointQuantiles, pq)
 			pt.P50, pt.P95, pt.P99, pt.Max = nsToMs(pq[0]), nsToMs(pq[1]), nsToMs(pq[2]), nsToMs(pq[3])
 		} else {
 			pt.P50, pt.P95, pt.P99, pt.Max = math.NaN(), math.NaN(), math.NaN(), math.NaN()
@@ -174,96 +185,17 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 		pt, ptIvs = Point{}, 0
 	}
 
-	lats := make([]*measure.Sparse, nt)
-	svcs := make([]*measure.Sparse, nt)
+	// Per interval: each type's figures, and all types' histograms merged when there
+	// are several types (with one, "all" is that type).
+	latF := make([]measure.Figures, nt)
+	svcF := make([]*measure.Figures, nt)
+	decode := dec.DecodeTemp // valid until the next call: enough for one type
+	if nt > 1 {
+		decode = dec.Decode
+	}
 	for k := range ivs {
 		iv := &ivs[k]
 		ivSecs := (iv.End - iv.Start).Seconds()
-		// Decode this interval's histograms once.
-		var all, allSvc *measure.Sparse
-		var allCounts measure.Counts
-		for i := range iv.Types {
-			t := &iv.Types[i]
-			l, err := dec.Decode(t.Latency)
-			if err != nil {
-				return nil, fmt.Errorf("interval %d: %v", iv.Index, err)
-			}
-			lats[i] = l
-			svcs[i] = nil
-			if len(t.Service) > 0 {
-				if svcs[i], err = dec.Decode(t.Service); err != nil {
-					return nil, fmt.Errorf("interval %d: %v", iv.Index, err)
-				}
-			}
-			if all == nil {
-				all, allSvc = l, svcs[i]
-			} else {
-				if all, err = measure.MergeSparse(all, l); err != nil {
-					return nil, err
-				}
-				if svcs[i] != nil {
-					if allSvc == nil {
-						allSvc = svcs[i]
-					} else if allSvc, err = measure.MergeSparse(allSvc, svcs[i]); err != nil {
-						return nil, err
-					}
-				}
-			}
-			allCounts.Add(&t.Counts)
-		}
-		if all == nil {
-			all = &measure.Sparse{}
-		}
-
-		// Full-resolution rows, like IntervalRows.
-		mk := func(c *measure.Counts, l, s *measure.Sparse, name string, rc int64) IntervalRow {
-			r := IntervalRow{Interval: iv.Index, StartS: iv.Start.Seconds(), EndS: iv.End.Seconds(), Warmup: iv.Warmup, Type: name,
-				OK: c.OK, Failed: c.Failed, Errors: c.ErrorTotal(), Retries: c.Retries, Reconnects: rc, Late: c.Late, Dropped: c.Dropped,
-				Latency: latencyOf(l, q)}
-			if ivSecs > 0 {
-				r.TPS = round2(float64(c.OK) / ivSecs)
-				r.QPS = round2(float64(c.Statements) / ivSecs)
-			}
-			r.ErrorsBy = errorsBy(c)
-			if s.TotalCount() > 0 {
-				sl := latencyOf(s, q)
-				r.Service = &sl
-			}
-			return r
-		}
-		d.Rows = append(d.Rows, mk(&allCounts, all, allSvc, "all", iv.Reconnects))
-		if nt > 1 {
-			for i := range iv.Types {
-				d.Rows = append(d.Rows, mk(&iv.Types[i].Counts, lats[i], svcs[i], iv.Types[i].Name, 0))
-			}
-		}
-
-		if !iv.Warmup {
-			for i := range iv.Types {
-				if err := totLat[i].Add(lats[i]); err != nil {
-					return nil, err
-				}
-				if svcs[i] != nil {
-					if err := totSvc[i].Add(svcs[i]); err != nil {
-						return nil, err
-					}
-				}
-				totCounts[i].Add(&iv.Types[i].Counts)
-			}
-			if err := totLat[nt].Add(all); err != nil {
-				return nil, err
-			}
-			if allSvc != nil {
-				if err := totSvc[nt].Add(allSvc); err != nil {
-					return nil, err
-				}
-			}
-			totCounts[nt].Add(&allCounts)
-			secs += ivSecs
-			measured++
-			reconnects += iv.Reconnects
-		}
-
 		// Time series: start a new point at the group size or where warm-up ends.
 		if ptIvs > 0 && (ptIvs == d.Group || pt.Warmup != iv.Warmup) {
 			flush()
@@ -271,11 +203,110 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 		if ptIvs == 0 {
 			pt.Start, pt.Warmup = iv.Start.Seconds(), iv.Warmup
 		}
+		var allCounts measure.Counts
+		var ivAll, ivAllSvc *measure.Sparse
+		for i := range iv.Types {
+			t := &iv.Types[i]
+			// Every histogram is decoded: the run's totals and distribution need them,
+			// and so do the time series' points when they merge several intervals.
+			l, err := decode(t.Latency)
+			if err != nil {
+				return nil, fmt.Errorf("interval %d: %v", iv.Index, err)
+			}
+			if err := grp.Add(l); err != nil {
+				return nil, err
+			}
+			if !iv.Warmup {
+				if err := totLat[i].Add(l); err != nil {
+					return nil, err
+				}
+				if nt > 1 {
+					if err := allLat.Add(l); err != nil {
+						return nil, err
+					}
+				}
+			}
+			latF[i], svcF[i] = l.Figures(), nil
+			if nt > 1 {
+				if ivAll, err = merge(ivAll, l); err != nil {
+					return nil, err
+				}
+			}
+			if len(t.Service) > 0 {
+				sv, err := decode(t.Service)
+				if err != nil {
+					return nil, fmt.Errorf("interval %d: %v", iv.Index, err)
+				}
+				if !iv.Warmup {
+					if err := totSvc[i].Add(sv); err != nil {
+						return nil, err
+					}
+					if nt > 1 {
+						if err := allSvc.Add(sv); err != nil {
+							return nil, err
+						}
+					}
+				}
+				if sv.TotalCount() > 0 {
+					f := sv.Figures()
+					svcF[i] = &f
+				}
+				if nt > 1 {
+					if ivAllSvc, err = merge(ivAllSvc, sv); err != nil {
+						return nil, err
+					}
+				}
+			}
+			allCounts.Add(&t.Counts)
+		}
+		allF, allSvcF := &measure.Figures{}, (*measure.Figures)(nil)
+		switch {
+		case nt == 1:
+			allF, allSvcF = &latF[0], svcF[0]
+		case nt > 1:
+			*allF = ivAll.Figures()
+			if ivAllSvc.TotalCount() > 0 {
+				f := ivAllSvc.Figures()
+				allSvcF = &f
+			}
+		}
+
+		// Full-resolution rows, like IntervalRows.
+		mk := func(c *measure.Counts, l *measure.Figures, s *measure.Figures, name string, rc int64) IntervalRow {
+			r := IntervalRow{Interval: iv.Index, StartS: iv.Start.Seconds(), EndS: iv.End.Seconds(), Warmup: iv.Warmup, Type: name,
+				OK: c.OK, Failed: c.Failed, Errors: c.ErrorTotal(), Retries: c.Retries, Reconnects: rc, Late: c.Late, Dropped: c.Dropped,
+				Latency: l.Latency()}
+			if ivSecs > 0 {
+				r.TPS = round2(float64(c.OK) / ivSecs)
+				r.QPS = round2(float64(c.Statements) / ivSecs)
+			}
+			r.ErrorsBy = errorsBy(c)
+			if s != nil {
+				sl := s.Latency()
+				r.Service = &sl
+			}
+			return r
+		}
+		d.Rows = append(d.Rows, mk(&allCounts, allF, allSvcF, "all", iv.Reconnects))
+		if nt > 1 {
+			for i := range iv.Types {
+				d.Rows = append(d.Rows, mk(&iv.Types[i].Counts, &latF[i], svcF[i], iv.Types[i].Name, 0))
+			}
+		}
+
+		if !iv.Warmup {
+			for i := range iv.Types {
+				totCounts[i].Add(&iv.Types[i].Counts)
+			}
+			totCounts[nt].Add(&allCounts)
+			secs += ivSecs
+			measured++
+			reconnects += iv.Reconnects
+		}
+
+		// Time series (the point was started above).
 		pt.End = iv.End.Seconds()
 		ptIvs++
-		if err := grp.Add(all); err != nil {
-			return nil, err
-		}
 		pc.Add(&allCounts)
 		for i := range iv.Types {
 			typeOK[i] += iv.Types[i].OK
@@ -288,7 +319,7 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 	s := measure.Summary{RunID: run.ID, Status: run.Status, Reason: run.Reason, Workload: run.Workload, Target: run.Target,
 		Clients: run.Clients, Rate: run.Rate, Seconds: round3(secs), Intervals: measured, Reconnects: reconnects,
 		ByTxn: map[string]measure.TypeSummary{}}
-	s.TypeSummary = typeSummary(&totCounts[nt], &totLat[nt], &totSvc[nt], secs)
+	s.TypeSummary = typeSummary(&totCounts[nt], allLat, allSvc, secs)
 	for i, name := range run.TxnTypes {
 		s.ByTxn[name] = typeSummary(&totCounts[i], &totLat[i], &totSvc[i], secs)
 	}
@@ -296,22 +327,21 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 	if att := totCounts[nt].OK + totCounts[nt].ErrorTotal(); att > 0 {
 		d.ErrorPct = 100 * float64(totCounts[nt].ErrorTotal()) / float64(att)
 	}
-	d.Distribution = distribution(totLat[nt].Sparse())
+	d.Distribution = distribution(allLat.Sparse())
 	return d, nil
+}
+
+// merge adds s to the sum so far (nil at first).
+func merge(sum, s *measure.Sparse) (*measure.Sparse, error) {
+	if sum == nil {
+		return s, nil
+	}
+	return measure.MergeSparse(sum, s)
 }
 
 func nsToMs(ns int64) float64 { return float64(ns) / 1e6 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
-
-func latencyOf(s *measure.Sparse, q []int64) measure.Latency {
-	if s.TotalCount() == 0 {
-		return measure.Latency{}
-	}
-	s.Quantiles(rowQuantiles, q)
-	return measure.Latency{P50: round3(nsToMs(q[0])), P90: round3(nsToMs(q[1])), P95: round3(nsToMs(q[2])), P99: round3(nsToMs(q[3])),
-		P999: round3(nsToMs(q[4])), Max: round3(nsToMs(s.Max())), Mean: round3(s.Mean() / 1e6)}
-}
 
 func errorsBy(c *measure.Counts) map[string]int64 {
 	var m map[string]int64
@@ -347,13 +377,7 @@ func distribution(s *measure.Sparse) []Percentile {
 	if n == 0 {
 		return nil
 	}
-	var qs []float64
-	last := math.Log10(float64(n)) // beyond 1 - 1/n the steps say nothing more
-	for k := 0.0; k <= last*10+1e-9 && k <= 60; k++ {
-		qs = append(qs, 100*(1-math.Pow(10, -k/10)))
-	}
-	qs = append(qs, 100)
-	sort.Float64s(qs)
+	qs := distributionQuantiles(n)
 	vals := make([]int64, len(qs))
 	s.Quantiles(qs, vals)
 	out := make([]Percentile, 0, len(qs))
@@ -362,6 +386,18 @@ func distribution(s *measure.Sparse) []Percentile {
 		out = append(out, Percentile{Percentile: round6(p), Ms: nsToMs(vals[i]), Count: max(rank, 1)})
 	}
 	return out
+}
+
+// distributionQuantiles are the percentiles distribution samples for n values.
+func distributionQuantiles(n int64) []float64 {
+	var qs []float64
+	last := math.Log10(float64(n)) // beyond 1 - 1/n the steps say nothing more
+	for k := 0.0; k <= last*10+1e-9 && k <= 60; k++ {
+		qs = append(qs, 100*(1-math.Pow(10, -k/10)))
+	}
+	qs = append(qs, 100)
+	sort.Float64s(qs)
+	return qs
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }

@@ -2,10 +2,13 @@ package report
 
 import (
 	"context"
+	"database/sql"
+	"math"
 	"reflect"
 	"testing"
 
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/store"
 )
 
 // A report's numbers must be the ones `fathom show` and `fathom export` print.
@@ -58,3 +61,167 @@ func TestRunDataMatchesShowAndExport(t *testing.T) {
 }
 
 func roundTo(v float64) float64 { return v }
+
+// Reports read histograms in the form stores keep from schema 4 on (uncompressed V2)
+// and in the older compressed one, alone or mixed in a run, and every number is the
+// one computed from the dense histograms `fathom show` and `fathom export` decode:
+// rows, summary, time-series points (merged intervals included) and distribution.
+func TestRunDataFromEitherEncodingMatchesDense(t *testing.T) {
+	st, ids := newFixtureStore(t, []fixtureRun{
+		{clients: 4, types: []string{"read", "write", "scan"}, intervals: 23, warmup: 3, tps: 300, latencyMs: 2, errEvery: 40, seed: 1,
+			dip: [2]int{8, 12}, service: true},
+		{clients: 2, intervals: 17, warmup: 2, tps: 200, latencyMs: 0.7, seed: 2, service: true},
+		{clients: 1, intervals: 11, tps: 80, latencyMs: 5, errEvery: 20, seed: 3},
+	})
+	ctx := context.Background()
+	var runs []*store.Run
+	for _, id := range ids {
+		r, err := st.Run(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	check := func(what string, maxPoints int) []*RunData {
+		t.Helper()
+		data, err := LoadRuns(ctx, st, runs, maxPoints)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, run := range runs {
+			ivs, err := st.Intervals(ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := denseRunData(run, ivs, maxPoints)
+			got := data[i]
+			if !reflect.DeepEqual(got.Summary, want.Summary) {
+				t.Errorf("%s, run %d: summary\n got %+v\nwant %+v", what, run.ID, got.Summary, want.Summary)
+			}
+			if !reflect.DeepEqual(got.Rows, want.Rows) {
+				t.Errorf("%s, run %d: rows differ", what, run.ID)
+			}
+			if got.Group != want.Group || !reflect.DeepEqual(got.Points, want.Points) {
+				t.Errorf("%s, run %d: points (group %d)\n got %+v\nwant %+v", what, run.ID, got.Group, got.Points, want.Points)
+			}
+			if !reflect.DeepEqual(got.Distribution, want.Distribution) {
+				t.Errorf("%s, run %d: distribution\n got %+v\nwant %+v", what, run.ID, got.Distribution, want.Distribution)
+			}
+		}
+		return data
+	}
+	newForm := check("uncompressed", 0)
+	check("uncompressed, merged points", 4)
+	toOldEncoding(t, st, ids[0], "idx % 3 = 1")
+	toOldEncoding(t, st, ids[1], "1")
+	toOldEncoding(t, st, ids[2], "1")
+	oldForm := check("compressed and mixed", 0)
+	check("compressed and mixed, merged points", 4)
+	if !reflect.DeepEqual(newForm, oldForm) {
+		t.Error("the report of a store in the older encoding differs")
+	}
+}
+
+// denseRunData computes what a report shows of a run the slow, obvious way: from
+// dense histograms merged with the HdrHistogram library.
+func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunData {
+	if maxPoints <= 0 {
+		maxPoints = DefaultMaxPoints
+	}
+	d := &RunData{Run: run, Group: max(1, (len(ivs)+maxPoints-1)/maxPoints), Rows: IntervalRows(run, ivs)}
+	d.Summary = measure.Summarize(run.TxnTypes, ivs)
+	d.Summary.RunID, d.Summary.Status, d.Summary.Reason = run.ID, run.Status, run.Reason
+	d.Summary.Workload, d.Summary.Target, d.Summary.Clients, d.Summary.Rate = run.Workload, run.Target, run.Clients, run.Rate
+	var grp []*measure.Interval
+	flush := func() {
+		if len(grp) == 0 {
+			return
+		}
+		m := measure.NewInterval(0, run.TxnTypes)
+		for _, iv := range grp {
+			m.Add(iv)
+		}
+		all := m.Total()
+		p := Point{Start: grp[0].Start.Seconds(), End: grp[len(grp)-1].End.Seconds(), Warmup: grp[0].Warmup,
+			Reconnects: m.Reconnects, Late: all.Late, Dropped: all.Dropped}
+		if dur := p.End - p.Start; dur > 0 {
+			p.TPS, p.ErrorsPS = float64(all.OK)/dur, float64(all.ErrorTotal())/dur
+			p.RetriesPS, p.FailedPS = float64(all.Retries)/dur, float64(all.Failed)/dur
+			for i := range m.Types {
+				p.TypeTPS = append(p.TypeTPS, float64(m.Types[i].OK)/dur)
+			}
+		}
+		l := all.Latency
+		p.P50, p.P95, p.P99, p.Max = nsToMs(l.ValueAtQuantile(50)), nsToMs(l.ValueAtQuantile(95)), nsToMs(l.ValueAtQuantile(99)), nsToMs(l.ValueAtQuantile(100))
+		d.Points = append(d.Points, p)
+		grp = nil
+	}
+	tot := measure.NewHistogram()
+	for _, iv := range ivs {
+		if len(grp) == d.Group || len(grp) > 0 && grp[0].Warmup != iv.Warmup {
+			flush()
+		}
+		grp = append(grp, iv)
+		if !iv.Warmup {
+			all := iv.Total()
+			tot.Merge(all.Latency)
+		}
+	}
+	flush()
+	if n := tot.TotalCount(); n > 0 {
+		for _, q := range distributionQuantiles(n) {
+			d.Distribution = append(d.Distribution, Percentile{Percentile: round6(q), Ms: nsToMs(tot.ValueAtQuantile(q)),
+				Count: max(int64(math.Ceil(q/100*float64(n))), 1)})
+		}
+	}
+	return d
+}
+
+// toOldEncoding rewrites the histograms of a run's intervals matching where in the form
+// stores before schema 4 hold (measure.Encode's base64 compressed V2), as if an older
+// fathom had written them.
+func toOldEncoding(t testing.TB, st *store.Store, runID int64, where string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+st.Path()+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT idx, type, latency, service, failed_latency FROM interval_types WHERE run_id = ? AND `+where, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		idx   int
+		typ   string
+		blobs [3][]byte
+	}
+	var rs []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.idx, &r.typ, &r.blobs[0], &r.blobs[1], &r.blobs[2]); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	rows.Close()
+	if len(rs) == 0 {
+		t.Fatalf("run %d: no intervals where %s", runID, where)
+	}
+	for _, r := range rs {
+		var old [3][]byte
+		for i, b := range r.blobs {
+			h, err := measure.Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if old[i], err = measure.Encode(h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.Exec(`UPDATE interval_types SET latency = ?, service = ?, failed_latency = ? WHERE run_id = ? AND idx = ? AND type = ?`,
+			old[0], old[1], old[2], runID, r.idx, r.typ); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

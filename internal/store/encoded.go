@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
@@ -26,7 +29,10 @@ type EncodedInterval struct {
 type EncodedType struct {
 	Name string
 	measure.Counts
-	Latency, Service, FailedLatency []byte // measure.Encode's encoding; nil when empty
+	// Latency, Service and FailedLatency are as stored, nil when empty: from schema 4
+	// on measure.EncodeV2's encoding, before it measure.Encode's. measure.Decode and
+	// measure.SparseDecoder read both.
+	Latency, Service, FailedLatency []byte
 }
 
 // EncodedIntervals returns a run's intervals in order, histograms still encoded.
@@ -66,30 +72,126 @@ func (s *Store) EncodedIntervals(ctx context.Context, run *Run) ([]EncodedInterv
 		return nil, err
 	}
 	defer trows.Close()
+	var (
+		idx          int
+		t            EncodedType
+		name, errs   sql.RawBytes
+		lat, svc, fl sql.RawBytes
+		arena        blobArena
+	)
+	dest := []any{&idx, &name, &t.OK, &t.Failed, &t.Retries, &t.Statements, &t.Late, &t.Dropped, &errs, &lat, &svc, &fl}
 	for trows.Next() {
-		var idx int
-		var name, errs string
-		var t EncodedType
-		if err := trows.Scan(&idx, &name, &t.OK, &t.Failed, &t.Retries, &t.Statements, &t.Late, &t.Dropped, &errs,
-			&t.Latency, &t.Service, &t.FailedLatency); err != nil {
+		t = EncodedType{}
+		if err := trows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		p, ok := pos[idx]
-		ti, ok2 := typeIdx[name]
+		ti, ok2 := typeIdx[string(name)]
 		if !ok || !ok2 {
 			continue
 		}
-		if errs != "{}" && errs != "" {
-			var em map[string]int64
-			if err := json.Unmarshal([]byte(errs), &em); err != nil {
-				return nil, fmt.Errorf("run %d interval %d: corrupt errors: %v", run.ID, idx, err)
-			}
-			for cl := target.Class(0); cl < target.NumClasses; cl++ {
-				t.Errors[cl] = em[cl.String()]
-			}
+		if err := parseErrorCounts(errs, &t.Errors); err != nil {
+			return nil, fmt.Errorf("run %d interval %d: corrupt errors: %v", run.ID, idx, err)
 		}
-		t.Name = name
+		t.Name = run.TxnTypes[ti]
+		t.Latency, t.Service, t.FailedLatency = arena.copy(lat), arena.copy(svc), arena.copy(fl)
 		ivs[p].Types[ti] = t
 	}
 	return ivs, trows.Err()
+}
+
+// blobArena keeps a run's histograms in a few large blocks rather than one
+// allocation each: a report reads hundreds of thousands of them.
+type blobArena struct{ block []byte }
+
+// copy returns a copy of b (nil for empty b).
+func (a *blobArena) copy(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	if len(b) > cap(a.block)-len(a.block) {
+		a.block = make([]byte, 0, max(256<<10, len(b)))
+	}
+	n := len(a.block)
+	a.block = append(a.block, b...)
+	return a.block[n:len(a.block):len(a.block)]
+}
+
+// parseErrorCounts reads the errors column (a JSON object of class name to count) into
+// out. The store writes it compactly ({"serialization":2}), and that form is read
+// directly; anything else goes through encoding/json, with the same result.
+func parseErrorCounts(s []byte, out *[target.NumClasses]int64) error {
+	if len(s) == 0 || string(s) == "{}" {
+		return nil
+	}
+	var got [target.NumClasses]int64
+	if fastErrorCounts(s, &got) {
+		*out = got
+		return nil
+	}
+	var em map[string]int64
+	if err := json.Unmarshal(s, &em); err != nil {
+		return err
+	}
+	for cl := target.Class(0); cl < target.NumClasses; cl++ {
+		out[cl] = em[cl.String()]
+	}
+	return nil
+}
+
+// fastErrorCounts parses {"name":n,…} with no spaces, escapes or number forms other
+// than JSON integers; it reports false for anything else.
+func fastErrorCounts(s []byte, out *[target.NumClasses]int64) bool {
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return false
+	}
+	s = s[1 : len(s)-1]
+	for len(s) > 0 {
+		if s[0] != '"' {
+			return false
+		}
+		end := bytes.IndexByte(s[1:], '"')
+		if end < 0 {
+			return false
+		}
+		name := s[1 : 1+end]
+		for _, c := range name {
+			if c == '\\' || c < 0x20 { // escapes, and control characters JSON forbids
+				return false
+			}
+		}
+		s = s[2+end:]
+		if len(s) == 0 || s[0] != ':' {
+			return false
+		}
+		s = s[1:]
+		n := 0
+		if n < len(s) && s[n] == '-' {
+			n++
+		}
+		digits := n
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		if n == digits || (s[digits] == '0' && n > digits+1) {
+			return false // no digits, or a leading zero
+		}
+		v, err := strconv.ParseInt(string(s[:n]), 10, 64)
+		if err != nil {
+			return false
+		}
+		for cl := target.Class(0); cl < target.NumClasses; cl++ {
+			if cl.String() == string(name) {
+				out[cl] = v
+			}
+		}
+		s = s[n:]
+		if len(s) > 0 {
+			if s[0] != ',' || len(s) == 1 {
+				return false
+			}
+			s = s[1:]
+		}
+	}
+	return true
 }

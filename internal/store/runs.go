@@ -111,7 +111,8 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) (int64, error) {
 	return id, nil
 }
 
-// AddInterval stores one interval in one transaction.
+// AddInterval stores one interval in one transaction, its histograms in
+// measure.EncodeV2's encoding.
 func (s *Store) AddInterval(ctx context.Context, runID int64, iv *measure.Interval) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -130,21 +131,10 @@ func (s *Store) AddInterval(ctx context.Context, runID int64, iv *measure.Interv
 				errs[target.Class(c).String()] = n
 			}
 		}
-		lat, err := measure.Encode(t.Latency)
-		if err != nil {
-			return err
-		}
-		svc, err := measure.Encode(t.Service)
-		if err != nil {
-			return err
-		}
-		fl, err := measure.Encode(t.FailedLatency)
-		if err != nil {
-			return err
-		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO interval_types (run_id, idx, type, ok, failed, retries, statements, late, dropped,
 			errors, latency, service, failed_latency) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			runID, iv.Index, t.Name, t.OK, t.Failed, t.Retries, t.Statements, t.Late, t.Dropped, mustJSON(errs), lat, svc, fl); err != nil {
+			runID, iv.Index, t.Name, t.OK, t.Failed, t.Retries, t.Statements, t.Late, t.Dropped, mustJSON(errs),
+			measure.EncodeV2(t.Latency), measure.EncodeV2(t.Service), measure.EncodeV2(t.FailedLatency)); err != nil {
 			return err
 		}
 	}

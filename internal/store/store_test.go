@@ -268,6 +268,7 @@ func TestKilledWriterLosesNothingCommitted(t *testing.T) {
 func FuzzDecodeStoredBlob(f *testing.F) {
 	b, _ := measure.Encode(testInterval(0, 100).Types[0].Latency)
 	f.Add(b)
+	f.Add(measure.EncodeV2(testInterval(0, 100).Types[0].Latency))
 	f.Add([]byte{})
 	f.Add([]byte("HISTFAAAA"))
 	f.Fuzz(func(t *testing.T, blob []byte) {

@@ -1,0 +1,16 @@
+-- fathom results store, schema 4: histograms that decode without zlib.
+--
+-- From schema 4 on, the histogram columns of interval_types (latency, service,
+-- failed_latency) hold HdrHistogram's uncompressed V2 encoding: binary, first byte 0x1c,
+-- exactly the bytes the compressed form compresses (measure.EncodeV2). Rows written
+-- before hold the compressed V2 encoding as base64 text ("HISTF…", measure.Encode). Both
+-- are standard HdrHistogram encodings and fathom reads either, row by row.
+--
+-- The uncompressed form takes about 1.5 times the bytes, costs a fraction to write
+-- (no zlib at best compression) and decodes several times faster: a report over
+-- hundreds of thousands of intervals decodes every one of them (its time series merges
+-- intervals, its distribution and totals merge a run), and inflating was most of its
+-- time.
+--
+-- No table changes: the version is raised so that an older fathom refuses a store it
+-- would misread as corrupt ("written by a newer fathom: upgrade fathom").
