@@ -122,8 +122,19 @@ func ninesLabel(x float64) string {
 	if x == 0 {
 		return "0%"
 	}
+	if k := int(x); float64(k) == x && k >= 1 && k <= 15 {
+		// Whole nines, written out: 90%, 99%, 99.9%, 99.99% … (computing them in
+		// floating point gives 99.999999999999001%).
+		if k == 1 {
+			return "90%"
+		}
+		if k == 2 {
+			return "99%"
+		}
+		return "99." + strings.Repeat("9", k-2) + "%"
+	}
 	p := 100 * (1 - math.Pow(10, -x))
-	return strconv.FormatFloat(p, 'f', -1, 64) + "%"
+	return strconv.FormatFloat(p, 'g', 6, 64) + "%"
 }
 
 type frame struct {
