@@ -14,7 +14,7 @@ import (
 // below Threshold × the run's rolling median throughput (the median of the Window
 // intervals centred on each one), by more than chance: with few transactions per
 // interval, a count that a Poisson process at the median rate would give more than once
-// in 1,000 intervals is not low. Warm-up intervals and intervals shorter than half the
+// in a million intervals is not low. Warm-up intervals and intervals shorter than half the
 // usual length (the last, partial one) are neither stalls nor baseline.
 
 // StallParams are the documented, adjustable thresholds of stall detection.
@@ -36,6 +36,10 @@ type StallParams struct {
 	// MinScore is the robust z-score a metric needs to count as unusual (default 3).
 	MinScore float64 `json:"min_score"`
 }
+
+// MinStallIntervals is the fewest measured intervals stall detection looks at: a stall
+// is judged against the run's own rolling median, which needs a few normal intervals.
+const MinStallIntervals = 5
 
 // DefaultStallParams are the defaults described on StallParams.
 func DefaultStallParams() StallParams {
@@ -106,7 +110,7 @@ type StallInput struct {
 func FindStalls(in StallInput, p StallParams) []store.Stall {
 	p = p.withDefaults()
 	used := stallUsable(in.Throughput)
-	if len(used) < 3 {
+	if len(used) < MinStallIntervals {
 		return nil
 	}
 	vals := make([]float64, len(used))
@@ -304,14 +308,15 @@ func stallRound(v float64) float64 {
 }
 
 // stallUnlikely reports whether seeing count events where expected were expected is
-// too unlikely to be chance (Poisson, one-sided, below 1 in 1,000).
+// too unlikely to be chance (Poisson, one-sided, below one in a million: background
+// work is burstier than Poisson, and a stall worth reporting is far beyond that).
 func stallUnlikely(count, expected float64) bool {
 	if expected <= 0 {
 		return false
 	}
 	if expected > 100 {
-		// Normal approximation: more than 3.1 standard deviations below.
-		return count < expected-3.1*math.Sqrt(expected)
+		// Normal approximation: more than 4.75 standard deviations below.
+		return count < expected-4.75*math.Sqrt(expected)
 	}
 	// P(X <= floor(count)) for X ~ Poisson(expected).
 	k := int(math.Floor(count))
@@ -321,5 +326,5 @@ func stallUnlikely(count, expected float64) bool {
 		term *= expected / float64(i)
 		cdf += term
 	}
-	return cdf < 0.001
+	return cdf < 1e-6
 }

@@ -215,7 +215,7 @@ func (rs *runSampling) report(w io.Writer) {
 		fmt.Fprintf(w, "stalls: not analysed: %v\n", rs.stallErr)
 		return
 	}
-	if rs.measured < 3 && len(rs.stalls) == 0 {
+	if rs.measured < analyze.MinStallIntervals && len(rs.stalls) == 0 {
 		fmt.Fprintf(w, "stalls: too few measured intervals to look for them (%d; a stall is judged against the run's rolling median)\n", rs.measured)
 		return
 	}

@@ -246,7 +246,11 @@ func (o *watchOpts) run(ctx context.Context, env *Env) error {
 		for _, n := range names {
 			fmt.Fprintf(env.Stdout, "  ! collector %s failed: %s\n", n, sum.Failures[n])
 		}
-		writeStallList(env.Stdout, sum.Stalls, id)
+		if sum.Samples-1 < analyze.MinStallIntervals {
+			fmt.Fprintf(env.Stdout, "stalls: too few intervals to look for them (%d; at least %d)\n", max(sum.Samples-1, 0), analyze.MinStallIntervals)
+		} else {
+			writeStallList(env.Stdout, sum.Stalls, id)
+		}
 		fmt.Fprintf(env.Stdout, "see it again: fathom show %d --store %s\n", id, o.store)
 	}
 	switch sum.Status {
