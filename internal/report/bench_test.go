@@ -20,18 +20,21 @@ func BenchmarkExperimentReport(b *testing.B) {
 	st, runs := benchStore(b, 100, 3600)
 	b.ResetTimer()
 	for b.Loop() {
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuTime()
 		data, err := LoadRuns(context.Background(), st, runs, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
-		t1 := time.Now()
+		t1, c1 := time.Now(), cpuTime()
 		r, err := New(data, Options{Axes: []string{"clients"}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		fs, err := r.Files()
-		b.Logf("load %v, render %v", t1.Sub(t0), time.Since(t1))
+		t2, c2 := time.Now(), cpuTime()
+		// CPU time as well as wall time: on a shared machine it varies much less.
+		b.Logf("load %v (CPU %v), render %v (CPU %v)", t1.Sub(t0), c1-c0, t2.Sub(t1), c2-c1)
+		b.ReportMetric((c2 - c0).Seconds(), "cpu-s/op")
 		if err != nil {
 			b.Fatal(err)
 		}
