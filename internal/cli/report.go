@@ -261,6 +261,9 @@ rep label or in the order the runs ran.`,
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
+			if err := report.LoadSamples(ctx, st, data, true); err != nil {
+				return withCode(ExitFailure, err)
+			}
 			opts := report.Options{Title: title, Axes: axisList, SLO: sloSpec, CompareBy: compareBy, Selection: sel.what,
 				Generated: fmt.Sprintf("fathom %s on %s", version(), env.Now().UTC().Format("2006-01-02 15:04 MST"))}
 			rep, err := buildReport(sel, data, opts)
@@ -354,6 +357,9 @@ func writeRunReport(ctx context.Context, env *Env, storePath string, id int64) (
 	}
 	data, err := report.LoadRuns(ctx, st, sel.runs, report.DefaultMaxPoints)
 	if err != nil {
+		return "", withCode(ExitFailure, err)
+	}
+	if err := report.LoadSamples(ctx, st, data, true); err != nil {
 		return "", withCode(ExitFailure, err)
 	}
 	rep, err := report.New(data, report.Options{Generated: fmt.Sprintf("fathom %s on %s", version(), env.Now().UTC().Format("2006-01-02 15:04 MST"))})

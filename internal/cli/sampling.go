@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -241,48 +241,12 @@ func writeStallList(w io.Writer, stalls []store.Stall, runID int64) {
 
 func fmtSecs(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 
-func fmtNum(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 1e9:
-		return fmt.Sprintf("%.2fG", v/1e9)
-	case a >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case a >= 1e4:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	case a == 0:
-		return "0"
-	}
-	return fmt.Sprintf("%.3g", v)
-}
+// fmtNum and fmtValue are the report's formatting, so that a report's stall table
+// shows the same numbers as show.
+func fmtNum(v float64) string { return report.FormatNumber(v) }
 
 // fmtValue renders a value in its unit.
-func fmtValue(v float64, unit string) string {
-	switch unit {
-	case "bytes":
-		a := math.Abs(v)
-		switch {
-		case a >= 1<<30:
-			return fmt.Sprintf("%.2fGB", v/(1<<30))
-		case a >= 1<<20:
-			return fmt.Sprintf("%.1fMB", v/(1<<20))
-		case a >= 1<<10:
-			return fmt.Sprintf("%.1fkB", v/(1<<10))
-		}
-		return fmt.Sprintf("%.0fB", v)
-	case "%":
-		return fmt.Sprintf("%.1f%%", v)
-	case "ms":
-		return fmt.Sprintf("%.2fms", v)
-	case "seconds":
-		return fmt.Sprintf("%.1fs", v)
-	}
-	return fmtNum(v)
-}
+func fmtValue(v float64, unit string) string { return report.FormatValue(v, unit) }
 
 // writeSampling prints what show adds for a sampled run: the collectors' record, the
 // key metrics over the measured intervals, and the stalls with their explanations.

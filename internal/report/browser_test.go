@@ -38,6 +38,47 @@ func TestReportInBrowser(t *testing.T) {
 	bin := chromium(t)
 	slo, _ := ParseSLO("p99<10ms")
 	r := buildReport(t, sweepFixture(), Options{SLO: slo, Generated: "fathom test"})
+	b := browse(t, bin, r, "report.png", 1360, 900)
+	// 4 experiment charts + 3 small multiples + 4 per run.
+	if want := 4 + 3 + 4*18; b.charts != want || b.sized != b.charts {
+		t.Errorf("%d charts (%d drawn with size), want %d", b.charts, b.sized, want)
+	}
+}
+
+// TestSampledReportInBrowser opens the report of a run with server and OS samples and
+// a stall: its metric charts are drawn at the throughput chart's width, and the stall
+// is shaded (with the hatch pattern, distinct from warm-up) on every time chart.
+func TestSampledReportInBrowser(t *testing.T) {
+	bin := chromium(t)
+	r := buildReport(t, []fixtureRun{sampledRun()}, Options{Generated: "fathom test"})
+	b := browse(t, bin, r, "report-sampled.png", 1360, 900,
+		`document.querySelectorAll("svg.chart[id^='run-1-metric-']").length`,
+		`document.querySelectorAll("svg.chart rect.band.stall").length`,
+		`Array.from(document.querySelectorAll("svg.chart[id^='run-1-metric-']")).filter(s =>
+			Math.abs(s.getBoundingClientRect().width - document.getElementById("run-1-tps").getBoundingClientRect().width) < 1).length`,
+		`document.querySelectorAll("table.stalls tbody tr").length`,
+		`(() => { const s = getComputedStyle(document.querySelector("rect.band.stall")).fill,
+			w = getComputedStyle(document.querySelector("rect.band.warmup")).fill; return s.includes("stallhatch") && s !== w ? 1 : 0 })()`)
+	metrics, stallBands, sameWidth, rows, hatched := b.extra[0], b.extra[1], b.extra[2], b.extra[3], b.extra[4]
+	t.Logf("%d metric charts (%d as wide as throughput), %d stall bands, %d stall rows", metrics, sameWidth, stallBands, rows)
+	if metrics != 7 || sameWidth != metrics || stallBands != 3+metrics || rows != 1 || hatched != 1 {
+		t.Errorf("%d metric charts (%d as wide as throughput), %d stall bands, %d stall rows, hatched %d", metrics, sameWidth, stallBands, rows, hatched)
+	}
+	if b.sized != b.charts || b.charts != 4+7 {
+		t.Errorf("%d charts, %d drawn with size", b.charts, b.sized)
+	}
+}
+
+type browsed struct {
+	charts, sized int
+	extra         []int
+}
+
+// browse writes the report, opens it in headless Chromium, checks that it renders
+// without console errors and that its embedded data parses, saves a screenshot as a
+// test artifact (go test -artifacts keeps it), and evaluates the extra expressions.
+func browse(t *testing.T, bin string, r *Report, shotName string, width, height int, extra ...string) browsed {
+	t.Helper()
 	fs, err := r.Files()
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +92,7 @@ func TestReportInBrowser(t *testing.T) {
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
-		chromedp.WindowSize(1360, 900),
+		chromedp.WindowSize(width, height),
 	}
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
@@ -92,14 +133,22 @@ func TestReportInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+index), chromedp.WaitReady("#runs")); err != nil {
 		t.Fatal(err)
 	}
-	charts, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("svg.chart").length`))
+	var b browsed
+	b.charts, err = chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("svg.chart").length`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sized, err := chromedp.Run(ctx, chromedp.Evaluate[int](`Array.from(document.querySelectorAll("svg.chart")).filter(s => {
+	b.sized, err = chromedp.Run(ctx, chromedp.Evaluate[int](`Array.from(document.querySelectorAll("svg.chart")).filter(s => {
 		const b = s.getBoundingClientRect(); return b.width > 100 && b.height > 100 && s.querySelectorAll("path,rect,circle").length > 3 }).length`))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, js := range extra {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[int](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		b.extra = append(b.extra, v)
 	}
 	data, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.parse(document.getElementById("fathom-data").textContent).title`))
 	if err != nil {
@@ -109,21 +158,21 @@ func TestReportInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.ArtifactDir(), "report.png")
+	out := filepath.Join(t.ArtifactDir(), shotName)
 	if err := os.WriteFile(out, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("screenshot: %s (%d bytes); %d charts, %d drawn with size", out, len(shot), charts, sized)
+	if dst := os.Getenv("FATHOM_TEST_SCREENSHOTS"); dst != "" { // a directory to copy screenshots to, to look at them
+		_ = os.WriteFile(filepath.Join(dst, shotName), shot, 0o644)
+	}
+	t.Logf("screenshot: %s (%d bytes); %d charts, %d drawn with size", out, len(shot), b.charts, b.sized)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(problems) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(problems, "\n"))
 	}
-	// 4 experiment charts + 3 small multiples + 4 per run.
-	if want := 4 + 3 + 4*18; charts != want || sized != charts {
-		t.Errorf("%d charts (%d drawn with size), want %d", charts, sized, want)
-	}
 	if data != r.Title {
 		t.Errorf("embedded data title %q, want %q", data, r.Title)
 	}
+	return b
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -27,6 +29,9 @@ type fixtureRun struct {
 	seed      uint64
 	dip       [2]int // intervals [a, b) run at a third of the rate, like a flush stall
 	service   bool   // open loop: record a service time too (80% of the response time)
+	// samples: server and OS samples every interval, a counter reset at interval 5,
+	// and a stored stall over dip attributed to a checkpoint.
+	samples bool
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -109,6 +114,9 @@ func writeFixtureRun(t testing.TB, st *store.Store, i int, f fixtureRun) int64 {
 		}
 		tot.Add(iv)
 	}
+	if f.samples {
+		writeFixtureSamples(t, st, id, start, f)
+	}
 	sum := tot.Summary()
 	if err := st.FinishRun(ctx, id, "complete", "", start.Add(time.Duration(f.intervals)*time.Second), nil); err != nil {
 		t.Fatal(err)
@@ -132,5 +140,103 @@ func loadFixture(t testing.TB, st *store.Store, ids []int64) []*RunData {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := LoadSamples(context.Background(), st, data, true); err != nil {
+		t.Fatal(err)
+	}
 	return data
+}
+
+// writeFixtureSamples writes what a sampler would have for a PostgreSQL run on this
+// host: commits following throughput, checkpoint writes and dirty memory rising in
+// the dip, a flat lock-wait gauge, a counter reset (pg_stat_reset) at interval 5, an
+// evidence metric outside the default charts, and the stall analysis found.
+func writeFixtureSamples(t testing.TB, st *store.Store, id int64, start time.Time, f fixtureRun) {
+	t.Helper()
+	ctx := context.Background()
+	srv := &collect.Server{Kind: "postgres", Flavor: "postgresql", Version: collect.Version{Major: 16, Minor: 4}, Local: true,
+		Devices: []string{"nvme0n1"}, DiskScope: "data directory"}
+	w, err := st.SampleWriter(ctx, id, start, srv, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type metric struct {
+		name, collector, unit string
+		counter               bool
+		v                     func(k int, dip bool) float64 // the rate of a counter, the value of a gauge
+	}
+	pick := func(dip bool, a, b float64) float64 {
+		if dip {
+			return b
+		}
+		return a
+	}
+	ms := []metric{
+		{"pg.xact_commit", "pg_stat_database", "transactions", true, func(k int, dip bool) float64 { return pick(dip, f.tps, f.tps/3) }},
+		{"pg.blks_read", "pg_stat_database", "blocks", true, func(k int, dip bool) float64 { return float64(40 + k%3) }},
+		{"pg.buffers_checkpoint", "pg_stat_bgwriter", "buffers", true, func(k int, dip bool) float64 { return pick(dip, 10, 2400) }},
+		{"pg.checkpoint_write_time", "pg_stat_bgwriter", "ms", true, func(k int, dip bool) float64 { return pick(dip, 0, 650) }},
+		{"pg.sessions.active", "pg_stat_activity", "sessions", false, func(k int, dip bool) float64 { return float64(f.clients) }},
+		{"pg.lock_waits", "pg_locks", "locks", false, func(k int, dip bool) float64 { return 0 }},
+		{"os.mem.dirty_bytes", "os_meminfo", "bytes", false, func(k int, dip bool) float64 { return pick(dip, 8<<20, 310<<20) }},
+		{"os.cpu.user_pct", "os_cpu", "%", true, func(k int, dip bool) float64 { return pick(dip, 42, 18) }},
+	}
+	totals := make([]float64, len(ms))
+	for k := -1; k < f.intervals; k++ {
+		dip := k >= f.dip[0] && k < f.dip[1]
+		smp := &collect.Sample{Index: k, At: start.Add(time.Duration(k+1) * time.Second)}
+		cols := map[string]bool{}
+		for i, m := range ms {
+			at := start.Add(time.Duration(k+1)*time.Second - 20*time.Millisecond)
+			if !cols[m.collector] {
+				cols[m.collector] = true
+				src := "postgres"
+				if strings.HasPrefix(m.collector, "os_") {
+					src = "os"
+				}
+				smp.Results = append(smp.Results, collect.Result{Collector: m.collector, Source: src, Status: collect.StatusOK, At: at,
+					Took: 3 * time.Millisecond, Reset: k == 5 && m.collector == "pg_stat_database"})
+			}
+			r := collect.Reading{Name: m.name, Collector: m.collector, Unit: m.unit, At: at}
+			if m.counter {
+				r.Kind = collect.Counter
+				if k == 5 && m.collector == "pg_stat_database" {
+					totals[i] = 0 // pg_stat_reset(): no rate for this reading
+					r.Reset = true
+				} else if k >= 0 {
+					r.Rate, r.HasRate = m.v(k, dip), true
+					totals[i] += r.Rate
+				}
+				r.Value = totals[i]
+			} else {
+				r.Value = m.v(k, dip)
+			}
+			smp.Readings = append(smp.Readings, r)
+		}
+		if err := w.Add(ctx, smp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.dip[1] <= f.dip[0] {
+		if err := st.SaveStalls(ctx, id, map[string]float64{"threshold": 0.5}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	stall := store.Stall{Number: 1, FirstInterval: f.dip[0], LastInterval: f.dip[1] - 1,
+		Start: time.Duration(f.dip[0]) * time.Second, End: time.Duration(f.dip[1]) * time.Second, Throughput: "tps",
+		Baseline: f.tps, Mean: float64(int(f.tps) / 3), Min: float64(int(f.tps) / 3), Depth: 0.667, Lost: f.tps * 2 / 3 * float64(f.dip[1]-f.dip[0]),
+		Cause: "checkpoint", Title: "PostgreSQL checkpoint",
+		Explanation: "A checkpoint wrote many buffers while throughput fell: the checkpointer's writes competed with the workload's.",
+		Settings: []store.StallSetting{{Name: "max_wal_size", Value: "1GB"}, {Name: "checkpoint_timeout", Value: "5min"},
+			{Name: "checkpoint_completion_target", Value: ""}},
+		Evidence: []store.StallEvidence{
+			{Metric: "pg.buffers_checkpoint", Kind: "counter", Unit: "buffers", Baseline: 10, During: 2400, Peak: 2400, Score: 41.2},
+			{Metric: "pg.checkpoint_write_time", Kind: "counter", Unit: "ms", Baseline: 0, During: 650, Peak: 650, Score: 30.5},
+			{Metric: "os.mem.dirty_bytes", Kind: "gauge", Unit: "bytes", Baseline: 8 << 20, During: 310 << 20, Peak: 310 << 20, Score: 25},
+			{Metric: "os.cpu.user_pct", Kind: "counter", Unit: "%", Baseline: 42, During: 18, Peak: 18, Score: -6.1},
+			{Metric: "pg.xact_commit", Kind: "counter", Unit: "transactions", Baseline: f.tps, During: f.tps / 3, Peak: f.tps / 3, Score: -5},
+		}}
+	if err := st.SaveStalls(ctx, id, map[string]float64{"threshold": 0.5}, []store.Stall{stall}); err != nil {
+		t.Fatal(err)
+	}
 }

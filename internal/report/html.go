@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/fathom-lab/fathom/internal/store"
 )
 
 //go:embed report.css
@@ -49,8 +51,16 @@ type htmlRun struct {
 	Open       bool
 	Facts      [][2]string
 	Provenance [][2]string
-	Figures    []htmlFigure
+	Figures    []htmlFigure // the throughput chart first
 	Types      *htmlTable
+	// Sampled runs only: the stall table under the throughput chart and the server
+	// and OS metrics on the same time axis.
+	Sampled      bool
+	SampleNote   string
+	StallNote    string
+	Stalls       []stallRow
+	MetricGroups []htmlMetricGroup
+	Flat         string
 }
 
 type htmlComparison struct {
@@ -134,6 +144,7 @@ func (r *Report) embeddedData() any {
 		Labels   map[string]string `json:"labels"`
 		Summary  any               `json:"summary"`
 		ErrorPct jsonFloat         `json:"error_pct"`
+		Stalls   []store.Stall     `json:"stalls,omitempty"`
 	}
 	type cell struct {
 		Values []string    `json:"values"`
@@ -150,7 +161,7 @@ func (r *Report) embeddedData() any {
 		Comparisons []jsonComparison `json:"comparisons,omitempty"`
 	}{Title: r.Title}
 	for _, d := range r.Runs {
-		out.Runs = append(out.Runs, run{d.Run.ID, d.Run.Labels, d.Summary, jsonFloat(d.ErrorPct)})
+		out.Runs = append(out.Runs, run{d.Run.ID, d.Run.Labels, d.Summary, jsonFloat(d.ErrorPct), d.Stalls})
 	}
 	if e := r.Experiment; e != nil {
 		for _, a := range e.Axes {
@@ -453,14 +464,49 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 		}
 		h.Types = t
 	}
-	for _, c := range r.runCharts(d) {
+	charts, ax, bands := r.runCharts(d)
+	for _, c := range charts {
 		h.Figures = append(h.Figures, htmlFigure{SVG: template.HTML(c)})
+	}
+	if d.Samples != nil {
+		h.Sampled = true
+		h.SampleNote = fmt.Sprintf("Sampled every %s on the run's clock: counters as per-second rates (at the middle of the span each rate covers), gauges as read; a gap is a counter's first reading or a reset, never a negative rate.", d.Samples.Interval)
+		if !d.Samples.Server.Local {
+			h.SampleNote += " The server is remote: OS metrics describe the benchmark's host."
+		}
+		if d.AllMetrics {
+			h.SampleNote += fmt.Sprintf(" Every metric's readings are in run-%d-metrics.csv.", run.ID)
+		} else {
+			h.SampleNote += fmt.Sprintf(" run-%d-metrics.csv holds the charted metrics; `fathom report %d` writes every metric.", run.ID, run.ID)
+		}
+		switch {
+		case !d.StallsAnalyzed:
+			h.StallNote = "Stalls: not analysed (the run may still have been going)."
+		case len(d.Stalls) == 0:
+			h.StallNote = "Stalls: none (throughput never fell below the threshold of its rolling median)."
+		default:
+			h.StallNote = fmt.Sprintf("Stalls: %d, shaded with diagonal hatching on every time chart (warm-up is plain grey). Details as `fathom show %d` prints them:", len(d.Stalls), run.ID)
+			h.Stalls = stallRows(d)
+		}
+		var flat []string
+		h.MetricGroups, flat = r.metricGroups(d, ax, bands)
+		if len(flat) > 0 {
+			h.Flat = "Zero throughout, not drawn: " + strings.Join(flat, ", ") + "."
+		}
 	}
 	return h
 }
 
-// runCharts draws a run's time series and distribution.
-func (r *Report) runCharts(d *RunData) []string {
+// timeAxis is the x axis every time chart of a run shares.
+type timeAxis struct {
+	end   float64 // seconds
+	unit  Unit
+	label string
+}
+
+// runCharts draws a run's time series and distribution (throughput first), and
+// returns the time axis and bands the metric charts share with them.
+func (r *Report) runCharts(d *RunData) ([]string, timeAxis, []Band) {
 	id := fmt.Sprintf("run-%d", d.Run.ID)
 	end := 0.0
 	if n := len(d.Points); n > 0 {
@@ -482,7 +528,7 @@ func (r *Report) runCharts(d *RunData) []string {
 		bands = append(bands, Band{X0: d.Points[i].Start, X1: d.Points[j].End, Kind: "warmup", Label: "warm-up"})
 		i = j
 	}
-	bands = append(bands, d.Stalls...)
+	bands = append(bands, stallBands(d)...)
 	sub := ""
 	if d.Group > 1 {
 		sub = fmt.Sprintf("each point merges %d intervals of %s; the CSV keeps every interval", d.Group, d.Run.Interval)
@@ -556,11 +602,5 @@ func (r *Report) runCharts(d *RunData) []string {
 	}
 	charts = append(charts, dist.SVG())
 
-	for i, m := range d.Metrics {
-		c := &LineChart{ID: fmt.Sprintf("%s-metric-%d", id, i), Title: m.Name, Subtitle: "from " + m.Source, XLabel: xl, XUnit: xu,
-			YUnit: UnitFor(m.Kind, m.V...), Bands: bands, XFixed: true, XMin: 0, XMax: end,
-			Series: []Series{{Name: m.Name, X: m.T, Y: m.V}}}
-		charts = append(charts, c.SVG())
-	}
-	return charts
+	return charts, timeAxis{end: end, unit: xu, label: xl}, bands
 }

@@ -131,6 +131,11 @@ func (r *Report) Files() ([]File, error) {
 		if err := add("run-"+id+"-percentiles.csv", func(b *bytes.Buffer) error { return writePercentilesCSV(b, d.Distribution) }); err != nil {
 			return nil, err
 		}
+		if d.Samples != nil {
+			if err := add("run-"+id+"-metrics.csv", func(b *bytes.Buffer) error { return WriteMetricsCSV(b, d.Metrics) }); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return files, nil
 }

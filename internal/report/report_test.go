@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -92,7 +93,7 @@ func buildReport(t *testing.T, runs []fixtureRun, o Options) *Report {
 }
 
 var (
-	reTag   = regexp.MustCompile(`<(h[1-3]|th|summary|figcaption|svg|title|li)( [^>]*)?>([^<]*)`)
+	reTag   = regexp.MustCompile(`<(h[1-4]|th|summary|figcaption|svg|title|li)( [^>]*)?>([^<]*)`)
 	reID    = regexp.MustCompile(` id="([^"]+)"`)
 	reClass = regexp.MustCompile(`<(path|rect|circle|line) class="([a-z0-9 ]+)"`)
 )
@@ -115,7 +116,12 @@ func htmlOutline(page string) string {
 		}
 		counts = nil
 	}
-	for _, seg := range strings.SplitAfter(page, ">") {
+	// Each segment is one tag and the text after it (up to the next tag).
+	for i, seg := range strings.Split(page, "<") {
+		if i == 0 {
+			continue
+		}
+		seg = "<" + seg
 		if m := reClass.FindStringSubmatch(seg); m != nil && counts != nil {
 			counts[m[1]+"."+m[2]]++
 		}
@@ -298,5 +304,108 @@ func TestGroupRunsErrors(t *testing.T) {
 	r, err := New(data, Options{Axes: []string{"clients"}})
 	if err != nil || len(r.Experiment.Cells) != 1 || r.Experiment.Cells[0].TPS.N != 2 {
 		t.Fatalf("%v %+v", err, r)
+	}
+}
+
+// sampledRun is a run with server and OS samples and one stall (intervals 12–15).
+func sampledRun() fixtureRun {
+	return fixtureRun{clients: 4, intervals: 25, warmup: 3, tps: 300, latencyMs: 2, seed: 9, dip: [2]int{12, 16}, samples: true}
+}
+
+func TestSampledRunReportGolden(t *testing.T) {
+	r := buildReport(t, []fixtureRun{sampledRun()}, Options{Generated: "fathom v0.4.0-test on 2026-03-01"})
+	fs := files(t, r)
+	golden(t, "sampled-summary.md", fs["summary.md"])
+	golden(t, "sampled-run-1-metrics.csv", fs["run-1-metrics.csv"])
+	page := string(fs["index.html"])
+	golden(t, "sampled-index.outline", []byte(htmlOutline(page)))
+	d := r.Runs[0]
+	if d.Samples == nil || !d.StallsAnalyzed || len(d.Stalls) != 1 || !d.AllMetrics || len(d.Metrics) != 8 {
+		t.Fatalf("samples %v analysed %v, %d stalls, %d metrics (all %v)", d.Samples, d.StallsAnalyzed, len(d.Stalls), len(d.Metrics), d.AllMetrics)
+	}
+	// The stall is shaded on every time chart: throughput, latency, errors and each
+	// metric chart (not on the percentile distribution).
+	charts := strings.Count(page, `<svg xmlns="http://www.w3.org/2000/svg" class="chart"`)
+	bands := strings.Count(page, `<rect class="band stall"`)
+	metricCharts := strings.Count(page, `class="chart" id="run-1-metric-`)
+	if metricCharts != 7 || bands != 3+metricCharts || charts != 4+metricCharts {
+		t.Errorf("%d charts, %d metric charts, %d stall bands", charts, metricCharts, bands)
+	}
+	for _, want := range []string{
+		// As `fathom show` prints them.
+		"12.0s–16.0s", "tps 300 → 100 (min 100)", "-67%", "PostgreSQL checkpoint", "max_wal_size=1GB", "checkpoint_completion_target=?",
+		"pg.buffers_checkpoint/s 10.0 → 2400, z=&#43;41.2", "os.mem.dirty_bytes 8.0MB → 310.0MB, z=&#43;25.0", "os.cpu.user_pct 42.0% → 18.0%, z=-6.1",
+		"1 more: fathom show",
+		// The tooltip, the flat metric, the evidence chart outside the default set.
+		"<title>stall #1, 12.0s–16.0s: tps 300 → 100 (-67%): PostgreSQL checkpoint</title>",
+		"Zero throughout, not drawn: pg.lock_waits.", "stall evidence: pg.checkpoint_write_time/s",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// The counter reset at interval 5 is a gap, not a negative or zero rate.
+	for _, m := range d.Metrics {
+		if m.Name != "pg.xact_commit" {
+			continue
+		}
+		x, y := metricXY(&m, 1, 25)
+		gaps := 0
+		for i := range y {
+			if math.IsNaN(y[i]) {
+				gaps++
+				if x[i] < 5 || x[i] > 6 {
+					t.Errorf("gap at %g s", x[i])
+				}
+			} else if y[i] <= 0 {
+				t.Errorf("rate %g at %g s", y[i], x[i])
+			}
+		}
+		if gaps != 1 {
+			t.Errorf("%d gaps in pg.xact_commit, want 1 (the reset)", gaps)
+		}
+	}
+}
+
+// A sampled run without stalls and a run without samples side by side: the second
+// reports exactly as before (no metrics section, no metrics CSV).
+func TestSampledAndUnsampledRuns(t *testing.T) {
+	quiet := sampledRun()
+	quiet.dip = [2]int{}
+	plain := sampledRun()
+	plain.samples = false
+	r := buildReport(t, []fixtureRun{quiet, plain}, Options{})
+	fs := files(t, r)
+	if fs["run-1-metrics.csv"] == nil || fs["run-2-metrics.csv"] != nil {
+		t.Errorf("metrics CSV files: run 1 %v, run 2 %v", fs["run-1-metrics.csv"] != nil, fs["run-2-metrics.csv"] != nil)
+	}
+	page := string(fs["index.html"])
+	if strings.Contains(page, `id="run-2-metrics"`) || !strings.Contains(page, `id="run-1-metrics"`) {
+		t.Error("only the sampled run has a metrics section")
+	}
+	if !strings.Contains(page, "Stalls: none") || strings.Contains(page, `class="band stall"`) {
+		t.Error("a sampled run without stalls says so and shades nothing")
+	}
+	if md := string(fs["summary.md"]); !strings.Contains(md, "### Run 1\n\nNone: throughput never fell") || strings.Contains(md, "### Run 2\n\nNone") {
+		t.Errorf("summary.md stalls:\n%s", md)
+	}
+}
+
+// An experiment of many runs reads only the charted metrics of each.
+func TestLoadSamplesChartedOnly(t *testing.T) {
+	var runs []fixtureRun
+	for i := 0; i < AllMetricsRuns+1; i++ {
+		f := sampledRun()
+		f.intervals, f.warmup, f.dip = 8, 1, [2]int{}
+		f.labels = map[string]string{"rep": fmt.Sprint(i)}
+		runs = append(runs, f)
+	}
+	st, ids := newFixtureStore(t, runs)
+	data := loadFixture(t, st, ids)
+	for _, d := range data {
+		// pg.checkpoint_write_time is neither charted by default nor evidence here.
+		if d.AllMetrics || len(d.Metrics) != 7 {
+			t.Fatalf("run %d: all %v, %d metrics", d.Run.ID, d.AllMetrics, len(d.Metrics))
+		}
 	}
 }

@@ -33,11 +33,18 @@ type RunData struct {
 	Rows []IntervalRow
 	// Distribution is the latency percentile spectrum of the measured intervals.
 	Distribution []Percentile
-	// Metrics are server and OS metric series on the same time axis, and Stalls the
-	// stretches where throughput stalled. Both stay empty until the store keeps
-	// collector samples and stall analysis; the HTML report draws whatever is here.
-	Metrics []MetricSeries
-	Stalls  []Band
+	// Samples is how the run's server and OS metrics were sampled; nil when they were
+	// not (--no-collect, SQLite, runs from before sampling): then Metrics and Stalls
+	// are empty and the report shows the run as it always did. LoadSamples fills these.
+	Samples *store.SampleSource
+	// Metrics are the run's metric series on the run's clock: the charted ones, or
+	// every metric when AllMetrics (the CSV then holds them all).
+	Metrics    []store.MetricSeries
+	AllMetrics bool
+	// Stalls are the stretches where throughput stalled, as `fathom show` lists
+	// them; StallsAnalyzed is false when stall analysis never ran for the run.
+	Stalls         []store.Stall
+	StallsAnalyzed bool
 }
 
 // Point is one point of a run's time series (one or more intervals merged).
@@ -61,15 +68,6 @@ type Percentile struct {
 	Percentile float64 `json:"percentile"`
 	Ms         float64 `json:"ms"`
 	Count      int64   `json:"count"` // values at or below
-}
-
-// MetricSeries is one server or OS metric sampled on the run's time axis.
-type MetricSeries struct {
-	Name   string    `json:"name"`   // e.g. "os.dirty_bytes", "pg.checkpoints"
-	Source string    `json:"source"` // collector name
-	Kind   int       `json:"kind"`   // KindCount, KindMillis, KindPercent
-	T      []float64 `json:"t"`      // seconds since the run's start
-	V      []float64 `json:"v"`
 }
 
 // LoadRuns reads and computes the given runs, several at a time, in their order.

@@ -34,6 +34,7 @@ type Band struct {
 	X0, X1 float64
 	Kind   string // "warmup" or "stall"
 	Label  string
+	Tip    string // the tooltip; "" shows Label
 }
 
 // RefLine is a labelled horizontal or vertical reference line (an SLO, a knee).
@@ -293,7 +294,15 @@ func (c *LineChart) SVG() string {
 	if c.YZero && f.y0 > 0 {
 		f.y0 = 0
 	}
-	yt := niceTicks(f.y0, f.y1, 5)
+	// Ticks round in the axis's unit (MB of 1024 × 1024 bytes, not millions).
+	ydiv := c.YUnit.Div
+	if ydiv == 0 {
+		ydiv = 1
+	}
+	yt := niceTicks(f.y0/ydiv, f.y1/ydiv, 5)
+	for i := range yt {
+		yt[i] *= ydiv
+	}
 	if len(yt) > 0 {
 		f.y0 = math.Min(f.y0, yt[0])
 		f.y1 = math.Max(f.y1, yt[len(yt)-1])
@@ -309,8 +318,12 @@ func (c *LineChart) SVG() string {
 	// Bands under everything else.
 	for _, bd := range c.Bands {
 		x0, x1 := f.px(bd.X0), f.px(bd.X1)
+		tip := bd.Tip
+		if tip == "" {
+			tip = bd.Label
+		}
 		fmt.Fprintf(&b, `<rect class="band %s" x="%s" y="%s" width="%s" height="%s"><title>%s</title></rect>`,
-			esc(bd.Kind), f1(x0), f1(f.top), f1(math.Max(x1-x0, 1)), f1(f.bott-f.top), esc(bd.Label))
+			esc(bd.Kind), f1(x0), f1(f.top), f1(math.Max(x1-x0, 1)), f1(f.bott-f.top), esc(tip))
 		fmt.Fprintf(&b, `<text class="bandlabel" x="%s" y="%s">%s</text>`, f1(x0+3), f1(f.top+11), esc(bd.Label))
 	}
 	// Grid and ticks.
@@ -603,4 +616,5 @@ const svgDefs = `<svg xmlns="http://www.w3.org/2000/svg" width="0" height="0" st
 <pattern id="hatch5" width="4" height="4" patternUnits="userSpaceOnUse"><rect width="4" height="4" fill="#d4ecfa"/></pattern>
 <pattern id="hatch6" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f6c9a8"/><line x1="0" y1="0" x2="0" y2="6" stroke="#D55E00" stroke-width="1"/></pattern>
 <pattern id="hatch7" width="4" height="4" patternUnits="userSpaceOnUse"><rect width="4" height="4" fill="#e8e8e8"/></pattern>
+<pattern id="stallhatch" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="8" height="8" fill="#fbe3d3"/><line x1="0" y1="0" x2="0" y2="8" stroke="#b04a00" stroke-width="2" stroke-opacity="0.55"/></pattern>
 </defs></svg>`

@@ -169,6 +169,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "\nLatency objective %s: %s (%s %s).\n", mdEsc(r.SLO.Text), verdict, r.SLO.Metric, UnitFor(KindMillis, v).Format(v))
 	}
+	r.writeStallsMarkdown(w)
 	fmt.Fprintf(w, "\n## Provenance\n\n")
 	for _, d := range r.Runs {
 		fmt.Fprintf(w, "### Run %d\n\n", d.Run.ID)

@@ -18,6 +18,7 @@ const (
 	KindCount   = iota // plain number: tx/s, counts → "", K, M, G
 	KindMillis         // a latency held in milliseconds → µs, ms, s
 	KindPercent        // a percentage, shown as is with "%"
+	KindBytes          // bytes → kB, MB, GB (powers of 1024, labelled as `fathom show` does)
 )
 
 // UnitFor picks the unit for values of a kind from their largest magnitude.
@@ -41,6 +42,16 @@ func UnitFor(kind int, values ...float64) Unit {
 		return Unit{"s", 1e3}
 	case KindPercent:
 		return Unit{"%", 1}
+	case KindBytes:
+		switch {
+		case m >= 1<<30:
+			return Unit{"GB", 1 << 30}
+		case m >= 1<<20:
+			return Unit{"MB", 1 << 20}
+		case m >= 1<<10:
+			return Unit{"kB", 1 << 10}
+		}
+		return Unit{"B", 1}
 	}
 	switch {
 	case m >= 1e9:

@@ -1,0 +1,520 @@
+package report
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+// Server and OS metrics and stalls in reports: what LoadSamples reads, the charts
+// drawn on the throughput chart's time axis, the stall table and the metrics CSV.
+
+// AllMetricsRuns is the most runs whose every metric LoadSamples reads when asked for
+// all: beyond it (experiments of many runs) only the charted metrics are read.
+const AllMetricsRuns = 10
+
+// metricChart is one small chart of the "server and OS metrics" section: metrics of
+// one unit and one collector, named exactly or by prefix ("pg.sessions.*").
+type metricChart struct {
+	Title   string
+	Metrics []string
+}
+
+// metricCharts are the charts drawn by default for each source, in order: the server's
+// throughput and the work stalls are made of (flushing, checkpoints, WAL, waits),
+// then the host's dirty pages, CPU and disk.
+var metricCharts = map[string][]metricChart{
+	"postgres": {
+		{"Commits and rollbacks", []string{"pg.xact_commit", "pg.xact_rollback"}},
+		{"Blocks read", []string{"pg.blks_read"}},
+		{"Checkpoints", []string{"pg.checkpoints_timed", "pg.checkpoints_req"}},
+		{"Buffers written", []string{"pg.buffers_checkpoint", "pg.buffers_clean", "pg.buffers_backend"}},
+		{"WAL written", []string{"pg.wal_bytes"}},
+		{"WAL since the last checkpoint (% of max_wal_size)", []string{"pg.wal_since_checkpoint_pct"}},
+		{"Sessions by state", []string{"pg.sessions.*"}},
+		{"Sessions waiting, by wait class", []string{"pg.waiting.*"}},
+		{"Lock waits", []string{"pg.lock_waits", "pg.blocked_sessions"}},
+		{"Autovacuum workers", []string{"pg.autovacuum_workers"}},
+	},
+	"mysql": {
+		{"Questions and commits", []string{"mysql.Questions", "mysql.Com_commit"}},
+		{"Threads running", []string{"mysql.Threads_running"}},
+		{"Dirty pages in the buffer pool", []string{"mysql.Innodb_buffer_pool_pages_dirty"}},
+		{"Pages flushed", []string{"mysql.Innodb_buffer_pool_pages_flushed"}},
+		{"Checkpoint age (% of the limit)", []string{"mysql.innodb.checkpoint_age_capacity_pct", "mysql.innodb.checkpoint_age_pct"}},
+		{"Log waits and free-page waits", []string{"mysql.Innodb_log_waits", "mysql.Innodb_buffer_pool_wait_free"}},
+		{"Redo log written", []string{"mysql.Innodb_os_log_written"}},
+		{"Data fsyncs", []string{"mysql.Innodb_data_fsyncs"}},
+		{"History list length", []string{"mysql.innodb.history_list_length"}},
+		{"Row lock waits", []string{"mysql.Innodb_row_lock_current_waits", "mysql.threads.waiting_for_lock"}},
+		{"Binary log files", []string{"mysql.binlog.file_seq"}},
+	},
+	"os": {
+		{"Dirty and writeback memory", []string{"os.mem.dirty_bytes", "os.mem.writeback_bytes"}},
+		{"Dirty pages against the writeback thresholds", []string{"os.vm.dirty_background_threshold_pct", "os.vm.dirty_threshold_pct"}},
+		{"CPU", []string{"os.cpu.user_pct", "os.cpu.system_pct", "os.cpu.iowait_pct"}},
+		{"Disk throughput", []string{"os.disk.read_bytes", "os.disk.write_bytes"}},
+		{"Disk operations", []string{"os.disk.reads", "os.disk.writes", "os.disk.flushes"}},
+		{"Disk await", []string{"os.disk.await_ms"}},
+		{"Disk utilisation", []string{"os.disk.util_pct"}},
+		{"I/O pressure", []string{"os.pressure.io_some_pct", "os.pressure.io_full_pct"}},
+		{"Server processes' CPU", []string{"os.server.cpu_pct"}},
+	},
+}
+
+// chartsFor lists the default charts of a target kind, then the host's.
+func chartsFor(kind string) []metricChart {
+	return append(append([]metricChart(nil), metricCharts[kind]...), metricCharts["os"]...)
+}
+
+// chartedNames are the metric names and patterns a run's charts need: the default
+// set and every stall's evidence.
+func chartedNames(kind string, stalls []store.Stall) []string {
+	var names []string
+	for _, c := range chartsFor(kind) {
+		names = append(names, c.Metrics...)
+	}
+	seen := map[string]bool{}
+	for _, s := range stalls {
+		for _, e := range s.Evidence {
+			if !seen[e.Metric] {
+				seen[e.Metric] = true
+				names = append(names, e.Metric)
+			}
+		}
+	}
+	return names
+}
+
+// LoadSamples adds each sampled run's stalls and metric series to its data: every
+// metric when all is set and there are at most AllMetricsRuns runs (for the metrics
+// CSV), otherwise only the charted ones, so that the report of a large experiment
+// does not read every metric of every run. Runs without samples are left as they are.
+func LoadSamples(ctx context.Context, st *store.Store, data []*RunData, all bool) error {
+	all = all && len(data) <= AllMetricsRuns
+	errs := make([]error, len(data))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(data)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if err := loadSamples(ctx, st, data[i], all); err != nil {
+					errs[i] = fmt.Errorf("run %d: %w", data[i].Run.ID, err)
+				}
+			}
+		}()
+	}
+	for i := range data {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+func loadSamples(ctx context.Context, st *store.Store, d *RunData, all bool) error {
+	src, err := st.SampleSource(ctx, d.Run.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	stalls, _, analyzed, err := st.Stalls(ctx, d.Run.ID)
+	if err != nil {
+		return err
+	}
+	var names []string
+	if !all {
+		names = chartedNames(d.Run.TargetKind, stalls)
+	}
+	ms, err := st.MetricSeries(ctx, d.Run.ID, names...)
+	if err != nil {
+		return err
+	}
+	d.Samples, d.Stalls, d.StallsAnalyzed, d.Metrics, d.AllMetrics = src, stalls, analyzed, ms, all
+	return nil
+}
+
+// stallBands are a run's stalls as shaded stretches of the time axis, with a tooltip
+// saying what happened.
+func stallBands(d *RunData) []Band {
+	var out []Band
+	for _, s := range d.Stalls {
+		tip := fmt.Sprintf("stall #%d, %s–%s: %s %s → %s (-%.0f%%): %s", s.Number, showSecs(s.Start.Seconds()), showSecs(s.End.Seconds()),
+			s.Throughput, FormatNumber(s.Baseline), FormatNumber(s.Mean), s.Depth*100, stallCause(&s))
+		out = append(out, Band{X0: s.Start.Seconds(), X1: s.End.Seconds(), Kind: "stall", Label: fmt.Sprintf("stall %d", s.Number), Tip: tip})
+	}
+	return out
+}
+
+func stallCause(s *store.Stall) string {
+	if s.Title == "" {
+		return "cause not recognised"
+	}
+	return s.Title
+}
+
+func showSecs(s float64) string { return fmt.Sprintf("%.1fs", s) }
+
+// metricLabel is a metric's name as show prints it: counters as rates ("/s"),
+// except percentages of time, whose rate is already a percentage.
+func metricLabel(name, kind, unit string) string {
+	if kind == "counter" && unit != "%" {
+		return name + "/s"
+	}
+	return name
+}
+
+// stallRow is one stall of the table under the throughput chart, with the numbers
+// `fathom show` prints.
+type stallRow struct {
+	Number      int
+	When        string
+	Intervals   string
+	Throughput  string
+	Depth       string
+	Lost        string
+	Cause       string
+	Explanation string
+	Settings    []string
+	Evidence    []string
+	More        int // evidence not shown
+}
+
+// maxEvidence is how many evidence metrics a stall's row shows (show lists all).
+const maxEvidence = 4
+
+func stallRows(d *RunData) []stallRow {
+	var out []stallRow
+	for _, s := range d.Stalls {
+		r := stallRow{Number: s.Number, When: showSecs(s.Start.Seconds()) + "–" + showSecs(s.End.Seconds()),
+			Intervals:  fmt.Sprintf("intervals %d–%d", s.FirstInterval, s.LastInterval),
+			Throughput: fmt.Sprintf("%s %s → %s (min %s)", s.Throughput, FormatNumber(s.Baseline), FormatNumber(s.Mean), FormatNumber(s.Min)),
+			Depth:      fmt.Sprintf("-%.0f%%", s.Depth*100), Lost: "~" + FormatNumber(s.Lost),
+			Cause: stallCause(&s), Explanation: s.Explanation}
+		for _, x := range s.Settings {
+			v := x.Value
+			if v == "" {
+				v = "?"
+			}
+			r.Settings = append(r.Settings, x.Name+"="+v)
+		}
+		for i, e := range s.Evidence {
+			if i == maxEvidence {
+				r.More = len(s.Evidence) - i
+				break
+			}
+			line := fmt.Sprintf("%s %s → %s, z=%+.1f", metricLabel(e.Metric, e.Kind, e.Unit), FormatValue(e.Baseline, e.Unit), FormatValue(e.During, e.Unit), e.Score)
+			if e.Reset {
+				line += " (counter reset)"
+			}
+			r.Evidence = append(r.Evidence, line)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// htmlMetricGroup is one collector's small charts.
+type htmlMetricGroup struct {
+	Title   string
+	Figures []htmlFigure
+}
+
+// metricGroups draws the run's metric charts, grouped by collector, on the same x axis
+// as its throughput chart; flat (always zero) metrics are listed instead of drawn.
+func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []Band) (groups []htmlMetricGroup, flat []string) {
+	byName := map[string]*store.MetricSeries{}
+	for i := range d.Metrics {
+		byName[d.Metrics[i].Name] = &d.Metrics[i]
+	}
+	used := map[string]bool{}
+	type chart struct {
+		title, note string
+		series      []*store.MetricSeries
+	}
+	var order []string
+	charts := map[string][]chart{}
+	add := func(c chart) {
+		col := c.series[0].Collector
+		if _, ok := charts[col]; !ok {
+			order = append(order, col)
+		}
+		charts[col] = append(charts[col], c)
+	}
+	for _, spec := range chartsFor(d.Run.TargetKind) {
+		var ss []*store.MetricSeries
+		for _, pat := range spec.Metrics {
+			if p, ok := strings.CutSuffix(pat, "*"); ok {
+				for i := range d.Metrics {
+					if m := &d.Metrics[i]; strings.HasPrefix(m.Name, p) && !used[m.Name] {
+						ss = append(ss, m)
+					}
+				}
+			} else if m := byName[pat]; m != nil && !used[m.Name] {
+				ss = append(ss, m)
+			}
+		}
+		for _, m := range ss {
+			used[m.Name] = true
+		}
+		if len(ss) > 0 {
+			add(chart{title: spec.Title, series: ss})
+		}
+	}
+	for _, s := range d.Stalls {
+		for _, e := range s.Evidence {
+			if m := byName[e.Metric]; m != nil && !used[m.Name] {
+				used[m.Name] = true
+				add(chart{title: m.Name, note: "stall evidence", series: []*store.MetricSeries{m}})
+			}
+		}
+	}
+	n := 0
+	for _, col := range order {
+		g := htmlMetricGroup{Title: col}
+		for _, c := range charts[col] {
+			lc := &LineChart{Title: c.title, XLabel: ax.label, XUnit: ax.unit, YZero: true, Bands: bands, XFixed: true, XMin: 0, XMax: ax.end,
+				Height: 190}
+			var vals []float64
+			nonzero := false
+			unit, kind := c.series[0].Unit, c.series[0].Kind
+			for k, m := range c.series {
+				x, y := metricXY(m, d.Group, ax.end)
+				for _, v := range y {
+					if !math.IsNaN(v) && v != 0 {
+						nonzero = true
+					}
+				}
+				vals = append(vals, y...)
+				lc.Series = append(lc.Series, Series{Name: metricLabel(m.Name, m.Kind, m.Unit), X: x, Y: y, Style: k, Points: len(x) <= 40})
+			}
+			if !nonzero {
+				for _, m := range c.series {
+					flat = append(flat, metricLabel(m.Name, m.Kind, m.Unit))
+				}
+				continue
+			}
+			lc.ID = fmt.Sprintf("run-%d-metric-%d", d.Run.ID, n)
+			n++
+			lc.YLabel, lc.YUnit = metricAxis(unit, kind, vals)
+			var names []string
+			for _, m := range c.series {
+				names = append(names, metricLabel(m.Name, m.Kind, m.Unit))
+			}
+			lc.Subtitle = strings.Join(names, ", ")
+			if c.note != "" {
+				lc.Subtitle = c.note + ": " + lc.Subtitle
+			}
+			if len(lc.Subtitle) > 90 {
+				lc.Subtitle = c.series[0].Collector
+			}
+			g.Figures = append(g.Figures, htmlFigure{SVG: template.HTML(lc.SVG())})
+		}
+		if len(g.Figures) > 0 {
+			groups = append(groups, g)
+		}
+	}
+	sort.Strings(flat)
+	return groups, flat
+}
+
+// metricAxis is the y label and unit of a metric chart.
+func metricAxis(unit, kind string, vals []float64) (string, Unit) {
+	per := ""
+	if kind == "counter" && unit != "%" {
+		per = "/s"
+	}
+	switch unit {
+	case "bytes":
+		return "bytes" + per, UnitFor(KindBytes, vals...)
+	case "%":
+		return "percent", Unit{"", 1}
+	case "ms":
+		return "ms" + per, UnitFor(KindCount, vals...)
+	case "", "bool":
+		if per != "" {
+			return "per second", UnitFor(KindCount, vals...)
+		}
+		return "value", UnitFor(KindCount, vals...)
+	}
+	return unit + per, UnitFor(KindCount, vals...)
+}
+
+// metricXY is what to draw of a metric on the run's time axis: a counter's rate at
+// the middle of the span it was measured over, a gauge's value when it was read; no
+// rate (first reading, counter reset) is a gap (NaN), never a negative rate. With
+// group > 1, readings of group intervals are averaged, as the throughput points are.
+func metricXY(m *store.MetricSeries, group int, end float64) (xs, ys []float64) {
+	var bx, by, bt float64
+	var bn, bk int
+	bucket := math.MinInt
+	gap := false
+	flush := func() {
+		if bk == 0 {
+			return
+		}
+		switch {
+		case bn > 0 && !gap:
+			xs, ys = append(xs, bx/float64(bn)), append(ys, by/float64(bn))
+		case len(ys) > 0 && !math.IsNaN(ys[len(ys)-1]):
+			xs, ys = append(xs, bt/float64(bk)), append(ys, math.NaN())
+		}
+		bx, by, bt, bn, bk, gap = 0, 0, 0, 0, 0, false
+	}
+	for i := range m.Points {
+		p := &m.Points[i]
+		t := p.At.Seconds()
+		if m.IsCounter() && i > 0 && m.Points[i-1].Interval == p.Interval-1 {
+			t = (m.Points[i-1].At.Seconds() + t) / 2
+		}
+		if t < 0 || t > end+1e-9 {
+			continue
+		}
+		if b := p.Interval / max(group, 1); b != bucket {
+			flush()
+			bucket = b
+		}
+		bk++
+		bt += t
+		y, ok := m.Y(i)
+		if !ok || p.Reset || (m.IsCounter() && y < 0) || math.IsNaN(y) {
+			gap = true
+			continue
+		}
+		bx += t
+		by += y
+		bn++
+	}
+	flush()
+	return xs, ys
+}
+
+// WriteMetricsCSV writes a run's metric series: one row per reading, with the rate of
+// counters (empty at a counter's first reading and where it reset).
+func WriteMetricsCSV(w io.Writer, ms []store.MetricSeries) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"metric", "collector", "kind", "unit", "interval", "at_s", "value", "rate", "reset"})
+	for i := range ms {
+		m := &ms[i]
+		for _, p := range m.Points {
+			rate := ""
+			if p.HasRate {
+				rate = fmtFloat(p.Rate)
+			}
+			_ = cw.Write([]string{m.Name, m.Collector, m.Kind, m.Unit, strconv.Itoa(p.Interval), strconv.FormatFloat(p.At.Seconds(), 'f', 3, 64),
+				fmtFloat(p.Value), rate, strconv.FormatBool(p.Reset)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeStallsMarkdown writes the stalls of sampled runs for summary.md.
+func (r *Report) writeStallsMarkdown(out io.Writer) {
+	any := false
+	for _, d := range r.Runs {
+		any = any || d.Samples != nil
+	}
+	if !any {
+		return
+	}
+	var w strings.Builder
+	defer func() { io.WriteString(out, strings.TrimRight(w.String(), "\n")+"\n") }()
+	fmt.Fprintf(&w, "\n## Stalls\n\n")
+	fmt.Fprintf(&w, "Stretches where throughput fell well below the run's rolling median, with the metrics that changed most unusually meanwhile (as `fathom show RUN` lists them).\n\n")
+	for _, d := range r.Runs {
+		if d.Samples == nil {
+			continue
+		}
+		fmt.Fprintf(&w, "### Run %d\n\n", d.Run.ID)
+		switch {
+		case !d.StallsAnalyzed:
+			fmt.Fprintf(&w, "Not analysed (the run may still have been going).\n\n")
+			continue
+		case len(d.Stalls) == 0:
+			fmt.Fprintf(&w, "None: throughput never fell below the threshold of its rolling median.\n\n")
+			continue
+		}
+		for _, s := range stallRows(d) {
+			fmt.Fprintf(&w, "- **#%d %s** (%s): %s, %s, %s lost. **%s**. %s\n", s.Number, s.When, s.Intervals, mdEsc(s.Throughput), s.Depth, s.Lost,
+				mdEsc(s.Cause), mdEsc(s.Explanation))
+			if len(s.Settings) > 0 {
+				fmt.Fprintf(&w, "  - settings: %s\n", mdEsc(strings.Join(s.Settings, ", ")))
+			}
+			if len(s.Evidence) > 0 {
+				more := ""
+				if s.More > 0 {
+					more = fmt.Sprintf("; %d more in `fathom show %d`", s.More, d.Run.ID)
+				}
+				fmt.Fprintf(&w, "  - unusual during it (baseline → during, robust z): %s%s\n", mdEsc(strings.Join(s.Evidence, "; ")), more)
+			}
+		}
+		w.WriteString("\n")
+	}
+}
+
+// FormatNumber shows a number as `fathom show` does: k, M, G and three significant
+// digits.
+func FormatNumber(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1e9:
+		return fmt.Sprintf("%.2fG", v/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case a >= 1e4:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a == 0:
+		return "0"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// FormatValue shows a metric's value in its unit as `fathom show` does.
+func FormatValue(v float64, unit string) string {
+	switch unit {
+	case "bytes":
+		a := math.Abs(v)
+		switch {
+		case a >= 1<<30:
+			return fmt.Sprintf("%.2fGB", v/(1<<30))
+		case a >= 1<<20:
+			return fmt.Sprintf("%.1fMB", v/(1<<20))
+		case a >= 1<<10:
+			return fmt.Sprintf("%.1fkB", v/(1<<10))
+		}
+		return fmt.Sprintf("%.0fB", v)
+	case "%":
+		return fmt.Sprintf("%.1f%%", v)
+	case "ms":
+		return fmt.Sprintf("%.2fms", v)
+	case "seconds":
+		return fmt.Sprintf("%.1fs", v)
+	}
+	return FormatNumber(v)
+}
