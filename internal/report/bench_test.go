@@ -25,6 +25,9 @@ func BenchmarkExperimentReport(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		if err := LoadSamples(context.Background(), st, data, true); err != nil {
+			b.Fatal(err)
+		}
 		t1, c1 := time.Now(), cpuTime()
 		r, err := New(data, Options{Axes: []string{"clients"}})
 		if err != nil {

@@ -201,6 +201,9 @@ type stallRow struct {
 	More        int // evidence not shown
 }
 
+// maxSeries is the most series a metric chart draws.
+const maxSeries = 6
+
 // maxEvidence is how many evidence metrics a stall's row shows (show lists all).
 const maxEvidence = 4
 
@@ -296,38 +299,58 @@ func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []Band) (groups []h
 		for _, c := range charts[col] {
 			lc := &LineChart{Title: c.title, XLabel: ax.label, XUnit: ax.unit, YZero: true, Bands: bands, XFixed: true, XMin: 0, XMax: ax.end,
 				Height: 190}
-			var vals []float64
-			nonzero := false
-			unit, kind := c.series[0].Unit, c.series[0].Kind
-			for k, m := range c.series {
+			// Series that stay zero are listed, not drawn; a chart keeps its
+			// maxSeries busiest series (the CSV has the rest).
+			type drawn struct {
+				m    *store.MetricSeries
+				x, y []float64
+				peak float64
+			}
+			var ds []drawn
+			for _, m := range c.series {
 				x, y := metricXY(m, d.Group, ax.end)
+				peak := 0.0
 				for _, v := range y {
-					if !math.IsNaN(v) && v != 0 {
-						nonzero = true
+					if !math.IsNaN(v) {
+						peak = math.Max(peak, math.Abs(v))
 					}
 				}
-				vals = append(vals, y...)
-				lc.Series = append(lc.Series, Series{Name: metricLabel(m.Name, m.Kind, m.Unit), X: x, Y: y, Style: k, Points: len(x) <= 40})
-			}
-			if !nonzero {
-				for _, m := range c.series {
+				if peak == 0 {
 					flat = append(flat, metricLabel(m.Name, m.Kind, m.Unit))
+					continue
 				}
+				ds = append(ds, drawn{m, x, y, peak})
+			}
+			if len(ds) == 0 {
 				continue
 			}
+			more := 0
+			if len(ds) > maxSeries {
+				sort.SliceStable(ds, func(i, j int) bool { return ds[i].peak > ds[j].peak })
+				more = len(ds) - maxSeries
+				ds = ds[:maxSeries]
+			}
+			var vals []float64
+			var names []string
+			for k, dd := range ds {
+				name := metricLabel(dd.m.Name, dd.m.Kind, dd.m.Unit)
+				names = append(names, name)
+				vals = append(vals, dd.y...)
+				lc.Series = append(lc.Series, Series{Name: name, X: dd.x, Y: dd.y, Style: k, Points: len(dd.x) <= 40})
+			}
+			lc.Height += int(legendRow) * (legendRows(names, 640) - 1) // keep the plot's height
 			lc.ID = fmt.Sprintf("run-%d-metric-%d", d.Run.ID, n)
 			n++
-			lc.YLabel, lc.YUnit = metricAxis(unit, kind, vals)
-			var names []string
-			for _, m := range c.series {
-				names = append(names, metricLabel(m.Name, m.Kind, m.Unit))
-			}
+			lc.YLabel, lc.YUnit = metricAxis(ds[0].m.Unit, ds[0].m.Kind, vals)
 			lc.Subtitle = strings.Join(names, ", ")
+			if len(lc.Subtitle) > 90 {
+				lc.Subtitle = "from " + ds[0].m.Collector
+			}
 			if c.note != "" {
 				lc.Subtitle = c.note + ": " + lc.Subtitle
 			}
-			if len(lc.Subtitle) > 90 {
-				lc.Subtitle = c.series[0].Collector
+			if more > 0 {
+				lc.Subtitle += fmt.Sprintf("; %d quieter series in the CSV", more)
 			}
 			g.Figures = append(g.Figures, htmlFigure{SVG: template.HTML(lc.SVG())})
 		}
@@ -517,4 +540,21 @@ func FormatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.1fs", v)
 	}
 	return FormatNumber(v)
+}
+
+// legendRows is how many rows legend takes for entries in a chart w wide.
+func legendRows(entries []string, w float64) int {
+	if len(entries) <= 1 {
+		return 1
+	}
+	x, rows := padLeft, 1
+	for _, e := range entries {
+		width := 30 + 6.5*float64(len([]rune(e))) + 14
+		if x+width > w-padRight && x > padLeft {
+			x = padLeft
+			rows++
+		}
+		x += width
+	}
+	return rows
 }
