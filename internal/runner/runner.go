@@ -113,12 +113,12 @@ type client struct {
 
 // Runner is one run in progress.
 type Runner struct {
-	oldProcs int // GOMAXPROCS before Connect raised it, 0 if unchanged
-	cfg      Config
-	tgt      target.Target
-	wl       workload.Workload
-	types    []string
-	nTypes   int
+	procs  int // clients counted in procsWanted, 0 if none
+	cfg    Config
+	tgt    target.Target
+	wl     workload.Workload
+	types  []string
+	nTypes int
 
 	clients []*client
 	start   time.Time
@@ -143,7 +143,7 @@ func Connect(ctx context.Context, t target.Target, w workload.Workload, cfg Conf
 	r := &Runner{cfg: cfg, tgt: t, wl: w, types: w.TxnTypes()}
 	r.nTypes = len(r.types)
 	r.clients = newClients(w, &r.cfg)
-	r.threads(t)
+	r.threads(t.Kind())
 	errs := make([]error, len(r.clients))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
@@ -214,27 +214,59 @@ func (r *Runner) Close() {
 			c.conn = nil
 		}
 	}
-	if r.oldProcs > 0 {
-		runtime.GOMAXPROCS(r.oldProcs)
-		r.oldProcs = 0
+	if r.procs > 0 {
+		releaseProcs(r.procs)
+		r.procs = 0
 	}
 }
 
 // maxProcs caps the Ps the runner asks for.
 const maxProcs = 512
 
+// Runners in one process (an experiment's cell on several instances runs several at
+// once) share GOMAXPROCS: procsWanted is the Ps they ask for together, baseProcs what
+// GOMAXPROCS was before the first of them raised it.
+var (
+	procsMu     sync.Mutex
+	procsWanted int
+	baseProcs   int
+)
+
 // threads gives every client of a network target a P of its own, plus two for the
 // collectors and the rest, so that a client waiting for the server holds its thread
 // and P as a C client's thread does, instead of handing them over at every statement
 // (see package sock). Ps are not CPUs: a waiting client uses none. SQLite clients
 // compute rather than wait, so they keep the default.
-func (r *Runner) threads(t target.Target) {
-	want := len(r.clients) + 2
-	if t.Kind() == "sqlite" || want > maxProcs {
+func (r *Runner) threads(kind string) {
+	if kind == "sqlite" {
 		return
 	}
-	if cur := runtime.GOMAXPROCS(0); want > cur {
-		r.oldProcs = runtime.GOMAXPROCS(want)
+	r.procs = len(r.clients)
+	procsMu.Lock()
+	defer procsMu.Unlock()
+	if procsWanted == 0 {
+		baseProcs = runtime.GOMAXPROCS(0)
+	}
+	procsWanted += r.procs
+	setProcs()
+}
+
+// releaseProcs gives back what threads asked for.
+func releaseProcs(n int) {
+	procsMu.Lock()
+	defer procsMu.Unlock()
+	procsWanted -= n
+	setProcs()
+}
+
+// setProcs sets GOMAXPROCS for the clients of all runners; procsMu is held.
+func setProcs() {
+	want := max(baseProcs, min(procsWanted+2, maxProcs))
+	if procsWanted == 0 {
+		want = baseProcs
+	}
+	if want > 0 && want != runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(want)
 	}
 }
 

@@ -44,6 +44,7 @@ type blockingConn struct {
 	local  net.Addr
 	remote net.Addr
 	closed atomic.Bool
+	reads  uint64
 
 	// Arguments and results of the raw calls, passed through fields so that the
 	// callbacks given to RawConn are allocated once per connection.
@@ -57,9 +58,12 @@ type blockingConn struct {
 // rawWait bounds a wait in a raw system call (see blockingConn).
 const rawWait = time.Millisecond
 
-// open counts the connections open in blocking mode; procs is GOMAXPROCS as of the
-// last one opened (runtime.GOMAXPROCS takes a global lock: not for every read).
+// open counts the connections open in blocking mode; procs is GOMAXPROCS, read again
+// when a connection opens and every procsEvery reads of a connection
+// (runtime.GOMAXPROCS takes a global lock: not for every read).
 var open, procs atomic.Int64
+
+const procsEvery = 256
 
 // Conns reports how many connections are open in blocking mode.
 func Conns() int { return int(open.Load()) }
@@ -79,6 +83,9 @@ const pollIn = 0x1
 // doRead reads into c.rb: a non-blocking receive, then a raw ppoll of at most rawWait
 // and another receive, then the runtime-aware blocking read.
 func (c *blockingConn) doRead(fd uintptr) bool {
+	if c.reads++; c.reads%procsEvery == 0 {
+		procs.Store(int64(runtime.GOMAXPROCS(0)))
+	}
 	b := c.rb
 	waited := false
 	for {
