@@ -4,11 +4,14 @@
 #   make test         start (or install) PostgreSQL and MariaDB, then run every test
 #
 GO ?= go
+# The version recorded with every run (provenance): the git commit when there is one.
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/fathom-lab/fathom/internal/cli.Version=$(VERSION)
 
 .PHONY: build quickstart test test-unit bench vet
 
 build:
-	$(GO) build -o bin/fathom ./cmd/fathom
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/fathom ./cmd/fathom
 
 quickstart: build
 	./bin/fathom quickstart
