@@ -20,7 +20,7 @@ import (
 func Read(path, dir string, data []byte) (*Plan, error) {
 	p, probs := decode(path, dir, data)
 	p.check(probs)
-	if err := probs.err(path); err != nil {
+	if err := probs.Err(path); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -34,7 +34,7 @@ func ReadFile(path string) (*Plan, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			msg = "no such file"
 		}
-		return nil, &Error{File: path, Problems: []Problem{{0, msg}}}
+		return nil, &Error{File: path, Problems: []Problem{{Line: 0, Msg: msg}}}
 	}
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
@@ -49,12 +49,12 @@ func ReadFile(path string) (*Plan, error) {
 func (p *Plan) Check() error {
 	var probs problems
 	p.check(&probs)
-	return probs.err(p.Path)
+	return probs.Err(p.Path)
 }
 
 func (p *Plan) check(probs *problems) {
 	if n := p.NumCells() * p.Repetitions; n > maxRuns || n < 0 {
-		probs.add(0, "the plan has more than %d runs (cells × repetitions): split it", maxRuns)
+		probs.Add(0, "the plan has more than %d runs (cells × repetitions): split it", maxRuns)
 		return
 	}
 	cells := p.Cells()
@@ -62,7 +62,7 @@ func (p *Plan) check(probs *problems) {
 	if p.Instance != nil && p.Instance.Kind != "" {
 		cat, err := instance.Catalog(p.Instance.Kind, p.Instance.Version)
 		if err != nil {
-			probs.add(p.Instance.Line, "instance: %v", err)
+			probs.Add(p.Instance.Line, "instance: %v", err)
 			return
 		}
 		v, _ := instance.Version(p.Instance.Kind, p.Instance.Version)
@@ -139,10 +139,10 @@ func (p *Plan) checkWorkloads(cells []*Cell, probs *problems) {
 					if wp.Line > 0 {
 						loc += ":" + strconv.Itoa(wp.Line)
 					}
-					probs.add(wline, "workload %s: %s", loc, wp.Msg)
+					probs.Add(wline, "workload %s: %s", loc, wp.Msg)
 				}
 			} else {
-				probs.add(wline, "%v", err)
+				probs.Add(wline, "%v", err)
 			}
 			continue
 		}
@@ -154,7 +154,7 @@ func (p *Plan) checkWorkloads(cells []*Cell, probs *problems) {
 					break
 				}
 			}
-			probs.add(line, "workload %s: %v", c.Workload, oneLine(err.Error()))
+			probs.Add(line, "workload %s: %v", c.Workload, oneLine(err.Error()))
 		}
 	}
 }
@@ -176,7 +176,7 @@ type SettingsCatalog = map[string]instance.SettingInfo
 func (p *Plan) CheckSettings(cat SettingsCatalog, server string) error {
 	var probs problems
 	p.checkSettings(&probs, cat, server, false)
-	return probs.err(p.Path)
+	return probs.Err(p.Path)
 }
 
 func (p *Plan) checkSettings(probs *problems, cat SettingsCatalog, server string, managed bool) {
@@ -195,7 +195,7 @@ func (p *Plan) checkSettings(probs *problems, cat SettingsCatalog, server string
 		}
 		name := instance.NormalizeName(kind, strings.TrimPrefix(prm.Key, "settings."))
 		if managed && contains(reserved[kind], name) {
-			probs.add(prm.Line, "setting %s: fathom sets it itself on an instance", name)
+			probs.Add(prm.Line, "setting %s: fathom sets it itself on an instance", name)
 			continue
 		}
 		info, ok := cat[name]
@@ -204,15 +204,15 @@ func (p *Plan) checkSettings(probs *problems, cat SettingsCatalog, server string
 			if s := suggest(name, names); s != "" {
 				hint = fmt.Sprintf(" (did you mean %s?)", s)
 			}
-			probs.add(prm.Line, "setting %s: %s has no such setting%s", name, server, hint)
+			probs.Add(prm.Line, "setting %s: %s has no such setting%s", name, server, hint)
 			continue
 		}
 		if info.ReadOnly() {
-			probs.add(prm.Line, "setting %s: %s does not allow changing it (it is fixed when the server is built or initialised)", name, server)
+			probs.Add(prm.Line, "setting %s: %s does not allow changing it (it is fixed when the server is built or initialised)", name, server)
 			continue
 		}
 		if msg := checkValue(info, prm.Value); msg != "" {
-			probs.add(prm.Line, "setting %s: %s", name, msg)
+			probs.Add(prm.Line, "setting %s: %s", name, msg)
 		}
 	}
 }

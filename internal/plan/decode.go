@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/fathom-lab/fathom/internal/problem"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,9 +23,9 @@ func Load(path string) (*Plan, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, &Error{File: path, Problems: []Problem{{0, "no such file"}}}
+			return nil, &Error{File: path, Problems: []Problem{{Line: 0, Msg: "no such file"}}}
 		}
-		return nil, &Error{File: path, Problems: []Problem{{0, err.Error()}}}
+		return nil, &Error{File: path, Problems: []Problem{{Line: 0, Msg: err.Error()}}}
 	}
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
@@ -38,7 +39,7 @@ func Load(path string) (*Plan, error) {
 // file itself; Check adds what needs the workloads and the server's settings.
 func Decode(path, dir string, data []byte) (*Plan, error) {
 	p, probs := decode(path, dir, data)
-	if err := probs.err(path); err != nil {
+	if err := probs.Err(path); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -50,15 +51,16 @@ func decode(path, dir string, data []byte) (*Plan, *problems) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			d.probs.add(0, "the file is empty: a plan needs at least experiment, a target or instance, and a workload")
+			d.probs.Add(0, "the file is empty: a plan needs at least experiment, a target or instance, and a workload")
 		} else {
-			d.probs.add(yamlErrLine(err), "%s", yamlErrMsg(err))
+			line, msg := problem.YAML(err)
+			d.probs.Add(line, "%s", msg)
 		}
 		return d.p, &d.probs
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		d.probs.at(&extra, "a plan holds one YAML document; remove the second one (---)")
+		d.probs.At(&extra, "a plan holds one YAML document; remove the second one (---)")
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -66,23 +68,6 @@ func decode(path, dir string, data []byte) (*Plan, *problems) {
 	}
 	d.plan(root)
 	return d.p, &d.probs
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-func yamlErrLine(err error) int {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	return 0
-}
-
-func yamlErrMsg(err error) string {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		return "YAML: " + m[2]
-	}
-	return strings.Replace(err.Error(), "yaml: ", "YAML: ", 1)
 }
 
 type decoder struct {
@@ -110,10 +95,10 @@ func (d *decoder) plan(root *yaml.Node) {
 	if n := f["experiment"]; n != nil {
 		p.Name = d.str(n, "experiment")
 		if p.Name != "" && !expNameRE.MatchString(p.Name) {
-			d.probs.at(n, "experiment %q: name it with letters, digits, '.', '_' and '-', starting with a letter (at most 63)", p.Name)
+			d.probs.At(n, "experiment %q: name it with letters, digits, '.', '_' and '-', starting with a letter (at most 63)", p.Name)
 		}
 	} else {
-		d.probs.add(root.Line, "missing experiment: give the experiment a name (experiment: durability-ab)")
+		d.probs.Add(root.Line, "missing experiment: give the experiment a name (experiment: durability-ab)")
 	}
 	if n := f["description"]; n != nil {
 		p.Description = d.str(n, "description")
@@ -121,7 +106,7 @@ func (d *decoder) plan(root *yaml.Node) {
 	if n := f["target"]; n != nil {
 		p.Target, p.TargetLine = d.str(n, "target"), n.Line
 		if p.Target != "" && dsnKind(p.Target) == "" {
-			d.probs.at(n, "target: not a DSN fathom knows: use postgres://…, mysql://… or sqlite:PATH")
+			d.probs.At(n, "target: not a DSN fathom knows: use postgres://…, mysql://… or sqlite:PATH")
 		}
 	}
 	if n := f["instance"]; n != nil {
@@ -129,14 +114,14 @@ func (d *decoder) plan(root *yaml.Node) {
 	}
 	switch {
 	case p.Target != "" && p.Instance != nil:
-		d.probs.at(f["instance"], "give either target (a server you run) or instance (servers fathom starts), not both")
+		d.probs.At(f["instance"], "give either target (a server you run) or instance (servers fathom starts), not both")
 	case f["target"] == nil && f["instance"] == nil:
-		d.probs.add(root.Line, "missing target or instance: say where to run (target: postgres://… for your server, or instance: {kind: postgres} for a throwaway one)")
+		d.probs.Add(root.Line, "missing target or instance: say where to run (target: postgres://… for your server, or instance: {kind: postgres} for a throwaway one)")
 	}
 	if n := f["restart_command"]; n != nil {
 		p.RestartCommand = d.str(n, "restart_command")
 		if p.Instance != nil {
-			d.probs.at(n, "restart_command is for an external target: fathom restarts its own instances")
+			d.probs.At(n, "restart_command is for an external target: fathom restarts its own instances")
 		}
 	}
 
@@ -157,13 +142,13 @@ func (d *decoder) plan(root *yaml.Node) {
 		}
 	}
 	if f["workload"] == nil {
-		d.probs.add(root.Line, "missing workload: name a built-in workload (see `fathom workloads`) or a workload file")
+		d.probs.Add(root.Line, "missing workload: name a built-in workload (see `fathom workloads`) or a workload file")
 	}
 	if n := f["seed"]; n != nil {
 		if s, ok := d.scalar(n, "seed"); ok {
 			v, err := strconv.ParseUint(s, 10, 63)
 			if err != nil {
-				d.probs.at(n, "seed must be a non-negative whole number, not %q", s)
+				d.probs.At(n, "seed must be a non-negative whole number, not %q", s)
 			}
 			p.Seed, p.HasSeed = v, true
 		}
@@ -176,7 +161,7 @@ func (d *decoder) plan(root *yaml.Node) {
 		if s, ok := d.scalar(n, "repetitions"); ok {
 			v, err := strconv.Atoi(s)
 			if err != nil || v < 1 || v > 10000 {
-				d.probs.at(n, "repetitions must be a whole number from 1 to 10000, not %q", s)
+				d.probs.At(n, "repetitions must be a whole number from 1 to 10000, not %q", s)
 			} else {
 				p.Repetitions = v
 			}
@@ -187,7 +172,7 @@ func (d *decoder) plan(root *yaml.Node) {
 	p.Prepare = d.choice(f["prepare"], "prepare", "auto", "auto", "each", "never")
 	p.OnError = d.choice(f["on_error"], "on_error", "stop", "stop", "continue")
 	if p.Restart == "each" && p.Instance == nil && p.Target != "" && f["restart_command"] == nil {
-		d.probs.at(f["restart"], "restart: each on an external server needs restart_command (how to restart it)")
+		d.probs.At(f["restart"], "restart: each on an external server needs restart_command (how to restart it)")
 	}
 	if n := f["labels"]; n != nil {
 		p.Labels = map[string]string{}
@@ -195,7 +180,7 @@ func (d *decoder) plan(root *yaml.Node) {
 			for i := 0; i+1 < len(m.Content); i += 2 {
 				k, v := m.Content[i], m.Content[i+1]
 				if !keyRE.MatchString(k.Value) {
-					d.probs.at(k, "label %q: use letters, digits, '_', '-' and '.'", k.Value)
+					d.probs.At(k, "label %q: use letters, digits, '_', '-' and '.'", k.Value)
 					continue
 				}
 				if s, ok := d.scalar(v, "label "+k.Value); ok {
@@ -213,7 +198,7 @@ func (d *decoder) plan(root *yaml.Node) {
 				}
 			}
 			if len(p.CollectOnly) == 0 {
-				d.probs.at(n, "collect: list collectors or sources (os, postgres, mysql …), or say false")
+				d.probs.At(n, "collect: list collectors or sources (os, postgres, mysql …), or say false")
 			}
 		} else {
 			p.CollectOff = !d.boolean(n, "collect (true, false, or a list of collectors)")
@@ -239,12 +224,12 @@ func (d *decoder) instance(n *yaml.Node) {
 		if s, ok := d.scalar(k, "instance kind"); ok {
 			kind, err := instance.ParseKind(s)
 			if err != nil {
-				d.probs.at(k, "%v", err)
+				d.probs.At(k, "%v", err)
 			}
 			in.Kind = kind
 		}
 	} else {
-		d.probs.at(n, "instance: missing kind (postgres or mariadb)")
+		d.probs.At(n, "instance: missing kind (postgres or mariadb)")
 	}
 	if v := f["version"]; v != nil {
 		in.Version, _ = d.scalar(v, "instance version")
@@ -255,7 +240,7 @@ func (d *decoder) instance(n *yaml.Node) {
 	if v := f["count"]; v != nil {
 		if s, ok := d.scalar(v, "instance count"); ok {
 			if msg := checkParam("instances", s); msg != "" {
-				d.probs.at(v, "instance count: %s", strings.TrimPrefix(msg, "instances "))
+				d.probs.At(v, "instance count: %s", strings.TrimPrefix(msg, "instances "))
 			} else {
 				d.param(&d.p.Base, "instances", s, v)
 			}
@@ -276,7 +261,7 @@ func (d *decoder) instance(n *yaml.Node) {
 // param appends a checked parameter.
 func (d *decoder) param(list *[]Param, key, value string, n *yaml.Node) {
 	if msg := checkParam(key, value); msg != "" {
-		d.probs.at(n, "%s", msg)
+		d.probs.At(n, "%s", msg)
 		return
 	}
 	*list = append(*list, Param{Key: key, Value: value, Line: n.Line})
@@ -292,7 +277,7 @@ func (d *decoder) paramMap(list *[]Param, what string, n *yaml.Node) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode || !keyRE.MatchString(k.Value) {
-			d.probs.at(k, "%s: %q is not a name (letters, digits, '_', '-', '.')", what, k.Value)
+			d.probs.At(k, "%s: %q is not a name (letters, digits, '_', '-', '.')", what, k.Value)
 			continue
 		}
 		name := k.Value
@@ -300,13 +285,13 @@ func (d *decoder) paramMap(list *[]Param, what string, n *yaml.Node) {
 			name = settingKey(name)
 		}
 		if seen[name] {
-			d.probs.at(k, "%s: %s is given twice", what, k.Value)
+			d.probs.At(k, "%s: %s is given twice", what, k.Value)
 			continue
 		}
 		seen[name] = true
 		if s, ok := d.scalar(v, what+" "+k.Value); ok {
 			if what == "settings" && strings.ContainsAny(s, "\n\r") {
-				d.probs.at(v, "setting %s: the value must be one line", k.Value)
+				d.probs.At(v, "setting %s: the value must be one line", k.Value)
 				continue
 			}
 			*list = append(*list, Param{Key: what + "." + name, Value: s, Line: v.Line})
@@ -324,7 +309,7 @@ func (d *decoder) matrix(n *yaml.Node) {
 		return
 	}
 	if len(m.Content) == 0 {
-		d.probs.at(m, "matrix is empty: give at least one axis (e.g. clients: [1, 2, 4]) or leave matrix out")
+		d.probs.At(m, "matrix is empty: give at least one axis (e.g. clients: [1, 2, 4]) or leave matrix out")
 	}
 	owner := map[string]string{} // parameter key -> axis that sets it
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -338,18 +323,18 @@ func (d *decoder) matrix(n *yaml.Node) {
 			if strings.HasPrefix(name, "settings.") {
 				key = "settings." + settingKey(strings.TrimPrefix(name, "settings."))
 				if !keyRE.MatchString(strings.TrimPrefix(name, "settings.")) {
-					d.probs.at(k, "matrix: %q does not name a setting", name)
+					d.probs.At(k, "matrix: %q does not name a setting", name)
 					continue
 				}
 			}
 			if strings.HasPrefix(name, "options.") && !keyRE.MatchString(strings.TrimPrefix(name, "options.")) {
-				d.probs.at(k, "matrix: %q does not name a workload option", name)
+				d.probs.At(k, "matrix: %q does not name a workload option", name)
 				continue
 			}
 			items, ok := d.list(v, "matrix "+name)
 			if !ok {
 				if v.Kind == yaml.MappingNode {
-					d.probs.at(v, "matrix %s: give its values as a list, e.g. %s: [a, b]; a mapping of named values is for an axis with its own name", name, name)
+					d.probs.At(v, "matrix %s: give its values as a list, e.g. %s: [a, b]; a mapping of named values is for an axis with its own name", name, name)
 				}
 				continue
 			}
@@ -360,7 +345,7 @@ func (d *decoder) matrix(n *yaml.Node) {
 					continue
 				}
 				if seen[s] {
-					d.probs.at(it, "matrix %s: %q is listed twice", name, s)
+					d.probs.At(it, "matrix %s: %q is listed twice", name, s)
 					continue
 				}
 				seen[s] = true
@@ -369,16 +354,16 @@ func (d *decoder) matrix(n *yaml.Node) {
 				ax.Values = append(ax.Values, av)
 			}
 			if prev, dup := owner[key]; dup {
-				d.probs.at(k, "matrix: %s and %s both set %s", prev, name, key)
+				d.probs.At(k, "matrix: %s and %s both set %s", prev, name, key)
 			}
 			owner[key] = name
 		default:
 			if !axisRE.MatchString(name) {
-				d.probs.at(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
+				d.probs.At(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
 				continue
 			}
 			if vv := deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
-				d.probs.at(k, "matrix: unknown parameter %q (known: %s, workload, instances, options.NAME, settings.NAME); an axis of your own naming takes named values: %s: {a: {settings: {…}}, b: {…}}", name, strings.Join(runKeys, ", "), name)
+				d.probs.At(k, "matrix: unknown parameter %q (known: %s, workload, instances, options.NAME, settings.NAME); an axis of your own naming takes named values: %s: {a: {settings: {…}}, b: {…}}", name, strings.Join(runKeys, ", "), name)
 				continue
 			}
 			vm, ok := d.mapping(v, "matrix "+name)
@@ -390,11 +375,11 @@ func (d *decoder) matrix(n *yaml.Node) {
 			for j := 0; j+1 < len(vm.Content); j += 2 {
 				lk, lv := vm.Content[j], vm.Content[j+1]
 				if lk.Kind != yaml.ScalarNode || lk.Value == "" {
-					d.probs.at(lk, "matrix %s: values are named by plain text", name)
+					d.probs.At(lk, "matrix %s: values are named by plain text", name)
 					continue
 				}
 				if keys[lk.Value] {
-					d.probs.at(lk, "matrix %s: %q is given twice", name, lk.Value)
+					d.probs.At(lk, "matrix %s: %q is given twice", name, lk.Value)
 					continue
 				}
 				keys[lk.Value] = true
@@ -410,22 +395,22 @@ func (d *decoder) matrix(n *yaml.Node) {
 					}
 					seenKey[prm.Key] = true
 					if prev, dup := owner[prm.Key]; dup && prev != name {
-						d.probs.at(k, "matrix: %s and %s both set %s", prev, name, prm.Key)
+						d.probs.At(k, "matrix: %s and %s both set %s", prev, name, prm.Key)
 					}
 					owner[prm.Key] = name
 				}
 			}
 		}
 		if len(ax.Values) == 0 {
-			d.probs.at(k, "matrix %s has no values", name)
+			d.probs.At(k, "matrix %s has no values", name)
 		}
 		for _, prev := range d.p.Axes {
 			if ShortAxis(prev.Name) == ShortAxis(name) {
-				d.probs.at(k, "matrix: axes %s and %s would both be called %s in results: rename one", prev.Name, name, ShortAxis(name))
+				d.probs.At(k, "matrix: axes %s and %s would both be called %s in results: rename one", prev.Name, name, ShortAxis(name))
 			}
 		}
 		if name == "rep" || name == "repetition" || name == "experiment" {
-			d.probs.at(k, "matrix: %s names the experiment's own labels; choose another axis name", name)
+			d.probs.At(k, "matrix: %s names the experiment's own labels; choose another axis name", name)
 		}
 		d.p.Axes = append(d.p.Axes, ax)
 	}
@@ -440,7 +425,7 @@ func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
 		return
 	}
 	if len(f) == 0 {
-		d.probs.at(n, "%s sets nothing: give settings, options or run parameters", what)
+		d.probs.At(n, "%s sets nothing: give settings, options or run parameters", what)
 	}
 	m := deref(n)
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -463,7 +448,7 @@ func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
 		hasTx = hasTx || prm.Key == "transactions"
 	}
 	if hasDur && hasTx {
-		d.probs.at(n, "%s: give duration or transactions, not both", what)
+		d.probs.At(n, "%s: give duration or transactions, not both", what)
 	}
 }
 
@@ -515,24 +500,24 @@ func (d *decoder) hook(n *yaml.Node, phase string) *Hook {
 			h.SQL = []string{strings.TrimSpace(s)}
 		}
 		if len(h.SQL) == 0 {
-			d.probs.at(v, "%s: sql is empty", what)
+			d.probs.At(v, "%s: sql is empty", what)
 		}
 	}
 	if v := f["shell"]; v != nil {
 		h.Shell = strings.TrimSpace(d.str(v, what+": shell"))
 		if h.Shell == "" {
-			d.probs.at(v, "%s: shell is empty", what)
+			d.probs.At(v, "%s: shell is empty", what)
 		}
 	}
 	switch {
 	case f["sql"] != nil && f["shell"] != nil:
-		d.probs.at(n, "%s: give sql or shell, not both (use two hooks)", what)
+		d.probs.At(n, "%s: give sql or shell, not both (use two hooks)", what)
 	case f["sql"] == nil && f["shell"] == nil:
-		d.probs.at(n, "%s: give sql (statements to run) or shell (a command)", what)
+		d.probs.At(n, "%s: give sql (statements to run) or shell (a command)", what)
 	}
 	h.Timeout = d.duration(f["timeout"], what+": timeout", 10*time.Minute)
 	if f["timeout"] != nil && h.Timeout == 0 {
-		d.probs.at(f["timeout"], "%s: timeout must be more than 0", what)
+		d.probs.At(f["timeout"], "%s: timeout must be more than 0", what)
 	}
 	return h
 }
@@ -551,14 +536,14 @@ func (d *decoder) checkCombination() {
 		}
 	}
 	if hasDur > 0 && hasTx > 0 {
-		d.probs.add(hasTx, "give duration or transactions (per client), not both")
+		d.probs.Add(hasTx, "give duration or transactions (per client), not both")
 	}
 	if p.Instance == nil {
 		for _, ax := range p.Axes {
 			for _, av := range ax.Values {
 				for _, prm := range av.Params {
 					if prm.Key == "instances" {
-						d.probs.add(prm.Line, "instances is for managed instances (instance: in the plan), not an external target")
+						d.probs.Add(prm.Line, "instances is for managed instances (instance: in the plan), not an external target")
 					}
 				}
 			}
@@ -567,7 +552,7 @@ func (d *decoder) checkCombination() {
 	if p.Kind() == "sqlite" {
 		for _, prm := range p.allParams() {
 			if strings.HasPrefix(prm.Key, "settings.") {
-				d.probs.add(prm.Line, "SQLite has no server settings: put PRAGMAs in the target DSN (sqlite:PATH?synchronous=OFF)")
+				d.probs.Add(prm.Line, "SQLite has no server settings: put PRAGMAs in the target DSN (sqlite:PATH?synchronous=OFF)")
 				break
 			}
 		}
@@ -624,7 +609,7 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) (map[string
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			d.probs.at(k, "%s: keys must be plain names", what)
+			d.probs.At(k, "%s: keys must be plain names", what)
 			continue
 		}
 		if !contains(known, k.Value) {
@@ -632,11 +617,11 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) (map[string
 			if s := suggest(k.Value, known); s != "" {
 				hint = fmt.Sprintf(" (did you mean %s?)", s)
 			}
-			d.probs.at(k, "unknown key %q in %s%s; known: %s", k.Value, what, hint, strings.Join(known, ", "))
+			d.probs.At(k, "unknown key %q in %s%s; known: %s", k.Value, what, hint, strings.Join(known, ", "))
 			continue
 		}
 		if _, dup := out[k.Value]; dup {
-			d.probs.at(k, "%s: key %q is given twice", what, k.Value)
+			d.probs.At(k, "%s: key %q is given twice", what, k.Value)
 			continue
 		}
 		out[k.Value] = v
@@ -647,7 +632,7 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) (map[string
 func (d *decoder) mapping(n *yaml.Node, what string) (*yaml.Node, bool) {
 	m := deref(n)
 	if m == nil || m.Kind != yaml.MappingNode {
-		d.probs.at(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
+		d.probs.At(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
 		return nil, false
 	}
 	return m, true
@@ -657,7 +642,7 @@ func (d *decoder) list(n *yaml.Node, what string) ([]*yaml.Node, bool) {
 	m := deref(n)
 	if m == nil || m.Kind != yaml.SequenceNode {
 		if m == nil || m.Kind != yaml.MappingNode {
-			d.probs.at(n, "%s must be a list, e.g. [1, 2, 4], not %s", what, describe(n))
+			d.probs.At(n, "%s must be a list, e.g. [1, 2, 4], not %s", what, describe(n))
 		}
 		return nil, false
 	}
@@ -669,7 +654,7 @@ func (d *decoder) list(n *yaml.Node, what string) ([]*yaml.Node, bool) {
 func (d *decoder) scalar(n *yaml.Node, what string) (string, bool) {
 	m := deref(n)
 	if m == nil || m.Kind != yaml.ScalarNode || m.Tag == "!!null" {
-		d.probs.at(n, "%s must be a value, not %s", what, describe(n))
+		d.probs.At(n, "%s must be a value, not %s", what, describe(n))
 		return "", false
 	}
 	return m.Value, true
@@ -690,7 +675,7 @@ func (d *decoder) boolean(n *yaml.Node, what string) bool {
 			return false
 		}
 	}
-	d.probs.at(n, "%s must be true or false, not %s", what, describe(n))
+	d.probs.At(n, "%s must be true or false, not %s", what, describe(n))
 	return false
 }
 
@@ -704,7 +689,7 @@ func (d *decoder) duration(n *yaml.Node, what string, def time.Duration) time.Du
 	}
 	v, err := ParseDuration(s)
 	if err != nil {
-		d.probs.at(n, "%s: %v", what, err)
+		d.probs.At(n, "%s: %v", what, err)
 		return def
 	}
 	return v
@@ -719,7 +704,7 @@ func (d *decoder) choice(n *yaml.Node, what, def string, allowed ...string) stri
 		return def
 	}
 	if !contains(allowed, s) {
-		d.probs.at(n, "%s must be %s, not %q", what, orList(allowed), s)
+		d.probs.At(n, "%s must be %s, not %q", what, orList(allowed), s)
 		return def
 	}
 	return s

@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"errors"
+	"github.com/fathom-lab/fathom/internal/problem"
 	"io"
 	"regexp"
 	"strings"
@@ -216,7 +217,7 @@ var wlNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // parameter values; Resolve checks what depends on them.
 func Decode(path string, data []byte) (*File, error) {
 	f, p := decode(path, data)
-	if err := p.err(path); err != nil {
+	if err := p.Err(path); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -229,8 +230,8 @@ func Decode(path string, data []byte) (*File, error) {
 func Check(path string, data []byte) (*File, error) {
 	f, p := decode(path, data)
 	r := newResolver(f, nil)
-	p.list = append(p.list, r.p.list...)
-	if err := p.err(path); err != nil {
+	p.Merge(&r.p)
+	if err := p.Err(path); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -242,15 +243,16 @@ func decode(path string, data []byte) (*File, *problems) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			d.p.add(0, "the file is empty")
+			d.p.Add(0, "the file is empty")
 		} else {
-			d.p.add(yamlErrLine(err), "%s", yamlErrMsg(err))
+			line, msg := problem.YAML(err)
+			d.p.Add(line, "%s", msg)
 		}
 		return d.f, &d.p
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		d.p.at(&extra, "a workload file holds one YAML document; remove the second one (---)")
+		d.p.At(&extra, "a workload file holds one YAML document; remove the second one (---)")
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -258,26 +260,6 @@ func decode(path string, data []byte) (*File, *problems) {
 	}
 	d.file(root)
 	return d.f, &d.p
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-func yamlErrLine(err error) int {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		n := 0
-		for _, c := range m[1] {
-			n = n*10 + int(c-'0')
-		}
-		return n
-	}
-	return 0
-}
-
-func yamlErrMsg(err error) string {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		return "YAML: " + m[2]
-	}
-	return strings.Replace(err.Error(), "yaml: ", "YAML: ", 1)
 }
 
 type decoder struct {
@@ -298,22 +280,22 @@ const (
 func (d *decoder) fields(n *yaml.Node, what string, known ...string) map[string]*yaml.Node {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
-		d.p.at(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
+		d.p.At(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
 		return map[string]*yaml.Node{}
 	}
 	out := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			d.p.at(k, "%s: keys must be plain names", what)
+			d.p.At(k, "%s: keys must be plain names", what)
 			continue
 		}
 		if !contains(known, k.Value) {
-			d.p.at(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(known, ", "))
+			d.p.At(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(known, ", "))
 			continue
 		}
 		if _, dup := out[k.Value]; dup {
-			d.p.at(k, "%s: key %q given twice", what, k.Value)
+			d.p.At(k, "%s: key %q given twice", what, k.Value)
 			continue
 		}
 		out[k.Value] = v
@@ -372,7 +354,7 @@ func contains(list []string, s string) bool {
 func (d *decoder) str(n *yaml.Node, what string) string {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.p.at(n, "%s must be text, not %s", what, describe(n))
+		d.p.At(n, "%s must be text, not %s", what, describe(n))
 		return ""
 	}
 	return n.Value
@@ -382,7 +364,7 @@ func (d *decoder) str(n *yaml.Node, what string) string {
 func (d *decoder) name(n *yaml.Node, what string) string {
 	s := d.str(n, what)
 	if s != "" && !nameRE.MatchString(s) {
-		d.p.at(n, "%s %q must be a name of letters, digits and _ (not starting with a digit)", what, s)
+		d.p.At(n, "%s %q must be a name of letters, digits and _ (not starting with a digit)", what, s)
 		return ""
 	}
 	return s
@@ -398,7 +380,7 @@ func (d *decoder) boolean(n *yaml.Node, what string) bool {
 			return false
 		}
 	}
-	d.p.at(n, "%s must be true or false, not %s", what, describe(n))
+	d.p.At(n, "%s must be true or false, not %s", what, describe(n))
 	return false
 }
 
@@ -406,7 +388,7 @@ func (d *decoder) boolean(n *yaml.Node, what string) bool {
 func (d *decoder) list(n *yaml.Node, what string) []*yaml.Node {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.SequenceNode {
-		d.p.at(n, "%s must be a list, not %s", what, describe(n))
+		d.p.At(n, "%s must be a list, not %s", what, describe(n))
 		return nil
 	}
 	return n.Content
@@ -430,7 +412,7 @@ func (d *decoder) names(n *yaml.Node, what string) []string {
 func (d *decoder) number(n *yaml.Node, what string) *yaml.Node {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.p.at(n, "%s must be a number or $parameter, not %s", what, describe(n))
+		d.p.At(n, "%s must be a number or $parameter, not %s", what, describe(n))
 		return nil
 	}
 	return n
@@ -451,10 +433,10 @@ func (d *decoder) file(n *yaml.Node) {
 	if v, ok := m["name"]; ok {
 		f.Name = d.str(v, "name")
 		if f.Name != "" && !wlNameRE.MatchString(f.Name) {
-			d.p.at(v, "name %q must be letters, digits, _, . and - (no spaces or slashes)", f.Name)
+			d.p.At(v, "name %q must be letters, digits, _, . and - (no spaces or slashes)", f.Name)
 		}
 	} else {
-		d.p.at(n, "the workload has no name: add name: …")
+		d.p.At(n, "the workload has no name: add name: …")
 	}
 	if v, ok := m["description"]; ok {
 		f.Description = strings.TrimSpace(d.str(v, "description"))
@@ -471,7 +453,7 @@ func (d *decoder) file(n *yaml.Node) {
 			t := d.table(it)
 			if t.Name != "" {
 				if seen[strings.ToLower(t.Name)] {
-					d.p.add(t.Line, "table %s is defined twice", t.Name)
+					d.p.Add(t.Line, "table %s is defined twice", t.Name)
 				}
 				seen[strings.ToLower(t.Name)] = true
 			}
@@ -484,7 +466,7 @@ func (d *decoder) file(n *yaml.Node) {
 			t := d.txn(it)
 			if t.Name != "" {
 				if seen[t.Name] {
-					d.p.add(t.Line, "transaction %s is defined twice", t.Name)
+					d.p.Add(t.Line, "transaction %s is defined twice", t.Name)
 				}
 				seen[t.Name] = true
 			}
@@ -492,19 +474,19 @@ func (d *decoder) file(n *yaml.Node) {
 		}
 	}
 	if len(f.Txns) == 0 {
-		d.p.at(n, "the workload has no transactions: add transactions: with at least one")
+		d.p.At(n, "the workload has no transactions: add transactions: with at least one")
 	}
 	if v, ok := m["groups"]; ok {
 		seen := map[string]bool{}
 		items := d.list(v, "groups")
 		if v != nil && deref(v).Kind == yaml.SequenceNode && len(items) == 0 {
-			d.p.at(v, "groups is empty: remove it to run every transaction with -c clients, or add groups")
+			d.p.At(v, "groups is empty: remove it to run every transaction with -c clients, or add groups")
 		}
 		for _, it := range items {
 			g := d.group(it)
 			if g.Name != "" {
 				if seen[g.Name] {
-					d.p.add(g.Line, "group %s is defined twice", g.Name)
+					d.p.Add(g.Line, "group %s is defined twice", g.Name)
 				}
 				seen[g.Name] = true
 			}
@@ -517,7 +499,7 @@ func (d *decoder) file(n *yaml.Node) {
 func (d *decoder) params(n *yaml.Node) {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
-		d.p.at(n, "params must be a mapping of name: default (or name: {default: …, help: …}), not %s", describe(n))
+		d.p.At(n, "params must be a mapping of name: default (or name: {default: …, help: …}), not %s", describe(n))
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -525,7 +507,7 @@ func (d *decoder) params(n *yaml.Node) {
 		p := &Param{Name: d.name(k, "parameter name"), Line: k.Line}
 		for _, q := range d.f.Params {
 			if q.Name == p.Name && p.Name != "" {
-				d.p.at(k, "parameter %s is defined twice", p.Name)
+				d.p.At(k, "parameter %s is defined twice", p.Name)
 			}
 		}
 		v = deref(v)
@@ -535,7 +517,7 @@ func (d *decoder) params(n *yaml.Node) {
 				if s, ok := scalar(dv); ok && deref(dv).Tag != "!!null" {
 					p.Default = s
 				} else if !ok {
-					d.p.at(dv, "parameter %s: default must be a single value, not %s", p.Name, describe(dv))
+					d.p.At(dv, "parameter %s: default must be a single value, not %s", p.Name, describe(dv))
 				}
 			}
 			if h, ok := m["help"]; ok {
@@ -549,7 +531,7 @@ func (d *decoder) params(n *yaml.Node) {
 				p.Default = s
 			}
 		} else {
-			d.p.at(v, "parameter %s must be a default value or a mapping with default and help, not %s", p.Name, describe(v))
+			d.p.At(v, "parameter %s must be a default value or a mapping with default and help, not %s", p.Name, describe(v))
 		}
 		d.f.Params = append(d.f.Params, p)
 	}
@@ -558,7 +540,7 @@ func (d *decoder) params(n *yaml.Node) {
 func (d *decoder) presets(n *yaml.Node, param string) []Preset {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
-		d.p.at(n, "parameter %s: presets must map each value to parameter defaults, not %s", param, describe(n))
+		d.p.At(n, "parameter %s: presets must map each value to parameter defaults, not %s", param, describe(n))
 		return nil
 	}
 	var out []Preset
@@ -567,14 +549,14 @@ func (d *decoder) presets(n *yaml.Node, param string) []Preset {
 		ps := Preset{Name: k.Value, Line: k.Line}
 		v = deref(v)
 		if v == nil || v.Kind != yaml.MappingNode {
-			d.p.at(v, "parameter %s preset %s must be a mapping of parameter: value, not %s", param, ps.Name, describe(v))
+			d.p.At(v, "parameter %s preset %s must be a mapping of parameter: value, not %s", param, ps.Name, describe(v))
 			continue
 		}
 		for j := 0; j+1 < len(v.Content); j += 2 {
 			pk, pv := v.Content[j], v.Content[j+1]
 			s, ok := scalar(pv)
 			if !ok {
-				d.p.at(pv, "parameter %s preset %s: %s must be a single value", param, ps.Name, pk.Value)
+				d.p.At(pv, "parameter %s preset %s: %s must be a single value", param, ps.Name, pk.Value)
 				continue
 			}
 			ps.Values = append(ps.Values, KV{Name: pk.Value, Value: s, Line: pk.Line})
@@ -587,7 +569,7 @@ func (d *decoder) presets(n *yaml.Node, param string) []Preset {
 func (d *decoder) sequences(n *yaml.Node) {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
-		d.p.at(n, "sequences must be a mapping of name: {start: …, step: …}, not %s", describe(n))
+		d.p.At(n, "sequences must be a mapping of name: {start: …, step: …}, not %s", describe(n))
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -595,7 +577,7 @@ func (d *decoder) sequences(n *yaml.Node) {
 		s := &Sequence{Name: d.name(k, "sequence name"), Line: k.Line}
 		for _, q := range d.f.Sequences {
 			if q.Name == s.Name && s.Name != "" {
-				d.p.at(k, "sequence %s is defined twice", s.Name)
+				d.p.At(k, "sequence %s is defined twice", s.Name)
 			}
 		}
 		d.seqFields(v, s, "sequence "+s.Name)
@@ -618,7 +600,7 @@ func (d *decoder) seqFields(v *yaml.Node, s *Sequence, what string) {
 		s.After = d.str(x, what+" after")
 		s.AfterLine = x.Line
 		if t, c, ok := strings.Cut(s.After, "."); !ok || !nameRE.MatchString(t) || !nameRE.MatchString(c) {
-			d.p.at(x, "%s: after must be table.column, not %q", what, s.After)
+			d.p.At(x, "%s: after must be table.column, not %q", what, s.After)
 			s.After = ""
 		}
 	}
@@ -630,7 +612,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 	if v, ok := m["name"]; ok {
 		t.Name = d.name(v, "table name")
 	} else {
-		d.p.at(n, "a table has no name")
+		d.p.At(n, "a table has no name")
 	}
 	what := "table " + t.Name
 	if v, ok := m["columns"]; ok {
@@ -638,13 +620,13 @@ func (d *decoder) table(n *yaml.Node) *Table {
 			c := d.column(it, what)
 			for _, o := range t.Columns {
 				if strings.EqualFold(o.Name, c.Name) && c.Name != "" {
-					d.p.add(c.Line, "%s: column %s is defined twice", what, c.Name)
+					d.p.Add(c.Line, "%s: column %s is defined twice", what, c.Name)
 				}
 			}
 			t.Columns = append(t.Columns, c)
 		}
 	} else {
-		d.p.at(n, "%s has no columns", what)
+		d.p.At(n, "%s has no columns", what)
 	}
 	if v, ok := m["primary_key"]; ok {
 		t.PrimaryKey = d.names(v, what+" primary_key")
@@ -653,7 +635,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 	for _, c := range t.Columns {
 		if c.PrimaryKey {
 			if t.PKLine != 0 && !contains(t.PrimaryKey, c.Name) {
-				d.p.add(c.Line, "%s: column %s says primary_key but the table's primary_key list does not name it", what, c.Name)
+				d.p.Add(c.Line, "%s: column %s says primary_key but the table's primary_key list does not name it", what, c.Name)
 			} else if t.PKLine == 0 {
 				t.PrimaryKey = append(t.PrimaryKey, c.Name)
 			}
@@ -666,12 +648,12 @@ func (d *decoder) table(n *yaml.Node) *Table {
 			if x, ok := im["name"]; ok {
 				ix.Name = d.name(x, "index name")
 			} else {
-				d.p.at(it, "%s: an index has no name", what)
+				d.p.At(it, "%s: an index has no name", what)
 			}
 			if x, ok := im["columns"]; ok {
 				ix.Columns = d.names(x, "index columns")
 			} else {
-				d.p.at(it, "%s: index %s has no columns", what, ix.Name)
+				d.p.At(it, "%s: index %s has no columns", what, ix.Name)
 			}
 			if x, ok := im["unique"]; ok {
 				ix.Unique = d.boolean(x, "unique")
@@ -692,7 +674,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 	if v, ok := m["load"]; ok {
 		v = deref(v)
 		if v == nil || v.Kind != yaml.MappingNode {
-			d.p.at(v, "%s load must map columns to generators, not %s", what, describe(v))
+			d.p.At(v, "%s load must map columns to generators, not %s", what, describe(v))
 		} else {
 			for i := 0; i+1 < len(v.Content); i += 2 {
 				k, g := v.Content[i], v.Content[i+1]
@@ -701,7 +683,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 			}
 		}
 		if t.Rows == nil {
-			d.p.at(v, "%s has load generators but no rows: add rows: N", what)
+			d.p.At(v, "%s has load generators but no rows: add rows: N", what)
 		}
 	}
 	// Columns named in keys and loads must exist.
@@ -715,19 +697,19 @@ func (d *decoder) table(n *yaml.Node) *Table {
 	}
 	for _, c := range t.PrimaryKey {
 		if !has(c) {
-			d.p.add(t.PKLine, "%s: primary key column %s is not among its columns", what, c)
+			d.p.Add(t.PKLine, "%s: primary key column %s is not among its columns", what, c)
 		}
 	}
 	for _, ix := range t.Indexes {
 		for _, c := range ix.Columns {
 			if !has(c) {
-				d.p.add(ix.Line, "%s: index %s names column %s, which the table does not have", what, ix.Name, c)
+				d.p.Add(ix.Line, "%s: index %s names column %s, which the table does not have", what, ix.Name, c)
 			}
 		}
 	}
 	for _, cg := range t.Load {
 		if cg.Column != "" && !has(cg.Column) {
-			d.p.add(cg.Line, "%s: load names column %s, which the table does not have", what, cg.Column)
+			d.p.Add(cg.Line, "%s: load names column %s, which the table does not have", what, cg.Column)
 		}
 	}
 	return t
@@ -739,7 +721,7 @@ func (d *decoder) column(n *yaml.Node, what string) *Column {
 	if v, ok := m["name"]; ok {
 		c.Name = d.name(v, "column name")
 	} else {
-		d.p.at(n, "%s: a column has no name", what)
+		d.p.At(n, "%s: a column has no name", what)
 	}
 	if v, ok := m["type"]; ok {
 		c.Type = strings.ToLower(strings.TrimSpace(d.str(v, "column type")))
@@ -748,10 +730,10 @@ func (d *decoder) column(n *yaml.Node, what string) *Column {
 			base = strings.TrimSpace(base[:i])
 		}
 		if c.Type != "" && !contains(portableTypes, base) {
-			d.p.at(v, "%s column %s: unknown type %q (use %s)", what, c.Name, c.Type, strings.Join(portableTypes, ", "))
+			d.p.At(v, "%s column %s: unknown type %q (use %s)", what, c.Name, c.Type, strings.Join(portableTypes, ", "))
 		}
 	} else {
-		d.p.at(n, "%s column %s has no type", what, c.Name)
+		d.p.At(n, "%s column %s has no type", what, c.Name)
 	}
 	if v, ok := m["not_null"]; ok {
 		c.NotNull = d.boolean(v, "not_null")
@@ -767,7 +749,7 @@ func (d *decoder) column(n *yaml.Node, what string) *Column {
 		switch c.Type {
 		case "int", "integer", "bigint", "serial", "bigserial", "":
 		default:
-			d.p.at(v, "%s column %s: auto_increment needs an int or bigint column, not %s", what, c.Name, c.Type)
+			d.p.At(v, "%s column %s: auto_increment needs an int or bigint column, not %s", what, c.Name, c.Type)
 		}
 	}
 	return c
@@ -782,7 +764,7 @@ func (d *decoder) txn(n *yaml.Node) *Txn {
 	if v, ok := m["name"]; ok {
 		t.Name = d.name(v, "transaction name")
 	} else {
-		d.p.at(n, "a transaction has no name")
+		d.p.At(n, "a transaction has no name")
 	}
 	what := "transaction " + t.Name
 	if v, ok := m["weight"]; ok {
@@ -798,7 +780,7 @@ func (d *decoder) txn(n *yaml.Node) *Txn {
 		t.Steps = d.steps(v, what)
 	}
 	if len(t.Steps) == 0 {
-		d.p.at(n, "%s has no steps: add steps: with at least one sql", what)
+		d.p.At(n, "%s has no steps: add steps: with at least one sql", what)
 	}
 	return t
 }
@@ -806,7 +788,7 @@ func (d *decoder) txn(n *yaml.Node) *Txn {
 func (d *decoder) values(n *yaml.Node, what string) []*NamedGen {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
-		d.p.at(n, "%s values must map names to generators, not %s", what, describe(n))
+		d.p.At(n, "%s values must map names to generators, not %s", what, describe(n))
 		return nil
 	}
 	var out []*NamedGen
@@ -823,7 +805,7 @@ func (d *decoder) steps(n *yaml.Node, what string) []*Step {
 	d.depth++
 	defer func() { d.depth-- }()
 	if d.depth > maxDepth {
-		d.p.at(n, "%s: steps are nested more than %d deep", what, maxDepth)
+		d.p.At(n, "%s: steps are nested more than %d deep", what, maxDepth)
 		return nil
 	}
 	if d.nsteps > maxSteps {
@@ -831,7 +813,7 @@ func (d *decoder) steps(n *yaml.Node, what string) []*Step {
 	}
 	d.nsteps += len(deref(n).Content)
 	if d.nsteps > maxSteps {
-		d.p.at(n, "%s: more than %d steps in the file", what, maxSteps)
+		d.p.At(n, "%s: more than %d steps in the file", what, maxSteps)
 		return nil
 	}
 	var out []*Step
@@ -855,19 +837,19 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 	case hasBranch && !hasSQL && !hasSteps:
 		s.Kind = StepBranch
 	default:
-		d.p.at(n, "%s: a step has exactly one of sql, steps (with repeat) or branch", what)
+		d.p.At(n, "%s: a step has exactly one of sql, steps (with repeat) or branch", what)
 		return s
 	}
 	if s.Kind != StepSQL {
 		for _, k := range []string{"values", "keep", "insert_id", "id_column"} {
 			if v, ok := m[k]; ok {
-				d.p.at(v, "%s: %s belongs to an sql step", what, k)
+				d.p.At(v, "%s: %s belongs to an sql step", what, k)
 			}
 		}
 	}
 	if v, ok := m["repeat"]; ok {
 		if s.Kind == StepBranch {
-			d.p.at(v, "%s: repeat a branch by putting it in steps: with repeat", what)
+			d.p.At(v, "%s: repeat a branch by putting it in steps: with repeat", what)
 		}
 		s.Repeat = d.gen(v, what+" repeat")
 	}
@@ -886,10 +868,10 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 				s.SQL[key] = strings.TrimSpace(d.str(x, what+" sql "+k))
 			}
 			if len(dm) > 0 && s.SQL[""] == "" && len(dm) < len(Dialects) {
-				d.p.at(v, "%s: sql by dialect needs a default: or an entry for each of %s", what, strings.Join(Dialects, ", "))
+				d.p.At(v, "%s: sql by dialect needs a default: or an entry for each of %s", what, strings.Join(Dialects, ", "))
 			}
 		} else if v.Kind == yaml.ScalarNode && v.Tag != "!!null" && strings.TrimSpace(v.Value) == "" {
-			d.p.at(v, "%s: sql is empty", what)
+			d.p.At(v, "%s: sql is empty", what)
 		} else {
 			s.SQL[""] = strings.TrimSpace(d.str(v, what+" sql"))
 		}
@@ -908,16 +890,16 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 		if x, ok := m["id_column"]; ok {
 			s.IDColumn = d.name(x, "id_column")
 			if s.InsertID == "" {
-				d.p.at(x, "%s: id_column goes with insert_id", what)
+				d.p.At(x, "%s: id_column goes with insert_id", what)
 			}
 		}
 		if s.InsertID != "" && len(s.Keep) > 0 {
-			d.p.add(s.IDLine, "%s: a statement has keep or insert_id, not both", what)
+			d.p.Add(s.IDLine, "%s: a statement has keep or insert_id, not both", what)
 		}
 	case StepBlock:
 		s.Steps = d.steps(m["steps"], what)
 		if len(s.Steps) == 0 {
-			d.p.at(m["steps"], "%s: steps is empty", what)
+			d.p.At(m["steps"], "%s: steps is empty", what)
 		}
 	case StepBranch:
 		for _, it := range d.list(m["branch"], what+" branch") {
@@ -926,7 +908,7 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 			if x, ok := am["probability"]; ok {
 				a.Probability = d.number(x, "probability")
 			} else {
-				d.p.at(it, "%s: a branch arm has no probability", what)
+				d.p.At(it, "%s: a branch arm has no probability", what)
 			}
 			if x, ok := am["steps"]; ok {
 				a.Steps = d.steps(x, what)
@@ -934,7 +916,7 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 			s.Arms = append(s.Arms, a)
 		}
 		if len(s.Arms) == 0 {
-			d.p.at(m["branch"], "%s: branch has no arms", what)
+			d.p.At(m["branch"], "%s: branch has no arms", what)
 		}
 	}
 	return s
@@ -946,7 +928,7 @@ func (d *decoder) group(n *yaml.Node) *Group {
 	if v, ok := m["name"]; ok {
 		g.Name = d.name(v, "group name")
 	} else {
-		d.p.at(n, "a group has no name")
+		d.p.At(n, "a group has no name")
 	}
 	what := "group " + g.Name
 	if v, ok := m["clients"]; ok {
@@ -972,7 +954,7 @@ func (d *decoder) group(n *yaml.Node) *Group {
 		}
 	}
 	if len(g.Transactions) == 0 {
-		d.p.at(n, "%s runs no transactions: add transactions: [name, …]", what)
+		d.p.At(n, "%s runs no transactions: add transactions: [name, …]", what)
 	}
 	return g
 }
@@ -982,7 +964,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 	n = deref(n)
 	g := &GenDef{Node: n, Args: map[string]*yaml.Node{}}
 	if n == nil {
-		d.p.add(0, "%s: missing generator", what)
+		d.p.Add(0, "%s: missing generator", what)
 		return g
 	}
 	g.Line = n.Line
@@ -992,7 +974,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 		return g
 	case yaml.MappingNode:
 	default:
-		d.p.at(n, "%s must be a constant or a generator such as {uniform: [1, 100]}, not %s", what, describe(n))
+		d.p.At(n, "%s must be a constant or a generator such as {uniform: [1, 100]}, not %s", what, describe(n))
 		return g
 	}
 	if len(n.Content) != 2 {
@@ -1000,7 +982,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 		for i := 0; i < len(n.Content); i += 2 {
 			keys = append(keys, n.Content[i].Value)
 		}
-		d.p.at(n, "%s must name exactly one generator (%s), not %s", what, strings.Join(Generators, ", "), strings.Join(keys, ", "))
+		d.p.At(n, "%s must name exactly one generator (%s), not %s", what, strings.Join(Generators, ", "), strings.Join(keys, ", "))
 		if len(n.Content) == 0 {
 			return g
 		}
@@ -1008,7 +990,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 	k, v := n.Content[0], deref(n.Content[1])
 	g.Kind = k.Value
 	if !contains(Generators, g.Kind) {
-		d.p.at(k, "%s: unknown generator %q (use %s)", what, g.Kind, strings.Join(Generators, ", "))
+		d.p.At(k, "%s: unknown generator %q (use %s)", what, g.Kind, strings.Join(Generators, ", "))
 		g.Kind = ""
 		return g
 	}
@@ -1030,7 +1012,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 	case "timestamp":
 		if s, ok := scalar(v); ok {
 			if s != "now" {
-				d.p.at(v, "%s: use timestamp: now or timestamp: {min: 2024-01-01, max: 2024-12-31}", what)
+				d.p.At(v, "%s: use timestamp: now or timestamp: {min: 2024-01-01, max: 2024-12-31}", what)
 			}
 			g.Now = true
 			return g
@@ -1043,9 +1025,9 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 				cm := d.fields(it, what+" item", "value", "weight")
 				c := Choice{Value: cm["value"], Weight: cm["weight"]}
 				if c.Value == nil {
-					d.p.at(it, "%s: an item has no value", what)
+					d.p.At(it, "%s: an item has no value", what)
 				} else if _, ok := scalar(c.Value); !ok {
-					d.p.at(c.Value, "%s: a value must be a single value, not %s", what, describe(c.Value))
+					d.p.At(c.Value, "%s: a value must be a single value, not %s", what, describe(c.Value))
 				}
 				if c.Weight != nil {
 					c.Weight = d.number(c.Weight, "weight")
@@ -1054,17 +1036,17 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 			} else if it.Kind == yaml.ScalarNode {
 				g.Choices = append(g.Choices, Choice{Value: it})
 			} else {
-				d.p.at(it, "%s: an item must be a value or {value: …, weight: …}", what)
+				d.p.At(it, "%s: an item must be a value or {value: …, weight: …}", what)
 			}
 		}
 		if len(items) == 0 && v.Kind == yaml.SequenceNode {
-			d.p.at(v, "%s has no values", what)
+			d.p.At(v, "%s has no values", what)
 		}
 		return g
 	}
 	if v.Kind == yaml.SequenceNode && (g.Kind == "uniform" || g.Kind == "float" || g.Kind == "zipfian" || g.Kind == "exponential" || g.Kind == "hotspot" || g.Kind == "gaussian" || g.Kind == "special") {
 		if len(v.Content) != 2 {
-			d.p.at(v, "%s: [min, max] takes two numbers, not %d", what, len(v.Content))
+			d.p.At(v, "%s: [min, max] takes two numbers, not %d", what, len(v.Content))
 			return g
 		}
 		g.Args["min"] = d.number(v.Content[0], what+" min")
@@ -1079,12 +1061,12 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 		case key == "pattern":
 			g.Pattern = d.str(x, "pattern")
 			if g.Pattern == "" {
-				d.p.at(x, "%s: pattern is empty", what)
+				d.p.At(x, "%s: pattern is empty", what)
 			}
 		case key == "after":
 			g.After = d.str(x, what+" after")
 			if t, c, ok := strings.Cut(g.After, "."); !ok || !nameRE.MatchString(t) || !nameRE.MatchString(c) {
-				d.p.at(x, "%s: after must be table.column, not %q", what, g.After)
+				d.p.At(x, "%s: after must be table.column, not %q", what, g.After)
 				g.After = ""
 			}
 		case g.Kind == "latest" && key == "sequence":
@@ -1105,7 +1087,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 	case "uniform", "zipfian", "exponential", "hotspot", "gaussian", "special", "float", "timestamp":
 		for _, req := range []string{"min", "max"} {
 			if m[req] == nil {
-				d.p.at(v, "%s needs %s", what, req)
+				d.p.At(v, "%s needs %s", what, req)
 			}
 		}
 	case "string":
@@ -1115,21 +1097,21 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 		_, pat := m["pattern"]
 		switch {
 		case pat && (l || lo || hi):
-			d.p.at(v, "%s: give a pattern or a length, not both", what)
+			d.p.At(v, "%s: give a pattern or a length, not both", what)
 		case l && (lo || hi):
-			d.p.at(v, "%s: give length or min_length and max_length, not both", what)
+			d.p.At(v, "%s: give length or min_length and max_length, not both", what)
 		case lo != hi:
-			d.p.at(v, "%s: min_length and max_length go together", what)
+			d.p.At(v, "%s: min_length and max_length go together", what)
 		case !l && !lo && !pat:
-			d.p.at(v, "%s needs a length or a pattern", what)
+			d.p.At(v, "%s needs a length or a pattern", what)
 		}
 	case "latest":
 		if m["sequence"] == nil || m["window"] == nil {
-			d.p.at(v, "%s needs sequence and window", what)
+			d.p.At(v, "%s needs sequence and window", what)
 		}
 	}
 	if g.Kind == "exponential" && m["mean"] == nil {
-		d.p.at(v, "%s needs mean", what)
+		d.p.At(v, "%s needs mean", what)
 	}
 	return g
 }
@@ -1146,7 +1128,7 @@ func (d *decoder) crossCheck() {
 	for _, g := range f.Groups {
 		for i, name := range g.Transactions {
 			if !txns[name] {
-				d.p.add(g.TxnLines[i], "group %s runs transaction %s, which is not defined", g.Name, name)
+				d.p.Add(g.TxnLines[i], "group %s runs transaction %s, which is not defined", g.Name, name)
 			}
 			used[name] = true
 		}
@@ -1154,7 +1136,7 @@ func (d *decoder) crossCheck() {
 	if len(f.Groups) > 0 {
 		for _, t := range f.Txns {
 			if !used[t.Name] && t.Name != "" {
-				d.p.add(t.Line, "transaction %s is in no group: add it to a group's transactions or remove it", t.Name)
+				d.p.Add(t.Line, "transaction %s is in no group: add it to a group's transactions or remove it", t.Name)
 			}
 		}
 	}
@@ -1168,11 +1150,11 @@ func (d *decoder) crossCheck() {
 				q, ok := params[kv.Name]
 				switch {
 				case !ok:
-					d.p.add(kv.Line, "parameter %s preset %s sets %s, which is not a parameter", p.Name, ps.Name, kv.Name)
+					d.p.Add(kv.Line, "parameter %s preset %s sets %s, which is not a parameter", p.Name, ps.Name, kv.Name)
 				case q == p:
-					d.p.add(kv.Line, "parameter %s preset %s sets the parameter itself", p.Name, ps.Name)
+					d.p.Add(kv.Line, "parameter %s preset %s sets the parameter itself", p.Name, ps.Name)
 				case len(q.Presets) > 0:
-					d.p.add(kv.Line, "parameter %s preset %s sets %s, which has presets of its own", p.Name, ps.Name, kv.Name)
+					d.p.Add(kv.Line, "parameter %s preset %s sets %s, which has presets of its own", p.Name, ps.Name, kv.Name)
 				}
 			}
 		}
@@ -1182,7 +1164,7 @@ func (d *decoder) crossCheck() {
 				found = found || ps.Name == p.Default
 			}
 			if !found {
-				d.p.add(p.Line, "parameter %s: default %q is not one of its presets", p.Name, p.Default)
+				d.p.Add(p.Line, "parameter %s: default %q is not one of its presets", p.Name, p.Default)
 			}
 		}
 	}
@@ -1193,7 +1175,7 @@ func (d *decoder) crossCheck() {
 	var walkGen func(g *GenDef)
 	walkGen = func(g *GenDef) {
 		if g != nil && g.Sequence != "" && !seqs[g.Sequence] {
-			d.p.add(g.Line, "sequence %s is not defined under sequences:", g.Sequence)
+			d.p.Add(g.Line, "sequence %s is not defined under sequences:", g.Sequence)
 		}
 	}
 	for _, t := range f.Tables {

@@ -28,7 +28,7 @@ const (
 // reported at once, with the line it comes from.
 func Resolve(f *File, p workload.Params) (*Workload, error) {
 	r := newResolver(f, p)
-	if err := r.p.err(f.Path); err != nil {
+	if err := r.p.Err(f.Path); err != nil {
 		return nil, err
 	}
 	return r.w, nil
@@ -73,7 +73,7 @@ func (r *resolver) params(given workload.Params) {
 		if len(w.optNames) > 0 {
 			names = "parameters: " + strings.Join(w.optNames, ", ")
 		}
-		r.p.add(0, "workload %s has no parameter %s (%s)", r.f.Name, strings.Join(unknown, ", "), names)
+		r.p.Add(0, "workload %s has no parameter %s (%s)", r.f.Name, strings.Join(unknown, ", "), names)
 	}
 	for _, p := range r.f.Params {
 		if len(p.Presets) == 0 {
@@ -93,7 +93,7 @@ func (r *resolver) params(given workload.Params) {
 		}
 		if chosen == nil {
 			if set {
-				r.p.add(0, "--set %s=%s: use one of %s", p.Name, v, strings.Join(names, ", "))
+				r.p.Add(0, "--set %s=%s: use one of %s", p.Name, v, strings.Join(names, ", "))
 			}
 			continue
 		}
@@ -122,7 +122,7 @@ func (r *resolver) num(n *yaml.Node, what string) (float64, bool) {
 	}
 	v, err := eval(n.Value, r.lookup)
 	if err != nil {
-		r.p.at(n, "%s: %v", what, err)
+		r.p.At(n, "%s: %v", what, err)
 		return 0, false
 	}
 	return v, true
@@ -138,12 +138,12 @@ func (r *resolver) intIn(n *yaml.Node, what string, def, min, max int64) int64 {
 		return def
 	}
 	if v != math.Trunc(v) || v > math.MaxInt64 || v < math.MinInt64 {
-		r.p.at(n, "%s: %s is not a whole number%s", what, fmtNum(v), via(n))
+		r.p.At(n, "%s: %s is not a whole number%s", what, fmtNum(v), via(n))
 		return def
 	}
 	i := int64(v)
 	if i < min || i > max {
-		r.p.at(n, "%s: %d is out of range (%s to %s)%s", what, i, fmtBound(min), fmtBound(max), via(n))
+		r.p.At(n, "%s: %d is out of range (%s to %s)%s", what, i, fmtBound(min), fmtBound(max), via(n))
 		return def
 	}
 	return i
@@ -160,9 +160,9 @@ func (r *resolver) floatIn(n *yaml.Node, what string, def, min, max float64) flo
 	}
 	if v < min || v > max {
 		if max == math.MaxFloat64 {
-			r.p.at(n, "%s: %s must be %s or more%s", what, fmtNum(v), fmtNum(min), via(n))
+			r.p.At(n, "%s: %s must be %s or more%s", what, fmtNum(v), fmtNum(min), via(n))
 		} else {
-			r.p.at(n, "%s: %s is out of range (%s to %s)%s", what, fmtNum(v), fmtNum(min), fmtNum(max), via(n))
+			r.p.At(n, "%s: %s is out of range (%s to %s)%s", what, fmtNum(v), fmtNum(min), fmtNum(max), via(n))
 		}
 		return def
 	}
@@ -196,7 +196,7 @@ func (r *resolver) sequences() {
 		start := r.intIn(s.Start, what+" start", 1, math.MinInt64, math.MaxInt64)
 		step := r.intIn(s.Step, what+" step", 1, math.MinInt64, math.MaxInt64)
 		if step == 0 {
-			r.p.at(s.Step, "%s: step must not be 0", what)
+			r.p.At(s.Step, "%s: step must not be 0", what)
 			step = 1
 		}
 		r.checkAfter(s.After, s.AfterLine)
@@ -219,11 +219,11 @@ func (r *resolver) checkAfter(after string, line int) {
 					return
 				}
 			}
-			r.p.add(line, "after: table %s has no column %s", tn, cn)
+			r.p.Add(line, "after: table %s has no column %s", tn, cn)
 			return
 		}
 	}
-	r.p.add(line, "after: table %s is not defined under tables:", tn)
+	r.p.Add(line, "after: table %s is not defined under tables:", tn)
 }
 
 func (r *resolver) tables() {
@@ -244,7 +244,7 @@ func (r *resolver) tables() {
 				}
 			}
 			if isSerialType(typ) && !(len(ft.PrimaryKey) == 1 && strings.EqualFold(ft.PrimaryKey[0], c.Name)) {
-				r.p.add(c.Line, "%s column %s: an auto-increment column must be the table's whole primary key (primary_key: [%s])", what, c.Name, c.Name)
+				r.p.Add(c.Line, "%s column %s: an auto-increment column must be the table's whole primary key (primary_key: [%s])", what, c.Name, c.Name)
 			}
 			t.def.Columns = append(t.def.Columns, target.Column{Name: c.Name, Type: typ, NotNull: c.NotNull, Default: c.Default})
 			cols[strings.ToLower(c.Name)] = c
@@ -266,7 +266,7 @@ func (r *resolver) tables() {
 		if t.rows > 0 {
 			for _, c := range ft.Columns {
 				if c.NotNull && c.Default == "" && !c.AutoIncrement && !isSerialType(c.Type) && !loaded[strings.ToLower(c.Name)] {
-					r.p.add(c.Line, "%s loads %d rows but NOT NULL column %s has no default and no load generator", what, t.rows, c.Name)
+					r.p.Add(c.Line, "%s loads %d rows but NOT NULL column %s has no default and no load generator", what, t.rows, c.Name)
 				}
 			}
 		}
@@ -283,14 +283,14 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 	}
 	a := g.Args
 	lohi := func() (int64, int64, bool) {
-		n0 := len(r.p.list)
+		n0 := r.p.Len()
 		lo := r.intIn(a["min"], what+" min", 0, math.MinInt64, math.MaxInt64)
 		hi := r.intIn(a["max"], what+" max", 0, math.MinInt64, math.MaxInt64)
-		if a["min"] == nil || a["max"] == nil || len(r.p.list) > n0 {
+		if a["min"] == nil || a["max"] == nil || r.p.Len() > n0 {
 			return 0, 0, false
 		}
 		if hi < lo {
-			r.p.at(a["max"], "%s: max %d is below min %d", what, hi, lo)
+			r.p.At(a["max"], "%s: max %d is below min %d", what, hi, lo)
 			return 0, 0, false
 		}
 		return lo, hi, true
@@ -338,7 +338,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 		_, hasSD := a["stddev"]
 		if hasMean || hasSD {
 			if a["iter"] != nil {
-				r.p.at(a["iter"], "%s: iter is for the sysbench form (no mean and stddev)", what)
+				r.p.At(a["iter"], "%s: iter is for the sysbench form (no mean and stddev)", what)
 			}
 			mean := r.floatIn(a["mean"], what+" mean", float64(lo)/2+float64(hi)/2, -math.MaxFloat64, math.MaxFloat64)
 			sd := r.floatIn(a["stddev"], what+" stddev", float64(hi-lo)/6, 0, math.MaxFloat64)
@@ -347,7 +347,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 			}
 			n, err := gen.NewNormal(lo, hi, mean, sd)
 			if err != nil {
-				r.p.add(g.Line, "%s: %v", what, err)
+				r.p.Add(g.Line, "%s: %v", what, err)
 				return nil
 			}
 			return &intGen{lo: lo, hi: hi, next: n.Next, desc: fmt.Sprintf("gaussian %s mean %g stddev %g", rangeDesc(lo, hi), mean, sd)}
@@ -360,7 +360,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 		p.Iter = int(iter)
 		d, err := gen.NewDistKind(gen.Gaussian, lo, hi, p)
 		if err != nil {
-			r.p.add(g.Line, "%s: %v", what, err)
+			r.p.Add(g.Line, "%s: %v", what, err)
 			return nil
 		}
 		return &intGen{lo: lo, hi: hi, next: d.Next, desc: fmt.Sprintf("gaussian %s (sysbench, %d iterations)", rangeDesc(lo, hi), iter)}
@@ -375,7 +375,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 		}
 		d, err := gen.NewDistKind(gen.Special, lo, hi, p)
 		if err != nil {
-			r.p.add(g.Line, "%s: %v", what, err)
+			r.p.Add(g.Line, "%s: %v", what, err)
 			return nil
 		}
 		return &intGen{lo: lo, hi: hi, next: d.Next, desc: fmt.Sprintf("special %s (%g%% of draws in %g%% of the range)", rangeDesc(lo, hi), p.SpecialRes, p.SpecialPct)}
@@ -387,7 +387,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 		}
 		e, err := gen.NewExponential(lo, hi, mean)
 		if err != nil {
-			r.p.add(g.Line, "%s: %v", what, err)
+			r.p.Add(g.Line, "%s: %v", what, err)
 			return nil
 		}
 		return &intGen{lo: lo, hi: hi, next: e.Next, desc: fmt.Sprintf("exponential %s mean %g", rangeDesc(lo, hi), mean)}
@@ -400,7 +400,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 		}
 		h, err := gen.NewHotSpot(lo, hi, frac, prob)
 		if err != nil {
-			r.p.add(g.Line, "%s: %v", what, err)
+			r.p.Add(g.Line, "%s: %v", what, err)
 			return nil
 		}
 		return &intGen{lo: lo, hi: hi, next: h.Next, desc: fmt.Sprintf("hotspot %s: %g of draws in the first %g", rangeDesc(lo, hi), prob, frac)}
@@ -414,7 +414,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 		start := r.intIn(a["start"], what+" start", 1, math.MinInt64, math.MaxInt64)
 		step := r.intIn(a["step"], what+" step", 1, math.MinInt64, math.MaxInt64)
 		if step == 0 {
-			r.p.at(a["step"], "%s: step must not be 0", what)
+			r.p.At(a["step"], "%s: step must not be 0", what)
 			step = 1
 		}
 		line := g.Line
@@ -436,7 +436,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 	case "string":
 		if g.Pattern != "" {
 			if len(g.Pattern) > maxStringLen {
-				r.p.add(g.Line, "%s: pattern longer than %d", what, maxStringLen)
+				r.p.Add(g.Line, "%s: pattern longer than %d", what, maxStringLen)
 				return nil
 			}
 			return &stringGen{pattern: g.Pattern}
@@ -448,7 +448,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 		lo := r.intIn(a["min_length"], what+" min_length", 0, 0, maxStringLen)
 		hi := r.intIn(a["max_length"], what+" max_length", 0, 0, maxStringLen)
 		if hi < lo {
-			r.p.at(a["max_length"], "%s: max_length %d is below min_length %d", what, hi, lo)
+			r.p.At(a["max_length"], "%s: max_length %d is below min_length %d", what, hi, lo)
 			return nil
 		}
 		return &stringGen{min: int(lo), max: int(hi)}
@@ -474,7 +474,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 			return nil
 		}
 		if !(sum > 0) {
-			r.p.add(g.Line, "%s: the weights add up to 0: give at least one a weight above 0", what)
+			r.p.Add(g.Line, "%s: the weights add up to 0: give at least one a weight above 0", what)
 			return nil
 		}
 		c.desc = "choice of " + strings.Join(descs, ", ")
@@ -489,7 +489,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 			return nil
 		}
 		if hi.Before(lo) {
-			r.p.at(a["max"], "%s: max is before min", what)
+			r.p.At(a["max"], "%s: max is before min", what)
 			return nil
 		}
 		return &timeGen{lo: lo.UnixMicro(), hi: hi.UnixMicro()}
@@ -500,7 +500,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 			return nil
 		}
 		if hi < lo {
-			r.p.at(a["max"], "%s: max %g is below min %g", what, hi, lo)
+			r.p.At(a["max"], "%s: max %g is below min %g", what, hi, lo)
 			return nil
 		}
 		return &floatGen{lo: lo, hi: hi}
@@ -520,7 +520,7 @@ func (r *resolver) time(n *yaml.Node, what string) (time.Time, bool) {
 			return t.UTC(), true
 		}
 	}
-	r.p.at(n, "%s: %q is not a time (use 2024-01-31 or 2024-01-31T12:00:00Z)", what, s)
+	r.p.At(n, "%s: %q is not a time (use 2024-01-31 or 2024-01-31T12:00:00Z)", what, s)
 	return time.Time{}, false
 }
 
@@ -535,7 +535,7 @@ func (r *resolver) txns() {
 				continue
 			}
 			if _, dup := c.txnVals[v.Name]; dup {
-				r.p.add(v.Line, "%s: value %s is defined twice", what, v.Name)
+				r.p.Add(v.Line, "%s: value %s is defined twice", what, v.Name)
 				continue
 			}
 			g := r.gen(v.Gen, what+" value "+v.Name, nil)
@@ -549,7 +549,7 @@ func (r *resolver) txns() {
 		t.body = c.steps(ft.Steps, what)
 		for i, name := range t.valueNames {
 			if !c.used[name] {
-				r.p.add(ft.Values[i].Line, "%s: value %s is defined but no statement uses :%s", what, name, name)
+				r.p.Add(ft.Values[i].Line, "%s: value %s is defined but no statement uses :%s", what, name, name)
 			}
 		}
 		t.nvars = len(c.vars)
@@ -558,7 +558,7 @@ func (r *resolver) txns() {
 			t.varNames[i] = n
 		}
 		if max := maxOps(t.body); max > MaxStatements {
-			r.p.add(ft.Line, "%s may send up to %d statements; the limit is %d (lower its repeats)", what, max, MaxStatements)
+			r.p.Add(ft.Line, "%s may send up to %d statements; the limit is %d (lower its repeats)", what, max, MaxStatements)
 		}
 		r.w.txns = append(r.w.txns, t)
 	}
@@ -617,7 +617,7 @@ func (c *compiler) steps(steps []*Step, what string) []node {
 				nd.arms = append(nd.arms, arm{cum: sum, body: c.steps(a.Steps, wh)})
 			}
 			if sum > 1+1e-9 {
-				c.r.p.add(s.Line, "%s: the branch probabilities add up to %.4g, more than 1", wh, sum)
+				c.r.p.Add(s.Line, "%s: the branch probabilities add up to %.4g, more than 1", wh, sum)
 			}
 		}
 		if s.Repeat != nil {
@@ -628,10 +628,10 @@ func (c *compiler) steps(steps []*Step, what string) []node {
 			lo, hi, ok := g.intRange()
 			switch {
 			case !ok:
-				c.r.p.add(s.Repeat.Line, "%s: repeat must be a whole number or a bounded integer generator (uniform, zipfian, gaussian, exponential, hotspot, special, choice of numbers), not %s", wh, g)
+				c.r.p.Add(s.Repeat.Line, "%s: repeat must be a whole number or a bounded integer generator (uniform, zipfian, gaussian, exponential, hotspot, special, choice of numbers), not %s", wh, g)
 				continue
 			case lo < 0:
-				c.r.p.add(s.Repeat.Line, "%s: repeat %s can be negative", wh, g)
+				c.r.p.Add(s.Repeat.Line, "%s: repeat %s can be negative", wh, g)
 				continue
 			}
 			_ = hi
@@ -656,11 +656,11 @@ func (c *compiler) stmt(s *Step, what string) int {
 			continue
 		}
 		if _, dup := locals[v.Name]; dup {
-			c.r.p.add(v.Line, "%s: value %s is defined twice", what, v.Name)
+			c.r.p.Add(v.Line, "%s: value %s is defined twice", what, v.Name)
 			continue
 		}
 		if _, dup := c.txnVals[v.Name]; dup {
-			c.r.p.add(v.Line, "%s: value %s is already a value of the transaction", what, v.Name)
+			c.r.p.Add(v.Line, "%s: value %s is already a value of the transaction", what, v.Name)
 			continue
 		}
 		g := c.r.gen(v.Gen, what+" value "+v.Name, nil)
@@ -684,7 +684,7 @@ func (c *compiler) stmt(s *Step, what string) int {
 		}
 		q, names, err := bindSQL(text)
 		if err != nil {
-			c.r.p.add(s.SQLLine, "%s: %v", what, err)
+			c.r.p.Add(s.SQLLine, "%s: %v", what, err)
 			continue
 		}
 		v := &variant{sql: q}
@@ -703,7 +703,7 @@ func (c *compiler) stmt(s *Step, what string) int {
 				src = argSrc{kind: srcConst, idx: len(st.consts)}
 				st.consts = append(st.consts, cv)
 			} else {
-				c.r.p.add(s.SQLLine, "%s: :%s is not defined (define it under values, keep or insert_id it in an earlier statement, or add a parameter %s)", what, name, name)
+				c.r.p.Add(s.SQLLine, "%s: :%s is not defined (define it under values, keep or insert_id it in an earlier statement, or add a parameter %s)", what, name, name)
 				continue
 			}
 			v.args = append(v.args, src)
@@ -713,15 +713,15 @@ func (c *compiler) stmt(s *Step, what string) int {
 	}
 	for i, ok := range usedLocal {
 		if !ok && len(st.variants) > 0 {
-			c.r.p.add(s.Values[i].Line, "%s: value %s is defined but the statement does not use :%s", what, st.localNames[i], st.localNames[i])
+			c.r.p.Add(s.Values[i].Line, "%s: value %s is defined but the statement does not use :%s", what, st.localNames[i], st.localNames[i])
 		}
 	}
 	define := func(name string) int {
 		if _, ok := locals[name]; ok {
-			c.r.p.add(s.Line, "%s: %s is both a value and a result name", what, name)
+			c.r.p.Add(s.Line, "%s: %s is both a value and a result name", what, name)
 		}
 		if _, ok := c.txnVals[name]; ok {
-			c.r.p.add(s.Line, "%s: %s is both a value of the transaction and a result name", what, name)
+			c.r.p.Add(s.Line, "%s: %s is both a value of the transaction and a result name", what, name)
 		}
 		if i, ok := c.vars[name]; ok {
 			return i
@@ -737,7 +737,7 @@ func (c *compiler) stmt(s *Step, what string) int {
 		st.insertID = define(s.InsertID)
 		for d, v := range st.variants {
 			if !strings.EqualFold(firstWord(v.sql), "INSERT") {
-				c.r.p.add(s.IDLine, "%s: insert_id needs an INSERT statement (%s sql is %q)", what, orDefault(d), firstWord(v.sql))
+				c.r.p.Add(s.IDLine, "%s: insert_id needs an INSERT statement (%s sql is %q)", what, orDefault(d), firstWord(v.sql))
 			}
 		}
 	}
@@ -792,7 +792,7 @@ func (r *resolver) groups() {
 				continue // reported by the decoder
 			}
 			if seen[name] {
-				r.p.add(fg.TxnLines[i], "%s runs transaction %s twice", what, name)
+				r.p.Add(fg.TxnLines[i], "%s runs transaction %s twice", what, name)
 				continue
 			}
 			seen[name] = true
@@ -817,6 +817,6 @@ func (r *resolver) weights(g *group, line int, what string) {
 		if line == 0 && len(r.f.Txns) > 0 {
 			line = r.f.Txns[0].Line
 		}
-		r.p.add(line, "the weights of %s add up to 0: give at least one a weight above 0", what)
+		r.p.Add(line, "the weights of %s add up to 0: give at least one a weight above 0", what)
 	}
 }
