@@ -4,8 +4,12 @@ package sock
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -134,5 +138,54 @@ func TestPeerClose(t *testing.T) {
 	buf := make([]byte, 8)
 	if _, err := c.Read(buf); err != io.EOF {
 		t.Fatalf("read after peer close: %v, want EOF", err)
+	}
+}
+
+// A garbage collection does not wait for a reply that a raw receive is waiting for:
+// its preemption signal interrupts the receive, which yields.
+func TestGCDuringRawWait(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(Conns() + 3)) // a P for the raw wait, as the runner does
+	saved := rawWait
+	rawWait = 10 * time.Second
+	defer func() { rawWait = saved }()
+	c, srv := pair(t)
+	done := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 8)
+		n, err := c.Read(buf)
+		if err == nil && string(buf[:n]) != "late" {
+			err = fmt.Errorf("read %q", buf[:n])
+		}
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the reader is now in its raw receive
+	if !rawOK() {
+		t.Fatalf("no raw wait: %d connections, GOMAXPROCS %d", Conns(), runtime.GOMAXPROCS(0))
+	}
+	// If the collection waited for the reply, it would wait for ever: nothing in this
+	// process runs while the world is stopped. A child process sends the reply after
+	// 3s in that case; otherwise the test sends it and stops the child.
+	f, err := srv.(*net.TCPConn).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	child := exec.Command("sh", "-c", "sleep 3; printf late >&3")
+	child.ExtraFiles = []*os.File{f}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Wait()
+	start := time.Now()
+	runtime.GC()
+	d := time.Since(start)
+	if child.Process.Kill() == nil {
+		srv.Write([]byte("late"))
+	}
+	if d > time.Second {
+		t.Errorf("runtime.GC took %v while a raw receive waited", d)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

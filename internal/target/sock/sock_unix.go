@@ -32,12 +32,18 @@ import (
 // system call — on a 2-core machine that alone cost about a fifth of the client's CPU,
 // and clients migrated between threads at every wake-up. So while each open
 // connection can have a P of its own (see Conns; the runner raises GOMAXPROCS for
-// that), a read first waits up to rawWait in ppoll as a raw system call, holding its P
-// like a C client's thread, and writes are raw non-blocking sends; a longer wait, a
-// full send buffer or too few Ps fall back to the runtime-aware blocking calls. A
-// garbage collection waits at most rawWait for such a thread. Measured on sysbench's
-// oltp_point_select with 4 clients (bench/vs-anchors.sh's server, same run): 8–17k tps
-// at 30–44 µs of client CPU per transaction before, 14–20k at 26–31 µs after.
+// that), a read is one raw blocking receive that holds its P like a C client's thread,
+// bounded by a receive timeout of rawWait on the socket, and writes are raw
+// non-blocking sends; a longer wait, a full send buffer or too few Ps fall back to
+// runtime-aware calls. A garbage collection's preemption signal interrupts the raw
+// receive (see doRead), so it does not wait for the reply.
+//
+// Measured on sysbench's oltp_point_select with 4 clients (bench/vs-anchors.sh's
+// server, same run): the runtime-aware reads gave 8–17k tps at 30–44 µs of client CPU
+// per transaction; a non-blocking receive, a ppoll bounded by a 1 ms timer and a
+// second receive gave 34–36k tps at 26–27 µs; the single bounded receive gives
+// 43–44k tps at 18–19 µs, where sysbench gave 44–49k at 17–18 µs. The ppoll's timer
+// was the expense: arming and cancelling one per reply, in a virtual machine.
 type blockingConn struct {
 	f      *os.File
 	raw    syscall.RawConn
@@ -55,8 +61,9 @@ type blockingConn struct {
 	writeFn    func(uintptr) bool
 }
 
-// rawWait bounds a wait in a raw system call (see blockingConn).
-const rawWait = time.Millisecond
+// rawWait bounds a wait in a raw system call (see blockingConn); a variable so that
+// tests can lengthen it.
+var rawWait = time.Millisecond
 
 // open counts the connections open in blocking mode; procs is GOMAXPROCS, read again
 // when a connection opens and every procsEvery reads of a connection
@@ -80,16 +87,26 @@ type pollFd struct {
 
 const pollIn = 0x1
 
-// doRead reads into c.rb: a non-blocking receive, then a raw ppoll of at most rawWait
-// and another receive, then the runtime-aware blocking read.
+// doRead reads into c.rb. While rawOK, it is one raw blocking receive, which the
+// socket's receive timeout (rawWait, set by Blocking) bounds: the thread sleeps in the
+// kernel holding its P, as a C client's thread would, and the common case costs one
+// system call and no timer of its own. A signal interrupts that receive (a timeout on
+// the socket makes the kernel return EINTR instead of restarting it), and the
+// goroutine then yields, so that a garbage collection stopping the world, whose
+// preemption signal that was, need not wait for the reply. A reply slower than rawWait,
+// or too few Ps, means a runtime-aware wait in ppoll without a timeout, then a
+// non-blocking receive.
 func (c *blockingConn) doRead(fd uintptr) bool {
 	if c.reads++; c.reads%procsEvery == 0 {
 		procs.Store(int64(runtime.GOMAXPROCS(0)))
 	}
 	b := c.rb
-	waited := false
+	flags := uintptr(0)
+	if !rawOK() {
+		flags = syscall.MSG_DONTWAIT
+	}
 	for {
-		n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MSG_DONTWAIT, 0, 0)
+		n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), flags, 0, 0)
 		switch {
 		case e == 0:
 			c.rn, c.rerr = int(n), nil
@@ -98,35 +115,22 @@ func (c *blockingConn) doRead(fd uintptr) bool {
 			}
 			return true
 		case e == syscall.EINTR:
+			runtime.Gosched()
 			continue
 		case e != syscall.EAGAIN:
 			c.rn, c.rerr = 0, e
 			return true
 		}
-		if waited || !rawOK() {
-			break
-		}
-		waited = true
+		// Nothing within rawWait (or at once, without a P to hold): wait for the
+		// socket to become readable, telling the runtime this thread is blocked.
+		flags = syscall.MSG_DONTWAIT
 		pfd := pollFd{fd: int32(fd), events: pollIn}
-		ts := syscall.NsecToTimespec(int64(rawWait))
-		r, _, _ := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-		if r == 0 {
-			break // nothing within rawWait
+		for {
+			_, _, e := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, 0, 0, 0, 0)
+			if e != syscall.EINTR {
+				break
+			}
 		}
-	}
-	for {
-		n, err := syscall.Read(int(fd), b)
-		if err == syscall.EINTR {
-			continue
-		}
-		if n < 0 {
-			n = 0
-		}
-		c.rn, c.rerr = n, err
-		if n == 0 && err == nil {
-			c.rerr = io.EOF
-		}
-		return true
 	}
 }
 
@@ -182,6 +186,11 @@ func Blocking(nc net.Conn) net.Conn {
 	// O_NONBLOCK belongs to the open file description, shared by both descriptors, so
 	// the poller's descriptor is closed right after.
 	if err := syscall.SetNonblock(dup, false); err != nil {
+		_ = syscall.Close(dup)
+		return nc
+	}
+	tv := syscall.NsecToTimeval(int64(rawWait))
+	if err := syscall.SetsockoptTimeval(dup, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
 		_ = syscall.Close(dup)
 		return nc
 	}
