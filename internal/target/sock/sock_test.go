@@ -4,6 +4,7 @@ package sock
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -187,5 +188,54 @@ func TestGCDuringRawWait(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Closing while a read waits, many times over, leaves no descriptor open, and calls
+// after Close fail with net.ErrClosed.
+func TestCloseReleasesDescriptor(t *testing.T) {
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd to count descriptors")
+		}
+		return len(ents)
+	}
+	before := fds()
+	for i := 0; i < 50; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.Close()
+		c := Blocking(nc)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.Read(make([]byte, 8))
+			errc <- err
+		}()
+		if i%2 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		c.Close()
+		c.Close() // a second Close is harmless
+		if err := <-errc; err == nil {
+			t.Fatal("read during close returned no error")
+		}
+		if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("write after close: %v, want net.ErrClosed", err)
+		}
+		srv.Close()
+	}
+	if after := fds(); after > before {
+		t.Errorf("%d descriptors open before, %d after 50 connections closed", before, after)
 	}
 }
