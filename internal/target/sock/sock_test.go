@@ -239,3 +239,38 @@ func TestCloseReleasesDescriptor(t *testing.T) {
 		t.Errorf("%d descriptors open before, %d after 50 connections closed", before, after)
 	}
 }
+
+// A client in a ping-pong yields before the runtime would preempt it with a signal, so
+// its raw receives are not interrupted.
+func TestYieldsBeforePreemption(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(Conns() + 3))
+	c, srv := pair(t)
+	go func() { // echo after 200µs of work, so that the client mostly waits in a receive
+		buf := make([]byte, 4)
+		for {
+			if _, err := io.ReadFull(srv, buf); err != nil {
+				return
+			}
+			for start := time.Now(); time.Since(start) < 200*time.Microsecond; {
+			}
+			if _, err := srv.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	before := interrupted.Load()
+	msg, buf := []byte("ping"), make([]byte, 4)
+	n := 0
+	for start := time.Now(); time.Since(start) < 500*time.Millisecond; n++ {
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A garbage collection also interrupts; allow one or two, not one per 10ms.
+	if got := interrupted.Load() - before; got > 2 {
+		t.Errorf("%d raw receives interrupted by signals in 500ms (%d round trips); want yields instead", got, n)
+	}
+}
