@@ -18,8 +18,10 @@ quickstart: build
 
 # The test command: makes sure PostgreSQL and MariaDB are running (starting them, or
 # installing them from Debian packages when running as root), exports their DSNs and
-# runs all tests. CI runs this with FATHOM_TEST_REQUIRE=1.
+# runs all tests. CI runs this with FATHOM_TEST_REQUIRE=1. Modules are fetched first,
+# each try bounded: a module proxy connection that stalls would otherwise hang go test.
 test:
+	@for i in 1 2 3; do timeout 300 $(GO) mod download && break; echo "go mod download failed or stalled (try $$i of 3)" >&2; done
 	./scripts/test-servers.sh $(GO) test -count=1 -timeout 20m ./...
 
 test-unit:

@@ -10,6 +10,8 @@
 #   PGURL      postgres://postgres@127.0.0.1:5432/fathom_bench   (database created if missing)
 #   MYURL      mysql://root@127.0.0.1:3306/fathom_bench
 #   CLIENTS=4  SECONDS_PER_RUN=20  ROUNDS=2  SCALE=10  TABLE_SIZE=100000
+#   PGBENCH_JOBS=1   pgbench's -j: 1 is its default (one thread for all clients);
+#                    set it to CLIENTS for one thread per client, as fathom runs
 #   ONLY=pg|mysql   to run one pair
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +24,7 @@ ROUNDS=${ROUNDS:-2}
 SCALE=${SCALE:-10}
 TABLE_SIZE=${TABLE_SIZE:-100000}
 ONLY=${ONLY:-}
+PGBENCH_JOBS=${PGBENCH_JOBS:-1}
 STORE=$(mktemp -d)/bench.db
 FATHOM=./bin/fathom
 go build -o "$FATHOM" ./cmd/fathom
@@ -48,11 +51,11 @@ json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; 
 pg_pair() {
   local db=${PGURL##*/}; db=${db%%\?*}
   psql -X -q "${PGURL%/*}/postgres" -c "CREATE DATABASE $db" 2>/dev/null || true
-  echo "== PostgreSQL: pgbench -S -M prepared vs fathom tpcb-select, scale $SCALE, $CLIENTS clients, ${SECS}s x $ROUNDS"
+  echo "== PostgreSQL: pgbench -S -M prepared -j $PGBENCH_JOBS vs fathom tpcb-select, scale $SCALE, $CLIENTS clients, ${SECS}s x $ROUNDS"
   pgbench -q -i -s "$SCALE" "$PGURL" >/dev/null 2>&1
   local at=0 ac=0 an=0 ft=0 fc=0 fn=0
   for r in $(seq "$ROUNDS"); do
-    timed pgbench -n -S -M prepared -c "$CLIENTS" -j 1 -T "$SECS" "$PGURL"
+    timed pgbench -n -S -M prepared -c "$CLIENTS" -j "$PGBENCH_JOBS" -T "$SECS" "$PGURL"
     local tps n; tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
     n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
     echo "  round $r pgbench: $tps tps, $n tx, cpu ${cpu}s"

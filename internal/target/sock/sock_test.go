@@ -269,8 +269,9 @@ func TestYieldsBeforePreemption(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A garbage collection also interrupts; allow one or two, not one per 10ms.
-	if got := interrupted.Load() - before; got > 2 {
+	// A garbage collection also interrupts, and on a loaded machine a reply can take
+	// longer than 10ms; allow a few, not one per 10ms (13–17 without yielding).
+	if got := interrupted.Load() - before; got > 5 {
 		t.Errorf("%d raw receives interrupted by signals in 500ms (%d round trips); want yields instead", got, n)
 	}
 }

@@ -95,12 +95,14 @@ const procsEvery = 256
 // A goroutine waiting in raw receives never passes through the scheduler, so after
 // 10ms the runtime preempts it with a signal, which interrupts the receive (EINTR, then
 // the yield in doRead). Yielding of its own accord every yieldEvery, before that
-// happens, costs far less: measured with bench/vs-anchors.sh's servers and 4 clients,
-// alternating builds, 5 rounds each, medians of client CPU per transaction: pgbench's
-// select-only 24.2 µs without, 20.1 µs with it; sysbench's point select 17.5 µs
-// without, 15.5 µs with (8ms). Yielding every 2ms cost more than the signals did
-// (22.5 µs on point selects): each yield wakes an idle thread to look for work.
-const yieldEvery = 5 * time.Millisecond
+// happens, costs less. Each yield has a price too (it wakes an idle thread to look for
+// work), so the interval is as long as it can be. Measured with bench/vs-anchors.sh's
+// servers, builds alternating, medians of 3–5 rounds of client CPU per transaction:
+// with 4 clients, pgbench-style selects 24.2 µs without yielding, 20.1 µs every 5ms;
+// point selects 17.5 µs without, 15.5 µs every 8ms; every 2ms cost 22.5 µs. With 16
+// clients on point selects, 31.0 µs without, 22.8 µs every 5ms, 21.5 µs every 7ms,
+// 20.3 µs every 9ms.
+const yieldEvery = 9 * time.Millisecond
 
 var epoch = time.Now()
 
