@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -230,7 +232,18 @@ var (
 	procsMu     sync.Mutex
 	procsWanted int
 	baseProcs   int
+	baseGC      int // the GC percent before the first runner raised it
 )
+
+// runGC is the GC percent while network clients run, unless GOGC is set. A run's live
+// heap is a few megabytes, so at the default of 100 the collector ran three or four
+// times a second, and every cycle stops the world, which interrupts each client's
+// raw receive with a signal. At 400 it runs about a fifth as often: measured on
+// sysbench's point select with 4 clients, builds alternating, 4 rounds, client CPU
+// per transaction went from a median of 17.2 µs to 15.4 µs and throughput rose by
+// about a tenth (1000 was no better than 400). The heap peaks at five times the live
+// heap instead of twice.
+const runGC = 400
 
 // threads gives every client of a network target a P of its own, plus two for the
 // collectors and the rest, so that a client waiting for the server holds its thread
@@ -246,6 +259,9 @@ func (r *Runner) threads(kind string) {
 	defer procsMu.Unlock()
 	if procsWanted == 0 {
 		baseProcs = runtime.GOMAXPROCS(0)
+		if os.Getenv("GOGC") == "" {
+			baseGC = debug.SetGCPercent(runGC)
+		}
 	}
 	procsWanted += r.procs
 	setProcs()
@@ -257,6 +273,10 @@ func releaseProcs(n int) {
 	defer procsMu.Unlock()
 	procsWanted -= n
 	setProcs()
+	if procsWanted == 0 && baseGC != 0 {
+		debug.SetGCPercent(baseGC)
+		baseGC = 0
+	}
 }
 
 // setProcs sets GOMAXPROCS for the clients of all runners; procsMu is held.
