@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -46,12 +47,34 @@ func OSEnv() *Env {
 }
 
 // Main runs fathom in this process and exits with its code. FATHOM_CPUPROFILE=FILE
-// writes a Go CPU profile of the whole command (for measuring fathom itself).
+// writes a Go CPU profile of the whole command, FATHOM_MEMPROFILE=FILE a profile of
+// every allocation it made (for measuring fathom itself).
 func Main() {
 	stop := cpuProfile(os.Getenv("FATHOM_CPUPROFILE"))
+	stopMem := memProfile(os.Getenv("FATHOM_MEMPROFILE"))
 	code := Run(context.Background(), OSEnv())
 	stop()
+	stopMem()
 	os.Exit(code)
+}
+
+func memProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	runtime.MemProfileRate = 4096
+	return func() {
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fathom: FATHOM_MEMPROFILE: %v\n", err)
+		}
+	}
 }
 
 func cpuProfile(path string) func() {
