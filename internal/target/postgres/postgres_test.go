@@ -15,6 +15,7 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/target/targettest"
 )
 
 func testDSN(t testing.TB) string {
@@ -42,74 +43,23 @@ func testConn(t testing.TB, cfg target.Config) (*Target, *Conn) {
 
 func connect(t testing.TB, tg *Target) *Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c.(*Conn)
+	return targettest.Connect(t, tg).(*Conn)
 }
 
-func uniqueName(what string) string {
-	return fmt.Sprintf("fathom_t_%s_%d_%d", what, time.Now().UnixNano()%1e9, rand.IntN(1e6))
-}
+func uniqueName(what string) string { return targettest.UniqueName(what) }
 
 // table creates a table dropped at the end of the test.
 func table(t testing.TB, c *Conn, what, columns string) string {
 	t.Helper()
-	name := uniqueName(what)
-	if err := c.Exec(context.Background(), "CREATE TABLE "+name+" ("+columns+")"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		tg, err := Open(testDSN(t), target.Config{})
-		if err == nil {
-			if cc, err := tg.Connect(context.Background()); err == nil {
-				_ = cc.Exec(context.Background(), "DROP TABLE IF EXISTS "+name)
-				_ = cc.Close()
-			}
-		}
-	})
-	return name
+	return targettest.Table(t, c, func() (target.Target, error) { return Open(testDSN(t), target.Config{}) }, what, columns, "")
 }
 
-func mustExec(t testing.TB, c target.Conn, sql string) {
-	t.Helper()
-	if err := c.Exec(context.Background(), sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
-func query(t testing.TB, c target.Conn, sql string, args ...target.Value) [][]string {
-	t.Helper()
-	rows, err := c.Query(context.Background(), sql, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return rows
-}
-
-func wantClass(t *testing.T, err error, class target.Class, code string) *target.Error {
-	t.Helper()
-	var te *target.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *target.Error", err, err)
-	}
-	if te.Class != class || (code != "" && te.Code != code) {
-		t.Fatalf("error %q: class %v code %q, want %v %q", te, te.Class, te.Code, class, code)
-	}
-	if strings.ContainsAny(te.Msg, "\r\n") {
-		t.Errorf("message is not one line: %q", te.Msg)
-	}
-	return te
-}
-
-var modes = []struct {
-	name string
-	cfg  target.Config
-}{{"prepared", target.Config{}}, {"simple", target.Config{Unprepared: true}}}
+var (
+	mustExec  = targettest.MustExec
+	query     = targettest.Query
+	wantClass = targettest.WantClass
+	modes     = targettest.Modes
+)
 
 func TestConnect(t *testing.T) {
 	tg, c := testConn(t, target.Config{})
@@ -139,9 +89,9 @@ func TestConnect(t *testing.T) {
 
 func TestValues(t *testing.T) {
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m.Name, func(t *testing.T) {
 			ctx := context.Background()
-			_, c := testConn(t, m.cfg)
+			_, c := testConn(t, m.Cfg)
 			tb := table(t, c, "values", "id integer PRIMARY KEY, i bigint, s varchar(100), f double precision, ts timestamp, n text")
 			ins, err := c.Prepare(ctx, "INSERT INTO "+tb+" (id, i, s, f, ts, n) VALUES (?, ?, ?, ?, ?, ?)")
 			if err != nil {
@@ -214,9 +164,9 @@ func TestValues(t *testing.T) {
 
 func TestRowsKeepAffected(t *testing.T) {
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m.Name, func(t *testing.T) {
 			ctx := context.Background()
-			_, c := testConn(t, m.cfg)
+			_, c := testConn(t, m.Cfg)
 			tb := table(t, c, "rows", "id integer PRIMARY KEY, v integer")
 			mustExec(t, c, "INSERT INTO "+tb+" VALUES (1, 10), (2, 20), (3, 30), (4, NULL)")
 			sel, err := c.Prepare(ctx, "/* hint */ SELECT id, v FROM "+tb+" WHERE id >= ? ORDER BY id")
@@ -393,9 +343,9 @@ func TestLoad(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m.Name, func(t *testing.T) {
 			ctx := context.Background()
-			_, c := testConn(t, m.cfg)
+			_, c := testConn(t, m.Cfg)
 			tb := table(t, c, "errors", "id integer PRIMARY KEY, v integer NOT NULL")
 			mustExec(t, c, "INSERT INTO "+tb+" VALUES (1, 1)")
 			ins, err := c.Prepare(ctx, "INSERT INTO "+tb+" VALUES (?, ?)")

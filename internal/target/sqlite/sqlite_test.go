@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/target/targettest"
 )
 
 // testTarget opens a target on a new database file in the test's temp directory;
@@ -52,29 +52,15 @@ func testConn(t testing.TB, cfg target.Config, options string) (*Target, *Conn) 
 
 func connect(t testing.TB, tg *Target) *Conn {
 	t.Helper()
-	c, err := tg.Connect(context.Background())
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c.(*Conn)
+	return targettest.Connect(t, tg).(*Conn)
 }
 
-func mustExec(t testing.TB, c target.Conn, sql string) {
-	t.Helper()
-	if err := c.Exec(context.Background(), sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
-func query(t testing.TB, c target.Conn, sql string, args ...target.Value) [][]string {
-	t.Helper()
-	rows, err := c.Query(context.Background(), sql, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return rows
-}
+var (
+	mustExec  = targettest.MustExec
+	query     = targettest.Query
+	wantClass = targettest.WantClass
+	modes     = targettest.Modes
+)
 
 func prepare(t testing.TB, c target.Conn, sql string) target.Stmt {
 	t.Helper()
@@ -85,26 +71,6 @@ func prepare(t testing.TB, c target.Conn, sql string) target.Stmt {
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
-
-func wantClass(t *testing.T, err error, class target.Class, code string) *target.Error {
-	t.Helper()
-	var te *target.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *target.Error", err, err)
-	}
-	if te.Class != class || (code != "" && te.Code != code) {
-		t.Fatalf("error %q: class %v code %q, want %v %q", te, te.Class, te.Code, class, code)
-	}
-	if strings.ContainsAny(te.Msg, "\r\n") {
-		t.Errorf("message is not one line: %q", te.Msg)
-	}
-	return te
-}
-
-var modes = []struct {
-	name string
-	cfg  target.Config
-}{{"prepared", target.Config{}}, {"unprepared", target.Config{Unprepared: true}}}
 
 func TestConnect(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sub")
@@ -147,9 +113,9 @@ func TestConnect(t *testing.T) {
 
 func TestValues(t *testing.T) {
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m.Name, func(t *testing.T) {
 			ctx := context.Background()
-			_, c := testConn(t, m.cfg, "")
+			_, c := testConn(t, m.Cfg, "")
 			mustExec(t, c, "CREATE TABLE v (id INTEGER PRIMARY KEY, i INTEGER, s VARCHAR(100), f REAL, ts TIMESTAMP, n TEXT)")
 			ins := prepare(t, c, "INSERT INTO v (id, i, s, f, ts, n) VALUES (?, ?, ?, ?, ?, ?)")
 			ts := time.Date(2024, 2, 29, 13, 14, 15, 123456000, time.UTC)
@@ -223,9 +189,9 @@ func TestValues(t *testing.T) {
 
 func TestRowsKeepAffected(t *testing.T) {
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m.Name, func(t *testing.T) {
 			ctx := context.Background()
-			_, c := testConn(t, m.cfg, "")
+			_, c := testConn(t, m.Cfg, "")
 			mustExec(t, c, "CREATE TABLE r (id INTEGER PRIMARY KEY, v INTEGER)")
 			mustExec(t, c, "INSERT INTO r VALUES (1, 10), (2, 20), (3, 30), (4, NULL)")
 			sel := prepare(t, c, "/* hint */ SELECT id, v FROM r WHERE id >= ? ORDER BY id")
@@ -663,9 +629,9 @@ func TestLoadBatches(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m.Name, func(t *testing.T) {
 			ctx := context.Background()
-			_, c := testConn(t, m.cfg, "")
+			_, c := testConn(t, m.Cfg, "")
 			mustExec(t, c, "CREATE TABLE e (id INTEGER PRIMARY KEY, v INTEGER NOT NULL UNIQUE, w INTEGER CHECK (w > 0))")
 			mustExec(t, c, "INSERT INTO e VALUES (1, 1, 1)")
 			ins := prepare(t, c, "INSERT INTO e VALUES (?, ?, ?)")
