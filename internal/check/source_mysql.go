@@ -3,11 +3,11 @@ package check
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -253,72 +253,38 @@ func mysqlLockWaits(ctx context.Context, conn target.Conn, s *Sample, self int64
 	return nil
 }
 
-var (
-	innoHistory    = regexp.MustCompile(`History list length\s+(\d+)`)
-	innoLSN        = regexp.MustCompile(`Log sequence number\s+(\d+)\s*$`)
-	innoCheckpoint = regexp.MustCompile(`Last checkpoint at\s+(\d+)\s*$`)
-	innoAIOReads   = regexp.MustCompile(`Pending normal aio reads:\s*(?:\[([\d, ]*)\]|(\d+))`)
-	innoAIOWrites  = regexp.MustCompile(`aio writes:\s*(?:\[([\d, ]*)\]|(\d+))`)
-	innoFsyncMySQL = regexp.MustCompile(`Pending flushes \(fsync\) log:\s*(\d+);\s*buffer pool:\s*(\d+)`)
-	innoFsyncMaria = regexp.MustCompile(`Pending flushes \(fsync\):\s*(\d+)`)
-	innoBPReads    = regexp.MustCompile(`^Pending reads\s+(\d+)`)
-	innoBPWrites   = regexp.MustCompile(`^Pending writes: LRU (\d+), flush list (\d+)(?:, single page (\d+))?`)
-)
-
-// parseInnoDBStatus reads the values fathom exposes from SHOW ENGINE INNODB STATUS:
-// history list length, checkpoint age and pending I/O. Absent values are left out.
+// parseInnoDBStatus names the values fathom exposes from SHOW ENGINE INNODB STATUS
+// (history list length, LSNs and checkpoint age, pending I/O), read by the same parser
+// as the metrics collectors use. Absent values are left out.
 func parseInnoDBStatus(text string) map[string]float64 {
+	st := collect.ParseInnoDBStatus(text)
 	out := map[string]float64{}
-	sum := func(list, single string) float64 {
-		if single != "" {
-			f, _ := strconv.ParseFloat(single, 64)
-			return f
-		}
-		var t float64
-		for _, p := range strings.Split(list, ",") {
-			f, _ := strconv.ParseFloat(strings.TrimSpace(p), 64)
-			t += f
-		}
-		return t
+	if st.HasHistory {
+		out["innodb_history_list_length"] = float64(st.HistoryListLength)
 	}
-	num := func(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
-	var lsn, ckpt float64
-	var haveLSN, haveCkpt bool
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if m := innoHistory.FindStringSubmatch(line); m != nil {
-			out["innodb_history_list_length"] = num(m[1])
-		}
-		if m := innoLSN.FindStringSubmatch(line); m != nil {
-			lsn, haveLSN = num(m[1]), true
-			out["innodb_lsn"] = lsn
-		}
-		if m := innoCheckpoint.FindStringSubmatch(line); m != nil {
-			ckpt, haveCkpt = num(m[1]), true
-			out["innodb_last_checkpoint_lsn"] = ckpt
-		}
-		if m := innoAIOReads.FindStringSubmatch(line); m != nil {
-			out["innodb_pending_aio_reads"] = sum(m[1], m[2])
-		}
-		if m := innoAIOWrites.FindStringSubmatch(line); m != nil {
-			out["innodb_pending_aio_writes"] = sum(m[1], m[2])
-		}
-		if m := innoFsyncMySQL.FindStringSubmatch(line); m != nil {
-			out["innodb_pending_log_fsyncs"] = num(m[1])
-			out["innodb_pending_buffer_pool_fsyncs"] = num(m[2])
-			out["innodb_pending_fsyncs"] = num(m[1]) + num(m[2])
-		} else if m := innoFsyncMaria.FindStringSubmatch(line); m != nil {
-			out["innodb_pending_fsyncs"] = num(m[1])
-		}
-		if m := innoBPReads.FindStringSubmatch(line); m != nil {
-			out["innodb_pending_reads"] = num(m[1])
-		}
-		if m := innoBPWrites.FindStringSubmatch(line); m != nil {
-			out["innodb_pending_writes"] = num(m[1]) + num(m[2]) + num(m[3])
+	if st.HasLSN {
+		out["innodb_lsn"] = float64(st.LSN)
+		out["innodb_last_checkpoint_lsn"] = float64(st.Checkpoint)
+		if st.LSN >= st.Checkpoint {
+			out["innodb_checkpoint_age"] = float64(st.LSN - st.Checkpoint)
 		}
 	}
-	if haveLSN && haveCkpt && lsn >= ckpt {
-		out["innodb_checkpoint_age"] = lsn - ckpt
+	if st.HasAIO {
+		out["innodb_pending_aio_reads"] = float64(st.PendingAIOReads)
+		out["innodb_pending_aio_writes"] = float64(st.PendingAIOWrites)
+	}
+	if st.HasFsyncSplit {
+		out["innodb_pending_log_fsyncs"] = float64(st.PendingLogFlushes)
+		out["innodb_pending_buffer_pool_fsyncs"] = float64(st.PendingPoolFlushes)
+	}
+	if st.HasFsyncs {
+		out["innodb_pending_fsyncs"] = float64(st.PendingFsyncs)
+	}
+	if st.HasReads {
+		out["innodb_pending_reads"] = float64(st.PendingReads)
+	}
+	if st.HasPW {
+		out["innodb_pending_writes"] = float64(st.PendingLRU + st.PendingFlush + st.PendingSinglePage)
 	}
 	return out
 }

@@ -189,21 +189,33 @@ var (
 	reCheckpoint = regexp.MustCompile(`(?m)^Last checkpoint at\s+(\d+)`)
 	reHistory    = regexp.MustCompile(`(?m)^History list length\s+(\d+)`)
 	rePendFlush  = regexp.MustCompile(`(?m)^Pending flushes \(fsync\) log: (\d+); buffer pool: (\d+)`)
-	rePendWrites = regexp.MustCompile(`(?m)^Pending writes: LRU (\d+), flush list (\d+)`)
+	rePendFsync  = regexp.MustCompile(`(?m)^Pending flushes \(fsync\):\s*(\d+)`) // MariaDB 10.5+: one total
+	rePendWrites = regexp.MustCompile(`(?m)^Pending writes: LRU (\d+), flush list (\d+)(?:, single page (\d+))?`)
+	rePendReads  = regexp.MustCompile(`(?m)^Pending reads\s+(\d+)`)
+	reAIOReads   = regexp.MustCompile(`(?m)^Pending normal aio reads:\s*(?:\[([\d, ]*)\]|(\d+))`)
+	reAIOWrites  = regexp.MustCompile(`(?m)^Pending normal aio reads:.*?aio writes:\s*(?:\[([\d, ]*)\]|(\d+))`)
 	reModified   = regexp.MustCompile(`(?m)^Modified db pages\s+(\d+)`)
 	reLockWaits  = regexp.MustCompile(`(?m)LOCK WAIT`)
 )
 
-// InnoDBStatus is what fathom reads from SHOW ENGINE INNODB STATUS.
+// InnoDBStatus is what fathom reads from SHOW ENGINE INNODB STATUS, for the
+// collectors, snapshots and `fathom check`. A Has field says its values were found.
 type InnoDBStatus struct {
 	LSN, Flushed, Checkpoint  int64
 	HistoryListLength         int64
-	PendingLogFlushes         int64
+	PendingLogFlushes         int64 // MySQL prints log and buffer pool fsyncs apart
 	PendingPoolFlushes        int64
+	PendingFsyncs             int64 // their sum; MariaDB 10.5+ prints only this
 	PendingLRU, PendingFlush  int64
+	PendingSinglePage         int64
+	PendingReads              int64
+	PendingAIOReads           int64
+	PendingAIOWrites          int64
 	ModifiedPages             int64
 	LockWaits                 int64
 	HasLSN, HasHistory, HasPW bool
+	HasFsyncs, HasFsyncSplit  bool
+	HasReads, HasAIO          bool
 }
 
 // ParseInnoDBStatus reads the numbers fathom uses from the text of SHOW ENGINE
@@ -227,9 +239,32 @@ func ParseInnoDBStatus(text string) InnoDBStatus {
 	}
 	if m := rePendFlush.FindStringSubmatch(text); m != nil {
 		st.PendingLogFlushes, st.PendingPoolFlushes = i64(m[1]), i64(m[2])
+		st.PendingFsyncs, st.HasFsyncs, st.HasFsyncSplit = st.PendingLogFlushes+st.PendingPoolFlushes, true, true
+	} else if m := rePendFsync.FindStringSubmatch(text); m != nil {
+		st.PendingFsyncs, st.HasFsyncs = i64(m[1]), true
 	}
 	if m := rePendWrites.FindStringSubmatch(text); m != nil {
-		st.PendingLRU, st.PendingFlush, st.HasPW = i64(m[1]), i64(m[2]), true
+		st.PendingLRU, st.PendingFlush, st.PendingSinglePage, st.HasPW = i64(m[1]), i64(m[2]), i64(m[3]), true
+	}
+	if m := rePendReads.FindStringSubmatch(text); m != nil {
+		st.PendingReads, st.HasReads = i64(m[1]), true
+	}
+	// Pending AIO counts are a number or a list, one per I/O thread.
+	sum := func(list, single string) int64 {
+		if single != "" {
+			return i64(single)
+		}
+		var t int64
+		for _, p := range strings.Split(list, ",") {
+			t += i64(strings.TrimSpace(p))
+		}
+		return t
+	}
+	if m := reAIOReads.FindStringSubmatch(text); m != nil {
+		st.PendingAIOReads, st.HasAIO = sum(m[1], m[2]), true
+		if m := reAIOWrites.FindStringSubmatch(text); m != nil {
+			st.PendingAIOWrites = sum(m[1], m[2])
+		}
 	}
 	if m := reModified.FindStringSubmatch(text); m != nil {
 		st.ModifiedPages = i64(m[1])
@@ -272,8 +307,13 @@ func newMySQLInnoDBStatus() Collector {
 			if st.HasHistory {
 				s.Gauge("mysql.innodb.history_list_length", "undo logs", float64(st.HistoryListLength))
 			}
-			s.Gauge("mysql.innodb.pending_log_flushes", "flushes", float64(st.PendingLogFlushes))
-			s.Gauge("mysql.innodb.pending_pool_flushes", "flushes", float64(st.PendingPoolFlushes))
+			if st.HasFsyncSplit {
+				s.Gauge("mysql.innodb.pending_log_flushes", "flushes", float64(st.PendingLogFlushes))
+				s.Gauge("mysql.innodb.pending_pool_flushes", "flushes", float64(st.PendingPoolFlushes))
+			}
+			if st.HasFsyncs {
+				s.Gauge("mysql.innodb.pending_fsyncs", "flushes", float64(st.PendingFsyncs))
+			}
 			if st.HasPW {
 				s.Gauge("mysql.innodb.pending_writes_lru", "pages", float64(st.PendingLRU))
 				s.Gauge("mysql.innodb.pending_writes_flush_list", "pages", float64(st.PendingFlush))
