@@ -279,10 +279,12 @@ func TestVersionGate(t *testing.T) {
 	}
 }
 
-// pg_stat_reset() between samples: the counters of pg_stat_database are marked reset,
-// without a rate, never negative; the sample after has rates again.
+// pg_stat_reset() between samples, on a throwaway PostgreSQL (never on the shared test
+// server: `fathom check` sums pg_stat_database over every database, and its tests would
+// see the reset): the counters of pg_stat_database are marked reset, without a rate,
+// never negative; the sample after has rates again.
 func TestResetDetectionPostgres(t *testing.T) {
-	tg := pgTarget(t)
+	tg := throwaway(t, instance.Postgres)
 	ctx := context.Background()
 	s := NewSampler(tg, Options{Server: []Collector{newPgStatDatabase()}, NoHost: true})
 	defer s.Close()
@@ -509,14 +511,14 @@ func TestMySQLKinds(t *testing.T) {
 	}
 }
 
-// FLUSH STATUS on a throwaway MariaDB (never on the shared test server, whose
-// counters other tests read): Uptime_since_flush_status goes down, every counter of
-// mysql_global_status is marked reset without a rate, and rates resume after.
-func TestResetDetectionMySQL(t *testing.T) {
+// throwaway starts a server of kind in a temporary directory, removed after the test,
+// for tests that reset what other tests read on the shared servers.
+func throwaway(t *testing.T, kind instance.Kind) target.Target {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("starts a throwaway MariaDB")
+		t.Skipf("starts a throwaway %s", kind)
 	}
-	if _, err := instance.Version(instance.MariaDB, ""); err != nil {
+	if _, err := instance.Version(kind, ""); err != nil {
 		if dbtest.Required() {
 			t.Fatalf("%v (FATHOM_TEST_REQUIRE=1)", err)
 		}
@@ -529,7 +531,7 @@ func TestResetDetectionMySQL(t *testing.T) {
 	os.Chmod(dir, 0o755)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	ctx := context.Background()
-	inst, err := instance.Create(ctx, instance.Options{Kind: instance.MariaDB, Name: "reset", Dir: dir})
+	inst, err := instance.Create(ctx, instance.Options{Kind: kind, Name: "reset", Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,10 +539,24 @@ func TestResetDetectionMySQL(t *testing.T) {
 	if err := inst.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tg, err := mysql.Open(inst.DSN(), target.Config{})
+	var tg target.Target
+	if kind == instance.Postgres {
+		tg, err = postgres.Open(inst.DSN(), target.Config{ConnectTimeout: 5 * time.Second})
+	} else {
+		tg, err = mysql.Open(inst.DSN(), target.Config{})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tg
+}
+
+// FLUSH STATUS on a throwaway MariaDB (never on the shared test server, whose
+// counters other tests read): Uptime_since_flush_status goes down, every counter of
+// mysql_global_status is marked reset without a rate, and rates resume after.
+func TestResetDetectionMySQL(t *testing.T) {
+	tg := throwaway(t, instance.MariaDB)
+	ctx := context.Background()
 	s := NewSampler(tg, Options{Server: []Collector{newMySQLGlobalStatus()}, NoHost: true})
 	defer s.Close()
 	s.Start(ctx)
