@@ -1,11 +1,8 @@
 package plan
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"github.com/fathom-lab/fathom/internal/problem"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -47,24 +44,9 @@ func Decode(path, dir string, data []byte) (*Plan, error) {
 
 func decode(path, dir string, data []byte) (*Plan, *problems) {
 	d := &decoder{p: &Plan{Path: path, Dir: dir, Data: data}}
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			d.probs.Add(0, "the file is empty: a plan needs at least experiment, a target or instance, and a workload")
-		} else {
-			line, msg := problem.YAML(err)
-			d.probs.Add(line, "%s", msg)
-		}
+	root := d.probs.Document(data, "a plan", "the file is empty: a plan needs at least experiment, a target or instance, and a workload")
+	if root == nil {
 		return d.p, &d.probs
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		d.probs.At(&extra, "a plan holds one YAML document; remove the second one (---)")
-	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = root.Content[0]
 	}
 	d.plan(root)
 	return d.p, &d.probs

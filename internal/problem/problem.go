@@ -3,7 +3,10 @@
 package problem
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strconv"
@@ -96,4 +99,30 @@ func YAML(err error) (int, string) {
 		return n, "YAML: " + m[2]
 	}
 	return 0, strings.Replace(err.Error(), "yaml: ", "YAML: ", 1)
+}
+
+// Document parses data as one YAML document and returns its top node, or nil with the
+// reason added to p: an empty file (empty says what such a file needs), a syntax
+// error, or a second document (what names the kind of file, "a plan").
+func (p *List) Document(data []byte, what, empty string) *yaml.Node {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			p.Add(0, "%s", empty)
+		} else {
+			line, msg := YAML(err)
+			p.Add(line, "%s", msg)
+		}
+		return nil
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		p.At(&extra, "%s holds one YAML document; remove the second one (---)", what)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	return root
 }

@@ -1,10 +1,6 @@
 package spec
 
 import (
-	"bytes"
-	"errors"
-	"github.com/fathom-lab/fathom/internal/problem"
-	"io"
 	"regexp"
 	"strings"
 
@@ -239,24 +235,9 @@ func Check(path string, data []byte) (*File, error) {
 
 func decode(path string, data []byte) (*File, *problems) {
 	d := &decoder{f: &File{Path: path, Data: data}}
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			d.p.Add(0, "the file is empty")
-		} else {
-			line, msg := problem.YAML(err)
-			d.p.Add(line, "%s", msg)
-		}
+	root := d.p.Document(data, "a workload file", "the file is empty")
+	if root == nil {
 		return d.f, &d.p
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		d.p.At(&extra, "a workload file holds one YAML document; remove the second one (---)")
-	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = root.Content[0]
 	}
 	d.file(root)
 	return d.f, &d.p
