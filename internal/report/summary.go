@@ -51,9 +51,17 @@ func WriteSummary(w io.Writer, run *store.Run, s *measure.Summary) {
 	}
 	names := sortedKeys(s.ByTxn)
 	row("all", s.TypeSummary, s.Latency)
+	// Types that never ran (a mix's zero weights) are named once below, not given a
+	// row of dashes.
+	var idle []string
 	if len(names) > 1 {
 		for _, n := range names {
-			row(n, s.ByTxn[n], s.ByTxn[n].Latency)
+			t := s.ByTxn[n]
+			if t.Transactions == 0 && t.Failed == 0 && t.Errors == 0 && t.Dropped == 0 {
+				idle = append(idle, n)
+				continue
+			}
+			row(n, t, t.Latency)
 		}
 	}
 	if s.Service != nil {
@@ -61,6 +69,9 @@ func WriteSummary(w io.Writer, run *store.Run, s *measure.Summary) {
 		row("all", s.TypeSummary, *s.Service)
 	}
 	tw.Flush()
+	if len(idle) > 0 {
+		fmt.Fprintf(w, "not run: %s\n", strings.Join(idle, ", "))
+	}
 }
 
 func ms(v float64) string {
