@@ -163,83 +163,17 @@ func TestValues(t *testing.T) {
 }
 
 func TestRowsKeepAffected(t *testing.T) {
-	for _, m := range modes {
-		t.Run(m.Name, func(t *testing.T) {
-			ctx := context.Background()
-			_, c := testConn(t, m.Cfg)
-			tb := table(t, c, "rows", "id integer PRIMARY KEY, v integer")
-			mustExec(t, c, "INSERT INTO "+tb+" VALUES (1, 10), (2, 20), (3, 30), (4, NULL)")
-			sel, err := c.Prepare(ctx, "/* hint */ SELECT id, v FROM "+tb+" WHERE id >= ? ORDER BY id")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sel.Close()
-			var res target.Result
-			if err := sel.Run(ctx, []target.Value{target.Int64(2)}, &res); err != nil {
-				t.Fatal(err)
-			}
-			if res.Rows != 3 || len(res.First) != 0 {
-				t.Errorf("without Keep: %+v", res)
-			}
-			res.Keep = true
-			if err := sel.Run(ctx, []target.Value{target.Int64(2)}, &res); err != nil {
-				t.Fatal(err)
-			}
-			if res.Rows != 3 || len(res.First) != 2 || string(res.First[0].Text) != "2" || string(res.First[1].Text) != "20" {
-				t.Errorf("with Keep: %+v", res)
-			}
-			buf := res.First[0].Text
-			if err := sel.Run(ctx, []target.Value{target.Int64(3)}, &res); err != nil {
-				t.Fatal(err)
-			}
-			if string(res.First[0].Text) != "3" || &buf[:1][0] != &res.First[0].Text[:1][0] {
-				t.Errorf("Keep did not reuse buffers: %+v", res.First)
-			}
-			if err := sel.Run(ctx, []target.Value{target.Int64(99)}, &res); err != nil {
-				t.Fatal(err)
-			}
-			if res.Rows != 0 || len(res.First) != 0 {
-				t.Errorf("no rows: %+v", res)
-			}
-			upd, err := c.Prepare(ctx, "UPDATE "+tb+" SET v = v + 1 WHERE id <= ?")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer upd.Close()
-			if err := upd.Run(ctx, []target.Value{target.Int64(3)}, &res); err != nil {
-				t.Fatal(err)
-			}
-			if res.RowsAffected != 3 || res.Rows != 0 || len(res.First) != 0 {
-				t.Errorf("update: %+v", res)
-			}
-		})
-	}
+	targettest.RowsKeepAffected(t, func(t *testing.T, cfg target.Config) (target.Conn, string) {
+		_, c := testConn(t, cfg)
+		return c, table(t, c, "rows", "id integer PRIMARY KEY, v integer")
+	})
 }
 
 func TestTransactions(t *testing.T) {
 	ctx := context.Background()
 	_, c := testConn(t, target.Config{})
-	if err := c.Rollback(ctx); err != nil {
-		t.Fatalf("rollback outside a transaction: %v", err)
-	}
 	tb := table(t, c, "txn", "id integer PRIMARY KEY")
-	if err := c.Begin(ctx); err != nil {
-		t.Fatal(err)
-	}
-	mustExec(t, c, "INSERT INTO "+tb+" VALUES (1)")
-	if err := c.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Begin(ctx); err != nil {
-		t.Fatal(err)
-	}
-	mustExec(t, c, "INSERT INTO "+tb+" VALUES (2)")
-	if err := c.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if rows := query(t, c, "SELECT id FROM "+tb); len(rows) != 1 || rows[0][0] != "2" {
-		t.Errorf("after rollback and commit: %v", rows)
-	}
+	targettest.Transactions(t, c, tb)
 	// An error aborts the transaction; Rollback makes the connection usable again.
 	if err := c.Begin(ctx); err != nil {
 		t.Fatal(err)
