@@ -72,6 +72,9 @@ func TestPingPong(t *testing.T) {
 
 // A reply slower than the raw wait arrives through the runtime-aware blocking read.
 func TestSlowReply(t *testing.T) {
+	saved := rawWait
+	rawWait = 5 * time.Millisecond
+	defer func() { rawWait = saved }()
 	c, srv := pair(t)
 	go func() {
 		time.Sleep(50 * time.Millisecond)
