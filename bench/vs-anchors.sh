@@ -58,11 +58,11 @@ pg_pair() {
     timed pgbench -n -S -M prepared -c "$CLIENTS" -j "$PGBENCH_JOBS" -T "$SECS" "$PGURL"
     local tps n; tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
     n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
-    echo "  round $r pgbench: $tps tps, $n tx, cpu ${cpu}s"
+    echo "  round $r pgbench: $tps tps, $n tx, cpu ${cpu}s = $(per_tx_us "$cpu" "$n") µs/tx"
     at=$(awk -v a="$at" -v b="$tps" 'BEGIN{print a+b}'); ac=$(awk -v a="$ac" -v b="$cpu" 'BEGIN{print a+b}'); an=$((an+n))
     timed "$FATHOM" run --store "$STORE" --target "$PGURL" --workload tpcb-select -c "$CLIENTS" -T "$SECS" --json -q
     tps=$(json_field tps <<<"$out"); n=$(json_field transactions <<<"$out")
-    echo "  round $r fathom:  $tps tps, $n tx, cpu ${cpu}s"
+    echo "  round $r fathom:  $tps tps, $n tx, cpu ${cpu}s = $(per_tx_us "$cpu" "$n") µs/tx"
     ft=$(awk -v a="$ft" -v b="$tps" 'BEGIN{print a+b}'); fc=$(awk -v a="$fc" -v b="$cpu" 'BEGIN{print a+b}'); fn=$((fn+n))
   done
   report "PostgreSQL select-only" "$(awk -v a="$at" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$ac" "$an" \
@@ -84,11 +84,11 @@ my_pair() {
     timed "${sb[@]}" oltp_point_select run --threads="$CLIENTS" --time="$SECS"
     local tps n; n=$(sed -n 's/^ *transactions: *\([0-9]*\) *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
     tps=$(sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
-    echo "  round $r sysbench: $tps tps, $n tx, cpu ${cpu}s"
+    echo "  round $r sysbench: $tps tps, $n tx, cpu ${cpu}s = $(per_tx_us "$cpu" "$n") µs/tx"
     at=$(awk -v a="$at" -v b="$tps" 'BEGIN{print a+b}'); ac=$(awk -v a="$ac" -v b="$cpu" 'BEGIN{print a+b}'); an=$((an+n))
     timed "$FATHOM" run --store "$STORE" --target "$MYURL" --workload oltp_point_select -c "$CLIENTS" -T "$SECS" --json -q
     tps=$(json_field tps <<<"$out"); n=$(json_field transactions <<<"$out")
-    echo "  round $r fathom:   $tps tps, $n tx, cpu ${cpu}s"
+    echo "  round $r fathom:   $tps tps, $n tx, cpu ${cpu}s = $(per_tx_us "$cpu" "$n") µs/tx"
     ft=$(awk -v a="$ft" -v b="$tps" 'BEGIN{print a+b}'); fc=$(awk -v a="$fc" -v b="$cpu" 'BEGIN{print a+b}'); fn=$((fn+n))
   done
   report "MariaDB point select" "$(awk -v a="$at" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$ac" "$an" \
