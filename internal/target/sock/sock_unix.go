@@ -161,6 +161,7 @@ func (c *blockingConn) doRead(b []byte) (int, error) {
 		case e == syscall.EINTR:
 			interrupted.Add(1)
 			runtime.Gosched()
+			c.yield = time.Since(epoch) // that was a yield too
 			continue
 		case e != syscall.EAGAIN:
 			return 0, e
