@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1151,7 +1153,7 @@ func (x *experimentRun) runOptsFor(sl *store.ExperimentSlot, cell *plan.Cell, sr
 	if part > 0 {
 		labels["instance"] = strconv.Itoa(part)
 	}
-	for _, k := range sortedLabelKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		o.labels = append(o.labels, k+"="+labels[k])
 	}
 	return o

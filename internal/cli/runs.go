@@ -131,7 +131,7 @@ func writeRuns(w io.Writer, runs []store.Run) {
 			length = fmt.Sprintf("%d tx/client", r.Transactions)
 		}
 		var ls []string
-		for _, k := range sortedLabelKeys(r.Labels) {
+		for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
 			ls = append(ls, k+"="+r.Labels[k])
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.StartedAt.Local().Format(time.DateTime), r.Workload,
@@ -220,5 +220,3 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		return nil
 	}
 }
-
-func sortedLabelKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,7 +195,7 @@ func (p *Plan) checkSettings(probs *problems, cat SettingsCatalog, server string
 			continue
 		}
 		name := instance.NormalizeName(kind, strings.TrimPrefix(prm.Key, "settings."))
-		if managed && contains(reserved[kind], name) {
+		if managed && slices.Contains(reserved[kind], name) {
 			probs.Add(prm.Line, "setting %s: fathom sets it itself on an instance", name)
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/problem"
 )
 
 // Load reads and decodes the plan file at path.
@@ -108,7 +110,7 @@ func (d *decoder) plan(root *yaml.Node) {
 	}
 
 	// Base parameters, in file order.
-	rm := deref(root)
+	rm := problem.Deref(root)
 	for i := 0; i+1 < len(rm.Content); i += 2 {
 		k, v := rm.Content[i], rm.Content[i+1]
 		if f[k.Value] != v {
@@ -173,7 +175,7 @@ func (d *decoder) plan(root *yaml.Node) {
 	}
 	if n := f["collect"]; n != nil {
 		p.CollectLine = n.Line
-		if m := deref(n); m != nil && m.Kind == yaml.SequenceNode {
+		if m := problem.Deref(n); m != nil && m.Kind == yaml.SequenceNode {
 			for _, it := range m.Content {
 				if s, ok := d.scalar(it, "a collector in collect"); ok {
 					p.CollectOnly = append(p.CollectOnly, s)
@@ -344,7 +346,7 @@ func (d *decoder) matrix(n *yaml.Node) {
 				d.probs.At(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
 				continue
 			}
-			if vv := deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
+			if vv := problem.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
 				d.probs.At(k, "matrix: unknown parameter %q (known: %s, workload, instances, options.NAME, settings.NAME); an axis of your own naming takes named values: %s: {a: {settings: {…}}, b: {…}}", name, strings.Join(runKeys, ", "), name)
 				continue
 			}
@@ -409,7 +411,7 @@ func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
 	if len(f) == 0 {
 		d.probs.At(n, "%s sets nothing: give settings, options or run parameters", what)
 	}
-	m := deref(n)
+	m := problem.Deref(n)
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if f[k.Value] != v {
@@ -466,12 +468,12 @@ func (d *decoder) hook(n *yaml.Node, phase string) *Hook {
 	if !ok {
 		return nil
 	}
-	h := &Hook{Line: deref(n).Line}
+	h := &Hook{Line: problem.Deref(n).Line}
 	if v := f["name"]; v != nil {
 		h.Name = d.str(v, what+": name")
 	}
 	if v := f["sql"]; v != nil {
-		v2 := deref(v)
+		v2 := problem.Deref(v)
 		if v2.Kind == yaml.SequenceNode {
 			for _, it := range v2.Content {
 				if s, ok := d.scalar(it, what+": sql"); ok && strings.TrimSpace(s) != "" {
@@ -554,15 +556,8 @@ func (p *Plan) allParams() []Param {
 
 // --- node helpers ---
 
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
 func describe(n *yaml.Node) string {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil {
 		return "nothing"
 	}
@@ -594,7 +589,7 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) (map[string
 			d.probs.At(k, "%s: keys must be plain names", what)
 			continue
 		}
-		if !contains(known, k.Value) {
+		if !slices.Contains(known, k.Value) {
 			hint := ""
 			if s := suggest(k.Value, known); s != "" {
 				hint = fmt.Sprintf(" (did you mean %s?)", s)
@@ -612,7 +607,7 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) (map[string
 }
 
 func (d *decoder) mapping(n *yaml.Node, what string) (*yaml.Node, bool) {
-	m := deref(n)
+	m := problem.Deref(n)
 	if m == nil || m.Kind != yaml.MappingNode {
 		d.probs.At(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
 		return nil, false
@@ -621,7 +616,7 @@ func (d *decoder) mapping(n *yaml.Node, what string) (*yaml.Node, bool) {
 }
 
 func (d *decoder) list(n *yaml.Node, what string) ([]*yaml.Node, bool) {
-	m := deref(n)
+	m := problem.Deref(n)
 	if m == nil || m.Kind != yaml.SequenceNode {
 		if m == nil || m.Kind != yaml.MappingNode {
 			d.probs.At(n, "%s must be a list, e.g. [1, 2, 4], not %s", what, describe(n))
@@ -634,7 +629,7 @@ func (d *decoder) list(n *yaml.Node, what string) ([]*yaml.Node, bool) {
 // scalar reads a scalar value as written (numbers and booleans keep their text: on
 // stays "on").
 func (d *decoder) scalar(n *yaml.Node, what string) (string, bool) {
-	m := deref(n)
+	m := problem.Deref(n)
 	if m == nil || m.Kind != yaml.ScalarNode || m.Tag == "!!null" {
 		d.probs.At(n, "%s must be a value, not %s", what, describe(n))
 		return "", false
@@ -648,7 +643,7 @@ func (d *decoder) str(n *yaml.Node, what string) string {
 }
 
 func (d *decoder) boolean(n *yaml.Node, what string) bool {
-	m := deref(n)
+	m := problem.Deref(n)
 	if m != nil && m.Kind == yaml.ScalarNode {
 		switch strings.ToLower(m.Value) {
 		case "true", "yes", "on":
@@ -685,20 +680,11 @@ func (d *decoder) choice(n *yaml.Node, what, def string, allowed ...string) stri
 	if !ok {
 		return def
 	}
-	if !contains(allowed, s) {
+	if !slices.Contains(allowed, s) {
 		d.probs.At(n, "%s must be %s, not %q", what, orList(allowed), s)
 		return def
 	}
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // suggest returns the known word closest to s when it is a likely typo.

@@ -9,7 +9,6 @@ package plan
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -254,13 +253,4 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is negative", s)
 	}
 	return d, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -126,3 +126,11 @@ func (p *List) Document(data []byte, what, empty string) *yaml.Node {
 	}
 	return root
 }
+
+// Deref follows YAML aliases (*name) to the node they stand for.
+func Deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}

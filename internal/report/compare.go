@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,7 +140,7 @@ func Differences(a, b []*RunData) []Difference {
 		keys[k] = true
 	}
 	var out []Difference
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		va, vb := setList(ma[k]), setList(mb[k])
 		if len(va) == 0 {
 			va = []string{"(none)"}

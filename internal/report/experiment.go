@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -117,7 +118,7 @@ func labelList(d *RunData) string {
 		return "none"
 	}
 	var s []string
-	for _, k := range sortedKeys(d.Run.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(d.Run.Labels)) {
 		s = append(s, k+"="+d.Run.Labels[k])
 	}
 	return strings.Join(s, ", ")
@@ -161,7 +162,7 @@ func varyingAxes(data []*RunData) []string {
 			keys[k] = true
 		}
 	}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if slices.Contains(repLabels, k) || slices.Contains(axes, k) {
 			continue
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -140,7 +142,7 @@ func WriteProvenance(w io.Writer, run *store.Run) {
 	fmt.Fprintf(w, "  command:  %s\n", run.Command)
 	fmt.Fprintf(w, "  tool:     fathom %s\n", run.ToolVersion)
 	fmt.Fprintf(w, "  workload: %s", run.Workload)
-	for _, k := range sortedKeys(run.Options) {
+	for _, k := range slices.Sorted(maps.Keys(run.Options)) {
 		fmt.Fprintf(w, " %s=%s", k, run.Options[k])
 	}
 	fmt.Fprintln(w)
@@ -148,7 +150,7 @@ func WriteProvenance(w io.Writer, run *store.Run) {
 	fmt.Fprintf(w, "  target:   %s (%s %s)\n", run.Target, run.TargetKind, run.ServerVersion)
 	if len(run.Settings) > 0 {
 		fmt.Fprint(w, "  settings:")
-		for _, k := range sortedKeys(run.Settings) {
+		for _, k := range slices.Sorted(maps.Keys(run.Settings)) {
 			fmt.Fprintf(w, " %s=%s", k, run.Settings[k])
 		}
 		fmt.Fprintln(w)
@@ -158,7 +160,7 @@ func WriteProvenance(w io.Writer, run *store.Run) {
 		float64(h.MemoryBytes)/(1<<30), h.Kernel, h.GoVersion)
 	if len(run.Labels) > 0 {
 		fmt.Fprint(w, "  labels:  ")
-		for _, k := range sortedKeys(run.Labels) {
+		for _, k := range slices.Sorted(maps.Keys(run.Labels)) {
 			fmt.Fprintf(w, " %s=%s", k, run.Labels[k])
 		}
 		fmt.Fprintln(w)

@@ -4,7 +4,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -35,7 +36,7 @@ func WriteSummary(w io.Writer, run *store.Run, s *measure.Summary) {
 	fmt.Fprintln(w)
 	if len(s.ErrorsBy) > 0 {
 		var parts []string
-		for _, k := range sortedKeys(s.ErrorsBy) {
+		for _, k := range slices.Sorted(maps.Keys(s.ErrorsBy)) {
 			parts = append(parts, fmt.Sprintf("%s %d", k, s.ErrorsBy[k]))
 		}
 		fmt.Fprintf(w, "errors by class: %s\n", strings.Join(parts, ", "))
@@ -49,7 +50,7 @@ func WriteSummary(w io.Writer, run *store.Run, s *measure.Summary) {
 	row := func(name string, t measure.TypeSummary, l measure.Latency) {
 		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, t.TPS, ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99), ms(l.P999), ms(l.Max), ms(l.Mean))
 	}
-	names := sortedKeys(s.ByTxn)
+	names := slices.Sorted(maps.Keys(s.ByTxn))
 	row("all", s.TypeSummary, s.Latency)
 	// Types that never ran (a mix's zero weights) are named once below, not given a
 	// row of dashes.
@@ -84,13 +85,4 @@ func ms(v float64) string {
 		return fmt.Sprintf("%.2f", v)
 	}
 	return fmt.Sprintf("%.0f", v)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

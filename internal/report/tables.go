@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +52,7 @@ func (r *Report) WriteRunsCSV(w io.Writer) error {
 			row = append(row, strconv.Itoa(m.Rep), strconv.Itoa(m.Seq))
 		}
 		var ls []string
-		for _, k := range sortedKeys(run.Labels) {
+		for _, k := range slices.Sorted(maps.Keys(run.Labels)) {
 			ls = append(ls, k+"="+run.Labels[k])
 		}
 		l := s.Latency
@@ -261,7 +263,7 @@ func provenanceRows(d *RunData) [][2]string {
 	r := d.Run
 	kv := func(m map[string]string) string {
 		var s []string
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			s = append(s, k+"="+m[k])
 		}
 		if len(s) == 0 {

@@ -2,8 +2,10 @@ package spec
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/fathom-lab/fathom/internal/problem"
 	"gopkg.in/yaml.v3"
 )
 
@@ -259,7 +261,7 @@ const (
 
 // fields checks that n is a mapping with only known keys and returns its values by key.
 func (d *decoder) fields(n *yaml.Node, what string, known ...string) map[string]*yaml.Node {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
 		return map[string]*yaml.Node{}
@@ -271,7 +273,7 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) map[string]
 			d.p.At(k, "%s: keys must be plain names", what)
 			continue
 		}
-		if !contains(known, k.Value) {
+		if !slices.Contains(known, k.Value) {
 			d.p.At(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(known, ", "))
 			continue
 		}
@@ -284,15 +286,8 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) map[string]
 	return out
 }
 
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
 func describe(n *yaml.Node) string {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil {
 		return "nothing"
 	}
@@ -322,18 +317,9 @@ func quote(s string) string {
 	return q
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // str reads a scalar string.
 func (d *decoder) str(n *yaml.Node, what string) string {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		d.p.At(n, "%s must be text, not %s", what, describe(n))
 		return ""
@@ -352,7 +338,7 @@ func (d *decoder) name(n *yaml.Node, what string) string {
 }
 
 func (d *decoder) boolean(n *yaml.Node, what string) bool {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n != nil && n.Kind == yaml.ScalarNode {
 		switch strings.ToLower(n.Value) {
 		case "true", "yes", "on":
@@ -367,7 +353,7 @@ func (d *decoder) boolean(n *yaml.Node, what string) bool {
 
 // list checks that n is a list and returns its items.
 func (d *decoder) list(n *yaml.Node, what string) []*yaml.Node {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil || n.Kind != yaml.SequenceNode {
 		d.p.At(n, "%s must be a list, not %s", what, describe(n))
 		return nil
@@ -376,7 +362,7 @@ func (d *decoder) list(n *yaml.Node, what string) []*yaml.Node {
 }
 
 func (d *decoder) names(n *yaml.Node, what string) []string {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n != nil && n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		return []string{d.name(n, what)}
 	}
@@ -391,7 +377,7 @@ func (d *decoder) names(n *yaml.Node, what string) []string {
 
 // number keeps a scalar that must become a number when resolved.
 func (d *decoder) number(n *yaml.Node, what string) *yaml.Node {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		d.p.At(n, "%s must be a number or $parameter, not %s", what, describe(n))
 		return nil
@@ -401,7 +387,7 @@ func (d *decoder) number(n *yaml.Node, what string) *yaml.Node {
 
 // scalar returns the text of a scalar node, or "" when n is not one.
 func scalar(n *yaml.Node) (string, bool) {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode {
 		return "", false
 	}
@@ -460,7 +446,7 @@ func (d *decoder) file(n *yaml.Node) {
 	if v, ok := m["groups"]; ok {
 		seen := map[string]bool{}
 		items := d.list(v, "groups")
-		if v != nil && deref(v).Kind == yaml.SequenceNode && len(items) == 0 {
+		if v != nil && problem.Deref(v).Kind == yaml.SequenceNode && len(items) == 0 {
 			d.p.At(v, "groups is empty: remove it to run every transaction with -c clients, or add groups")
 		}
 		for _, it := range items {
@@ -478,7 +464,7 @@ func (d *decoder) file(n *yaml.Node) {
 }
 
 func (d *decoder) params(n *yaml.Node) {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "params must be a mapping of name: default (or name: {default: …, help: …}), not %s", describe(n))
 		return
@@ -491,11 +477,11 @@ func (d *decoder) params(n *yaml.Node) {
 				d.p.At(k, "parameter %s is defined twice", p.Name)
 			}
 		}
-		v = deref(v)
+		v = problem.Deref(v)
 		if v != nil && v.Kind == yaml.MappingNode {
 			m := d.fields(v, "parameter "+p.Name, "default", "help", "presets")
 			if dv, ok := m["default"]; ok {
-				if s, ok := scalar(dv); ok && deref(dv).Tag != "!!null" {
+				if s, ok := scalar(dv); ok && problem.Deref(dv).Tag != "!!null" {
 					p.Default = s
 				} else if !ok {
 					d.p.At(dv, "parameter %s: default must be a single value, not %s", p.Name, describe(dv))
@@ -519,7 +505,7 @@ func (d *decoder) params(n *yaml.Node) {
 }
 
 func (d *decoder) presets(n *yaml.Node, param string) []Preset {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "parameter %s: presets must map each value to parameter defaults, not %s", param, describe(n))
 		return nil
@@ -528,7 +514,7 @@ func (d *decoder) presets(n *yaml.Node, param string) []Preset {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		ps := Preset{Name: k.Value, Line: k.Line}
-		v = deref(v)
+		v = problem.Deref(v)
 		if v == nil || v.Kind != yaml.MappingNode {
 			d.p.At(v, "parameter %s preset %s must be a mapping of parameter: value, not %s", param, ps.Name, describe(v))
 			continue
@@ -548,7 +534,7 @@ func (d *decoder) presets(n *yaml.Node, param string) []Preset {
 }
 
 func (d *decoder) sequences(n *yaml.Node) {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "sequences must be a mapping of name: {start: …, step: …}, not %s", describe(n))
 		return
@@ -567,7 +553,7 @@ func (d *decoder) sequences(n *yaml.Node) {
 }
 
 func (d *decoder) seqFields(v *yaml.Node, s *Sequence, what string) {
-	if dv := deref(v); dv != nil && dv.Kind == yaml.ScalarNode && dv.Tag == "!!null" {
+	if dv := problem.Deref(v); dv != nil && dv.Kind == yaml.ScalarNode && dv.Tag == "!!null" {
 		return // all defaults
 	}
 	m := d.fields(v, what, "start", "step", "after")
@@ -588,7 +574,7 @@ func (d *decoder) seqFields(v *yaml.Node, s *Sequence, what string) {
 }
 
 func (d *decoder) table(n *yaml.Node) *Table {
-	t := &Table{Line: deref(n).Line}
+	t := &Table{Line: problem.Deref(n).Line}
 	m := d.fields(n, "a table", "name", "columns", "primary_key", "indexes", "ddl", "rows", "load")
 	if v, ok := m["name"]; ok {
 		t.Name = d.name(v, "table name")
@@ -615,7 +601,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 	}
 	for _, c := range t.Columns {
 		if c.PrimaryKey {
-			if t.PKLine != 0 && !contains(t.PrimaryKey, c.Name) {
+			if t.PKLine != 0 && !slices.Contains(t.PrimaryKey, c.Name) {
 				d.p.Add(c.Line, "%s: column %s says primary_key but the table's primary_key list does not name it", what, c.Name)
 			} else if t.PKLine == 0 {
 				t.PrimaryKey = append(t.PrimaryKey, c.Name)
@@ -624,7 +610,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 	}
 	if v, ok := m["indexes"]; ok {
 		for _, it := range d.list(v, what+" indexes") {
-			ix := &Index{Line: deref(it).Line}
+			ix := &Index{Line: problem.Deref(it).Line}
 			im := d.fields(it, what+" index", "name", "columns", "unique")
 			if x, ok := im["name"]; ok {
 				ix.Name = d.name(x, "index name")
@@ -653,7 +639,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 		t.Rows = d.number(v, what+" rows")
 	}
 	if v, ok := m["load"]; ok {
-		v = deref(v)
+		v = problem.Deref(v)
 		if v == nil || v.Kind != yaml.MappingNode {
 			d.p.At(v, "%s load must map columns to generators, not %s", what, describe(v))
 		} else {
@@ -697,7 +683,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 }
 
 func (d *decoder) column(n *yaml.Node, what string) *Column {
-	c := &Column{Line: deref(n).Line}
+	c := &Column{Line: problem.Deref(n).Line}
 	m := d.fields(n, what+" column", "name", "type", "not_null", "default", "primary_key", "auto_increment")
 	if v, ok := m["name"]; ok {
 		c.Name = d.name(v, "column name")
@@ -710,7 +696,7 @@ func (d *decoder) column(n *yaml.Node, what string) *Column {
 		if i := strings.IndexByte(base, '('); i >= 0 {
 			base = strings.TrimSpace(base[:i])
 		}
-		if c.Type != "" && !contains(portableTypes, base) {
+		if c.Type != "" && !slices.Contains(portableTypes, base) {
 			d.p.At(v, "%s column %s: unknown type %q (use %s)", what, c.Name, c.Type, strings.Join(portableTypes, ", "))
 		}
 	} else {
@@ -740,7 +726,7 @@ func (d *decoder) column(n *yaml.Node, what string) *Column {
 var portableTypes = []string{"int", "integer", "bigint", "serial", "bigserial", "char", "varchar", "text", "timestamp", "decimal", "boolean", "bytes", "double"}
 
 func (d *decoder) txn(n *yaml.Node) *Txn {
-	t := &Txn{Line: deref(n).Line}
+	t := &Txn{Line: problem.Deref(n).Line}
 	m := d.fields(n, "a transaction", "name", "weight", "autocommit", "values", "steps")
 	if v, ok := m["name"]; ok {
 		t.Name = d.name(v, "transaction name")
@@ -767,7 +753,7 @@ func (d *decoder) txn(n *yaml.Node) *Txn {
 }
 
 func (d *decoder) values(n *yaml.Node, what string) []*NamedGen {
-	n = deref(n)
+	n = problem.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "%s values must map names to generators, not %s", what, describe(n))
 		return nil
@@ -792,7 +778,7 @@ func (d *decoder) steps(n *yaml.Node, what string) []*Step {
 	if d.nsteps > maxSteps {
 		return nil
 	}
-	d.nsteps += len(deref(n).Content)
+	d.nsteps += len(problem.Deref(n).Content)
 	if d.nsteps > maxSteps {
 		d.p.At(n, "%s: more than %d steps in the file", what, maxSteps)
 		return nil
@@ -805,7 +791,7 @@ func (d *decoder) steps(n *yaml.Node, what string) []*Step {
 }
 
 func (d *decoder) step(n *yaml.Node, what string) *Step {
-	s := &Step{Line: deref(n).Line}
+	s := &Step{Line: problem.Deref(n).Line}
 	m := d.fields(n, what+" step", "sql", "values", "keep", "insert_id", "id_column", "repeat", "steps", "branch")
 	_, hasSQL := m["sql"]
 	_, hasSteps := m["steps"]
@@ -836,7 +822,7 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 	}
 	switch s.Kind {
 	case StepSQL:
-		v := deref(m["sql"])
+		v := problem.Deref(m["sql"])
 		s.SQLLine = v.Line
 		s.SQL = map[string]string{}
 		if v.Kind == yaml.MappingNode {
@@ -884,7 +870,7 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 		}
 	case StepBranch:
 		for _, it := range d.list(m["branch"], what+" branch") {
-			a := &Arm{Line: deref(it).Line}
+			a := &Arm{Line: problem.Deref(it).Line}
 			am := d.fields(it, what+" branch arm", "probability", "steps")
 			if x, ok := am["probability"]; ok {
 				a.Probability = d.number(x, "probability")
@@ -904,7 +890,7 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 }
 
 func (d *decoder) group(n *yaml.Node) *Group {
-	g := &Group{Line: deref(n).Line}
+	g := &Group{Line: problem.Deref(n).Line}
 	m := d.fields(n, "a group", "name", "clients", "rate", "transactions_per_client", "transactions")
 	if v, ok := m["name"]; ok {
 		g.Name = d.name(v, "group name")
@@ -922,7 +908,7 @@ func (d *decoder) group(n *yaml.Node) *Group {
 		g.PerClient = d.number(v, what+" transactions_per_client")
 	}
 	if v, ok := m["transactions"]; ok {
-		v = deref(v)
+		v = problem.Deref(v)
 		items := []*yaml.Node{v}
 		if v.Kind == yaml.SequenceNode {
 			items = v.Content
@@ -942,7 +928,7 @@ func (d *decoder) group(n *yaml.Node) *Group {
 
 // gen decodes a generator: a constant scalar, or a mapping with one generator key.
 func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
-	n = deref(n)
+	n = problem.Deref(n)
 	g := &GenDef{Node: n, Args: map[string]*yaml.Node{}}
 	if n == nil {
 		d.p.Add(0, "%s: missing generator", what)
@@ -968,9 +954,9 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 			return g
 		}
 	}
-	k, v := n.Content[0], deref(n.Content[1])
+	k, v := n.Content[0], problem.Deref(n.Content[1])
 	g.Kind = k.Value
-	if !contains(Generators, g.Kind) {
+	if !slices.Contains(Generators, g.Kind) {
 		d.p.At(k, "%s: unknown generator %q (use %s)", what, g.Kind, strings.Join(Generators, ", "))
 		g.Kind = ""
 		return g
@@ -1001,7 +987,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 	case "choice":
 		items := d.list(v, what)
 		for _, it := range items {
-			it = deref(it)
+			it = problem.Deref(it)
 			if it.Kind == yaml.MappingNode {
 				cm := d.fields(it, what+" item", "value", "weight")
 				c := Choice{Value: cm["value"], Weight: cm["weight"]}
