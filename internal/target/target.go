@@ -119,3 +119,15 @@ func Time(t time.Time) Value { return Value{Kind: KindTime, Time: t} }
 
 // Null returns a NULL Value.
 func Null() Value { return Value{} }
+
+// Row sizes First for a row of n columns, keeping the slice and the Text buffers of
+// earlier rows, and returns it for the target to fill.
+func (r *Result) Row(n int) []Value {
+	if cap(r.First) < n {
+		f := make([]Value, n)
+		copy(f, r.First[:cap(r.First)])
+		r.First = f
+	}
+	r.First = r.First[:n]
+	return r.First
+}

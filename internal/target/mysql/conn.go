@@ -5,7 +5,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
-	"math"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -26,25 +25,17 @@ type Conn struct {
 	id      int64
 	dead    atomic.Bool
 
-	// Cancellation without a goroutine hand-off per statement: one context.AfterFunc
-	// per distinct context (the runner passes the same one for the whole run), armed
-	// only while a call is in flight. state holds the generation of the armed context,
-	// 0 when idle, or aborted once the AfterFunc has closed the connection.
-	watched <-chan struct{}
-	stop    func() bool
-	gen     uint64
-	armed   uint64
-	state   atomic.Uint64
+	// Cancellation closes the socket (see target.Canceler).
+	cancel target.Canceler
 
 	maxPacket int // max_allowed_packet, read by the first Load
 }
-
-const aborted = math.MaxUint64
 
 var _ target.Conn = (*Conn)(nil)
 
 func newConn(t *Target, dc driver.Conn, nc net.Conn) (*Conn, error) {
 	c := &Conn{t: t, dc: dc, nc: nc}
+	c.cancel.Interrupt = c.interrupt
 	var ok1, ok2, ok3 bool
 	c.execer, ok1 = dc.(driver.Execer)
 	c.queryer, ok2 = dc.(driver.Queryer)
@@ -57,45 +48,22 @@ func newConn(t *Target, dc driver.Conn, nc net.Conn) (*Conn, error) {
 
 // begin arms cancellation for one call on c. It fails if ctx is already done.
 func (c *Conn) begin(ctx context.Context) error {
-	done := ctx.Done()
-	if done == nil {
-		c.armed = 0
-		return nil
-	}
-	select {
-	case <-done:
+	if !c.cancel.Arm(ctx) {
 		return classify(ctx.Err(), "", "")
-	default:
 	}
-	if done != c.watched {
-		c.watch(ctx, done)
-	}
-	c.armed = c.gen
-	c.state.Store(c.gen)
 	return nil
 }
 
-// watch registers the AfterFunc that cancels calls made with ctx, whose Done channel
-// is done. Contexts sharing a Done channel share the registration.
-func (c *Conn) watch(ctx context.Context, done <-chan struct{}) {
-	if c.stop != nil {
-		c.stop()
-	}
-	c.gen++
-	gen := c.gen
-	c.watched = done
-	c.stop = context.AfterFunc(ctx, func() {
-		if c.state.CompareAndSwap(gen, aborted) {
-			c.dead.Store(true)
-			_ = c.nc.Close()
-		}
-	})
+// interrupt cancels the call in flight by closing the connection.
+func (c *Conn) interrupt() {
+	c.dead.Store(true)
+	_ = c.nc.Close()
 }
 
 // end disarms cancellation and turns err into a *target.Error, marking the connection
 // dead after connection-class errors and cancellations.
 func (c *Conn) end(ctx context.Context, err error) error {
-	if c.armed != 0 && !c.state.CompareAndSwap(c.armed, 0) {
+	if c.cancel.Disarm() {
 		// The context fired during the call and closed the connection.
 		c.dead.Store(true)
 		if err != nil || ctx.Err() != nil {
@@ -124,10 +92,7 @@ func (c *Conn) ID() int64 { return c.id }
 
 // Close closes the connection; it is safe to call more than once.
 func (c *Conn) Close() error {
-	if c.stop != nil {
-		c.stop()
-		c.stop, c.watched = nil, nil
-	}
+	c.cancel.Stop()
 	c.dead.Store(true)
 	err := c.dc.Close()
 	_ = c.nc.Close()

@@ -149,15 +149,9 @@ func (s *Stmt) fallback(run func(driver.Stmt) (driver.Result, error)) (driver.Re
 
 // keep copies a row into res.First as text values, reusing its slice and buffers.
 func keep(res *target.Result, dest []driver.Value) {
-	n := len(dest)
-	if cap(res.First) < n {
-		f := make([]target.Value, n)
-		copy(f, res.First[:cap(res.First)])
-		res.First = f
-	}
-	res.First = res.First[:n]
+	row := res.Row(len(dest))
 	for i, v := range dest {
-		f := &res.First[i]
+		f := &row[i]
 		if v == nil {
 			*f = target.Value{Kind: target.KindNull, Text: f.Text[:0]}
 			continue

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -22,20 +21,16 @@ type Conn struct {
 	dead atomic.Bool
 	next int // for statement names
 
-	// Cancellation: see the package comment and the MySQL target's Conn.begin.
-	watched <-chan struct{}
-	stop    func() bool
-	gen     uint64
-	armed   uint64
-	state   atomic.Uint64
+	// Cancellation closes the socket (see the package comment and target.Canceler).
+	cancel target.Canceler
 }
-
-const aborted = math.MaxUint64
 
 var _ target.Conn = (*Conn)(nil)
 
 func newConn(t *Target, pg *pgconn.PgConn) *Conn {
-	return &Conn{t: t, pg: pg}
+	c := &Conn{t: t, pg: pg}
+	c.cancel.Interrupt = c.interrupt
+	return c
 }
 
 // Dialect lets workloads that hold only a Conn render SQL for it.
@@ -46,43 +41,22 @@ func (c *Conn) begin(ctx context.Context) error {
 	if c.dead.Load() {
 		return &target.Error{Class: target.ClassConnection, Msg: "connection lost"}
 	}
-	done := ctx.Done()
-	if done == nil {
-		c.armed = 0
-		return nil
-	}
-	select {
-	case <-done:
+	if !c.cancel.Arm(ctx) {
 		return ctxError(ctx.Err())
-	default:
 	}
-	if done != c.watched {
-		c.watch(ctx, done)
-	}
-	c.armed = c.gen
-	c.state.Store(c.gen)
 	return nil
 }
 
-func (c *Conn) watch(ctx context.Context, done <-chan struct{}) {
-	if c.stop != nil {
-		c.stop()
-	}
-	c.gen++
-	gen := c.gen
-	c.watched = done
-	c.stop = context.AfterFunc(ctx, func() {
-		if c.state.CompareAndSwap(gen, aborted) {
-			c.dead.Store(true)
-			_ = c.pg.Conn().Close()
-		}
-	})
+// interrupt cancels the call in flight by closing the connection.
+func (c *Conn) interrupt() {
+	c.dead.Store(true)
+	_ = c.pg.Conn().Close()
 }
 
 // end disarms cancellation and turns err into a *target.Error, marking the connection
 // dead after connection-class errors and cancellations.
 func (c *Conn) end(ctx context.Context, err error) error {
-	if c.armed != 0 && !c.state.CompareAndSwap(c.armed, 0) {
+	if c.cancel.Disarm() {
 		c.dead.Store(true)
 		if err != nil || ctx.Err() != nil {
 			return ctxError(ctx.Err())
@@ -118,10 +92,7 @@ func (c *Conn) ID() int64 { return int64(c.pg.PID()) }
 
 // Close closes the connection; it is safe to call more than once.
 func (c *Conn) Close() error {
-	if c.stop != nil {
-		c.stop()
-		c.stop, c.watched = nil, nil
-	}
+	c.cancel.Stop()
 	if c.dead.Swap(true) && c.pg.IsClosed() {
 		return nil
 	}

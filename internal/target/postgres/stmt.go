@@ -96,15 +96,9 @@ func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result)
 
 // keep copies a row into res.First as text values, reusing its slice and buffers.
 func keep(res *target.Result, vals [][]byte) {
-	n := len(vals)
-	if cap(res.First) < n {
-		f := make([]target.Value, n)
-		copy(f, res.First[:cap(res.First)])
-		res.First = f
-	}
-	res.First = res.First[:n]
+	row := res.Row(len(vals))
 	for i, v := range vals {
-		f := &res.First[i]
+		f := &row[i]
 		if v == nil {
 			*f = target.Value{Kind: target.KindNull, Text: f.Text[:0]}
 			continue

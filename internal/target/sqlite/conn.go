@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"io"
-	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -40,23 +39,16 @@ type Conn struct {
 	// Transaction control, prepared once.
 	beginStmt, beginDeferred, beginImmediate, commit, rollback driver.StmtExecContext
 
-	// Cancellation without a goroutine per statement: one context.AfterFunc per
-	// distinct context (the runner passes the same one for the whole run), armed
-	// only while a call is in flight. state holds the generation of the armed
-	// context, 0 when idle, or aborted once the AfterFunc has interrupted the call.
-	watched <-chan struct{}
-	stop    func() bool
-	gen     uint64
-	armed   uint64
-	state   atomic.Uint64
+	// Cancellation interrupts the statement (see target.Canceler), under mu, so that
+	// end waits until the interrupt has been delivered: it must not land on a later,
+	// unrelated statement.
+	cancel target.Canceler
 
 	// Set by busyHandler during the current call: it gave up after the whole busy
 	// timeout. timer is its reusable sleep.
 	busyTimedOut bool
 	timer        *time.Timer
 }
-
-const aborted = math.MaxUint64
 
 var _ target.Conn = (*Conn)(nil)
 
@@ -67,6 +59,7 @@ func errClosed() error {
 
 func newConn(t *Target, dc driver.Conn) (*Conn, error) {
 	c := &Conn{t: t, dc: dc, stmts: map[*Stmt]struct{}{}}
+	c.cancel.Mu, c.cancel.Interrupt = &c.mu, c.interrupt
 	var ok bool
 	if c.execer, ok = dc.(driver.ExecerContext); !ok {
 		return nil, target.Errorf(target.ClassOther, "", "modernc.org/sqlite connection lacks ExecerContext")
@@ -124,49 +117,24 @@ func (c *Conn) begin(ctx context.Context) error {
 		return errClosed()
 	}
 	c.busyTimedOut = false
-	done := ctx.Done()
-	if done == nil {
-		c.armed = 0
-		return nil
-	}
-	select {
-	case <-done:
+	if !c.cancel.Arm(ctx) {
 		return classify(ctx.Err(), "", target.ClassTimeout)
-	default:
 	}
-	if done != c.watched {
-		c.watch(ctx, done)
-	}
-	c.armed = c.gen
-	c.state.Store(c.gen)
 	return nil
 }
 
-// watch registers the AfterFunc that interrupts calls made with ctx, whose Done
-// channel is done. Contexts sharing a Done channel share the registration.
-func (c *Conn) watch(ctx context.Context, done <-chan struct{}) {
-	if c.stop != nil {
-		c.stop()
+// interrupt stops the statement in flight; the Canceler calls it holding mu.
+func (c *Conn) interrupt() {
+	if !c.closed {
+		c.interruptLocked()
 	}
-	c.gen++
-	gen := c.gen
-	c.watched = done
-	c.stop = context.AfterFunc(ctx, func() {
-		// Under mu, so that end waits until the interrupt has been delivered: it
-		// must not land on a later, unrelated statement.
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.state.CompareAndSwap(gen, aborted) && !c.closed {
-			c.interruptLocked()
-		}
-	})
 }
 
 // end disarms cancellation and turns err into a *target.Error. sql is the statement
 // the call ran, for telling a missing table from other errors.
 func (c *Conn) end(ctx context.Context, err error, sql string) error {
-	if c.armed != 0 {
-		if !c.state.CompareAndSwap(c.armed, 0) {
+	if c.cancel.Armed() {
+		if c.cancel.Disarm() {
 			// The context ended during the call and the statement was interrupted
 			// (or had just finished). SQLite clears the interrupt when the next
 			// statement starts; the connection stays usable.
@@ -246,10 +214,7 @@ func (c *Conn) Close() error {
 	if c.closed {
 		return nil
 	}
-	if c.stop != nil {
-		c.stop()
-		c.stop, c.watched = nil, nil
-	}
+	c.cancel.Stop()
 	c.dead.Store(true)
 	for s := range c.stmts {
 		s.finalize()
@@ -273,7 +238,7 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-// waitInterrupt returns once an AfterFunc that has claimed the call (state aborted)
+// waitInterrupt returns once an AfterFunc that has claimed the call (Disarm reported it)
 // has delivered its interrupt: it holds mu while it does.
 func (c *Conn) waitInterrupt() {
 	c.mu.Lock()

@@ -97,7 +97,8 @@ func busyHandler(_ *libc.TLS, key uintptr, count int32) int32 {
 		}
 	}
 	d := time.Duration(delay) * time.Millisecond
-	if c.armed == 0 || c.watched == nil {
+	done := c.cancel.Done()
+	if done == nil {
 		time.Sleep(d)
 		return 1
 	}
@@ -107,7 +108,7 @@ func busyHandler(_ *libc.TLS, key uintptr, count int32) int32 {
 		c.timer.Reset(d)
 	}
 	select {
-	case <-c.watched:
+	case <-done:
 		c.timer.Stop()
 		return 0
 	case <-c.timer.C:
