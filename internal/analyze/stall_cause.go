@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -28,6 +29,47 @@ type stallMetric struct {
 	scale    float64 // robust spread of the baseline
 	follows  bool    // moves with throughput
 	constant bool    // never changes outside the stall
+	// cadence is, per interval, the usual time between readings over the time since the
+	// previous one: above 1 where samples bunched up (a late one, then a prompt one).
+	cadence map[int]float64
+}
+
+// stallCadence is how much faster than usual each reading of a series came.
+func stallCadence(ser *store.MetricSeries) map[int]float64 {
+	var gaps []float64
+	gap := map[int]float64{}
+	for j := 1; j < len(ser.Points); j++ {
+		if g := (ser.Points[j].At - ser.Points[j-1].At).Seconds(); g > 0 {
+			gap[ser.Points[j].Interval] = g
+			gaps = append(gaps, g)
+		}
+	}
+	if len(gaps) == 0 {
+		return nil
+	}
+	usual := stallMedian(gaps)
+	out := make(map[int]float64, len(gap))
+	for idx, g := range gap {
+		out[idx] = usual / g
+	}
+	return out
+}
+
+// ownCadence reports a counter whose rise in the window is no more than the sampling
+// cadence explains: a count of work done per sample (fathom's own queries' temporary
+// tables, rows sent, files opened) looks faster when samples bunch up on a busy host.
+func (a *stallAttributor) ownCadence(d stallDuring, window []int) bool {
+	ms := d.ms
+	if !ms.ser.IsCounter() || ms.cadence == nil || ms.base <= 0 {
+		return false
+	}
+	fastest := 0.0
+	for _, idx := range window {
+		if c, ok := ms.cadence[idx]; ok {
+			fastest = math.Max(fastest, c)
+		}
+	}
+	return fastest > 1.1 && math.Max(d.mean, d.peak) <= 1.1*ms.base*fastest
 }
 
 type stallAttributor struct {
@@ -36,6 +78,7 @@ type stallAttributor struct {
 	metrics  map[string]*stallMetric
 	names    []string
 	baseline []int
+	ans      map[int]stallAnswers
 }
 
 func newStallAttributor(in StallInput, p StallParams, baseline []int, tp map[int]float64) *stallAttributor {
@@ -50,6 +93,9 @@ func newStallAttributor(in StallInput, p StallParams, baseline []int, tp map[int
 			}
 		}
 		ms := &stallMetric{ser: ser, y: y}
+		if ser.IsCounter() {
+			ms.cadence = stallCadence(ser)
+		}
 		if len(bv) > 0 {
 			ms.base, ms.scale = stallRobust(bv)
 			ms.constant = bv[0] == bv[len(bv)-1] && ms.scale == 0
@@ -162,10 +208,7 @@ func (a *stallAttributor) during(name string, window []int) (stallDuring, bool) 
 	}
 	diff := d.mean - ms.base
 	peakDiff := d.peak - ms.base
-	scale := ms.scale
-	if scale == 0 {
-		scale = math.Max(math.Abs(ms.base)*0.05, 1e-9)
-	}
+	scale := math.Max(ms.scale, stallScaleFloor(ms.ser, ms.base))
 	z := diff / scale
 	if pz := 0.75 * peakDiff / scale; math.Abs(pz) > math.Abs(z) {
 		z = pz
@@ -174,47 +217,87 @@ func (a *stallAttributor) during(name string, window []int) (stallDuring, bool) 
 	return d, true
 }
 
-// stallIgnored are metrics that are effects of any slowdown, or settings.
+// stallScaleFloor is the smallest spread a robust z-score divides by: a tenth of the
+// baseline level, and never less than the metric's smallest material step (one event
+// or unit per second, one percentage point, 10 ms of waiting per second, a megabyte).
+// A metric that is nearly constant outside the stall (1 → 1.03 log syncs per second,
+// 0.0% → 0.3% steal) is then not "unusual" for moving by a hair.
+func stallScaleFloor(ser *store.MetricSeries, base float64) float64 {
+	floor := 1.0
+	switch ser.Unit {
+	case "%":
+		floor = 1
+	case "ms":
+		floor = 10
+	case "bytes":
+		floor = 1 << 20
+		if ser.IsCounter() {
+			floor = 256 << 10
+		}
+	}
+	return math.Max(floor, 0.1*math.Abs(base))
+}
+
+// stallOwnQueries are metrics that count fathom's own sampling (SHOW GLOBAL STATUS,
+// SHOW ENGINE INNODB STATUS …): they move when the sampler does, not the server.
+func stallOwnQueries(name string) bool {
+	return strings.HasPrefix(name, "mysql.Com_show_") || strings.HasPrefix(name, collect.PrefixOSFathom)
+}
+
+// stallIgnored are metrics that are effects of any slowdown, settings, or fathom's
+// own sampling.
 func stallIgnored(name string) bool {
+	if stallOwnQueries(name) {
+		return true
+	}
 	switch {
-	case strings.HasSuffix(name, "idle_pct"), strings.HasPrefix(name, "os.vm.dirty_ratio"),
-		strings.HasPrefix(name, "os.vm.dirty_background_ratio"), strings.HasSuffix(name, "_setting"),
-		strings.HasSuffix(name, "_centisecs"), name == "os.cpus", name == "os.mem.total_bytes",
+	case strings.HasSuffix(name, "idle_pct"), strings.HasPrefix(name, collect.OSVmDirtyRatio),
+		strings.HasPrefix(name, collect.OSVmDirtyBackgroundRatio), strings.HasSuffix(name, "_setting"),
+		strings.HasSuffix(name, "_centisecs"), name == collect.OSCPUs, name == collect.OSMemTotalBytes,
 		name == "pg.max_wal_size_bytes", name == "mysql.innodb.redo_capacity_bytes",
 		strings.HasPrefix(name, "mysql.Uptime"), name == "pg.checkpoint_age_seconds",
-		name == "os.fathom.cpu_pct", strings.HasPrefix(name, "mysql.Innodb_buffer_pool_pages_total"),
+		name == collect.OSFathomCPUPct, strings.HasPrefix(name, "mysql.Innodb_buffer_pool_pages_total"),
 		name == "mysql.Innodb_checkpoint_max_age", name == "mysql.Innodb_page_size":
 		return true
 	}
 	return false
 }
 
-// evidence ranks the metrics that changed most unusually in the window.
+// evidence ranks the metrics that rose most unusually in the window. Falls are left
+// out: less work done (fewer commits, fewer of fathom's own sampling queries while the
+// server did not answer) is the stall itself, not its cause; the patterns that read a
+// fall (dirty pages written out, a server process that stopped using CPU) name it in
+// their explanation and add it to the evidence themselves.
 func (a *stallAttributor) evidence(window []int) []store.StallEvidence {
 	var out []store.StallEvidence
 	for _, n := range a.names {
 		if stallIgnored(n) {
 			continue
 		}
-		d, ok := a.during(n, window)
-		if !ok {
+		e, ok := a.evidenceOf(n, window)
+		if !ok || e.Score < a.p.MinScore && !e.Reset {
 			continue
 		}
-		// Less work done is the stall itself, not its cause.
-		if d.ms.follows && d.score < 0 {
+		if d, _ := a.during(n, window); !e.Reset && a.ownCadence(d, window) {
 			continue
 		}
-		if math.Abs(d.score) < a.p.MinScore && !d.reset {
-			continue
-		}
-		out = append(out, store.StallEvidence{
-			Metric: n, Kind: d.ms.ser.Kind, Unit: d.ms.ser.Unit,
-			Baseline: stallSig(d.ms.base), During: stallSig(d.mean), Peak: stallSig(d.peak),
-			Score: math.Round(d.score*10) / 10, Reset: d.reset,
-		})
+		out = append(out, e)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return math.Abs(out[i].Score) > math.Abs(out[j].Score) })
 	return out
+}
+
+// evidenceOf is one metric's behaviour in the window as evidence.
+func (a *stallAttributor) evidenceOf(n string, window []int) (store.StallEvidence, bool) {
+	d, ok := a.during(n, window)
+	if !ok {
+		return store.StallEvidence{}, false
+	}
+	return store.StallEvidence{
+		Metric: n, Kind: d.ms.ser.Kind, Unit: d.ms.ser.Unit,
+		Baseline: stallSig(d.ms.base), During: stallSig(d.mean), Peak: stallSig(d.peak),
+		Score: math.Round(d.score*10) / 10, Reset: d.reset,
+	}, true
 }
 
 // stallSig rounds to 4 significant digits for storage and display.
@@ -232,6 +315,37 @@ func stallSig(v float64) float64 {
 func (a *stallAttributor) up(name string, window []int) (stallDuring, bool) {
 	d, ok := a.during(name, window)
 	return d, ok && d.score >= a.p.MinScore && d.mean > d.ms.base
+}
+
+// rise reports a metric whose mean over the stall rose by at least minDelta above its
+// baseline median (material in absolute terms) and by at least MinScore times the
+// baseline's own robust spread (unusual for this run). The mean is over the stall's own
+// intervals, not the one before it.
+func (a *stallAttributor) rise(name string, st *store.Stall, minDelta float64) (stallDuring, bool) {
+	ms := a.metrics[name]
+	if ms == nil {
+		return stallDuring{}, false
+	}
+	d := stallDuring{ms: ms, max: math.Inf(-1), peak: math.Inf(-1)}
+	for idx := st.FirstInterval; idx <= st.LastInterval; idx++ {
+		if v, ok := ms.y[idx]; ok {
+			d.mean += v
+			d.n++
+			d.peak = math.Max(d.peak, v)
+		}
+	}
+	if d.n == 0 {
+		return d, false
+	}
+	d.mean /= float64(d.n)
+	d.max = d.peak
+	delta := d.mean - ms.base
+	if ms.scale > 0 {
+		d.score = math.Min(stallMaxScore, delta/ms.scale)
+	} else {
+		d.score = stallMaxScore
+	}
+	return d, delta >= minDelta && delta >= a.p.MinScore*ms.scale
 }
 
 // happened reports a counter that moved (its rate was positive) in the window.
@@ -277,6 +391,15 @@ func (a *stallAttributor) minimum(name string, window []int) (float64, bool) {
 		}
 	}
 	return lo, ok
+}
+
+func (a *stallAttributor) hasEvidence(ev []store.StallEvidence, name string) bool {
+	for _, e := range ev {
+		if e.Metric == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *stallAttributor) has(list []string, name string) bool {
@@ -330,8 +453,8 @@ func (a *stallAttributor) explain(st *store.Stall, window []int, reconnects int6
 		}
 	}()
 	var ms []stallMatch
-	for _, pat := range stallPatterns {
-		if m, ok := pat(a, st, window, reconnects); ok {
+	for _, r := range a.rules() {
+		if m, ok := r.match(a, st, window, reconnects); ok {
 			ms = append(ms, m)
 		}
 	}
@@ -340,17 +463,21 @@ func (a *stallAttributor) explain(st *store.Stall, window []int, reconnects int6
 		st.Causes = append(st.Causes, store.StallCause{Key: m.key, Title: m.title, Score: math.Round(m.score*10) / 10, Metrics: m.metrics})
 	}
 	if len(ms) == 0 {
-		st.Explanation = "No known pattern matches"
-		if len(st.Evidence) > 0 {
-			st.Explanation += "; the metrics below changed most unusually during it"
-		} else {
-			st.Explanation += " and no metric changed unusually (was anything sampled? a client-side pause or a busy host can do this)"
-		}
-		st.Explanation += "."
+		st.Explanation = stallNothing(st, len(st.Evidence))
 		return
 	}
 	best := ms[0]
 	st.Cause, st.Title, st.Explanation, st.Settings = best.key, best.title, best.explanation, best.settings
+	// The cause's own metrics are evidence even when they fell (a server process that
+	// stopped using CPU, dirty pages written out).
+	for _, n := range best.metrics {
+		if a.hasEvidence(st.Evidence, n) {
+			continue
+		}
+		if e, ok := a.evidenceOf(n, window); ok {
+			st.Evidence = append(st.Evidence, e)
+		}
+	}
 	// The cause's own metrics first, then the rest by score.
 	sort.SliceStable(st.Evidence, func(i, j int) bool {
 		bi, bj := a.has(best.metrics, st.Evidence[i].Metric), a.has(best.metrics, st.Evidence[j].Metric)
@@ -363,11 +490,6 @@ func (a *stallAttributor) explain(st *store.Stall, window []int, reconnects int6
 		}
 		st.Explanation += " Also matching: " + strings.Join(also, "; ") + "."
 	}
-}
-
-// stallPatterns are the known causes, each a function deciding whether it matches.
-var stallPatterns = []func(a *stallAttributor, st *store.Stall, window []int, reconnects int64) (stallMatch, bool){
-	stallPGCheckpoint, stallInnoDBCheckpoint, stallBinlogRotation, stallOSWriteback, stallLockWaits, stallAutovacuum, stallWALFlush, stallRestart,
 }
 
 func stallRate(v float64, unit string) string {
@@ -427,189 +549,48 @@ func stallChange(d stallDuring) string {
 
 func stallAt(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 
-func stallPGCheckpoint(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
-	if a.in.Kind != "postgres" {
-		return stallMatch{}, false
-	}
-	m := stallMatch{key: "checkpoint"}
-	var why []string
-	req := a.happened("pg.checkpoints_req", w)
-	timed := a.happened("pg.checkpoints_timed", w)
-	if req || timed {
-		// A checkpoint that starts in nearly every interval explains nothing.
-		share := math.Max(a.baselineShare("pg.checkpoints_req"), a.baselineShare("pg.checkpoints_timed"))
-		m.score += 2 * (1 - share)
-		if req {
-			m.metrics = append(m.metrics, "pg.checkpoints_req")
-			why = append(why, "a checkpoint was requested because the WAL written since the last one reached max_wal_size")
-		} else {
-			m.metrics = append(m.metrics, "pg.checkpoints_timed")
-			why = append(why, "a timed checkpoint (checkpoint_timeout) started")
-		}
-	}
-	if d, ok := a.up("pg.checkpointer_busy", w); ok {
-		m.score += 1
-		m.metrics = append(m.metrics, "pg.checkpointer_busy")
-		_ = d
-		if len(why) == 0 {
-			why = append(why, "the checkpointer was writing")
-		}
-	}
-	if d, ok := a.up("pg.buffers_checkpoint", w); ok {
-		m.score += 1
-		m.metrics = append(m.metrics, "pg.buffers_checkpoint")
-		why = append(why, "buffers written by the checkpoint went "+stallChange(d))
-	}
-	for _, n := range []string{"pg.checkpoint_write_time", "pg.checkpoint_sync_time"} {
-		if _, ok := a.up(n, w); ok {
-			m.score += 0.5
-			m.metrics = append(m.metrics, n)
-		}
-	}
-	if d, ok := a.up("pg.wal_fpi", w); ok {
-		m.score += 1
-		m.metrics = append(m.metrics, "pg.wal_fpi")
-		why = append(why, "full-page images in WAL went "+stallChange(d)+" (after a checkpoint the first change to each page writes the whole page)")
-	}
-	// A checkpoint that began shortly before the window (its full-page images are what
-	// slow the stall down) shows as a young checkpoint age.
-	if !req && !timed {
-		if age, ok := a.minimum("pg.checkpoint_age_seconds", w); ok && age < 2*(st.End-st.Start).Seconds()+5 {
-			if _, fpi := a.up("pg.wal_fpi", w); fpi || a.has(m.metrics, "pg.buffers_checkpoint") {
-				m.score += 1.5
-				m.metrics = append(m.metrics, "pg.checkpoint_age_seconds")
-				why = append(why, fmt.Sprintf("a checkpoint had started %.0fs before", age))
-			}
-		}
-	}
-	if v, ok := a.atLeast("pg.wal_since_checkpoint_pct", w, 70); ok {
-		m.score += 0.5
-		m.metrics = append(m.metrics, "pg.wal_since_checkpoint_pct")
-		why = append(why, fmt.Sprintf("WAL since the last checkpoint reached %.0f%% of max_wal_size", v))
-	}
-	if m.score < 2 || !(req || timed || len(m.metrics) >= 2) {
-		return stallMatch{}, false
-	}
-	m.title = "PostgreSQL checkpoint"
-	switch {
-	case req:
-		m.title += " (requested: WAL reached max_wal_size)"
-	case timed:
-		m.title += " (timed: checkpoint_timeout)"
-	}
-	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s: %s. Checkpoints write every dirty buffer and fsync the data files, and the full-page images after them multiply WAL volume. Space them out: raise max_wal_size so that checkpoints are timed rather than requested, lengthen checkpoint_timeout, keep checkpoint_completion_target near 0.9; wal_compression shrinks full-page images.",
-		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), strings.Join(why, "; "))
-	m.settings = []store.StallSetting{
-		a.setting("max_wal_size", "WAL between requested checkpoints"),
-		a.setting("checkpoint_timeout", "time between timed checkpoints"),
-		a.setting("checkpoint_completion_target", "share of the interval the writes are spread over"),
-		a.setting("full_page_writes", "whole pages in WAL after each checkpoint"),
-		a.setting("wal_compression", "compresses those full-page images"),
-		a.setting("shared_buffers", "how much can be dirty"),
-	}
-	return m, true
-}
-
-func stallInnoDBCheckpoint(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
-	if a.in.Kind != "mysql" {
-		return stallMatch{}, false
-	}
-	m := stallMatch{key: "innodb_checkpoint"}
-	var why []string
-	for _, n := range []string{"mysql.innodb.checkpoint_age_capacity_pct", "mysql.innodb.checkpoint_age_pct"} {
-		if v, ok := a.atLeast(n, w, 75); ok {
-			m.score += 1.5
-			m.metrics = append(m.metrics, n)
-			why = append(why, fmt.Sprintf("the checkpoint age reached %.0f%% of the redo log's capacity (InnoDB flushes furiously from about 75%% and stalls writers near the limit)", v))
-			break
-		}
-	}
-	if d, ok := a.up("mysql.Innodb_buffer_pool_pages_flushed", w); ok {
-		m.score += 1
-		m.metrics = append(m.metrics, "mysql.Innodb_buffer_pool_pages_flushed")
-		why = append(why, "pages flushed went "+stallChange(d))
-	}
-	for _, n := range []string{"mysql.Innodb_log_waits", "mysql.Innodb_buffer_pool_wait_free"} {
-		if a.happened(n, w) && a.baselineShare(n) < 0.5 {
-			m.score += 1
-			m.metrics = append(m.metrics, n)
-			why = append(why, strings.TrimPrefix(n, "mysql.")+" increased")
-		}
-	}
-	if _, ok := a.up("mysql.Innodb_data_pending_fsyncs", w); ok {
-		m.score += 0.5
-		m.metrics = append(m.metrics, "mysql.Innodb_data_pending_fsyncs")
-	}
-	if m.score < 2 {
-		return stallMatch{}, false
-	}
-	m.title = "InnoDB checkpoint: flushing to keep the checkpoint age within the redo log"
-	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s: %s. When the redo log fills faster than the page cleaners flush, InnoDB flushes dirty pages in bursts and writers wait. A larger redo log (innodb_log_file_size, innodb_redo_log_capacity on MySQL 8.0.30+) and an innodb_io_capacity that matches the storage smooth this out.",
-		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), strings.Join(why, "; "))
-	m.settings = []store.StallSetting{
-		a.setting("innodb_log_file_size", "redo log size (× innodb_log_files_in_group before MySQL 8.0.30)"),
-		a.setting("innodb_redo_log_capacity", "redo log size on MySQL 8.0.30+"),
-		a.setting("innodb_io_capacity", "background flushing rate"),
-		a.setting("innodb_io_capacity_max", "flushing rate when behind"),
-		a.setting("innodb_max_dirty_pages_pct", "dirty pages allowed"),
-		a.setting("innodb_adaptive_flushing", "flush ahead of the redo log"),
-	}
-	return m, true
-}
-
-func stallBinlogRotation(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
-	if !a.happened("mysql.binlog.file_seq", w) || a.baselineShare("mysql.binlog.file_seq") > 0.5 {
-		return stallMatch{}, false
-	}
-	m := stallMatch{key: "binlog_rotation", score: 2.5, metrics: []string{"mysql.binlog.file_seq"}}
-	m.title = "binary log rotation"
-	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s as the binary log rotated to a new file: the old file is synced and closed while commits wait. Fewer, larger rotations (max_binlog_size) or a less strict sync_binlog reduce these pauses.",
-		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End))
-	m.settings = []store.StallSetting{
-		a.setting("max_binlog_size", "size at which the binary log rotates"),
-		a.setting("sync_binlog", "how often the binary log is fsynced"),
-	}
-	return m, true
-}
-
 func stallOSWriteback(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
 	if !a.in.Local {
 		return stallMatch{}, false
 	}
 	m := stallMatch{key: "os_writeback"}
 	var why []string
-	if d, ok := a.up("os.mem.writeback_bytes", w); ok && d.peak > 1<<20 {
+	if d, ok := a.up(collect.OSMemWritebackBytes, w); ok && d.peak >= stallMinWriteback {
 		m.score += 1.5
-		m.metrics = append(m.metrics, "os.mem.writeback_bytes")
+		m.metrics = append(m.metrics, collect.OSMemWritebackBytes)
 		why = append(why, "pages under writeback went "+stallChange(d))
 	}
-	if v, ok := a.atLeast("os.vm.dirty_threshold_pct", w, 100); ok {
+	if v, ok := a.atLeast(collect.OSVmDirtyThresholdPct, w, 100); ok {
 		m.score += 1.5
-		m.metrics = append(m.metrics, "os.vm.dirty_threshold_pct")
+		m.metrics = append(m.metrics, collect.OSVmDirtyThresholdPct)
 		why = append(why, fmt.Sprintf("dirty pages reached %.0f%% of the dirty_ratio threshold, where writers are throttled", v))
-	} else if v, ok := a.atLeast("os.vm.dirty_background_threshold_pct", w, 100); ok {
+	} else if v, ok := a.atLeast(collect.OSVmDirtyBackgroundThresholdPct, w, 100); ok {
 		m.score += 0.5
-		m.metrics = append(m.metrics, "os.vm.dirty_background_threshold_pct")
+		m.metrics = append(m.metrics, collect.OSVmDirtyBackgroundThresholdPct)
 		why = append(why, fmt.Sprintf("dirty pages reached %.0f%% of the background threshold, where the kernel starts writing back", v))
 	}
-	if d, ok := a.up("os.disk.write_bytes", w); ok {
+	if d, ok := a.up(collect.OSDiskWriteBytes, w); ok {
 		m.score += 0.5
-		m.metrics = append(m.metrics, "os.disk.write_bytes")
+		m.metrics = append(m.metrics, collect.OSDiskWriteBytes)
 		why = append(why, "disk writes went "+stallChange(d))
 	}
-	for _, n := range []string{"os.disk.await_ms", "os.pressure.io_full_pct", "os.cpu.iowait_pct", "os.disk.util_pct"} {
+	for _, n := range []string{collect.OSDiskAwaitMs, collect.OSPressureIOFullPct, collect.OSCPUIowaitPct, collect.OSDiskUtilPct} {
 		if d, ok := a.up(n, w); ok {
 			m.score += 0.5
 			m.metrics = append(m.metrics, n)
-			if n == "os.disk.await_ms" {
+			if n == collect.OSDiskAwaitMs {
 				why = append(why, "disk await went "+stallChange(d))
 			}
 		}
 	}
-	if d, ok := a.during("os.mem.dirty_bytes", w); ok && d.score <= -a.p.MinScore {
+	if d, ok := a.during(collect.OSMemDirtyBytes, w); ok && d.score <= -a.p.MinScore {
 		m.score += 0.5
-		m.metrics = append(m.metrics, "os.mem.dirty_bytes")
+		m.metrics = append(m.metrics, collect.OSMemDirtyBytes)
 		why = append(why, "dirty page cache fell "+stallChange(d))
+	}
+	// Material: a real amount under writeback, or writers at the dirty limit.
+	if !a.has(m.metrics, collect.OSMemWritebackBytes) && !a.has(m.metrics, collect.OSVmDirtyThresholdPct) {
+		return stallMatch{}, false
 	}
 	if m.score < 2 {
 		return stallMatch{}, false
@@ -623,110 +604,6 @@ func stallOSWriteback(a *stallAttributor, st *store.Stall, w []int, _ int64) (st
 		a.setting("vm.dirty_ratio", "% of memory dirty before writers are throttled"),
 		a.setting("vm.dirty_bytes", "the same in bytes"),
 		a.setting("vm.dirty_expire_centisecs", "age at which dirty pages are written back"),
-	}
-	return m, true
-}
-
-func stallLockWaits(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
-	m := stallMatch{key: "lock_waits"}
-	var why []string
-	for _, n := range []string{"pg.lock_waits", "pg.blocked_sessions", "pg.waiting.lock", "mysql.Innodb_row_lock_current_waits",
-		"mysql.threads.waiting_for_lock", "mysql.innodb.transactions_in_lock_wait", "mysql.Innodb_row_lock_time", "mysql.Innodb_row_lock_waits"} {
-		if d, ok := a.up(n, w); ok && d.peak >= 1 {
-			m.score += 1
-			m.metrics = append(m.metrics, n)
-			if len(why) < 2 {
-				why = append(why, n+" went "+stallChange(d))
-			}
-		}
-	}
-	if m.score < 1 {
-		return stallMatch{}, false
-	}
-	m.score += 1
-	m.title = "lock waits: sessions blocked by other sessions' locks"
-	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while sessions waited for locks: %s. Find the blocker (a long transaction, DDL, an explicit LOCK): `fathom snapshot` lists blocked sessions and what blocks them.",
-		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), strings.Join(why, "; "))
-	if a.in.Kind == "postgres" {
-		m.settings = []store.StallSetting{a.setting("lock_timeout", "give up waiting after this long"), a.setting("deadlock_timeout", "when deadlock checks run")}
-	} else {
-		m.settings = []store.StallSetting{a.setting("innodb_lock_wait_timeout", "give up waiting after this long")}
-	}
-	return m, true
-}
-
-func stallAutovacuum(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
-	m := stallMatch{key: "autovacuum"}
-	for _, n := range []string{"pg.autovacuum_workers", "pg.vacuums"} {
-		if d, ok := a.up(n, w); ok && d.peak >= 1 {
-			m.score += 1.5
-			m.metrics = append(m.metrics, n)
-		}
-	}
-	if m.score < 1.5 {
-		return stallMatch{}, false
-	}
-	m.title = "autovacuum"
-	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while autovacuum workers ran: their reads and writes compete with the workload. Throttle them (autovacuum_vacuum_cost_limit, autovacuum_vacuum_cost_delay), or vacuum big tables at quiet times.",
-		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End))
-	m.settings = []store.StallSetting{
-		a.setting("autovacuum_vacuum_cost_limit", "work between pauses (-1: vacuum_cost_limit)"),
-		a.setting("autovacuum_vacuum_cost_delay", "the pause"),
-		a.setting("autovacuum_max_workers", "workers at once"),
-	}
-	return m, true
-}
-
-func stallWALFlush(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
-	if a.in.Kind != "postgres" {
-		return stallMatch{}, false
-	}
-	m := stallMatch{key: "wal_flush"}
-	for _, n := range []string{"pg.wait_event.lwlock.walwrite", "pg.wait_event.io.walsync", "pg.wait_event.io.walwrite", "pg.wal_buffers_full", "pg.wal_sync_time", "pg.wal_write_time"} {
-		if _, ok := a.up(n, w); ok {
-			m.score += 0.75
-			m.metrics = append(m.metrics, n)
-		}
-	}
-	if m.score < 1.5 {
-		return stallMatch{}, false
-	}
-	m.title = "WAL write and flush waits"
-	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while sessions waited to write or flush WAL. A slow WAL device, a small wal_buffers or bursts of WAL (full-page images after checkpoints, bulk writes) cause this.",
-		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End))
-	m.settings = []store.StallSetting{
-		a.setting("wal_buffers", "WAL kept in memory before it must be written"),
-		a.setting("wal_sync_method", "how WAL is flushed"),
-		a.setting("synchronous_commit", "whether commits wait for the flush"),
-	}
-	return m, true
-}
-
-func stallRestart(a *stallAttributor, st *store.Stall, w []int, reconnects int64) (stallMatch, bool) {
-	m := stallMatch{key: "restart"}
-	if reconnects > 0 {
-		m.score += 2
-		m.metrics = append(m.metrics, "reconnects")
-	}
-	for _, n := range a.names {
-		if strings.HasPrefix(n, "os.") {
-			continue
-		}
-		if d, ok := a.during(n, w); ok && d.reset {
-			m.score += 1
-			m.metrics = append(m.metrics, n)
-			break
-		}
-	}
-	if m.score < 1 {
-		return stallMatch{}, false
-	}
-	m.title = "server restart or statistics reset"
-	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s", stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End))
-	if reconnects > 0 {
-		m.explanation += fmt.Sprintf(" and clients reconnected %d times: the server restarted or dropped connections.", reconnects)
-	} else {
-		m.explanation += " and the server's counters restarted (a restart, FLUSH STATUS or pg_stat_reset())."
 	}
 	return m, true
 }

@@ -11,9 +11,9 @@ import (
 // StallsFromStore reads what stall analysis needs for a stored run: its intervals'
 // throughput (or, for a watch session without client intervals, the server's own
 // transaction rate), its metric series and settings. It is a pure function of stored
-// data.
-func StallsFromStore(ctx context.Context, st *store.Store, run *store.Run) (StallInput, error) {
-	in := StallInput{Unit: "tps", Kind: run.TargetKind, Settings: map[string]string{}}
+// data. rules are the run's kind's own patterns (db.StallRulesOf(run.TargetKind)).
+func StallsFromStore(ctx context.Context, st store.Store, run *store.Run, rules []Rule) (StallInput, error) {
+	in := StallInput{Unit: "tps", Kind: run.TargetKind, Settings: map[string]string{}, Version: run.ServerVersion, Clients: run.Clients, Rules: rules}
 	maps.Copy(in.Settings, run.Settings)
 	src, err := st.SampleSource(ctx, run.ID)
 	switch {
@@ -42,6 +42,9 @@ func StallsFromStore(ctx context.Context, st *store.Store, run *store.Run) (Stal
 	if in.Metrics, err = st.MetricSeries(ctx, run.ID); err != nil {
 		return in, err
 	}
+	if in.Samples, err = st.SampleStatuses(ctx, run.ID); err != nil {
+		return in, err
+	}
 	if len(in.Throughput) == 0 {
 		in.Throughput, in.Unit = ServerThroughput(in.Metrics, src)
 	}
@@ -49,8 +52,9 @@ func StallsFromStore(ctx context.Context, st *store.Store, run *store.Run) (Stal
 }
 
 // serverRates are the server counters that stand for throughput when no client
-// measured it (watch sessions), in order of preference.
-var serverRates = []string{"pg.xact_commit", "mysql.Questions", "mysql.Queries"}
+// measured it (watch sessions), in order of preference: the kinds' names, checked by
+// TestStallMetricsDeclared.
+var serverRates = []string{"pg.xact_commit", "mysql.Questions", "mysql.Queries", "redis.total_commands_processed"}
 
 // ServerThroughput derives per-interval throughput from the server's own counters:
 // PostgreSQL's committed transactions, MySQL's statements (Questions). Interval i
@@ -76,13 +80,13 @@ func ServerThroughput(ms []store.MetricSeries, src *store.SampleSource) ([]Throu
 	return nil, ""
 }
 
-// AnalyzeStored finds a stored run's stalls with p and stores them.
-func AnalyzeStored(ctx context.Context, st *store.Store, run *store.Run, p StallParams) ([]store.Stall, error) {
+// AnalyzeStored finds a stored run's stalls with p (and its kind's rules) and stores them.
+func AnalyzeStored(ctx context.Context, st store.Store, run *store.Run, p StallParams, rules []Rule) ([]store.Stall, error) {
 	p = p.withDefaults()
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	in, err := StallsFromStore(ctx, st, run)
+	in, err := StallsFromStore(ctx, st, run, rules)
 	if err != nil {
 		return nil, err
 	}

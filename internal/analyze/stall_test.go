@@ -1,7 +1,9 @@
-package analyze
+package analyze_test
 
 import (
-	"math"
+	"github.com/fathom-lab/fathom/internal/analyze"
+	"github.com/fathom-lab/fathom/internal/analyze/stalltest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,84 +11,43 @@ import (
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
-// synth builds a run: n one-second intervals at about base tps (a fixed wobble of
-// ±3%), with the given intervals at the given throughput.
-func synth(n int, base float64, dips map[int]float64) []ThroughputPoint {
-	out := make([]ThroughputPoint, n)
-	for i := range out {
-		v := base * (1 + 0.03*math.Sin(float64(i)*1.7))
-		if d, ok := dips[i]; ok {
-			v = d
-		}
-		out[i] = ThroughputPoint{Index: i, Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second, Value: v}
-	}
-	return out
-}
-
-// series builds a metric with one value per interval (f gives it).
-func series(name, kind, unit string, n int, f func(i int) float64) store.MetricSeries {
-	s := store.MetricSeries{Metric: store.Metric{Name: name, Kind: kind, Unit: unit, Collector: "test"}}
-	for i := 0; i < n; i++ {
-		v := f(i)
-		p := store.MetricPoint{Interval: i, At: time.Duration(i+1) * time.Second}
-		if kind == "counter" {
-			p.Rate, p.HasRate = v, true
-		} else {
-			p.Value = v
-		}
-		s.Points = append(s.Points, p)
-	}
-	return s
-}
-
-func wobble(i int, v float64) float64 { return v * (1 + 0.05*math.Cos(float64(i)*2.3)) }
-
-func in(i int, set ...int) bool {
-	for _, s := range set {
-		if i == s {
-			return true
-		}
-	}
-	return false
-}
-
-func checkpointRun() StallInput {
+func checkpointRun() analyze.StallInput {
 	const n = 60
-	tp := synth(n, 1000, map[int]float64{20: 180, 21: 150, 22: 300, 45: 250})
+	tp := stalltest.Synth(n, 1000, map[int]float64{20: 180, 21: 150, 22: 300, 45: 250})
 	thr := func(i int) float64 { return tp[i].Value }
-	return StallInput{
+	return analyze.StallInput{
 		Throughput: tp, Unit: "tps", Kind: "postgres", Local: true,
 		Settings: map[string]string{"max_wal_size": "32MB", "checkpoint_timeout": "30s"},
 		Metrics: []store.MetricSeries{
-			series("pg.checkpoints_req", "counter", "checkpoints", n, func(i int) float64 {
-				if in(i, 19, 44) {
+			stalltest.Series("pg.checkpoints_req", "counter", "checkpoints", n, func(i int) float64 {
+				if stalltest.In(i, 19, 44) {
 					return 1
 				}
 				return 0
 			}),
-			series("pg.buffers_checkpoint", "counter", "buffers", n, func(i int) float64 {
-				if in(i, 20, 21, 22, 45) {
+			stalltest.Series("pg.buffers_checkpoint", "counter", "buffers", n, func(i int) float64 {
+				if stalltest.In(i, 20, 21, 22, 45) {
 					return 6000
 				}
-				return wobble(i, 40)
+				return stalltest.Wobble(i, 40)
 			}),
-			series("pg.wal_fpi", "counter", "pages", n, func(i int) float64 {
-				if in(i, 20, 21, 45) {
+			stalltest.Series("pg.wal_fpi", "counter", "pages", n, func(i int) float64 {
+				if stalltest.In(i, 20, 21, 45) {
 					return 9000
 				}
-				return wobble(i, 100)
+				return stalltest.Wobble(i, 100)
 			}),
 			// Commits follow throughput: the stall itself, not its cause.
-			series("pg.xact_commit", "counter", "transactions", n, thr),
-			series("pg.tup_updated", "counter", "rows", n, func(i int) float64 { return 3 * thr(i) }),
-			series("os.cpu.idle_pct", "counter", "%", n, func(i int) float64 { return 100 - thr(i)/20 }),
-			series("pg.sessions.active", "gauge", "sessions", n, func(i int) float64 { return 8 }),
+			stalltest.Series("pg.xact_commit", "counter", "transactions", n, thr),
+			stalltest.Series("pg.tup_updated", "counter", "rows", n, func(i int) float64 { return 3 * thr(i) }),
+			stalltest.Series("os.cpu.idle_pct", "counter", "%", n, func(i int) float64 { return 100 - thr(i)/20 }),
+			stalltest.Series("pg.sessions.active", "gauge", "sessions", n, func(i int) float64 { return 8 }),
 		},
 	}
 }
 
 func TestStallsAttributedToCheckpoints(t *testing.T) {
-	stalls := FindStalls(checkpointRun(), DefaultStallParams())
+	stalls := find(checkpointRun(), analyze.DefaultStallParams())
 	if len(stalls) != 2 {
 		t.Fatalf("%d stalls, want 2: %+v", len(stalls), stalls)
 	}
@@ -131,19 +92,19 @@ func TestStallsAttributedToCheckpoints(t *testing.T) {
 
 func TestNoStalls(t *testing.T) {
 	in := checkpointRun()
-	in.Throughput = synth(60, 1000, nil)
-	if s := FindStalls(in, DefaultStallParams()); len(s) != 0 {
+	in.Throughput = stalltest.Synth(60, 1000, nil)
+	if s := find(in, analyze.DefaultStallParams()); len(s) != 0 {
 		t.Errorf("flat throughput: %d stalls", len(s))
 	}
-	if s := FindStalls(StallInput{Throughput: synth(2, 100, map[int]float64{1: 0})}, DefaultStallParams()); len(s) != 0 {
+	if s := find(analyze.StallInput{Throughput: stalltest.Synth(2, 100, map[int]float64{1: 0})}, analyze.DefaultStallParams()); len(s) != 0 {
 		t.Errorf("two intervals: %d stalls", len(s))
 	}
 	// An idle server's few commits per second: dips to 1 or 0 are chance, not stalls;
 	// from a few hundred per second, a drop to a third is not.
-	if s := FindStalls(StallInput{Throughput: synth(40, 4, map[int]float64{10: 0, 20: 1})}, DefaultStallParams()); len(s) != 0 {
+	if s := find(analyze.StallInput{Throughput: stalltest.Synth(40, 4, map[int]float64{10: 0, 20: 1})}, analyze.DefaultStallParams()); len(s) != 0 {
 		t.Errorf("idle server: %d stalls", len(s))
 	}
-	if s := FindStalls(StallInput{Throughput: synth(40, 300, map[int]float64{10: 100})}, DefaultStallParams()); len(s) != 1 {
+	if s := find(analyze.StallInput{Throughput: stalltest.Synth(40, 300, map[int]float64{10: 100})}, analyze.DefaultStallParams()); len(s) != 1 {
 		t.Errorf("300 → 100: %d stalls", len(s))
 	}
 }
@@ -151,28 +112,28 @@ func TestNoStalls(t *testing.T) {
 func TestStallParams(t *testing.T) {
 	in := checkpointRun()
 	// A stricter threshold: 250 and 300 tps are above 0.2 × 1000; 150 and 180 are not.
-	s := FindStalls(in, StallParams{Threshold: 0.2, Window: 31})
+	s := find(in, analyze.StallParams{Threshold: 0.2, Window: 31})
 	if len(s) != 1 || s[0].FirstInterval != 20 || s[0].LastInterval != 21 {
 		t.Errorf("threshold 0.2: %+v", s)
 	}
 	// Merge joins dips one interval apart when it only partly recovered in between…
-	in.Throughput = synth(40, 1000, map[int]float64{10: 100, 11: 600, 12: 100})
-	if s := FindStalls(in, StallParams{Merge: 1}); len(s) != 1 || s[0].FirstInterval != 10 || s[0].LastInterval != 12 {
+	in.Throughput = stalltest.Synth(40, 1000, map[int]float64{10: 100, 11: 600, 12: 100})
+	if s := find(in, analyze.StallParams{Merge: 1}); len(s) != 1 || s[0].FirstInterval != 10 || s[0].LastInterval != 12 {
 		t.Errorf("merge 1: %+v", s)
 	}
 	// … not across a full recovery.
-	in.Throughput = synth(40, 1000, map[int]float64{10: 100, 12: 100})
-	if s := FindStalls(in, StallParams{Merge: 1}); len(s) != 2 {
+	in.Throughput = stalltest.Synth(40, 1000, map[int]float64{10: 100, 12: 100})
+	if s := find(in, analyze.StallParams{Merge: 1}); len(s) != 2 {
 		t.Errorf("merge 1 across a recovery: %d stalls", len(s))
 	}
-	if s := FindStalls(in, StallParams{Merge: 0}); len(s) != 2 {
+	if s := find(in, analyze.StallParams{Merge: 0}); len(s) != 2 {
 		t.Errorf("merge 0: %d stalls", len(s))
 	}
 	// Merge 0 is the explicit value: withDefaults keeps it.
-	if s := FindStalls(in, StallParams{MinIntervals: 2, Merge: 0}); len(s) != 0 {
+	if s := find(in, analyze.StallParams{MinIntervals: 2, Merge: 0}); len(s) != 0 {
 		t.Errorf("min 2 intervals: %d stalls", len(s))
 	}
-	for _, bad := range []StallParams{{Threshold: 1.5, Window: 31, MinIntervals: 1}, {Threshold: 0.5, Window: 1, MinIntervals: 1}, {Threshold: 0.5, Window: 31}} {
+	for _, bad := range []analyze.StallParams{{Threshold: 1.5, Window: 31, MinIntervals: 1}, {Threshold: 0.5, Window: 1, MinIntervals: 1}, {Threshold: 0.5, Window: 31}} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
@@ -181,12 +142,12 @@ func TestStallParams(t *testing.T) {
 
 // Warm-up intervals and the short last interval are never stalls.
 func TestStallsIgnoreWarmupAndPartial(t *testing.T) {
-	tp := synth(30, 1000, map[int]float64{2: 10, 29: 5})
+	tp := stalltest.Synth(30, 1000, map[int]float64{2: 10, 29: 5})
 	for i := 0; i < 5; i++ {
 		tp[i].Warmup = true
 	}
 	tp[29].End = tp[29].Start + 100*time.Millisecond
-	if s := FindStalls(StallInput{Throughput: tp, Unit: "tps"}, DefaultStallParams()); len(s) != 0 {
+	if s := find(analyze.StallInput{Throughput: tp, Unit: "tps"}, analyze.DefaultStallParams()); len(s) != 0 {
 		t.Errorf("%+v", s)
 	}
 }
@@ -196,10 +157,10 @@ func TestOtherPatterns(t *testing.T) {
 	dips := map[int]float64{30: 100, 31: 120}
 	during := func(v, base float64) func(int) float64 {
 		return func(i int) float64 {
-			if in(i, 30, 31) {
+			if stalltest.In(i, 30, 31) {
 				return v
 			}
-			return wobble(i, base)
+			return stalltest.Wobble(i, base)
 		}
 	}
 	cases := []struct {
@@ -210,11 +171,11 @@ func TestOtherPatterns(t *testing.T) {
 		want       string
 	}{
 		{"innodb checkpoint", "mysql", true, []store.MetricSeries{
-			series("mysql.innodb.checkpoint_age_capacity_pct", "gauge", "%", n, during(92, 40)),
-			series("mysql.Innodb_buffer_pool_pages_flushed", "counter", "pages", n, during(20000, 300)),
+			stalltest.Series("mysql.innodb.checkpoint_age_capacity_pct", "gauge", "%", n, during(92, 40)),
+			stalltest.Series("mysql.Innodb_buffer_pool_pages_flushed", "counter", "pages", n, during(20000, 300)),
 		}, false, "innodb_checkpoint"},
 		{"binlog rotation", "mysql", true, []store.MetricSeries{
-			series("mysql.binlog.file_seq", "counter", "files", n, func(i int) float64 {
+			stalltest.Series("mysql.binlog.file_seq", "counter", "files", n, func(i int) float64 {
 				if i == 30 {
 					return 1
 				}
@@ -222,29 +183,29 @@ func TestOtherPatterns(t *testing.T) {
 			}),
 		}, false, "binlog_rotation"},
 		{"os writeback", "postgres", true, []store.MetricSeries{
-			series("os.mem.writeback_bytes", "gauge", "bytes", n, during(300<<20, 1<<18)),
-			series("os.disk.write_bytes", "counter", "bytes", n, during(500<<20, 10<<20)),
-			series("os.disk.await_ms", "gauge", "ms", n, during(80, 0.5)),
+			stalltest.Series("os.mem.writeback_bytes", "gauge", "bytes", n, during(300<<20, 1<<18)),
+			stalltest.Series("os.disk.write_bytes", "counter", "bytes", n, during(500<<20, 10<<20)),
+			stalltest.Series("os.disk.await_ms", "gauge", "ms", n, during(80, 0.5)),
 		}, false, "os_writeback"},
 		{"lock waits", "postgres", true, []store.MetricSeries{
-			series("pg.lock_waits", "gauge", "locks", n, during(12, 0)),
-			series("pg.waiting.lock", "gauge", "sessions", n, during(8, 0)),
+			stalltest.Series("pg.lock_waits", "gauge", "locks", n, during(12, 0)),
+			stalltest.Series("pg.waiting.lock", "gauge", "sessions", n, during(8, 0)),
 		}, false, "lock_waits"},
 		{"autovacuum", "postgres", true, []store.MetricSeries{
-			series("pg.autovacuum_workers", "gauge", "workers", n, during(2, 0)),
+			stalltest.Series("pg.autovacuum_workers", "gauge", "workers", n, during(2, 0)),
 		}, false, "autovacuum"},
 		{"restart", "postgres", true, nil, true, "restart"},
 		{"unknown", "postgres", true, []store.MetricSeries{
-			series("pg.sessions.active", "gauge", "sessions", n, during(4, 4)),
+			stalltest.Series("pg.sessions.active", "gauge", "sessions", n, during(4, 4)),
 		}, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tp := synth(n, 500, dips)
+			tp := stalltest.Synth(n, 500, dips)
 			if tc.reconnects {
 				tp[30].Reconnects = 4
 			}
-			s := FindStalls(StallInput{Throughput: tp, Unit: "tps", Kind: tc.kind, Local: tc.local, Metrics: tc.metrics, Settings: map[string]string{}}, DefaultStallParams())
+			s := find(analyze.StallInput{Throughput: tp, Unit: "tps", Kind: tc.kind, Local: tc.local, Metrics: tc.metrics, Settings: map[string]string{}}, analyze.DefaultStallParams())
 			if len(s) != 1 {
 				t.Fatalf("%d stalls", len(s))
 			}
@@ -257,8 +218,8 @@ func TestOtherPatterns(t *testing.T) {
 		})
 	}
 	// OS writeback on a remote server describes the wrong host: not attributed.
-	tp := synth(n, 500, dips)
-	s := FindStalls(StallInput{Throughput: tp, Kind: "postgres", Local: false, Metrics: cases[2].metrics}, DefaultStallParams())
+	tp := stalltest.Synth(n, 500, dips)
+	s := find(analyze.StallInput{Throughput: tp, Kind: "postgres", Local: false, Metrics: cases[2].metrics}, analyze.DefaultStallParams())
 	if len(s) != 1 || s[0].Cause == "os_writeback" {
 		t.Errorf("remote server: %+v", s)
 	}
@@ -266,23 +227,84 @@ func TestOtherPatterns(t *testing.T) {
 
 // A watch session has no client intervals: the server's commit rate stands in.
 func TestServerThroughput(t *testing.T) {
-	ser := series("pg.xact_commit", "counter", "transactions", 5, func(i int) float64 { return float64(100 * (i + 1)) })
+	ser := stalltest.Series("pg.xact_commit", "counter", "transactions", 5, func(i int) float64 { return float64(100 * (i + 1)) })
 	ser.Points[0].HasRate = false
-	pts, unit := ServerThroughput([]store.MetricSeries{ser}, nil)
+	pts, unit := analyze.ServerThroughput([]store.MetricSeries{ser}, nil)
 	if unit != "pg.xact_commit" || len(pts) != 4 || pts[0].Value != 200 || pts[0].Start != time.Second || pts[0].End != 2*time.Second {
 		t.Errorf("%s %+v", unit, pts)
 	}
-	if pts, unit := ServerThroughput(nil, nil); pts != nil || unit != "" {
+	if pts, unit := analyze.ServerThroughput(nil, nil); pts != nil || unit != "" {
 		t.Errorf("no series: %v %q", pts, unit)
 	}
 }
 
 func TestRollingMedian(t *testing.T) {
-	got := stallRollingMedian([]float64{1, 9, 2, 8, 3}, 3)
+	got := analyze.StallRollingMedian([]float64{1, 9, 2, 8, 3}, 3)
 	want := []float64{2, 2, 8, 3, 3}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+// Stalls of any length: an outage longer than the window, one that ends the run, one
+// longer than half the run; and a long stall does not drag the baseline into phantom
+// stalls after it.
+func TestLongStalls(t *testing.T) {
+	cases := []struct {
+		name   string
+		n      int
+		dips   map[int]float64
+		window int
+		want   [][2]int
+	}{
+		{"outage longer than the window", 80, stalltest.DipRange(30, 64, 0), 31, [][2]int{{30, 64}}},
+		{"outage at the end of the run", 60, stalltest.DipRange(37, 59, 0), 31, [][2]int{{37, 59}}},
+		{"outage at the end, wide window", 60, stalltest.DipRange(37, 59, 0), 81, [][2]int{{37, 59}}},
+		{"outage of two thirds of the run", 60, stalltest.DipRange(15, 54, 0), 31, [][2]int{{15, 54}}},
+		{"outage of 85% of the run", 60, stalltest.DipRange(5, 55, 0), 31, [][2]int{{5, 55}}},
+		{"a 10 s ALTER at 1/6 of the rate", 60, stalltest.DipRange(20, 29, 118), 31, [][2]int{{20, 29}}},
+		{"short window, long stall", 60, stalltest.DipRange(20, 33, 50), 7, [][2]int{{20, 33}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := analyze.StallInput{Throughput: stalltest.Synth(tc.n, 700, tc.dips), Unit: "tps"}
+			s := find(in, analyze.StallParams{Window: tc.window})
+			if got := stalltest.SpanList(s); !slices.Equal(got, tc.want) {
+				t.Fatalf("stalls %v, want %v", got, tc.want)
+			}
+			if s[0].Baseline < 650 || s[0].Baseline > 750 {
+				t.Errorf("baseline %v, want about 700", s[0].Baseline)
+			}
+		})
+	}
+	// A run that starts slowly (a cold cache) and then runs at its level has no stall.
+	tp := stalltest.Synth(60, 1000, stalltest.DipRange(0, 20, 300))
+	if s := find(analyze.StallInput{Throughput: tp}, analyze.DefaultStallParams()); len(s) != 0 {
+		t.Errorf("slow start: stalls %v", stalltest.SpanList(s))
+	}
+}
+
+// A day of one-second intervals with a few stalls and a slow drift: detection must stay
+// fast (the baseline's iteration settles in a few rounds).
+func BenchmarkFindStallsDay(b *testing.B) {
+	const n = 86400
+	dips := map[int]float64{}
+	for _, at := range []int{1000, 20000, 50000, 80000} {
+		for i := at; i < at+30; i++ {
+			dips[i] = 10
+		}
+	}
+	tp := stalltest.Synth(n, 1000, dips)
+	for i := range tp {
+		tp[i].Value *= 1 - 0.6*float64(i)/n // throughput drifts down to 40% over the day
+	}
+	in := analyze.StallInput{Throughput: tp, Unit: "tps"}
+	b.ResetTimer()
+	for b.Loop() {
+		if s := find(in, analyze.DefaultStallParams()); len(s) != 4 {
+			b.Fatalf("%d stalls: %v", len(s), stalltest.SpanList(s))
 		}
 	}
 }

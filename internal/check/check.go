@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,9 @@ type Check struct {
 	ServerID       int64  // the primary's server id in the heartbeat table (default: discovered)
 	Channel        string // MySQL replication channel (default: all)
 	MinReplicas    int    // PostgreSQL primary: standbys expected (default 1)
+	// WarningBytes and CriticalBytes are thresholds on the bytes of WAL a standby has
+	// not replayed (PostgreSQL primary, replication-lag mode).
+	WarningBytes, CriticalBytes Range
 
 	expr *Expression
 }
@@ -111,6 +115,9 @@ func (c *Check) Prepare() error {
 		}
 		return fmt.Errorf("unknown mode %q: use one of %s", c.Mode, strings.Join(names, ", "))
 	}
+	if (c.WarningBytes.IsSet() || c.CriticalBytes.IsSet()) && c.Mode != "replication-lag" {
+		return fmt.Errorf("byte thresholds (--warning-bytes, --critical-bytes) go with --mode replication-lag on a PostgreSQL primary, not %s", c.Mode)
+	}
 	if c.Expression != "" && c.Mode != "varcomp" && c.Mode != "lastrun-varcomp" {
 		return fmt.Errorf("--expression goes with --mode varcomp or lastrun-varcomp, not %s", c.Mode)
 	}
@@ -118,7 +125,7 @@ func (c *Check) Prepare() error {
 		c.Name = c.Mode
 	}
 	if strings.ContainsAny(c.Name, "\n|'=") || strings.TrimSpace(c.Name) != c.Name {
-		return fmt.Errorf("short name %q: it cannot contain newlines, '|', '=', quotes or surrounding spaces", c.Name)
+		return fmt.Errorf("short name %s: it cannot contain newlines, vertical bars, '=', quotes or surrounding spaces", PluginText(strconv.Quote(c.Name)))
 	}
 	if c.Expression != "" {
 		e, err := ParseExpression(c.Expression)
@@ -140,6 +147,8 @@ type Options struct {
 	// Timeout bounds a whole invocation (RunWithin), even when a driver call does not
 	// return (a server that accepts connections and says nothing).
 	Timeout time.Duration
+	// Dialect reads the server and knows its kind's ways (db.CheckOf).
+	Dialect *Dialect
 }
 
 // Runner runs checks against one target, reading the server at most once.
@@ -152,6 +161,9 @@ type Runner struct {
 	sample    *Sample
 	sampleErr error
 	fetched   bool
+	// live: a replication check is among those run, so the sample is read now and
+	// never taken from the cache (thread state and lag change within a second).
+	live bool
 }
 
 // NewRunner prepares a runner; it does not connect.
@@ -159,7 +171,17 @@ func NewRunner(t target.Target, opts Options) *Runner {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Runner{Target: t, Opts: opts, server: ServerKey(t.Kind(), t.Redacted())}
+	if opts.Dialect == nil {
+		opts.Dialect = &Dialect{Replication: noCheck(t.Kind())}
+	}
+	return &Runner{Target: t, Opts: opts, server: ServerKey(opts.Dialect.DefaultPort, t.Redacted())}
+}
+
+// noCheck is the replication reader of a kind without check support.
+type noCheck string
+
+func (k noCheck) Lag(context.Context, *Runner, *Check, *Sample) (Result, error) {
+	return Result{}, &failure{Unknown, "kind " + string(k) + " has no check support"}
 }
 
 // Close closes the runner's connection.
@@ -186,10 +208,13 @@ func (r *Runner) connFailure(err error) error {
 	switch target.ClassOf(err) {
 	case target.ClassAuth:
 		hint = " (check the user and password: DSN, ~/.my.cnf, .pgpass or PG* variables)"
+		if h := r.Opts.Dialect.AuthHint; h != "" {
+			hint = " (" + h + ")"
+		}
 	case target.ClassUndefined:
 		hint = " (does the database exist?)"
 	}
-	msg := oneLine(err.Error())
+	msg := OneLine(err.Error())
 	// "connecting to HOST:PORT: dial tcp HOST:PORT: connect: connection refused" says
 	// the address three times.
 	msg = strings.TrimPrefix(msg, "connecting to "+r.server+": ")
@@ -217,12 +242,19 @@ func (r *Runner) Sample(ctx context.Context) (*Sample, error) {
 		return r.sample, r.sampleErr
 	}
 	r.fetched = true
-	r.sample, _, r.sampleErr = r.Opts.State.cachedSample(ctx, r.Target.Kind(), r.server, r.Opts.CacheAge, r.Opts.Now, func() (*Sample, error) {
-		c, err := r.connection(ctx)
-		if err != nil {
-			return nil, err
-		}
-		s, err := Fetch(ctx, c, r.Target.Kind(), r.server, r.Opts.Now)
+	// A check always authenticates before it reports, cache or not: within the cache
+	// window a wrong password, an unknown user or another database must still fail.
+	c, err := r.connection(ctx)
+	if err != nil {
+		r.sampleErr = err
+		return nil, err
+	}
+	maxAge := r.Opts.CacheAge
+	if r.live {
+		maxAge = 0 // replication state is always read fresh
+	}
+	r.sample, _, r.sampleErr = r.Opts.State.cachedSample(ctx, r.Target.Kind(), r.server, target.IdentityOf(r.Target), maxAge, r.Opts.Now, func() (*Sample, error) {
+		s, err := Fetch(ctx, c, r.Opts.Dialect.Fetch, r.Target.Kind(), r.server, r.Opts.Now)
 		if err != nil {
 			return nil, r.queryFailure(err, "reading server status")
 		}
@@ -238,11 +270,11 @@ func (r *Runner) queryFailure(err error, what string) error {
 	}
 	switch target.ClassOf(err) {
 	case target.ClassConnection, target.ClassTimeout, target.ClassCanceled:
-		return &failure{r.Opts.ConnectFailure, fmt.Sprintf("%s on %s: %s", what, r.server, oneLine(err.Error()))}
+		return &failure{r.Opts.ConnectFailure, fmt.Sprintf("%s on %s: %s", what, r.server, OneLine(err.Error()))}
 	case target.ClassAuth:
-		return &failure{Unknown, fmt.Sprintf("%s on %s: %s (the user lacks a privilege)", what, r.server, oneLine(err.Error()))}
+		return &failure{Unknown, fmt.Sprintf("%s on %s: %s (the user lacks a privilege)", what, r.server, OneLine(err.Error()))}
 	}
-	return &failure{Unknown, fmt.Sprintf("%s on %s: %s", what, r.server, oneLine(err.Error()))}
+	return &failure{Unknown, fmt.Sprintf("%s on %s: %s", what, r.server, OneLine(err.Error()))}
 }
 
 // RunWithin is Run bounded by Opts.Timeout, as a Nagios plugin must be: when the
@@ -302,6 +334,11 @@ func (r *Runner) SampleWithin(ctx context.Context) (s *Sample, abandoned bool, e
 
 // Run runs each check and returns one result per check, in order.
 func (r *Runner) Run(ctx context.Context, checks []*Check) []Result {
+	for _, c := range checks {
+		if c.Mode == "replication-lag" || c.Mode == "seconds-behind-master" {
+			r.live = true
+		}
+	}
 	out := make([]Result, 0, len(checks))
 	for _, c := range checks {
 		res := r.run(ctx, c)
@@ -321,7 +358,7 @@ func (r *Runner) run(ctx context.Context, c *Check) Result {
 		if ctx.Err() != nil {
 			return Result{Status: r.Opts.ConnectFailure, Message: fmt.Sprintf("timed out talking to %s", r.server)}
 		}
-		return Result{Status: Unknown, Message: oneLine(err.Error())}
+		return Result{Status: Unknown, Message: OneLine(err.Error())}
 	}
 	return res
 }
@@ -335,18 +372,15 @@ func (r *Runner) dispatch(ctx context.Context, c *Check) (Result, error) {
 	case "varcomp", "lastrun-varcomp":
 		return r.expression(ctx, c, s, c.expr, c.Expression)
 	case "connections":
-		src := "connections / max_connections * 100"
-		if s.Kind == "mysql" {
-			src = "Threads_connected / max_connections * 100"
-		}
-		res, err := r.expression(ctx, c, s, mustExpr(src), "")
+		res, err := r.expression(ctx, c, s, mustExpr(r.Opts.Dialect.Connections), "")
 		if err == nil && res.Message == "" {
-			used, _ := s.Vars.Get("Threads_connected")
-			if s.Kind == "postgres" {
-				used, _ = s.Vars.Get("connections")
+			used, _ := s.Vars.Get(r.Opts.Dialect.Used)
+			maxName := r.Opts.Dialect.Max
+			if maxName == "" {
+				maxName = "max_connections"
 			}
-			max, _ := s.Vars.Get("max_connections")
-			res.Message = fmt.Sprintf("%s%% of max_connections (%s of %s)", formatNumber(round2(res.Perf[0].Value)), used, max) +
+			max, _ := s.Vars.Get(maxName)
+			res.Message = fmt.Sprintf("%s%% of %s (%s of %s)", formatNumber(round2(res.Perf[0].Value)), maxName, used, max) +
 				thresholdNote(res.Status, c, res.Perf[0].Value)
 		}
 		return res, err
@@ -429,7 +463,7 @@ func (r *Runner) expression(ctx context.Context, c *Check, s *Sample, e *Express
 		var evalErr error
 		err = r.Opts.State.update(ctx, s.Kind, s.Server, fileName(c.Name), e.Source, func(prev []stateSample) []stateSample {
 			var reset bool
-			v, reason, reset, evalErr = evalWithState(e, s, prev)
+			v, reason, reset, evalErr = evalWithState(e, s, prev, r.Opts.Dialect.StatsReset)
 			if evalErr != nil {
 				return prev
 			}
@@ -474,7 +508,7 @@ const minInterval = time.Second
 // least minInterval older than s. reason is set, and no value returned, when there is
 // nothing to compare with: a first run, a run too close to the last one, or counters
 // that started again from zero (reset: the older samples are useless now).
-func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, reason string, reset bool, err error) {
+func evalWithState(e *Expression, s *Sample, prev []stateSample, resetBy string) (v float64, reason string, reset bool, err error) {
 	var base, recent *stateSample
 	cached := false
 	for i := len(prev) - 1; i >= 0; i-- {
@@ -502,11 +536,7 @@ func evalWithState(e *Expression, s *Sample, prev []stateSample) (v float64, rea
 			return 0, fmt.Sprintf("the server restarted at %s since the last run (counters start again from zero): collecting a new baseline", serverTime(s.Started)), true, nil
 		}
 		if s.StatsReset-newer.StatsReset > slack {
-			what := "FLUSH STATUS"
-			if s.Kind == "postgres" {
-				what = "pg_stat_reset()"
-			}
-			return 0, fmt.Sprintf("statistics were reset at %s since the last run (%s): collecting a new baseline", serverTime(s.StatsReset), what), true, nil
+			return 0, fmt.Sprintf("statistics were reset at %s since the last run (%s): collecting a new baseline", serverTime(s.StatsReset), resetBy), true, nil
 		}
 	}
 	if base == nil {
@@ -573,3 +603,7 @@ func nextSamples(prev []stateSample, s *Sample, e *Expression, reset bool) []sta
 	}
 	return out
 }
+
+// Failure is an error that ends a check with status and msg as its one line (what a
+// kind's dialect returns for a mode it refuses).
+func Failure(status Status, msg string) error { return &failure{status, msg} }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 
 	"strings"
 
@@ -64,6 +65,8 @@ type configCheck struct {
 	ServerID           int64   `yaml:"server_id"`
 	Channel            string  `yaml:"channel"`
 	MinReplicas        *int    `yaml:"min_replicas"`
+	WarningBytes       scalar  `yaml:"warning_bytes"`
+	CriticalBytes      scalar  `yaml:"critical_bytes"`
 }
 
 // ParseConfig reads a config file. Errors are one line naming the check and field.
@@ -93,7 +96,7 @@ func ParseConfig(r io.Reader) (*Config, error) {
 		cfg.Name = "FATHOM"
 	}
 	if strings.ContainsAny(cfg.Name, "\n|") {
-		return nil, fmt.Errorf("name %q cannot contain a newline or '|'", cfg.Name)
+		return nil, fmt.Errorf("name %s cannot contain a newline or a vertical bar", PluginText(strconv.Quote(cfg.Name)))
 	}
 	seen := map[string]bool{}
 	for i, cc := range f.Checks {
@@ -128,6 +131,12 @@ func (cc configCheck) check() (*Check, error) {
 	if c.Warning, c.Critical, err = Thresholds(string(cc.Warning), string(cc.Critical), string(cc.ComparisonWarning), string(cc.ComparisonCritical)); err != nil {
 		return nil, err
 	}
+	if c.WarningBytes, err = ParseRange(string(cc.WarningBytes)); err != nil {
+		return nil, fmt.Errorf("warning_bytes %v", err)
+	}
+	if c.CriticalBytes, err = ParseRange(string(cc.CriticalBytes)); err != nil {
+		return nil, fmt.Errorf("critical_bytes %v", err)
+	}
 	if cc.Baseline != "" {
 		st, err := ParseStatus(cc.Baseline)
 		if err != nil {
@@ -143,7 +152,7 @@ func (cc configCheck) check() (*Check, error) {
 		if m.v == nil {
 			continue
 		}
-		f, ok := parseNumber(string(*m.v))
+		f, ok := ParseNumber(string(*m.v))
 		if !ok {
 			return nil, fmt.Errorf("%s: %q is not a number", m.key, string(*m.v))
 		}

@@ -35,6 +35,7 @@ func checkTableName(s string) error {
 // servers' clocks must be synchronised (NTP), as with pt-heartbeat.
 type Heartbeat struct {
 	Target   target.Target
+	Dialect  *Dialect      // the target kind's (db.CheckOf); nil: the kind has none
 	Table    string        // default fathom_heartbeat
 	ServerID int64         // 0: the server's own id
 	Interval time.Duration // between writes (default 1s)
@@ -65,9 +66,7 @@ func (h *Heartbeat) Prepare() error {
 	if h.ServerID < 0 {
 		return errors.New("--server-id cannot be negative")
 	}
-	switch h.Target.Kind() {
-	case "mysql", "postgres":
-	default:
+	if h.Dialect == nil || h.Dialect.HeartbeatDDL == nil {
 		return fmt.Errorf("fathom heartbeat works with PostgreSQL and MySQL/MariaDB targets, not %s", h.Target.Kind())
 	}
 	h.host, _ = os.Hostname()
@@ -76,26 +75,7 @@ func (h *Heartbeat) Prepare() error {
 
 // Setup creates the table if needed and finds the server id.
 func (h *Heartbeat) Setup(ctx context.Context, conn target.Conn) error {
-	var ddl, idq string
-	if h.Target.Kind() == "mysql" {
-		ddl = "CREATE TABLE IF NOT EXISTS " + h.Table + ` (
-			server_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
-			ts DATETIME(6) NOT NULL COMMENT 'UTC, the primary''s clock',
-			interval_ms INT UNSIGNED NOT NULL,
-			host VARCHAR(255) NOT NULL DEFAULT '',
-			seq BIGINT UNSIGNED NOT NULL DEFAULT 0
-		) ENGINE=InnoDB`
-		idq = "SELECT @@server_id"
-	} else {
-		ddl = "CREATE TABLE IF NOT EXISTS " + h.Table + ` (
-			server_id bigint PRIMARY KEY,
-			ts timestamptz NOT NULL,
-			interval_ms integer NOT NULL,
-			host text NOT NULL DEFAULT '',
-			seq bigint NOT NULL DEFAULT 0
-		)`
-		idq = "SELECT system_identifier FROM pg_control_system()"
-	}
+	ddl, idq := h.Dialect.HeartbeatDDL(h.Table), h.Dialect.ServerID
 	if err := conn.Exec(ctx, ddl); err != nil {
 		if noDatabase(err) {
 			return fmt.Errorf("no database selected: put one in the DSN (mysql://user@host/monitoring) or give --table monitoring.%s", h.Table)
@@ -126,17 +106,7 @@ func (h *Heartbeat) Beat(ctx context.Context, conn target.Conn) error {
 	ms := target.Int64(h.Interval.Milliseconds())
 	host := target.Text([]byte(h.host))
 	id := target.Int64(h.id)
-	var q string
-	if h.Target.Kind() == "mysql" {
-		q = "INSERT INTO " + h.Table + ` (server_id, ts, interval_ms, host, seq) VALUES (?, UTC_TIMESTAMP(6), ?, ?, 1)
-			ON DUPLICATE KEY UPDATE ts = UTC_TIMESTAMP(6), interval_ms = ?, host = ?, seq = seq + 1`
-		_, err := conn.Query(ctx, q, id, ms, host, ms, host)
-		return err
-	}
-	q = "INSERT INTO " + h.Table + ` (server_id, ts, interval_ms, host, seq) VALUES ($1, clock_timestamp(), $2, $3, 1)
-		ON CONFLICT (server_id) DO UPDATE SET ts = EXCLUDED.ts, interval_ms = EXCLUDED.interval_ms, host = EXCLUDED.host, seq = ` + h.Table + `.seq + 1`
-	_, err := conn.Query(ctx, q, id, ms, host)
-	return err
+	return h.Dialect.Beat(ctx, conn, h.Table, id, ms, host)
 }
 
 // Run connects, sets up and writes a heartbeat every Interval until ctx is done. A
@@ -189,7 +159,7 @@ func (h *Heartbeat) Run(ctx context.Context, once bool) error {
 				return err
 			}
 			if !failing {
-				h.logf("heartbeat failed, retrying: %s", oneLine(err.Error()))
+				h.logf("heartbeat failed, retrying: %s", OneLine(err.Error()))
 			}
 			failing = true
 			if conn != nil && !conn.Alive() {

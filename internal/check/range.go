@@ -28,7 +28,7 @@ type Range struct {
 // signed, optionally with an exponent. No hex, no underscores, no inf or NaN.
 var number = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,3})?$`)
 
-func parseNumber(s string) (float64, bool) {
+func ParseNumber(s string) (float64, bool) {
 	if !number.MatchString(s) {
 		return 0, false
 	}
@@ -70,7 +70,7 @@ func ParseRange(s string) (Range, error) {
 	case "":
 		r.Start = 0
 	default:
-		f, ok := parseNumber(startText)
+		f, ok := ParseNumber(startText)
 		if !ok {
 			return bad(fmt.Sprintf("%q is not a number", startText))
 		}
@@ -85,7 +85,7 @@ func ParseRange(s string) (Range, error) {
 		if endText == "~" {
 			return bad("'~' (minus infinity) can only start a range; leave the end empty for infinity (10:)")
 		}
-		f, ok := parseNumber(endText)
+		f, ok := ParseNumber(endText)
 		if !ok {
 			return bad(fmt.Sprintf("%q is not a number", endText))
 		}
@@ -187,7 +187,7 @@ func ParseComparison(s string) (Range, error) {
 	if m == nil {
 		return Range{}, fmt.Errorf("comparison %q: want an operator and a number, like \"> 75\", \">= 75\", \"< 10\", \"<= 10\", \"== 0\" or \"!= 0\"", s)
 	}
-	n, ok := parseNumber(m[2])
+	n, ok := ParseNumber(m[2])
 	if !ok {
 		return Range{}, fmt.Errorf("comparison %q: %q is not a number", s, m[2])
 	}
@@ -219,7 +219,9 @@ func exactNumber(f float64) string {
 }
 
 // formatNumber renders a number for messages and perfdata: plain decimal notation (no
-// exponent, as the plugin guidelines require), at most 6 decimals, no trailing zeros.
+// exponent, as the plugin guidelines require) with 12 significant digits, so small
+// values keep their precision (1e-8 is 0.00000001, not 0) and binary noise such as
+// 0.30000000000000004 does not show. No trailing zeros.
 func formatNumber(f float64) string {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return "U"
@@ -227,9 +229,11 @@ func formatNumber(f float64) string {
 	if f == math.Trunc(f) && math.Abs(f) < 1e18 {
 		return strconv.FormatInt(int64(f), 10)
 	}
-	s := strconv.FormatFloat(f, 'f', 6, 64)
-	s = strings.TrimRight(s, "0")
-	s = strings.TrimSuffix(s, ".")
+	r, err := strconv.ParseFloat(strconv.FormatFloat(f, 'e', 11, 64), 64)
+	if err != nil {
+		r = f
+	}
+	s := strconv.FormatFloat(r, 'f', -1, 64)
 	if s == "-0" {
 		s = "0"
 	}

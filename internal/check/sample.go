@@ -72,8 +72,14 @@ type PGReplica struct {
 	WriteLag  *float64 `json:"write_lag,omitempty"`
 	FlushLag  *float64 `json:"flush_lag,omitempty"`
 	ReplayLag *float64 `json:"replay_lag,omitempty"`
-	// Behind is bytes of WAL the standby has not replayed.
+	// Behind is bytes of WAL the standby has not replayed: the primary's current WAL
+	// position less the standby's replay position.
 	Behind float64 `json:"behind_bytes"`
+	// Unreplayed is bytes the standby has flushed but not replayed (replay stopped or
+	// slow while WAL still arrives).
+	Unreplayed float64 `json:"unreplayed_bytes,omitempty"`
+	// ReplyAge is seconds since the standby's last reply (PostgreSQL 12+), nil if unknown.
+	ReplyAge *float64 `json:"reply_age,omitempty"`
 }
 
 // Session describes one client session for long-query and locked-query messages.
@@ -105,18 +111,17 @@ func (s *Session) describe() string {
 	return b.String()
 }
 
-// Fetch reads a sample over conn. kind is the target's Kind().
-func Fetch(ctx context.Context, conn target.Conn, kind, server string, now func() time.Time) (*Sample, error) {
-	s := &Sample{Kind: kind, Server: server, Vars: Vars{}, Missing: map[string]string{}}
-	var err error
-	switch kind {
-	case "mysql":
-		err = fetchMySQL(ctx, conn, s, now)
-	case "postgres":
-		err = fetchPostgres(ctx, conn, s, now)
-	default:
-		return nil, fmt.Errorf("fathom check works with PostgreSQL and MySQL/MariaDB targets, not %s", kind)
+// Source fills a sample over conn: one per database kind that `check` can read (the
+// kind's bundle in internal/db gives it).
+type Source func(ctx context.Context, conn target.Conn, s *Sample, now func() time.Time) error
+
+// Fetch reads a sample over conn with src. kind is the target's Kind().
+func Fetch(ctx context.Context, conn target.Conn, src Source, kind, server string, now func() time.Time) (*Sample, error) {
+	if src == nil {
+		return nil, fmt.Errorf("kind %s has no check support", kind)
 	}
+	s := &Sample{Kind: kind, Server: server, Vars: Vars{}, Missing: map[string]string{}}
+	err := src(ctx, conn, s, now)
 	if err != nil {
 		return nil, err
 	}
@@ -129,9 +134,9 @@ func Fetch(ctx context.Context, conn target.Conn, kind, server string, now func(
 	return s, nil
 }
 
-// optional runs one optional source; errors other than lost connections and
+// Optional runs one optional source; errors other than lost connections and
 // cancellations are recorded in s.Missing instead of failing the fetch.
-func optional(s *Sample, what string, err error) error {
+func Optional(s *Sample, what string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -139,20 +144,20 @@ func optional(s *Sample, what string, err error) error {
 	case target.ClassConnection, target.ClassCanceled, target.ClassTimeout:
 		return err
 	}
-	s.Missing[what] = oneLine(err.Error())
+	s.Missing[what] = OneLine(err.Error())
 	return nil
 }
 
-func oneLine(s string) string {
+func OneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	return target.RedactString(s)
 }
 
 var literal = regexp.MustCompile(`'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*"|\b[0-9]+(?:\.[0-9]+)?\b`)
 
-// maskQuery shortens a statement for a status line and replaces its literals with '?',
+// MaskQuery shortens a statement for a status line and replaces its literals with '?',
 // so that passwords (IDENTIFIED BY '…') and personal data never reach the output.
-func maskQuery(q string) string {
+func MaskQuery(q string) string {
 	q = strings.Join(strings.Fields(q), " ")
 	if len(q) > 4000 {
 		q = q[:4000]
@@ -165,13 +170,13 @@ func maskQuery(q string) string {
 	return q
 }
 
-// secretSetting reports settings whose values may hold credentials; they are not kept.
-func secretSetting(name string) bool {
+// SecretSetting reports settings whose values may hold credentials; they are not kept.
+func SecretSetting(name string) bool {
 	n := strings.ToLower(name)
 	return strings.Contains(n, "conninfo") || strings.Contains(n, "password") || strings.Contains(n, "passwd")
 }
 
-func identName(s string) string {
+func IdentName(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
@@ -183,6 +188,6 @@ func identName(s string) string {
 	return strings.TrimSuffix(b.String(), "_")
 }
 
-// midpoint is the time halfway between a and b: when a query that took from a to b
+// Midpoint is the time halfway between a and b: when a query that took from a to b
 // read its values.
-func midpoint(a, b time.Time) time.Time { return a.Add(b.Sub(a) / 2) }
+func Midpoint(a, b time.Time) time.Time { return a.Add(b.Sub(a) / 2) }

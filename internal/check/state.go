@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/fathom-lab/fathom/internal/safefile"
 )
 
 // Dir holds check state: one file per server and check with the samples earlier runs
@@ -67,7 +69,12 @@ func (d Dir) ensure() error {
 	if d.Path == "" {
 		return errors.New("no state directory: give --state-dir")
 	}
-	if err := os.MkdirAll(d.Path, 0o700); err != nil {
+	// State decides check results: a directory another user can write to (a shared
+	// /tmp path) would let them change those results, or plant links.
+	if err := safefile.Dir(d.Path, 0o700); err != nil {
+		if errors.Is(err, safefile.ErrUnsafe) {
+			return fmt.Errorf("state directory: %v (or give --state-dir)", err)
+		}
 		return fmt.Errorf("state directory %s: %v", d.Path, pathError(err))
 	}
 	return nil
@@ -83,7 +90,10 @@ func pathError(err error) string {
 
 // lock takes the advisory lock of path, waiting until ctx is done.
 func lock(ctx context.Context, path string) (*flock.Flock, error) {
-	fl := flock.New(path + ".lock")
+	if err := safefile.Check(path + ".lock"); err != nil {
+		return nil, err
+	}
+	fl := flock.New(path+".lock", flock.SetFlag(os.O_CREATE|os.O_RDWR|safefile.NoFollow), flock.SetPermissions(0o600))
 	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -100,23 +110,7 @@ func lock(ctx context.Context, path string) (*flock.Flock, error) {
 // writeAtomic replaces path with data: a reader sees the old file or the new one,
 // never a part.
 func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %v", path, pathError(err))
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	if err := safefile.WriteFile(path, data); err != nil {
 		return fmt.Errorf("writing %s: %v", path, pathError(err))
 	}
 	return nil
@@ -126,8 +120,10 @@ func (d Dir) statePath(kind, server, check string) string {
 	return filepath.Join(d.Path, fileName(kind+"_"+server+"_"+check)+".state.json")
 }
 
-func (d Dir) samplePath(kind, server string) string {
-	return filepath.Join(d.Path, fileName(kind+"_"+server)+".sample.json")
+// samplePath names a server's sample cache by everything that changes what a check
+// reads: kind, host and port, and the digest of user, credentials and database.
+func (d Dir) samplePath(kind, server, identity string) string {
+	return filepath.Join(d.Path, fileName(kind+"_"+server)+"_"+fileName(identity)+".sample.json")
 }
 
 // update runs fn on a check's stored samples under the check's lock and stores what
@@ -161,7 +157,7 @@ func (d Dir) update(ctx context.Context, kind, server, check, expression string,
 // cachedSample returns a sample of the server no older than maxAge, reading it with
 // fetch when the cache has none. Concurrent callers wait for one fetch instead of
 // each querying the server. fresh reports whether fetch was called.
-func (d Dir) cachedSample(ctx context.Context, kind, server string, maxAge time.Duration, now func() time.Time, fetch func() (*Sample, error)) (s *Sample, fresh bool, err error) {
+func (d Dir) cachedSample(ctx context.Context, kind, server, identity string, maxAge time.Duration, now func() time.Time, fetch func() (*Sample, error)) (s *Sample, fresh bool, err error) {
 	if maxAge <= 0 || d.Path == "" {
 		s, err = fetch()
 		return s, true, err
@@ -169,7 +165,7 @@ func (d Dir) cachedSample(ctx context.Context, kind, server string, maxAge time.
 	if err := d.ensure(); err != nil {
 		return nil, false, err
 	}
-	path := d.samplePath(kind, server)
+	path := d.samplePath(kind, server, identity)
 	fl, err := lock(ctx, path)
 	if err != nil {
 		return nil, false, err
@@ -196,12 +192,9 @@ func (d Dir) cachedSample(ctx context.Context, kind, server string, maxAge time.
 }
 
 // ServerKey is host:port of a DSN as fathom prints it (password already removed),
-// used to name state and cache files. Missing parts get the defaults of kind.
-func ServerKey(kind, redacted string) string {
-	port := "5432"
-	if kind == "mysql" {
-		port = "3306"
-	}
+// used to name state and cache files. A missing port is defaultPort (the kind's).
+func ServerKey(defaultPort, redacted string) string {
+	port := defaultPort
 	host := "localhost"
 	if u, err := url.Parse(redacted); err == nil && u.Scheme != "" && u.Opaque == "" {
 		if h := u.Hostname(); h != "" {

@@ -113,7 +113,11 @@ type Result struct {
 }
 
 // cleanMessage keeps a message to one line without the perfdata separator.
-func cleanMessage(s string) string {
+func cleanMessage(s string) string { return PluginText(s) }
+
+// PluginText makes text safe for the text part of plugin output: one line, and no
+// '|', which Nagios reads as the start of perfdata (it becomes '/').
+func PluginText(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	return strings.ReplaceAll(s, "|", "/")
 }
@@ -121,7 +125,7 @@ func cleanMessage(s string) string {
 // Line is the plugin output line: NAME STATUS - message | perfdata.
 func (r Result) Line() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s - %s", r.Name, r.Status, cleanMessage(r.Message))
+	fmt.Fprintf(&b, "%s %s - %s", PluginText(r.Name), r.Status, cleanMessage(r.Message))
 	if pd := perfString(r.Perf); pd != "" {
 		b.WriteString(" | " + pd)
 	}
@@ -171,7 +175,7 @@ func Combine(name string, results []Result) (Status, string) {
 	b.WriteString(Result{Name: name, Status: status, Message: msg, Perf: perf}.Line())
 	b.WriteByte('\n')
 	for _, r := range results {
-		fmt.Fprintf(&b, "%s %s - %s\n", r.Name, r.Status, cleanMessage(r.Message))
+		fmt.Fprintf(&b, "%s %s - %s\n", PluginText(r.Name), r.Status, cleanMessage(r.Message))
 	}
 	return status, b.String()
 }

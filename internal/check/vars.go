@@ -51,7 +51,7 @@ func (vs Vars) SetNum(name string, f float64) {
 
 func parseValue(name, raw string) Value {
 	s := strings.TrimSpace(raw)
-	if f, ok := parseNumber(s); ok {
+	if f, ok := ParseNumber(s); ok {
 		return Value{Name: name, Num: f, IsNum: true}
 	}
 	return Value{Name: name, Str: raw}

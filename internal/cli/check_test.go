@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,8 +34,11 @@ func TestCheckCommand(t *testing.T) {
 				code int
 				want string
 			}{
-				{[]string{"--mode", "connections"}, 0, "connections OK - "},
-				{[]string{"-e", srv.expr, "--comparison_warning", "> 75", "--comparison_critical", "> 80", "--shortname", "threads"}, 0, "threads OK - " + srv.expr + " = "},
+				// The server is shared with other packages' tests (the runner's use 64
+				// connections) and other checkouts: thresholds no share of the maximum can
+				// cross (the default ones are checked in internal/check).
+				{[]string{"--mode", "connections", "-w", "101", "-c", "102"}, 0, "connections OK - "},
+				{[]string{"-e", srv.expr, "--comparison_warning", "> 101", "--comparison_critical", "> 102", "--shortname", "threads"}, 0, "threads OK - " + srv.expr + " = "},
 				{[]string{"-e", "max_connections", "-c", "~:1", "-n", "maxconn"}, 2, "maxconn CRITICAL - max_connections = "},
 				{[]string{"-e", "max_connections", "-w", "~:1", "-c", "~:100000", "-n", "maxconn"}, 1, "maxconn WARNING - "},
 				{[]string{"-e", "rate(uptime)", "-n", "up"}, 3, "up UNKNOWN - collecting a baseline"},
@@ -67,8 +71,8 @@ func TestCheckCommand(t *testing.T) {
 checks:
   - name: conns
     mode: connections
-    warning: 75
-    critical: 80
+    warning: 101
+    critical: 102
   - name: maxconn
     expression: max_connections
     comparison_critical: "< 1000000"
@@ -173,5 +177,88 @@ func TestCheckTimeout(t *testing.T) {
 		if r.code != 2 || !strings.HasPrefix(r.stdout, "connections CRITICAL - no answer from "+addr) || strings.Contains(r.stdout, "s3cret") {
 			t.Errorf("%s: exit %d, stdout %q", dsn, r.code, r.stdout)
 		}
+	}
+}
+
+// No stray '|' in plugin output: Nagios reads what follows it as perfdata. A refused
+// short name (and the message naming it) is printed without one.
+func TestCheckNoStrayBar(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "--target", "postgres://nobody@127.0.0.1:1/x", "--mode", "connections", "--shortname", "a|b"},
+		{"check", "--target", "postgres://nobody@127.0.0.1:1/x", "--mode", "varcomp", "-e", "1 | 2"},
+		{"check", "--target", "postgres://nobody@127.0.0.1:1/x", "--mode", "replication-lag", "--critical-bytes", "x|y"},
+		{"check", "--target", "postgres://nobody@127.0.0.1:1/x", "--mode", "connections", "--warning-bytes", "10"},
+	} {
+		r := fathom(t, map[string]string{}, nil, args...)
+		if r.code != 3 || !strings.Contains(r.stdout, "UNKNOWN - ") || strings.Contains(r.stdout, "|") || strings.Count(strings.TrimSpace(r.stdout), "\n") != 0 {
+			t.Errorf("%v: exit %d, stdout %q: want one UNKNOWN line without '|'", args, r.code, r.stdout)
+		}
+	}
+}
+
+// TestCheckStateDirOfAnotherUser: with HOME unset or /, the state directory is a
+// per-user one in the temporary directory; one made by another user (who could replace
+// the cached sample or plant a link as the lock file) is refused in one line.
+func TestCheckStateDirOfAnotherUser(t *testing.T) {
+	dsn := dbtest.MySQLDatabase(t, "clicheck")
+	tmp := dbtest.SharedTempDir(t)
+	state := filepath.Join(tmp, "fathom-check-"+strconv.Itoa(os.Geteuid()))
+	if out, err := dbtest.AsNobody(t, "mkdir -m 0777 "+state+" && ln -s "+tmp+"/owned-by-root "+state+"/x.lock"); err != nil {
+		t.Fatalf("as nobody: %v %s", err, out)
+	}
+	for _, home := range []string{"", "/"} {
+		env := map[string]string{"HOME": home, "TMPDIR": tmp}
+		r := fathom(t, env, nil, "check", "--target", dsn, "--mode", "connections")
+		if r.code != 3 || !strings.Contains(r.stdout, "refusing "+state+": it belongs to uid") || strings.Count(r.stdout, "\n") != 1 {
+			t.Errorf("HOME=%q: exit %d, stdout %q, stderr %q; want UNKNOWN refusing the directory", home, r.code, r.stdout, r.stderr)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(tmp, "owned-by-root")); err == nil {
+		t.Error("a file was created through the planted link")
+	}
+	// Its own directory is made private.
+	own := dbtest.PublicTempDir(t)
+	r := fathom(t, map[string]string{"TMPDIR": own}, nil, "check", "--target", dsn, "--mode", "connections")
+	if r.code != 0 {
+		t.Fatalf("own state directory: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	dir := filepath.Join(own, "fathom-check-"+strconv.Itoa(os.Geteuid()))
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("state directory %s: %v %v, want mode 0700", dir, fi.Mode(), err)
+	}
+	if out, err := dbtest.AsNobody(t, "ls "+dir); err == nil {
+		t.Errorf("nobody lists the state directory: %s", out)
+	}
+}
+
+// TestCheckRedis: check reads INFO's fields on Redis (the bundle's check dialect); the
+// replication modes and the heartbeat, which are SQL servers', are refused in one line.
+func TestCheckRedis(t *testing.T) {
+	dsn := dbtest.RedisURL(t)
+	env := map[string]string{"FATHOM_CHECK_STATE_DIR": t.TempDir()}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--mode", "connections"}, 0, "connections OK - "},
+		{[]string{"-e", "used_memory", "-c", "~:1", "-n", "mem"}, 2, "mem CRITICAL - used_memory = "},
+		{[]string{"-e", "connected_clients / maxclients * 100", "-w", "50", "-n", "clients"}, 0, "clients OK - "},
+		{[]string{"--mode", "replication-lag"}, 3, "replication-lag UNKNOWN - replication-lag reads MySQL/MariaDB or PostgreSQL replication"},
+	} {
+		r := fathom(t, env, nil, append([]string{"check", "--target", dsn}, tt.args...)...)
+		if r.code != tt.code || !strings.HasPrefix(r.stdout, tt.want) || r.stderr != "" {
+			t.Errorf("check %q: exit %d, stdout %q, stderr %q; want exit %d and %q…", tt.args, r.code, r.stdout, r.stderr, tt.code, tt.want)
+		}
+		if lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"); len(lines) != 1 || !checkLine.MatchString(lines[0]) {
+			t.Errorf("check %q: not one plugin line: %q", tt.args, r.stdout)
+		}
+	}
+	if r := fathom(t, env, nil, "check", "--target", dsn, "--mode", "connections"); !strings.Contains(r.stdout, "% of maxclients (") {
+		t.Errorf("connections on Redis: %q, want it to name maxclients", r.stdout)
+	}
+	if r := fathom(t, env, nil, "heartbeat", "--target", dsn, "--once"); r.code != ExitUsage || !strings.Contains(r.stderr, "not redis") {
+		t.Errorf("heartbeat on Redis: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/store/stores"
 )
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes of a run's goroutines.
@@ -44,8 +47,8 @@ func fathom(t *testing.T, env map[string]string, interrupt <-chan struct{}, args
 		Args:   args,
 		Stdout: &out,
 		Stderr: &errb,
-		Getenv: func(k string) string { return env[k] },
-		Now:    time.Now,
+		Getenv: func(k string) string { return env[k] }, Environ: os.Environ(),
+		Now: time.Now,
 		Interrupts: func(ctx context.Context) (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(ctx)
 			if interrupt != nil {
@@ -95,4 +98,45 @@ func oneLine(t *testing.T, r result, code int, want string) {
 	if !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr %q does not say %q", r.stderr, want)
 	}
+}
+
+// waitFor polls cond until it holds, failing the test after two minutes: tests wait
+// for conditions, never for a time that a busy machine may not keep.
+// From another goroutine than the test's, use poll (t.Fatal must not be called there).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	if err := poll(what, cond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func poll(what string, cond func() bool) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waited 2 minutes for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// storedIntervals is how many intervals the store at path holds for run id, and how
+// many transactions they count (0, 0 while the store or the run is not there yet).
+func storedIntervals(path string, id int64) (n int, txns int64) {
+	st, err := stores.Open(path)
+	if err != nil {
+		return 0, 0
+	}
+	defer st.Close()
+	ivs, err := st.Intervals(context.Background(), id)
+	if err != nil {
+		return 0, 0
+	}
+	for _, iv := range ivs {
+		for _, ty := range iv.Types {
+			txns += ty.OK
+		}
+	}
+	return len(ivs), txns
 }

@@ -1,22 +1,29 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/report"
 )
 
 func newCompareCmd(env *Env) *cobra.Command {
-	var path, format string
+	var path, format, judge string
 	var maxPoints int
 	cmd := &cobra.Command{
 		Use:   "compare A B",
 		Short: "Compare two runs or sets of runs: medians, confidence intervals, change and a Mann–Whitney U test, like benchstat",
 		Long: `compare prints, per metric (throughput, latency p50/p95/p99, error rate), the median of A
-and of B with 95% confidence intervals, the change in percent and the p-value of a
-two-sided Mann–Whitney U test over the runs of each side; "~" marks a difference the
-data do not show. Each side is one sample per run, so repeat runs: with fewer than 4
-per side no difference can be significant, and it says so.
+and of B with 95% confidence intervals, the change of the median from A to B in percent, and beside it a
+judgement from a two-sided Mann–Whitney U test over the runs of each side: "significant",
+"~" for a difference the data do not show, or "cannot tell with n=3+3" when there are
+too few runs for any difference to be significant (4 per side are needed at p<0.05).
+Runs at a rate (open loop) are compared on late starts, dropped transactions and
+service time too.
+
+With client groups (the fanout workload's writers and readers), every transaction
+counts unless --judge names the group or transaction type that matters.
 
 Before the numbers it lists what differs between A and B (labels, server settings,
 workload options, clients, server and tool versions, host), so that a comparison shows
@@ -47,20 +54,38 @@ experiment cells (exp:NAME:clients=16,variant=on).`,
 			defer st.Close()
 			var sides [2]report.Side
 			for i, arg := range args {
-				sel, err := selectRuns(ctx, st, []string{arg})
+				sel, err := report.Select(ctx, st, []string{arg})
 				if err != nil {
 					return err
 				}
-				data, err := report.LoadRuns(ctx, st, sel.runs, maxPoints)
+				data, err := report.LoadRuns(ctx, st, sel.Runs, maxPoints)
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}
 				sides[i] = report.Side{Name: arg, Runs: data}
+				if judge == "" && sel.Exp != nil {
+					judge = sel.Exp.Judge // an experiment's cells are judged as its plan says
+				}
+			}
+			if err := report.SetJudge(append(append([]*report.RunData(nil), sides[0].Runs...), sides[1].Runs...), judge); err != nil {
+				return usagef("--%v", err)
 			}
 			for _, a := range sides[0].Runs {
 				for _, b := range sides[1].Runs {
 					if a.Run.ID == b.Run.ID {
 						return usagef("run %d is on both sides: A and B must be different runs", a.Run.ID)
+					}
+				}
+			}
+			// A run that did not complete is compared on its finished intervals: say so.
+			for _, side := range sides {
+				for _, d := range side.Runs {
+					if d.Run.Status != "complete" {
+						why := d.Run.Status
+						if d.Run.Reason != "" {
+							why += " (" + d.Run.Reason + ")"
+						}
+						fmt.Fprintf(env.Stderr, "fathom: note: run %d: %s; its %d finished intervals are compared\n", d.Run.ID, why, d.Summary.Intervals)
 					}
 				}
 			}
@@ -79,7 +104,8 @@ experiment cells (exp:NAME:clients=16,variant=on).`,
 	fs := cmd.Flags()
 	storeFlag(fs, env, &path)
 	fs.StringVarP(&format, "format", "f", "text", "text, markdown, csv or json")
-	fs.IntVar(&maxPoints, "max-points", 16, "points kept per run's time series while loading (compare needs none)")
+	fs.StringVar(&judge, "judge", "", "judge the runs by one transaction `type or group` (e.g. writers or writers/insert_a) instead of every transaction (default: the experiment's judge for exp: sides)")
+	positiveIntVarP(fs, &maxPoints, "max-points", "", 16, "points kept per run's time series while loading (compare needs none)")
 	_ = fs.MarkHidden("max-points")
 	return cmd
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/fathom-lab/fathom/internal/tune"
 )
 
 // Env is everything a command may use of the process.
@@ -23,11 +25,34 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Environ is the whole environment, the base of hooks', restart commands' and
+	// instance tools' (nil: none).
+	Environ []string
 	// Terminal reports whether stderr is a terminal (progress bar) .
 	Terminal bool
 	Now      func() time.Time
 	// Interrupts is cancelled on SIGINT or SIGTERM (nil: never).
 	Interrupts func(ctx context.Context) (context.Context, context.CancelFunc)
+	// OpenFiles is how many files this process may have open (RLIMIT_NOFILE), or 0
+	// when unknown (nil: the process's own limit).
+	OpenFiles func() uint64
+}
+
+func (e *Env) openFiles() uint64 {
+	if e.OpenFiles != nil {
+		return e.OpenFiles()
+	}
+	return openFiles()
+}
+
+// process is this process's runtime settings (GOMAXPROCS, GC percent), changed only
+// through the tuner below, which every run of this process shares.
+var process tune.Process
+
+// tuner is what a run may change in the process: GOMAXPROCS, and the GC percent
+// unless the user chose GOGC.
+func (e *Env) tuner() tune.Tuner {
+	return tune.Tuner{Process: &process, KeepGC: e.Getenv("GOGC") != ""}
 }
 
 // OSEnv returns the Env of this process.
@@ -38,11 +63,13 @@ func OSEnv() *Env {
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,
 		Getenv:   os.Getenv,
+		Environ:  os.Environ(),
 		Terminal: term.IsTerminal(int(os.Stderr.Fd())),
 		Now:      time.Now,
 		Interrupts: func(ctx context.Context) (context.Context, context.CancelFunc) {
 			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		},
+		OpenFiles: openFiles,
 	}
 }
 

@@ -17,11 +17,13 @@ func TestExamplePlansCheck(t *testing.T) {
 	}
 	_, pgErr := instance.Version(instance.Postgres, "")
 	_, myErr := instance.Version(instance.MariaDB, "")
+	_, redisErr := instance.Version(instance.Redis, "")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := fathom(t, storeEnv(t), nil, "experiment", "--check", f)
 			if r.code != 0 {
-				if ((strings.Contains(r.stderr, "PostgreSQL") && pgErr != nil) || (strings.Contains(r.stderr, "mariadbd") && myErr != nil)) && !dbtest.Required() {
+				if ((strings.Contains(r.stderr, "PostgreSQL") && pgErr != nil) || (strings.Contains(r.stderr, "mariadbd") && myErr != nil) ||
+					(strings.Contains(r.stderr, "redis-server") && redisErr != nil)) && !dbtest.Required() {
 					t.Skip(r.stderr)
 				}
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fathom-lab/fathom/internal/fault"
 )
 
 // Exit codes. check uses the Nagios codes separately.
@@ -42,6 +44,12 @@ func codeOf(err error) int {
 	var e *exitError
 	if errors.As(err, &e) {
 		return e.code
+	}
+	switch fault.KindOf(err) {
+	case fault.Usage:
+		return ExitUsage
+	case fault.Interrupted:
+		return ExitInterrupted
 	}
 	return ExitFailure
 }

@@ -11,7 +11,10 @@ import (
 
 // durationValue accepts Go durations ("250ms", "1m30s") and, like pgbench and
 // sysbench, a plain number of seconds ("60", "0.5").
-type durationValue struct{ d *time.Duration }
+type durationValue struct {
+	d        *time.Duration
+	positive bool // zero is refused: the flag has no meaning at zero
+}
 
 func (v durationValue) String() string {
 	if v.d == nil || *v.d == 0 {
@@ -24,6 +27,9 @@ func (v durationValue) Set(s string) error {
 	d, err := parseDuration(s)
 	if err != nil {
 		return err
+	}
+	if v.positive && d <= 0 {
+		return fmt.Errorf("%q is zero: give a duration above zero (e.g. 30s or 250ms)", s)
 	}
 	*v.d = d
 	return nil
@@ -49,7 +55,71 @@ func parseDuration(s string) (time.Duration, error) {
 
 func durationVarP(fs *pflag.FlagSet, p *time.Duration, name, short string, def time.Duration, usage string) {
 	*p = def
-	fs.VarP(durationValue{p}, name, short, usage)
+	fs.VarP(durationValue{d: p}, name, short, usage)
+}
+
+// positiveDurationVarP is a duration flag that refuses zero when given: a timeout, an
+// interval or a length of zero cannot be right (and must not silently become a default).
+func positiveDurationVarP(fs *pflag.FlagSet, p *time.Duration, name, short string, def time.Duration, usage string) {
+	*p = def
+	fs.VarP(durationValue{d: p, positive: true}, name, short, usage)
+}
+
+// positiveInt is an integer flag that refuses zero and negative values when given.
+type positiveInt[T int | int64] struct{ p *T }
+
+func (v positiveInt[T]) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.FormatInt(int64(*v.p), 10)
+}
+func (v positiveInt[T]) Type() string { return "int" }
+func (v positiveInt[T]) Set(s string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	if n < 1 {
+		return fmt.Errorf("%d is not above zero: give 1 or more", n)
+	}
+	if int64(T(n)) != n {
+		return fmt.Errorf("%q is too large", s)
+	}
+	*v.p = T(n)
+	return nil
+}
+
+func positiveIntVarP[T int | int64](fs *pflag.FlagSet, p *T, name, short string, def T, usage string) {
+	*p = def
+	fs.VarP(positiveInt[T]{p}, name, short, usage)
+}
+
+// fractionValue is a float flag in (0, 1].
+type fractionValue struct{ p *float64 }
+
+func (v fractionValue) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*v.p, 'g', -1, 64)
+}
+func (v fractionValue) Type() string { return "fraction" }
+func (v fractionValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	if !(f > 0 && f <= 1) {
+		return fmt.Errorf("%v is not a fraction above 0 and at most 1 (e.g. 0.5)", f)
+	}
+	*v.p = f
+	return nil
+}
+
+func fractionVar(fs *pflag.FlagSet, p *float64, name string, def float64, usage string) {
+	*p = def
+	fs.Var(fractionValue{p}, name, usage)
 }
 
 // parseKV splits "key=value".

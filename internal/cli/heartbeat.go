@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/check"
+	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/target"
-	"github.com/fathom-lab/fathom/internal/target/targets"
 )
 
 func newHeartbeatCmd(env *Env) *cobra.Command {
@@ -45,18 +45,17 @@ replica's clock: keep both servers' clocks synchronised (NTP).`,
 			if strings.TrimSpace(dsn) == "" {
 				return usagef("no primary to write to: give --target postgres://… or mysql://… (or set FATHOM_TARGET)")
 			}
-			switch targets.Kind(dsn) {
-			case "postgres", "mysql":
-			default:
+			dialect := db.CheckOf(db.KindOf(dsn))
+			if dialect == nil {
 				return usagef("fathom heartbeat writes to a PostgreSQL or MySQL/MariaDB primary: give a postgres:// or mysql:// DSN")
 			}
-			tg, err := targets.Open(dsn, target.Config{ConnectTimeout: 10 * time.Second, AppName: "fathom heartbeat"})
+			tg, err := db.Open(dsn, target.Config{ConnectTimeout: 10 * time.Second, AppName: "fathom heartbeat", Getenv: env.Getenv})
 			if err != nil {
 				return usagef("%v", err)
 			}
 			defer tg.Close()
 			hb := &check.Heartbeat{
-				Target: tg, Table: table, ServerID: serverID, Interval: interval,
+				Target: tg, Dialect: dialect, Table: table, ServerID: serverID, Interval: interval,
 				Log: func(s string) {
 					fmt.Fprintf(env.Stderr, "%s fathom heartbeat: %s\n", env.Now().Format(time.RFC3339), target.RedactString(s))
 				},
@@ -83,7 +82,7 @@ replica's clock: keep both servers' clocks synchronised (NTP).`,
 	fs.StringVar(&dsn, "target", env.Getenv("FATHOM_TARGET"), "the primary: postgres://… or mysql://…/dbname (also $FATHOM_TARGET)")
 	fs.StringVar(&table, "table", check.DefaultHeartbeatTable, "heartbeat table ([schema.]name), created if missing")
 	fs.Int64Var(&serverID, "server-id", 0, "id to write the row under (default: @@server_id, or PostgreSQL's system identifier)")
-	durationVarP(fs, &interval, "interval", "i", time.Second, "time between heartbeats")
+	positiveDurationVarP(fs, &interval, "interval", "i", time.Second, "time between heartbeats")
 	fs.BoolVar(&once, "once", false, "write one heartbeat and exit")
 	return cmd
 }

@@ -2,10 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	redisdb "github.com/fathom-lab/fathom/internal/db/redis"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,7 +16,7 @@ func newInstanceCmd(env *Env) *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "instance",
-		Short: "Start, list and stop throwaway local PostgreSQL and MariaDB servers",
+		Short: "Start, list and stop throwaway local PostgreSQL, MariaDB and Redis servers",
 		Long: `fathom can start its own servers for experiments: a PostgreSQL cluster (initdb + pg_ctl)
 or a MariaDB data directory (mariadb-install-db + mariadbd) in a work directory, on a
 free port and its own socket, never touching the machine's default servers. As root the
@@ -29,24 +28,27 @@ server runs as the postgres or mysql user. Plans start and remove them by themse
   fathom instance stop pg1`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unknown instance command %q: use start, stop, list or dsn", args[0])
+				return usagef("unknown instance command %q: use start, stop, restart, list or dsn", args[0])
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	def := env.Getenv("FATHOM_INSTANCE_DIR")
-	cmd.PersistentFlags().StringVar(&dir, "dir", def, "base directory of instances (also $FATHOM_INSTANCE_DIR; default "+instance.DefaultDir()+")")
-	cmd.AddCommand(newInstanceStartCmd(env, &dir), newInstanceStopCmd(env, &dir), newInstanceListCmd(env, &dir), newInstanceDSNCmd(env, &dir))
+	// --instance-dir, as on `fathom experiment`; --dir is the old name, kept working.
+	cmd.PersistentFlags().StringVar(&dir, "instance-dir", def, "base directory of instances (also $FATHOM_INSTANCE_DIR; default "+instance.DefaultDir()+")")
+	cmd.PersistentFlags().StringVar(&dir, "dir", def, "old name of --instance-dir")
+	_ = cmd.PersistentFlags().MarkDeprecated("dir", "use --instance-dir (the same option as on fathom experiment)")
+	cmd.AddCommand(newInstanceStartCmd(env, &dir), newInstanceStopCmd(env, &dir), newInstanceListCmd(env, &dir), newInstanceDSNCmd(env, &dir), newInstanceRestartCmd(env, &dir))
 	return cmd
 }
 
 func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
-	var kind, name, ver string
+	var kind, name, ver, bin string
 	var sets []string
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "start [--kind postgres|mariadb] [--name NAME]",
+		Use:   "start [--kind postgres|mariadb|redis] [--name NAME]",
 		Short: "Create and start an instance (or start a stopped one by its name)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,6 +63,7 @@ func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
 			}
 			if name != "" {
 				if inst, err := instance.Find(*dir, name); err == nil {
+					inst.Env = env.Environ
 					return startExisting(ctx, env, inst, settings, cmd.Flags().Changed("set"), timeout)
 				}
 			}
@@ -76,7 +79,7 @@ func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
 			}
 			ctx, stop := env.Interrupts(ctx)
 			defer stop()
-			inst, err := instance.Create(ctx, instance.Options{Kind: k, Name: name, Dir: *dir, Version: ver, Settings: settings, StartTimeout: timeout, Owner: "fathom instance start"})
+			inst, err := instance.Create(ctx, instance.Options{Kind: k, Name: name, Dir: *dir, Version: ver, Bin: bin, Settings: settings, StartTimeout: timeout, Owner: "fathom instance start", Env: env.Environ})
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
@@ -89,11 +92,12 @@ func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&kind, "kind", "postgres", "postgres or mariadb")
+	fs.StringVar(&kind, "kind", "postgres", "postgres, mariadb or redis")
 	fs.StringVar(&name, "name", "", "instance name (default: kind and time); an existing stopped instance of that name is started")
 	fs.StringVar(&ver, "version", "", "PostgreSQL major version (default: the newest installed)")
+	fs.StringVar(&bin, "bin", "", "directory of the server's programs (e.g. an unpacked PostgreSQL build's bin/), instead of the installed ones")
 	fs.StringArrayVar(&sets, "set", nil, "server setting name=value (repeatable)")
-	durationVarP(fs, &timeout, "start-timeout", "", 60*time.Second, "how long to wait for the server to accept connections")
+	positiveDurationVarP(fs, &timeout, "start-timeout", "", 60*time.Second, "how long to wait for the server to accept connections")
 	return cmd
 }
 
@@ -163,25 +167,10 @@ func newInstanceStopCmd(env *Env, dir *string) *cobra.Command {
 					insts = append(insts, inst)
 				}
 			}
-			var failed []string
 			for _, inst := range insts {
-				var err error
-				what := "stopped and removed"
-				if keep {
-					err, what = inst.Stop(ctx), "stopped (kept in "+inst.Path+")"
-				} else {
-					err = inst.Remove(ctx)
-				}
-				if err != nil {
-					fmt.Fprintf(env.Stderr, "fathom: %v\n", err)
-					failed = append(failed, inst.Name)
-					continue
-				}
-				fmt.Fprintf(env.Stdout, "instance %s %s\n", inst.Name, what)
+				inst.Env = env.Environ
 			}
-			if len(insts) == 0 {
-				fmt.Fprintln(env.Stdout, "no instances")
-			}
+			failed := instance.StopAll(ctx, insts, keep, env.Stdout, env.Stderr)
 			if len(failed) > 0 {
 				return withCode(ExitFailure, fmt.Errorf("could not stop %s", strings.Join(failed, ", ")))
 			}
@@ -204,38 +193,7 @@ func newInstanceListCmd(env *Env, dir *string) *cobra.Command {
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
-			if asJSON {
-				type row struct {
-					*instance.Instance
-					Running bool   `json:"running"`
-					DSN     string `json:"dsn"`
-				}
-				rows := []row{}
-				for _, i := range list {
-					rows = append(rows, row{i, i.Running(), i.DSN()})
-				}
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
-			}
-			if len(list) == 0 {
-				d := *dir
-				if d == "" {
-					d = instance.DefaultDir()
-				}
-				fmt.Fprintf(env.Stdout, "no instances in %s\n", d)
-				return nil
-			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tVERSION\tPORT\tSTATE\tOWNER\tTARGET")
-			for _, i := range list {
-				state := "stopped"
-				if i.Running() {
-					state = "running"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", i.Name, i.Kind, i.Version, i.Port, state, i.Owner, i.DSN())
-			}
-			return tw.Flush()
+			return instance.WriteList(env.Stdout, list, asJSON, *dir)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
@@ -256,4 +214,49 @@ func newInstanceDSNCmd(env *Env, dir *string) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func newInstanceRestartCmd(env *Env, dir *string) *cobra.Command {
+	var measure bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "restart NAME [--measure]",
+		Short: "Stop and start an instance; --measure (Redis) reports the seconds until it answers again",
+		Long: `restart stops an instance and starts it again. With --measure (Redis instances) it
+reports how long the server took from its start until it answered a PING: the time to
+load the data set from the append-only file (appendonly yes) or the RDB snapshot, with
+the data set's size, as one line.`,
+		Args: exactArgs(1, "an instance name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			inst, err := instance.Find(*dir, args[0])
+			if err != nil {
+				return usagef("%v", err)
+			}
+			inst.SetStartTimeout(timeout)
+			ctx := cmd.Context()
+			if !measure {
+				if err := inst.Restart(ctx); err != nil {
+					return withCode(ExitFailure, err)
+				}
+				printInstance(env, inst, "restarted")
+				return nil
+			}
+			if inst.Kind != instance.Redis {
+				return usagef("--measure is for Redis instances; %s is %s", inst.Name, inst.Kind)
+			}
+			if !inst.Running() {
+				return usagef("instance %s is not running: start it (fathom instance start --name %s) and load data first", inst.Name, inst.Name)
+			}
+			m, err := redisdb.MeasureRestart(ctx, inst)
+			if err != nil {
+				return withCode(ExitFailure, err)
+			}
+			fmt.Fprintf(env.Stdout, "instance %s restarted: answering after %.3f s, loading %s from %s (%s keys, %s in memory)\n",
+				inst.Name, m.Seconds, m.FileText, m.Source, m.Keys, m.MemoryText)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&measure, "measure", false, "time the start until the server answers (Redis)")
+	positiveDurationVarP(cmd.Flags(), &timeout, "start-timeout", "", 10*time.Minute, "how long to wait for the server to answer")
+	return cmd
 }

@@ -45,7 +45,7 @@ func TestInstanceCommands(t *testing.T) {
 		t.Errorf("left: %v", list)
 	}
 	oneLine(t, fathom(t, env, nil, "instance", "stop", "nosuch"), ExitUsage, "no instance named")
-	oneLine(t, fathom(t, env, nil, "instance", "start", "--kind", "oracle"), ExitUsage, "postgres or mariadb")
+	oneLine(t, fathom(t, env, nil, "instance", "start", "--kind", "oracle"), ExitUsage, "mariadb, postgres or redis")
 	oneLine(t, fathom(t, env, nil, "instance", "stop"), ExitUsage, "--all")
 	r = fathom(t, env, nil, "instance", "start", "--kind", "postgres", "--name", "broken", "--set", "shared_buffers=lots")
 	if r.code != ExitFailure || !strings.Contains(r.stderr, "invalid value for parameter \"shared_buffers\"") {

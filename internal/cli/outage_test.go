@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/store/stores"
 )
 
 // proxy forwards TCP connections to a real server until cut, which closes the listener
@@ -77,19 +77,29 @@ func TestServerGoneFailsRunKeepsIntervals(t *testing.T) {
 			}
 			p := startProxy(t, host)
 			u.Host = p.ln.Addr().String()
-			go func() { time.Sleep(1500 * time.Millisecond); p.cut() }()
-			start := time.Now()
-			r := fathom(t, env, nil, "run", "--target", u.String(), "--workload", "oltp_point_select", "-c", "2", "-T", "30s",
+			cut := make(chan time.Time, 1)
+			go func() {
+				// Cut once the clients are measuring, however slow the start.
+				if err := poll("the run's first measured interval", func() bool {
+					_, txns := storedIntervals(env["FATHOM_STORE"], 1)
+					return txns > 0
+				}); err != nil {
+					t.Error(err)
+				}
+				cut <- time.Now()
+				p.cut()
+			}()
+			r := fathom(t, env, nil, "run", "--target", u.String(), "--workload", "oltp_point_select", "-c", "2", "-T", "10m",
 				"-P", "250ms", "--reconnect-timeout", "2s", "--connect-timeout", "1s", "--json", "-q")
-			if took := time.Since(start); took > 10*time.Second {
-				t.Errorf("took %s to give up", took)
+			if took := time.Since(<-cut); took > 20*time.Second {
+				t.Errorf("took %s after the cut to give up (reconnect timeout 2s)", took)
 			}
 			oneLine(t, r, ExitFailure, "failed")
 			s := summary(t, r)
 			if s.Status != "failed" || !strings.Contains(s.Reason, "reconnect") || s.Transactions == 0 {
 				t.Fatalf("status %s reason %q, %d transactions", s.Status, s.Reason, s.Transactions)
 			}
-			st, err := store.Open(env["FATHOM_STORE"])
+			st, err := stores.Open(env["FATHOM_STORE"])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,6 +109,7 @@ func TestServerGoneFailsRunKeepsIntervals(t *testing.T) {
 				t.Fatal(err)
 			}
 			ivs, _ := st.Intervals(context.Background(), s.RunID)
+			// Intervals went on while the clients tried to reconnect (2s of 250ms ones).
 			if run.Status != "failed" || run.Reason == "" || len(ivs) < 6 {
 				t.Fatalf("stored: status %s reason %q, %d intervals", run.Status, run.Reason, len(ivs))
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fathom-lab/fathom/internal/report"
 )
 
 func newQuickstartCmd(env *Env) *cobra.Command {
@@ -19,16 +21,21 @@ it at a real server, or -T for a longer run.`,
 			if !cmd.Flags().Changed("target") && env.Getenv("FATHOM_TARGET") == "" {
 				o.target = "sqlite:fathom-quickstart.db"
 			}
-			if err := prepare(cmd.Context(), env, &o.targetOpts); err != nil {
+			if err := prepare(cmd.Context(), env, &o.targetOpts, nil); err != nil {
 				return err
 			}
 			fmt.Fprintln(env.Stdout)
-			sum, err := o.execute(cmd.Context(), env, cmd)
+			sum, err := o.execute(cmd.Context(), env)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "\nstored as run %d in %s: `fathom show %d`, `fathom export %d --format csv`\n", sum.RunID, o.store, sum.RunID, sum.RunID)
-			index, err := writeRunReport(cmd.Context(), env, o.store, sum.RunID)
+			st, err := openStore(o.store)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			index, err := report.WriteRunDir(cmd.Context(), st, sum.RunID, fmt.Sprintf("fathom %s on %s", version(), env.Now().UTC().Format("2006-01-02 15:04 MST")))
 			if err != nil {
 				return err
 			}
@@ -47,5 +54,7 @@ it at a real server, or -T for a longer run.`,
 		f.DefValue = f.Value.String()
 		f.Changed = false
 	}
+	// fathom run's -T help names its own default; quickstart's is the one above.
+	fs.Lookup("time").Usage = "measured duration after warm-up, e.g. 60 or 5m"
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fathom-lab/fathom/internal/compat"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -61,6 +62,9 @@ Start with:  fathom quickstart`,
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
+				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+					return usagef("unknown command %q: did you mean %s? (see `fathom --help`)", args[0], strings.Join(s, " or "))
+				}
 				return usagef("unknown command %q: see `fathom --help`", args[0])
 			}
 			return nil
@@ -70,7 +74,17 @@ Start with:  fathom quickstart`,
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
+	root.SuggestionsMinimumDistance = 2
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden && f.Deprecated == "" {
+				names = append(names, f.Name)
+			}
+		})
+		if s := compat.FlagHint(cmd.Name(), err.Error(), names); s != "" {
+			return usagef("%s (see `%s --help`)", s, cmd.CommandPath())
+		}
 		return usagef("%s (see `%s --help`)", err, cmd.CommandPath())
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -95,6 +109,11 @@ Start with:  fathom quickstart`,
 		newSnapshotCmd(env),
 		newStallsCmd(env),
 		newCollectorsCmd(env),
+		newServeCmd(env),
+		newStoreCmd(env),
+		newCaptureCmd(env),
+		newAgentCmd(env),
+		newK8sCmd(env),
 	)
 	for _, c := range root.Commands() {
 		if c.Args == nil {
@@ -117,7 +136,5 @@ func storeFlag(fs *pflag.FlagSet, env *Env, p *string) {
 	if def == "" {
 		def = "fathom.db"
 	}
-	fs.StringVar(p, "store", def, "results database (SQLite file; also $FATHOM_STORE)")
+	fs.StringVar(p, "store", def, "results store: a SQLite file or a postgres:// URL (also $FATHOM_STORE)")
 }
-
-var errNotPrepared = errors.New("not prepared")

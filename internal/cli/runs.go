@@ -1,70 +1,28 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/report"
+	fathomrun "github.com/fathom-lab/fathom/internal/run"
+	"github.com/fathom-lab/fathom/internal/safefile"
 	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/store/storecopy"
 )
 
-func openStore(path string) (*store.Store, error) {
-	st, err := store.Open(path)
-	if err != nil {
-		return nil, withCode(ExitFailure, err)
-	}
-	return st, nil
-}
+func openStore(path string) (store.Store, error) { return fathomrun.OpenStore(path) }
 
-// runID parses a run argument: a number, or "last".
-func runID(ctx context.Context, st *store.Store, arg string) (int64, error) {
-	if arg == "last" || arg == "latest" {
-		id, err := st.LatestRunID(ctx)
-		if err != nil {
-			return 0, withCode(ExitFailure, err)
-		}
-		return id, nil
+// storeError is a usage mistake when the path or a copy's selection cannot work.
+func storeError(err error) error {
+	if errors.Is(err, store.ErrPath) || errors.Is(err, store.ErrUnsupported) || errors.Is(err, safefile.ErrUnsafe) || errors.Is(err, storecopy.ErrSelect) {
+		return usagef("%v", err)
 	}
-	id, err := strconv.ParseInt(strings.TrimPrefix(arg, "#"), 10, 64)
-	if err != nil || id < 1 {
-		return 0, usagef("%q is not a run id: use a number from `fathom runs`, or last", arg)
-	}
-	return id, nil
-}
-
-// loadRun reads a run and recomputes its summary from the stored intervals.
-func loadRun(ctx context.Context, st *store.Store, arg string) (*store.Run, []*measure.Interval, *measure.Summary, error) {
-	id, err := runID(ctx, st, arg)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	run, err := st.Run(ctx, id)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil, nil, usagef("%v: see `fathom runs`", err)
-		}
-		return nil, nil, nil, withCode(ExitFailure, err)
-	}
-	ivs, err := st.Intervals(ctx, id)
-	if err != nil {
-		return nil, nil, nil, withCode(ExitFailure, err)
-	}
-	s := measure.Summarize(run.TxnTypes, ivs)
-	s.RunID, s.Status, s.Reason = run.ID, run.Status, run.Reason
-	s.Workload, s.Target, s.Clients, s.Rate = run.Workload, run.Target, run.Clients, run.Rate
-	return run, ivs, &s, nil
+	return withCode(ExitFailure, err)
 }
 
 func newRunsCmd(env *Env) *cobra.Command {
@@ -76,6 +34,14 @@ func newRunsCmd(env *Env) *cobra.Command {
 		Use:   "runs",
 		Short: "List stored runs, newest first",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch status {
+			case "", "complete", "interrupted", "failed", "running":
+			default:
+				return usagef("--status %q: use complete, interrupted, failed or running", status)
+			}
+			if limit < 0 {
+				return usagef("--limit %d: use 0 for all runs or a positive number", limit)
+			}
 			f := store.RunFilter{Limit: limit, Workload: workload, Status: status, Labels: map[string]string{}}
 			for _, l := range labels {
 				k, v, err := parseKV(l, "--label")
@@ -99,10 +65,15 @@ func newRunsCmd(env *Env) *cobra.Command {
 				return enc.Encode(runs)
 			}
 			if len(runs) == 0 {
+				if f.Workload != "" || f.Status != "" || len(f.Labels) > 0 {
+					fmt.Fprintf(env.Stdout, "no runs in %s match %s: see `fathom runs` for all\n", path, report.DescribeFilter(f))
+					return nil
+				}
 				fmt.Fprintf(env.Stdout, "no runs in %s yet: try `fathom quickstart`\n", path)
 				return nil
 			}
-			writeRuns(env.Stdout, runs)
+			report.FillGoneSummaries(cmd.Context(), st, runs)
+			report.WriteRuns(env.Stdout, runs)
 			return nil
 		},
 	}
@@ -114,30 +85,6 @@ func newRunsCmd(env *Env) *cobra.Command {
 	fs.StringArrayVar(&labels, "label", nil, "only runs with label key=value (repeatable)")
 	fs.BoolVar(&asJSON, "json", false, "print the runs as JSON")
 	return cmd
-}
-
-func writeRuns(w io.Writer, runs []store.Run) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTARTED\tWORKLOAD\tTARGET\tCLIENTS\tLENGTH\tSTATUS\tTPS\tP95 MS\tLABELS")
-	for _, r := range runs {
-		var s measure.Summary
-		tps, p95 := "-", "-"
-		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil {
-			tps = fmt.Sprintf("%.1f", s.TPS)
-			p95 = fmt.Sprintf("%.3f", s.Latency.P95)
-		}
-		length := r.Duration.String()
-		if r.Transactions > 0 {
-			length = fmt.Sprintf("%d tx/client", r.Transactions)
-		}
-		var ls []string
-		for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
-			ls = append(ls, k+"="+r.Labels[k])
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.StartedAt.Local().Format(time.DateTime), r.Workload,
-			r.Target, r.Clients, length, r.Status, tps, p95, strings.Join(ls, ","))
-	}
-	tw.Flush()
 }
 
 func newShowCmd(env *Env) *cobra.Command {
@@ -156,7 +103,7 @@ func newShowCmd(env *Env) *cobra.Command {
 			if ref, ok := experimentRef(args[0]); ok { // experiment_show.go
 				return showExperimentRef(cmd.Context(), env, st, ref, asJSON)
 			}
-			run, _, sum, err := loadRun(cmd.Context(), st, args[0])
+			run, _, sum, err := report.LoadRun(cmd.Context(), st, args[0])
 			if err != nil {
 				return err
 			}
@@ -164,16 +111,19 @@ func newShowCmd(env *Env) *cobra.Command {
 				enc := json.NewEncoder(env.Stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(struct {
-					Run      *store.Run       `json:"run"`
-					Summary  *measure.Summary `json:"summary"`
-					Sampling *samplingJSON    `json:"sampling,omitempty"`
-				}{run, sum, samplingFor(cmd.Context(), st, run)})
+					Run      *store.Run           `json:"run"`
+					Summary  *measure.Summary     `json:"summary"`
+					Sampling *report.SamplingJSON `json:"sampling,omitempty"`
+				}{run, sum, report.SamplingFor(cmd.Context(), st, run)})
 			}
 			report.WriteProvenance(env.Stdout, run)
-			if run.Workload != watchWorkload {
+			for _, w := range run.Warnings {
+				fmt.Fprintf(env.Stdout, "  warning:  %s\n", w)
+			}
+			if run.Workload != fathomrun.WatchWorkload {
 				report.WriteSummary(env.Stdout, run, sum)
 			}
-			return writeSampling(cmd.Context(), env.Stdout, st, run)
+			return report.WriteSampling(cmd.Context(), env.Stdout, st, run)
 		},
 	}
 	storeFlag(cmd.Flags(), env, &path)
@@ -182,7 +132,7 @@ func newShowCmd(env *Env) *cobra.Command {
 }
 
 func newExportCmd(env *Env) *cobra.Command {
-	var path, format string
+	var path, format, perCommand = "", "", false
 	cmd := &cobra.Command{
 		Use:   "export RUN",
 		Short: "Export a run's per-interval throughput, errors and latency percentiles as CSV or JSON",
@@ -196,9 +146,12 @@ func newExportCmd(env *Env) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			run, ivs, _, err := loadRun(cmd.Context(), st, args[0])
+			run, ivs, sum, err := report.LoadRun(cmd.Context(), st, args[0])
 			if err != nil {
 				return err
+			}
+			if perCommand {
+				return report.WriteCommands(env.Stdout, run, sum, format)
 			}
 			rows := report.IntervalRows(run, ivs)
 			if format == "json" {
@@ -209,6 +162,7 @@ func newExportCmd(env *Env) *cobra.Command {
 	}
 	storeFlag(cmd.Flags(), env, &path)
 	cmd.Flags().StringVarP(&format, "format", "f", "csv", "csv or json")
+	cmd.Flags().BoolVar(&perCommand, "per-command", false, "the per-command latencies of a run with -r instead of the intervals")
 	return cmd
 }
 

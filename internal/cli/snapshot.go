@@ -2,17 +2,15 @@ package cli
 
 import (
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/collect"
+	"github.com/fathom-lab/fathom/internal/db"
+	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/target"
-	"github.com/fathom-lab/fathom/internal/target/targets"
 )
 
 func newSnapshotCmd(env *Env) *cobra.Command {
@@ -20,23 +18,28 @@ func newSnapshotCmd(env *Env) *cobra.Command {
 		dsn, out       string
 		interval, long time.Duration
 		connectTimeout time.Duration
-		top            int
+		top, samples   int
 	)
 	cmd := &cobra.Command{
 		Use:   "snapshot",
-		Short: "Collect a review bundle of a server and its host: settings, status twice with differences, sessions, sizes, schema, logs, OS facts",
+		Short: "Collect a review bundle of a server and its host: settings, configuration files, status sampled N times, sessions, logs, replication, users, sizes, schema, OS facts",
 		Long: `snapshot collects what a consultant reviewing a server gathers, in one go, one file
-per source with a summary page on top (summary.txt): server version and settings,
-configuration file locations, every status counter sampled twice --interval apart with
-the differences, sessions with the long-running and blocked ones, InnoDB status twice,
-replication status, database and largest table sizes, the schema, error and slow log
-locations, OS and hardware facts, and vmstat-like samples every second. A source that
-cannot be read is listed and the others are still taken. Passwords are masked in every
-file.
+per source with a summary page on top (summary.txt): server version and settings, the
+configuration files the server reads and their contents, every status counter (and
+InnoDB status) sampled --samples times --interval apart with the differences, sessions
+with the long-running and blocked ones, the error log's tail, the statements that took
+the most time (performance_schema, pg_stat_statements or the slow log), the binary log
+digest, replication (replica status by column name, connected replicas), users and
+privileges without password hashes, database and largest table sizes, the schema,
+network interfaces and listening sockets, OS and hardware facts, and vmstat-like samples
+every second. A source that cannot be read is listed and the others are still taken.
+Passwords are masked in every file.
 
-The bundle is a directory, or a .tar.gz archive when -o names one (the default).`,
+The bundle is a directory (created with its parents, mode 0700) or a .tar.gz archive
+when -o names one (the default). An -o that cannot be written is refused before
+anything is sampled.`,
 		Example: `  fathom snapshot --target postgres://postgres@db1/app
-  fathom snapshot --target mysql://root@127.0.0.1/test -o review-db1/ --interval 30s`,
+  fathom snapshot --target mysql://root@127.0.0.1/test -o reviews/db1/ --interval 30s --samples 5`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if interval < time.Second {
 				return usagef("--interval %s: use at least 1s", interval)
@@ -44,7 +47,10 @@ The bundle is a directory, or a .tar.gz archive when -o names one (the default).
 			if top < 1 {
 				return usagef("--top %d: use at least 1", top)
 			}
-			tgt, err := targets.Open(dsn, target.Config{ConnectTimeout: connectTimeout, AppName: "fathom snapshot"})
+			if samples < 2 {
+				return usagef("--samples %d: use at least 2 (status is compared between samples)", samples)
+			}
+			tgt, err := db.Open(dsn, target.Config{ConnectTimeout: connectTimeout, AppName: "fathom snapshot", Getenv: env.Getenv})
 			if err != nil {
 				return usagef("%v", err)
 			}
@@ -53,28 +59,20 @@ The bundle is a directory, or a .tar.gz archive when -o names one (the default).
 				out = fmt.Sprintf("fathom-snapshot-%s.tar.gz", env.Now().UTC().Format("20060102-150405"))
 			}
 			archive := strings.HasSuffix(out, ".tar.gz") || strings.HasSuffix(out, ".tgz")
-			if archive {
-				if _, err := os.Stat(out); err == nil {
-					return usagef("-o %s already exists: name another file", out)
-				}
-			} else if ents, err := os.ReadDir(out); err == nil && len(ents) > 0 {
-				return usagef("-o %s already holds files: name a new directory or a FILE.tar.gz", out)
-			}
-			if dir := filepath.Dir(out); dir != "." {
-				if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-					return usagef("-o %s: directory %s does not exist", out, dir)
-				}
+			// The output's place is made and proven writable now, before any sampling.
+			if err := collect.PrepareOutput(out, archive); err != nil {
+				return usagef("-o %s: %v", out, err)
 			}
 			ctx, stop := env.Interrupts(cmd.Context())
 			defer stop()
-			fmt.Fprintf(env.Stderr, "snapshot of %s (about %s)\n", tgt.Redacted(), interval+5*time.Second)
+			fmt.Fprintf(env.Stderr, "snapshot of %s (about %s)\n", tgt.Redacted(), time.Duration(samples-1)*interval+5*time.Second)
 			b, err := collect.Snapshot(ctx, tgt, collect.SnapshotOptions{
-				Interval: interval, TopTables: top, LongRunning: long, DSN: dsn, Version: version(),
-				Secrets:  dsnSecrets(dsn),
+				Kind: db.CollectOf(tgt.Kind()), Interval: interval, Samples: samples, TopTables: top, LongRunning: long, DSN: dsn, Version: version(),
+				Secrets:  target.DSNSecrets(dsn),
 				Progress: func(s string) { fmt.Fprintf(env.Stderr, "  %s\n", s) },
 			})
 			if err != nil {
-				return connectError(tgt, err)
+				return run.ConnectError(tgt, err)
 			}
 			if ctx.Err() != nil {
 				return withCode(ExitInterrupted, fmt.Errorf("snapshot interrupted: nothing written"))
@@ -105,29 +103,10 @@ The bundle is a directory, or a .tar.gz archive when -o names one (the default).
 	}
 	fs.StringVar(&dsn, "target", def, "database: postgres://…, mysql://…, sqlite:PATH (also $FATHOM_TARGET)")
 	fs.StringVarP(&out, "output", "o", "", "directory, or FILE.tar.gz (default fathom-snapshot-DATE-TIME.tar.gz)")
-	durationVarP(fs, &interval, "interval", "i", 10*time.Second, "time between the two status samples (vmstat every second meanwhile)")
+	positiveDurationVarP(fs, &interval, "interval", "i", 10*time.Second, "time between status samples (vmstat every second meanwhile)")
 	durationVarP(fs, &long, "long-running", "", time.Minute, "list statements and transactions older than this as long-running")
-	durationVarP(fs, &connectTimeout, "connect-timeout", "", 10*time.Second, "time allowed for each connection attempt")
+	positiveDurationVarP(fs, &connectTimeout, "connect-timeout", "", 10*time.Second, "time allowed for each connection attempt")
 	fs.IntVar(&top, "top", 25, "how many of the largest tables to list")
+	fs.IntVarP(&samples, "samples", "n", 2, "how many times to sample status (and InnoDB status), --interval apart")
 	return cmd
-}
-
-// dsnSecrets returns the password of a URL or key=value DSN, to be masked wherever it
-// might appear.
-func dsnSecrets(dsn string) []string {
-	var out []string
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			out = append(out, p)
-		}
-		if p := u.Query().Get("password"); p != "" {
-			out = append(out, p)
-		}
-	}
-	for _, f := range strings.Fields(dsn) {
-		if k, v, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") && v != "" {
-			out = append(out, strings.Trim(v, "'"))
-		}
-	}
-	return out
 }

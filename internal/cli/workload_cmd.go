@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -54,7 +54,8 @@ func newWorkloadCheckCmd(env *Env) *cobra.Command {
 				}
 			}
 			if bad > 0 {
-				return withCode(ExitFailure, fmt.Errorf("%d problem%s in %d of %d file%s", problems, wlPlural(problems), bad, len(args), wlPlural(len(args))))
+				// A file with mistakes is a usage mistake, exit 2, as with experiment --check.
+				return usagef("%d problem%s in %d of %d file%s", problems, wlPlural(problems), bad, len(args), wlPlural(len(args)))
 			}
 			return nil
 		},
@@ -110,31 +111,12 @@ func newWorkloadShowCmd(env *Env) *cobra.Command {
 				return usagef("%v", err)
 			}
 			if sw, ok := wl.(*spec.Workload); ok {
-				if !wlContains(spec.Dialects, dialect) {
+				if !slices.Contains(spec.Dialects, dialect) {
 					return usagef("--dialect %q: use %s", dialect, strings.Join(spec.Dialects, ", "))
 				}
 				return sw.Describe(env.Stdout, dialect)
 			}
-			// A built-in written in Go: its description and options.
-			fmt.Fprintf(env.Stdout, "workload %s (built in)\n  %s\n", s.Name, s.Description)
-			opts := wl.Options()
-			names := make([]string, 0, len(opts))
-			for k := range opts {
-				names = append(names, k)
-			}
-			sort.Strings(names)
-			if len(names) > 0 {
-				fmt.Fprintln(env.Stdout, "\noptions:")
-			}
-			for _, k := range names {
-				v := opts[k]
-				if v == "" {
-					v = "(detected)"
-				}
-				fmt.Fprintf(env.Stdout, "  %s = %s\n", k, v)
-			}
-			fmt.Fprintf(env.Stdout, "\ntransaction types: %s\n", strings.Join(wl.TxnTypes(), ", "))
-			return nil
+			return builtin.Describe(env.Stdout, s, wl)
 		},
 	}
 	fs := cmd.Flags()
@@ -142,15 +124,6 @@ func newWorkloadShowCmd(env *Env) *cobra.Command {
 	fs.StringVar(&dialect, "dialect", "postgres", "render DDL and SQL for postgres, mysql or sqlite")
 	fs.BoolVar(&source, "source", false, "print the shipped workload file itself (a starting point for your own)")
 	return cmd
-}
-
-func wlContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func shippedNames() []string {

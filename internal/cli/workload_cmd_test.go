@@ -14,10 +14,11 @@ func TestWorkloadCheck(t *testing.T) {
 	if r.code != ExitOK || !strings.Contains(r.stdout, "example.yaml: ok: workload shop, 3 tables, 2 transactions") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	// Every problem of every file, each with its line; exit 1.
+	// Every problem of every file, each with its line; exit 2 (a usage mistake, as
+	// experiment --check).
 	r = fathom(t, nil, nil, "workload", "check", specTestdata+"bad/undefined.yaml", specTestdata+"bad/unknown_keys.yaml", specTestdata+"example.yaml")
-	if r.code != ExitFailure {
-		t.Errorf("exit %d, want 1", r.code)
+	if r.code != ExitUsage {
+		t.Errorf("exit %d, want 2", r.code)
 	}
 	for _, want := range []string{
 		"bad/undefined.yaml:8: table t rows: parameter rowz is used but not defined",

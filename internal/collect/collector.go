@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -23,12 +24,14 @@ type Collector interface {
 	Help() string
 	// MinVersion is the oldest server version the collector works with; the zero
 	// Version works with every version. OS collectors return the zero Version.
-	MinVersion() Version
+	MinVersion() metric.Version
 	// Timeout bounds one Collect; 0 means the sampler's default.
 	Timeout() time.Duration
 	// Collect reads its source and adds points to s. An error is recorded for this
 	// collector in this sample and never affects the others.
 	Collect(ctx context.Context, s *Scrape) error
+	// Metrics declares what Collect (and Derive) may add (Desc).
+	Metrics() []Desc
 }
 
 // Deriver is an optional ability: after the rates of a sample are known, Derive adds
@@ -37,88 +40,16 @@ type Deriver interface {
 	Derive(rate func(name string) (float64, bool), add func(name, unit string, v float64))
 }
 
-// Kind says how a metric's value is read.
-type Kind uint8
-
-const (
-	// Gauge is a level: the value is what is charted (sessions, dirty bytes).
-	Gauge Kind = iota
-	// Counter only grows until a reset: its per-second rate is what is charted.
-	Counter
-)
-
-func (k Kind) String() string {
-	if k == Counter {
-		return "counter"
-	}
-	return "gauge"
-}
-
 // ParseKind is the inverse of Kind.String.
-func ParseKind(s string) (Kind, error) {
-	switch s {
-	case "counter":
-		return Counter, nil
-	case "gauge":
-		return Gauge, nil
-	}
-	return 0, fmt.Errorf("unknown metric kind %q", s)
-}
-
-// Version is a server version. Flavor, when set, restricts a MinVersion to one family
-// ("mariadb" or "mysql"); it is ignored for PostgreSQL.
-type Version struct {
-	Flavor              string
-	Major, Minor, Patch int
-}
-
-// IsZero reports whether v is the zero Version (any version).
-func (v Version) IsZero() bool { return v == Version{} }
-
-// Less compares the numbers.
-func (v Version) Less(o Version) bool {
-	if v.Major != o.Major {
-		return v.Major < o.Major
-	}
-	if v.Minor != o.Minor {
-		return v.Minor < o.Minor
-	}
-	return v.Patch < o.Patch
-}
-
-func (v Version) String() string {
-	s := strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor)
-	if v.Patch > 0 {
-		s += "." + strconv.Itoa(v.Patch)
-	}
-	return s
-}
+func ParseKind(s string) (metric.Kind, error) { return metric.ParseKind(s) }
 
 // ParseVersion reads the leading "major.minor[.patch]" of a version string.
-func ParseVersion(s string) Version {
-	var v Version
-	parts := strings.SplitN(strings.TrimSpace(s), ".", 3)
-	nums := []*int{&v.Major, &v.Minor, &v.Patch}
-	for i, p := range parts {
-		end := 0
-		for end < len(p) && p[end] >= '0' && p[end] <= '9' {
-			end++
-		}
-		if end == 0 {
-			break
-		}
-		*nums[i], _ = strconv.Atoi(p[:end])
-		if end < len(p) {
-			break
-		}
-	}
-	return v
-}
+func ParseVersion(s string) metric.Version { return metric.ParseVersion(s) }
 
 // Point is one metric's reading in a scrape.
 type Point struct {
 	Name  string
-	Kind  Kind
+	Kind  metric.Kind
 	Unit  string
 	Value float64
 	// sparse gauges (per wait event, per state) read as 0 in later scrapes of the
@@ -132,7 +63,7 @@ type Scrape struct {
 	// the server cannot be reached).
 	Conn target.Conn
 	// Server is what was learnt about the server when sampling started.
-	Server *Server
+	Server *metric.Server
 	// FS reads /proc.
 	FS procfs.FS
 
@@ -144,18 +75,18 @@ type Scrape struct {
 
 // Counter adds a counter reading.
 func (s *Scrape) Counter(name, unit string, v float64) {
-	s.points = append(s.points, Point{Name: name, Kind: Counter, Unit: unit, Value: v})
+	s.points = append(s.points, Point{Name: name, Kind: metric.Counter, Unit: unit, Value: v})
 }
 
 // Gauge adds a gauge reading.
 func (s *Scrape) Gauge(name, unit string, v float64) {
-	s.points = append(s.points, Point{Name: name, Kind: Gauge, Unit: unit, Value: v})
+	s.points = append(s.points, Point{Name: name, Kind: metric.Gauge, Unit: unit, Value: v})
 }
 
 // SparseGauge adds a gauge from a group whose members come and go (sessions per wait
 // event): a later scrape that does not mention it reads it as 0.
 func (s *Scrape) SparseGauge(name, unit string, v float64) {
-	s.points = append(s.points, Point{Name: name, Kind: Gauge, Unit: unit, Value: v, sparse: true})
+	s.points = append(s.points, Point{Name: name, Kind: metric.Gauge, Unit: unit, Value: v, sparse: true})
 }
 
 // Epoch names the lifetime of this collector's counters (server start plus the last
@@ -170,18 +101,18 @@ func (s *Scrape) Uptime(sec float64) { s.uptime, s.hasUp = sec, true }
 // Points returns what was added so far.
 func (s *Scrape) Points() []Point { return s.points }
 
-// query runs SQL on the scrape's connection.
-func (s *Scrape) query(ctx context.Context, sql string) ([][]string, error) {
+// Query runs SQL on the scrape's connection.
+func (s *Scrape) Query(ctx context.Context, sql string) ([][]string, error) {
 	if s.Conn == nil {
-		return nil, errNoConn
+		return nil, ErrNoConn
 	}
 	return s.Conn.Query(ctx, sql)
 }
 
-var errNoConn = fmt.Errorf("no connection to the server")
+var ErrNoConn = fmt.Errorf("no connection to the server")
 
-// num parses a number from a text column; "" and NULL read as 0, ok false.
-func num(s string) (float64, bool) {
+// Num parses a number from a text column; "" and NULL read as 0, ok false.
+func Num(s string) (float64, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, false
@@ -196,13 +127,31 @@ func num(s string) (float64, bool) {
 // fn is a collector built from a function: most collectors are one query or one file.
 type fn struct {
 	name, help string
-	min        Version
+	min        metric.Version
 	timeout    time.Duration
 	collect    func(ctx context.Context, s *Scrape) error
+	metrics    []Desc
 }
 
 func (c *fn) Name() string                                 { return c.name }
 func (c *fn) Help() string                                 { return c.help }
-func (c *fn) MinVersion() Version                          { return c.min }
+func (c *fn) MinVersion() metric.Version                   { return c.min }
 func (c *fn) Timeout() time.Duration                       { return c.timeout }
 func (c *fn) Collect(ctx context.Context, s *Scrape) error { return c.collect(ctx, s) }
+
+// Func is a collector built from a function (most are one query or one file), as a
+// kind's collectors declare theirs: its name, help line, the oldest server version it
+// works with (zero: every version), a timeout (0: the sampler's default), Collect, and
+// the metrics Collect may add.
+type Func struct {
+	Name, Help string
+	Min        metric.Version
+	Timeout    time.Duration
+	Collect    func(ctx context.Context, s *Scrape) error
+	Metrics    []Desc
+}
+
+// Collector is f as a Collector.
+func (f Func) Collector() Collector {
+	return &fn{name: f.Name, help: f.Help, min: f.Min, timeout: f.Timeout, collect: f.Collect, metrics: f.Metrics}
+}

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"github.com/fathom-lab/fathom/internal/metric"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +16,7 @@ type Loop struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	trig    chan trigger
-	sink    func(*Sample)
+	sink    func(*metric.Sample)
 	wg      sync.WaitGroup
 	skipped atomic.Int64
 	stopped atomic.Bool
@@ -28,7 +29,7 @@ type trigger struct {
 }
 
 // Loop starts the background goroutine. sink is called with each sample.
-func (s *Sampler) Loop(ctx context.Context, sink func(*Sample)) *Loop {
+func (s *Sampler) Loop(ctx context.Context, sink func(*metric.Sample)) *Loop {
 	l := &Loop{s: s, trig: make(chan trigger, 1), sink: sink}
 	l.ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	l.wg.Add(1)

@@ -345,7 +345,7 @@ func (p *processCollector) scrape(ctx context.Context, s *Scrape) error {
 	if s.Server == nil || !s.Server.Local || s.Server.PID <= 0 {
 		return nil
 	}
-	procs, err := serverProcs(s.FS, s.Server.PID, s.Server.Kind == "postgres")
+	procs, err := serverProcs(s.FS, s.Server.PID, s.Server.Children)
 	if err != nil {
 		return fmt.Errorf("server process %d: %w", s.Server.PID, err)
 	}
@@ -385,7 +385,8 @@ func (p *processCollector) scrape(ctx context.Context, s *Scrape) error {
 	return nil
 }
 
-// serverProcs returns the main process and, for PostgreSQL, its children.
+// serverProcs returns the main process and, when the server works in child
+// processes (PostgreSQL), its children.
 func serverProcs(fs procfs.FS, pid int, children bool) ([]procfs.Proc, error) {
 	main, err := fs.Proc(pid)
 	if err != nil {

@@ -1,8 +1,9 @@
-package collect
+package collect_test
 
 import (
 	"context"
 	"errors"
+	"github.com/fathom-lab/fathom/internal/collect"
 	"os"
 	"runtime"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/builtin"
@@ -62,11 +64,11 @@ func BenchmarkSamplingOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := NewSampler(tg, Options{})
+		s := collect.NewSampler(tg, collect.Options{Kind: dbOf(tg)})
 		s.Start(ctx)
 		var took time.Duration
 		var samples int
-		loop := s.Loop(ctx, func(smp *Sample) {
+		loop := s.Loop(ctx, func(smp *metric.Sample) {
 			for _, res := range smp.Results {
 				took += res.Took
 			}
@@ -157,14 +159,14 @@ func cpuSeconds(b *testing.B, pid int) float64 {
 // comparison above.
 func BenchmarkSampleCost(b *testing.B) {
 	tg := pgTarget(b)
-	s := NewSampler(tg, Options{})
+	s := collect.NewSampler(tg, collect.Options{Kind: dbOf(tg)})
 	defer s.Close()
 	ctx := context.Background()
 	srv := s.Start(ctx)
 	if !srv.Local {
 		b.Skip("the server's processes are not on this host")
 	}
-	backend := int(s.conn.ID())
+	backend := int(collect.SamplerConn(s).ID())
 	s.Sample(ctx, -1, time.Now())
 	self := os.Getpid()
 	c0, s0 := cpuSeconds(b, self), cpuSeconds(b, backend)

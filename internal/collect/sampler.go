@@ -9,75 +9,17 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// Status of one collector in one sample.
-type Status string
-
-const (
-	StatusOK      Status = "ok"
-	StatusFailed  Status = "failed"
-	StatusTimeout Status = "timeout"
-	// StatusSkipped: the server is older than the collector's MinVersion, or a
-	// previous call of an OS collector is still stuck.
-	StatusSkipped Status = "skipped"
-)
-
-// Result is how one collector did in one sample: mysqld_exporter's success flag,
-// with the error kept.
-type Result struct {
-	Collector string        `json:"collector"`
-	Source    string        `json:"source"` // server kind or "os"
-	Status    Status        `json:"status"`
-	Error     string        `json:"error,omitempty"`
-	At        time.Time     `json:"at"` // middle of the collection: the time its readings stand for
-	Took      time.Duration `json:"took_ns"`
-	// Reset: the collector's counters restarted since its previous sample (server
-	// restart, FLUSH STATUS, pg_stat_reset()).
-	Reset bool `json:"reset,omitempty"`
-}
-
-// Reading is one metric in one sample: the raw value, and for counters the
-// per-second rate since the collector's previous successful sample.
-type Reading struct {
-	Name      string  `json:"name"`
-	Collector string  `json:"collector"`
-	Kind      Kind    `json:"kind"`
-	Unit      string  `json:"unit,omitempty"`
-	Value     float64 `json:"value"`
-	Rate      float64 `json:"rate"`
-	// HasRate is false for gauges, for a counter's first reading and after a reset.
-	HasRate bool `json:"has_rate"`
-	// Reset: the counter restarted (went down, or its collector's epoch changed); no
-	// rate is given for this reading and never a negative one.
-	Reset bool      `json:"reset,omitempty"`
-	At    time.Time `json:"at"`
-}
-
-// Plot is the number to chart: the rate of a counter, the value of a gauge; ok is
-// false where a counter has no rate.
-func (r *Reading) Plot() (float64, bool) {
-	if r.Kind == Counter {
-		return r.Rate, r.HasRate
-	}
-	return r.Value, true
-}
-
-// Sample is everything collected at one interval boundary.
-type Sample struct {
-	// Index is the report interval the sample closes (-1 for the baseline taken
-	// before the first interval).
-	Index    int       `json:"index"`
-	At       time.Time `json:"at"` // the boundary
-	Results  []Result  `json:"results"`
-	Readings []Reading `json:"readings"`
-}
-
 // Options configure a Sampler.
 type Options struct {
-	// Server and Host are the collectors to run; nil means all of the target's kind
-	// and all OS collectors (see Select).
+	// Kind is the target's database kind (its bundle in internal/db gives it); nil
+	// for none (no server side).
+	Kind Database
+	// Server and Host are the collectors to run; nil means all of Kind's and all OS
+	// collectors (see Select).
 	Server, Host []Collector
 	// NoServer and NoHost turn a side off entirely.
 	NoServer, NoHost bool
@@ -85,6 +27,10 @@ type Options struct {
 	Timeout time.Duration
 	// DSN is the target's DSN, used only to find a SQLite file's directory.
 	DSN string
+	// NoProcfs takes the portable path on Linux too: no /proc reads, the OS
+	// collectors report themselves skipped as unsupported, as on systems without
+	// /proc (see OSMetrics).
+	NoProcfs bool
 }
 
 // Sampler runs collectors on its own connection and turns counters into rates. Its
@@ -98,11 +44,11 @@ type Sampler struct {
 	fsErr  error
 
 	conn   target.Conn
-	srv    *Server
+	srv    *metric.Server
 	connMu sync.Mutex
 	// rediscovered is what a reconnection learnt, taken over once the sample is done
 	// (the OS collectors read srv meanwhile).
-	rediscovered *Server
+	rediscovered *metric.Server
 
 	prev   map[string]prevReading
 	epochs map[string]string
@@ -125,16 +71,12 @@ func NewSampler(tgt target.Target, opts Options) *Sampler {
 	s := &Sampler{tgt: tgt, opts: opts,
 		prev: map[string]prevReading{}, epochs: map[string]string{}, uptime: map[string]float64{},
 		sparse: map[string]map[string]string{}, stuck: map[string]bool{}}
-	kind := ""
-	if tgt != nil {
-		kind = tgt.Kind()
-	}
 	s.server, s.host = opts.Server, opts.Host
-	if s.server == nil && !opts.NoServer {
-		s.server = Collectors(kind)
+	if s.server == nil && !opts.NoServer && opts.Kind != nil {
+		s.server = opts.Kind.Collectors()
 	}
 	if s.host == nil && !opts.NoHost {
-		s.host = Collectors("os")
+		s.host = HostCollectors()
 	}
 	if opts.NoServer {
 		s.server = nil
@@ -142,28 +84,24 @@ func NewSampler(tgt target.Target, opts Options) *Sampler {
 	if opts.NoHost {
 		s.host = nil
 	}
-	s.fs, s.fsErr = procfs.NewDefaultFS()
+	s.fs, s.fsErr = openProcfs(!opts.NoProcfs)
 	return s
 }
 
 // Start opens the sampler's connection and learns about the server. A server that
 // cannot be reached is not an error here: its collectors fail in each sample (and the
 // sampler reconnects) while the OS collectors go on.
-func (s *Sampler) Start(ctx context.Context) *Server {
-	kind := ""
-	if s.tgt != nil {
-		kind = s.tgt.Kind()
-	}
+func (s *Sampler) Start(ctx context.Context) *metric.Server {
 	var conn target.Conn
-	if s.tgt != nil && kind != "sqlite" && !s.opts.NoServer {
+	if s.tgt != nil && !embedded(s.opts.Kind) && !s.opts.NoServer {
 		conn, _ = s.connect(ctx)
 	}
-	s.srv = Discover(ctx, kind, conn, s.opts.DSN)
+	s.srv = discover(ctx, s.opts.Kind, conn, s.opts.DSN, !s.opts.NoProcfs)
 	return s.srv
 }
 
 // Server is what Start learnt.
-func (s *Sampler) Server() *Server { return s.srv }
+func (s *Sampler) Server() *metric.Server { return s.srv }
 
 func (s *Sampler) connect(ctx context.Context) (target.Conn, error) {
 	s.connMu.Lock()
@@ -181,9 +119,9 @@ func (s *Sampler) connect(ctx context.Context) (target.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.tgt.Kind() == "postgres" {
+	if ss, ok := s.opts.Kind.(SessionSetup); ok {
 		// Name the session so that it is recognisable, and keep the planner quick.
-		_, _ = c.Query(cctx, "SET application_name = 'fathom collector'; SET jit = off")
+		_, _ = c.Query(cctx, ss.SessionSetup())
 	}
 	s.conn = c
 	return c, nil
@@ -207,7 +145,7 @@ func (s *Sampler) timeout(c Collector) time.Duration {
 }
 
 type scraped struct {
-	res    Result
+	res    metric.Result
 	scrape *Scrape
 	coll   Collector
 }
@@ -215,8 +153,8 @@ type scraped struct {
 // Sample runs every collector once: the server's in turn on the sampler's connection,
 // the OS's meanwhile in parallel, each bounded by its timeout. It never fails: each
 // collector's outcome is in the Results.
-func (s *Sampler) Sample(ctx context.Context, index int, at time.Time) *Sample {
-	out := &Sample{Index: index, At: at}
+func (s *Sampler) Sample(ctx context.Context, index int, at time.Time) *metric.Sample {
+	out := &metric.Sample{Index: index, At: at}
 	var hostRes []scraped
 	var wg sync.WaitGroup
 	if len(s.host) > 0 {
@@ -235,7 +173,7 @@ func (s *Sampler) Sample(ctx context.Context, index int, at time.Time) *Sample {
 	all := append(serverRes, hostRes...)
 	for i := range all {
 		sc := &all[i]
-		if sc.res.Status == StatusOK {
+		if sc.res.Status == metric.StatusOK {
 			s.readings(out, sc)
 		}
 		out.Results = append(out.Results, sc.res)
@@ -254,23 +192,23 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 	tried := false
 	srv := s.srv
 	for _, c := range s.server {
-		sc := scraped{coll: c, res: Result{Collector: c.Name(), Source: kind}}
+		sc := scraped{coll: c, res: metric.Result{Collector: c.Name(), Source: kind}}
 		start := time.Now()
 		sc.res.At = start
 		if ctx.Err() != nil {
-			sc.res.Status, sc.res.Error = StatusFailed, "stopped"
+			sc.res.Status, sc.res.Error = metric.StatusFailed, "stopped"
 			out = append(out, sc)
 			continue
 		}
 		// Version gate (skipped while the version is unknown: the server was down).
 		if srv != nil && !srv.Version.IsZero() {
 			if min := c.MinVersion(); !min.IsZero() && (min.Flavor == "" || min.Flavor == srv.Flavor) && srv.Version.Less(min) {
-				sc.res.Status, sc.res.Error = StatusSkipped, fmt.Sprintf("needs %s %s (server is %s)", flavorName(kind, min.Flavor), min, srv.Version)
+				sc.res.Status, sc.res.Error = metric.StatusSkipped, fmt.Sprintf("needs %s %s (server is %s)", flavorName(s.opts.Kind, min.Flavor), min, srv.Version)
 				out = append(out, sc)
 				continue
 			}
 			if min := c.MinVersion(); min.Flavor != "" && min.Flavor != srv.Flavor {
-				sc.res.Status, sc.res.Error = StatusSkipped, fmt.Sprintf("needs %s %s", flavorName(kind, min.Flavor), min)
+				sc.res.Status, sc.res.Error = metric.StatusSkipped, fmt.Sprintf("needs %s %s", flavorName(s.opts.Kind, min.Flavor), min)
 				out = append(out, sc)
 				continue
 			}
@@ -284,7 +222,7 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 					// Reached again (or for the first time): the server may have been
 					// restarted, upgraded or moved; learn about it again. The OS
 					// collectors, running meanwhile, see it from the next sample on.
-					s.rediscovered = Discover(ctx, kind, conn, s.opts.DSN)
+					s.rediscovered = discover(ctx, s.opts.Kind, conn, s.opts.DSN, !s.opts.NoProcfs)
 					srv = s.rediscovered
 				}
 			} else {
@@ -294,9 +232,9 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 		if conn == nil {
 			msg := "no connection"
 			if connErr != nil {
-				msg = "no connection: " + oneLine(connErr)
+				msg = "no connection: " + OneLine(connErr)
 			}
-			sc.res.Status, sc.res.Error = StatusFailed, msg
+			sc.res.Status, sc.res.Error = metric.StatusFailed, msg
 			sc.res.Took = time.Since(start)
 			out = append(out, sc)
 			continue
@@ -310,39 +248,43 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 		sc.res.At = start.Add(sc.res.Took / 2)
 		switch {
 		case err != nil && (timedOut || target.ClassOf(err) == target.ClassTimeout):
-			sc.res.Status, sc.res.Error = StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout(c))
+			sc.res.Status, sc.res.Error = metric.StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout(c))
 		case err != nil:
-			sc.res.Status, sc.res.Error = StatusFailed, oneLine(err)
+			sc.res.Status, sc.res.Error = metric.StatusFailed, OneLine(err)
 		default:
-			sc.res.Status = StatusOK
+			sc.res.Status = metric.StatusOK
 		}
 		out = append(out, sc)
 	}
 	return out
 }
 
-func flavorName(kind, flavor string) string {
-	switch {
-	case flavor == "mariadb":
-		return "MariaDB"
-	case flavor == "mysql":
-		return "MySQL"
-	case kind == "postgres":
-		return "PostgreSQL"
-	case kind == "mysql":
-		return "MySQL/MariaDB"
+func flavorName(k Database, flavor string) string {
+	if ft, ok := k.(FlavorTitle); ok {
+		if t := ft.FlavorTitle(flavor); t != "" {
+			return t
+		}
 	}
-	return kind
+	if k != nil {
+		return k.Title()
+	}
+	return ""
 }
 
-func (s *Sampler) runHost(ctx context.Context, srv *Server) []scraped {
+func (s *Sampler) runHost(ctx context.Context, srv *metric.Server) []scraped {
 	out := make([]scraped, 0, len(s.host))
 	for _, c := range s.host {
-		sc := scraped{coll: c, res: Result{Collector: c.Name(), Source: "os"}}
+		sc := scraped{coll: c, res: metric.Result{Collector: c.Name(), Source: "os"}}
 		start := time.Now()
 		sc.res.At = start
+		if errors.Is(s.fsErr, errors.ErrUnsupported) {
+			// Not a failure: this system (or the portable path) has no /proc to read.
+			sc.res.Status, sc.res.Error = metric.StatusSkipped, OneLine(s.fsErr)
+			out = append(out, sc)
+			continue
+		}
 		if s.fsErr != nil {
-			sc.res.Status, sc.res.Error = StatusFailed, "no /proc: "+oneLine(s.fsErr)
+			sc.res.Status, sc.res.Error = metric.StatusFailed, "no /proc: "+OneLine(s.fsErr)
 			out = append(out, sc)
 			continue
 		}
@@ -350,7 +292,7 @@ func (s *Sampler) runHost(ctx context.Context, srv *Server) []scraped {
 		stuck := s.stuck[c.Name()]
 		s.stuckM.Unlock()
 		if stuck {
-			sc.res.Status, sc.res.Error = StatusSkipped, "previous call still running"
+			sc.res.Status, sc.res.Error = metric.StatusSkipped, "previous call still running"
 			out = append(out, sc)
 			continue
 		}
@@ -381,12 +323,12 @@ func (s *Sampler) runHost(ctx context.Context, srv *Server) []scraped {
 		sc.res.At = start.Add(sc.res.Took / 2)
 		switch {
 		case errors.Is(err, errTimeout):
-			sc.res.Status, sc.res.Error = StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout(c))
+			sc.res.Status, sc.res.Error = metric.StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout(c))
 			sc.scrape = nil
 		case err != nil:
-			sc.res.Status, sc.res.Error = StatusFailed, oneLine(err)
+			sc.res.Status, sc.res.Error = metric.StatusFailed, OneLine(err)
 		default:
-			sc.res.Status = StatusOK
+			sc.res.Status = metric.StatusOK
 		}
 		out = append(out, sc)
 	}
@@ -396,7 +338,7 @@ func (s *Sampler) runHost(ctx context.Context, srv *Server) []scraped {
 var errTimeout = errors.New("timeout")
 
 // readings turns one successful scrape into readings with rates.
-func (s *Sampler) readings(out *Sample, sc *scraped) {
+func (s *Sampler) readings(out *metric.Sample, sc *scraped) {
 	name := sc.res.Collector
 	at := sc.res.At
 	// Did the collector's counters restart?
@@ -416,8 +358,8 @@ func (s *Sampler) readings(out *Sample, sc *scraped) {
 	sc.res.Reset = reset
 	seen := map[string]bool{}
 	add := func(p Point) {
-		r := Reading{Name: p.Name, Collector: name, Kind: p.Kind, Unit: p.Unit, Value: p.Value, At: at}
-		if p.Kind == Counter {
+		r := metric.Reading{Name: p.Name, Collector: name, Kind: p.Kind, Unit: p.Unit, Value: p.Value, At: at}
+		if p.Kind == metric.Counter {
 			prev, ok := s.prev[p.Name]
 			switch {
 			case !ok:
@@ -447,35 +389,35 @@ func (s *Sampler) readings(out *Sample, sc *scraped) {
 	}
 	for n, unit := range s.sparse[name] {
 		if !seen[n] {
-			add(Point{Name: n, Kind: Gauge, Unit: unit})
+			add(Point{Name: n, Kind: metric.Gauge, Unit: unit})
 		}
 	}
 }
 
 // derive adds the points Derivers compute from this sample's rates.
-func (s *Sampler) derive(out *Sample, all []scraped) {
+func (s *Sampler) derive(out *metric.Sample, all []scraped) {
 	var rates map[string]float64
 	for _, sc := range all {
 		d, ok := sc.coll.(Deriver)
-		if !ok || sc.res.Status != StatusOK {
+		if !ok || sc.res.Status != metric.StatusOK {
 			continue
 		}
 		if rates == nil {
 			rates = map[string]float64{}
 			for _, r := range out.Readings {
-				if r.Kind == Counter && r.HasRate {
+				if r.Kind == metric.Counter && r.HasRate {
 					rates[r.Name] = r.Rate
 				}
 			}
 		}
 		d.Derive(func(n string) (float64, bool) { v, ok := rates[n]; return v, ok },
 			func(n, unit string, v float64) {
-				out.Readings = append(out.Readings, Reading{Name: n, Collector: sc.res.Collector, Kind: Gauge, Unit: unit, Value: v, At: sc.res.At})
+				out.Readings = append(out.Readings, metric.Reading{Name: n, Collector: sc.res.Collector, Kind: metric.Gauge, Unit: unit, Value: v, At: sc.res.At})
 			})
 	}
 }
 
-func oneLine(err error) string {
+func OneLine(err error) string {
 	msg := target.RedactString(err.Error())
 	b := []byte(msg)
 	for i, c := range b {

@@ -16,6 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/safefile"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -28,9 +30,16 @@ import (
 
 // SnapshotOptions configure a snapshot.
 type SnapshotOptions struct {
-	// Interval separates the two status samples; vmstat-like samples are taken every
+	// Interval separates the status samples; vmstat-like samples are taken every
 	// second meanwhile (default 10s).
 	Interval time.Duration
+	// Samples is how many times status (and MySQL's InnoDB status) is sampled,
+	// Interval apart (default 2, at least 2).
+	Samples int
+	// LogLines is how many lines of the error log's end are kept (default 200).
+	LogLines int
+	// TopStatements is how many statements the slow-query digest lists (default 20).
+	TopStatements int
 	// TopTables is how many of the largest tables to list (default 25).
 	TopTables int
 	// LongRunning: sessions with a statement or transaction older than this are listed
@@ -40,6 +49,8 @@ type SnapshotOptions struct {
 	MaxSchemaTables int
 	// Secrets are strings masked wherever they appear (the DSN's password).
 	Secrets []string
+	// Kind is the target's database kind (its bundle in internal/db gives it).
+	Kind Database
 	// DSN is the target's DSN (for a SQLite file's location); it is never written.
 	DSN string
 	// Progress, when set, is told which source is being taken.
@@ -54,6 +65,15 @@ func (o *SnapshotOptions) defaults() {
 	}
 	if o.TopTables <= 0 {
 		o.TopTables = 25
+	}
+	if o.Samples < 2 {
+		o.Samples = 2
+	}
+	if o.LogLines <= 0 {
+		o.LogLines = 200
+	}
+	if o.TopStatements <= 0 {
+		o.TopStatements = 20
 	}
 	if o.LongRunning <= 0 {
 		o.LongRunning = time.Minute
@@ -94,31 +114,32 @@ func (b *Bundle) File(name string) *BundleFile {
 	return nil
 }
 
-// snap is a snapshot being taken.
-type snap struct {
+// Snap is a snapshot being taken (a Database adds its sources to it).
+type Snap struct {
 	ctx    context.Context
 	opts   SnapshotOptions
 	tgt    target.Target
 	conn   target.Conn
-	srv    *Server
+	srv    *metric.Server
 	files  []BundleFile
 	errs   []SourceError
-	facts  [][2]string // summary lines: label, text
 	sect   map[string][][2]string
 	order  []string
-	status [2]*Sample
+	status []*metric.Sample
+	// perSample are sources taken with each status sample (i from 1 of n).
+	perSample []func(i, n int)
 }
 
-func (s *snap) add(name, what string, data []byte) {
+func (s *Snap) Add(name, what string, data []byte) {
 	s.files = append(s.files, BundleFile{Name: name, What: what, Data: data})
 }
 
-func (s *snap) fail(source string, err error) {
-	s.errs = append(s.errs, SourceError{Source: source, Err: oneLine(err)})
+func (s *Snap) Fail(source string, err error) {
+	s.errs = append(s.errs, SourceError{Source: source, Err: OneLine(err)})
 }
 
-// fact adds a line to a section of the summary page.
-func (s *snap) fact(section, label, format string, args ...any) {
+// Fact adds a line to a section of the summary page.
+func (s *Snap) Fact(section, label, format string, args ...any) {
 	if s.sect == nil {
 		s.sect = map[string][][2]string{}
 	}
@@ -128,30 +149,30 @@ func (s *snap) fact(section, label, format string, args ...any) {
 	s.sect[section] = append(s.sect[section], [2]string{label, fmt.Sprintf(format, args...)})
 }
 
-// source runs one source, recording its failure.
-func (s *snap) source(name string, f func() error) {
+// Source runs one source, recording its failure.
+func (s *Snap) Source(name string, f func() error) {
 	if s.opts.Progress != nil {
 		s.opts.Progress(name)
 	}
 	if err := s.ctx.Err(); err != nil {
-		s.fail(name, err)
+		s.Fail(name, err)
 		return
 	}
 	if err := f(); err != nil {
-		s.fail(name, err)
+		s.Fail(name, err)
 	}
 }
 
-// query runs SQL with a timeout on the snapshot's connection, reconnecting once if a
+// Query runs SQL with a timeout on the snapshot's connection, reconnecting once if a
 // previous source's timeout closed it.
-func (s *snap) query(sql string) ([][]string, error) {
+func (s *Snap) Query(sql string) ([][]string, error) {
 	if s.conn == nil || !s.conn.Alive() {
 		if s.conn != nil {
 			s.conn.Close()
 			s.conn = nil
 		}
-		if s.tgt == nil || s.tgt.Kind() == "sqlite" && sql == "" {
-			return nil, errNoConn
+		if s.tgt == nil || embedded(s.opts.Kind) && sql == "" {
+			return nil, ErrNoConn
 		}
 		c, err := s.tgt.Connect(s.ctx)
 		if err != nil {
@@ -164,8 +185,8 @@ func (s *snap) query(sql string) ([][]string, error) {
 	return s.conn.Query(ctx, sql)
 }
 
-// table renders rows as tab-separated text with a header line.
-func table(header []string, rows [][]string) []byte {
+// Table renders rows as tab-separated text with a header line.
+func Table(header []string, rows [][]string) []byte {
 	var b bytes.Buffer
 	b.WriteString(strings.Join(header, "\t") + "\n")
 	for _, r := range rows {
@@ -178,8 +199,8 @@ func table(header []string, rows [][]string) []byte {
 	return b.Bytes()
 }
 
-// aligned renders rows as aligned columns for reading.
-func aligned(header []string, rows [][]string) []byte {
+// Aligned renders rows as aligned columns for reading.
+func Aligned(header []string, rows [][]string) []byte {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
@@ -197,10 +218,9 @@ func aligned(header []string, rows [][]string) []byte {
 // Snapshot takes a review bundle of tgt and this host.
 func Snapshot(ctx context.Context, tgt target.Target, opts SnapshotOptions) (*Bundle, error) {
 	opts.defaults()
-	s := &snap{ctx: ctx, opts: opts, tgt: tgt}
+	s := &Snap{ctx: ctx, opts: opts, tgt: tgt}
 	taken := time.Now().UTC()
-	kind := tgt.Kind()
-	if kind != "sqlite" {
+	if !embedded(opts.Kind) {
 		c, err := tgt.Connect(ctx)
 		if err != nil {
 			return nil, err
@@ -212,26 +232,22 @@ func Snapshot(ctx context.Context, tgt target.Target, opts SnapshotOptions) (*Bu
 			}
 		}()
 	}
-	smp := NewSampler(tgt, Options{DSN: opts.DSN, Timeout: 5 * time.Second})
+	smp := NewSampler(tgt, Options{Kind: opts.Kind, DSN: opts.DSN, Timeout: 5 * time.Second})
 	defer smp.Close()
 	s.srv = smp.Start(ctx)
-	switch kind {
-	case "postgres":
-		s.postgres()
-	case "mysql":
-		s.mysql()
-	case "sqlite":
-		s.sqlite()
+	if opts.Kind != nil {
+		opts.Kind.Snapshot(s)
 	}
-	s.status2(smp)
+	s.statusN(smp)
 	s.host()
+	s.network()
 	b := &Bundle{Taken: taken, Errors: s.errs}
 	if len(s.errs) > 0 {
 		var rows [][]string
 		for _, e := range s.errs {
 			rows = append(rows, []string{e.Source, e.Err})
 		}
-		s.add("errors.txt", "sources that could not be taken, and why", aligned([]string{"source", "error"}, rows))
+		s.Add("errors.txt", "sources that could not be taken, and why", Aligned([]string{"source", "error"}, rows))
 	}
 	b.Files = append([]BundleFile{{Name: "summary.txt", What: "this page", Data: s.summary(taken, tgt.Redacted())}}, s.files...)
 	// Credentials never leave: the DSN's password and anything that looks like one.
@@ -244,6 +260,7 @@ func Snapshot(ctx context.Context, tgt target.Target, opts SnapshotOptions) (*Bu
 var (
 	reIdentified = regexp.MustCompile(`(?i)(identified\s+(?:with\s+\S+\s+)?(?:by|as)\s+(?:password\s+)?)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")`)
 	rePassword   = regexp.MustCompile(`(?i)(\bpassword\s+)('(?:[^'\\]|\\.)*')`)
+	reUsing      = regexp.MustCompile(`(?i)(\bidentified\s+via\s+[^;]*?\busing\s+(?:password\s*\(\s*)?)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")`)
 	reMasterPwd  = regexp.MustCompile(`(?i)((?:master|source)_password\s*=\s*)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")`)
 )
 
@@ -254,6 +271,7 @@ func RedactText(s string, secrets []string) string {
 	s = reIdentified.ReplaceAllString(s, "${1}'xxxxx'")
 	s = rePassword.ReplaceAllString(s, "${1}'xxxxx'")
 	s = reMasterPwd.ReplaceAllString(s, "${1}'xxxxx'")
+	s = reUsing.ReplaceAllString(s, "${1}'xxxxx'")
 	for _, sec := range secrets {
 		if len(sec) >= 3 {
 			s = strings.ReplaceAll(s, sec, "xxxxx")
@@ -264,13 +282,21 @@ func RedactText(s string, secrets []string) string {
 
 func redactBytes(b []byte, secrets []string) []byte { return []byte(RedactText(string(b), secrets)) }
 
-// status2 samples every collector twice, Interval apart, with vmstat-like samples
-// every second in between, and writes both samples and their differences.
-func (s *snap) status2(smp *Sampler) {
+// statusN samples every collector Samples times, Interval apart, with vmstat-like
+// samples every second in between and the per-sample sources (InnoDB status) beside
+// each, and writes every sample and the differences between the first and the last.
+func (s *Snap) statusN(smp *Sampler) {
+	n := s.opts.Samples
 	if s.opts.Progress != nil {
-		s.opts.Progress(fmt.Sprintf("status twice, %s apart (with vmstat every second)", s.opts.Interval))
+		s.opts.Progress(fmt.Sprintf("status %d times, %s apart (with vmstat every second)", n, s.opts.Interval))
 	}
-	s.status[0] = smp.Sample(s.ctx, 0, time.Now())
+	take := func(i int) {
+		s.status = append(s.status, smp.Sample(s.ctx, i-1, time.Now()))
+		for _, f := range s.perSample {
+			f(i, n)
+		}
+	}
+	take(1)
 	vm := newVMStatSampler()
 	start := time.Now()
 	var vmLines []string
@@ -280,39 +306,45 @@ func (s *snap) status2(smp *Sampler) {
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	deadline := time.NewTimer(s.opts.Interval)
-	defer deadline.Stop()
-loop:
-	for {
-		select {
-		case <-s.ctx.Done():
-			break loop
-		case <-deadline.C:
-			break loop
-		case <-tick.C:
-			if line, err := vm.sample(); err == nil {
-				vmLines = append(vmLines, line)
+	for i := 2; i <= n && s.ctx.Err() == nil; i++ {
+		deadline := time.NewTimer(s.opts.Interval)
+	wait:
+		for {
+			select {
+			case <-s.ctx.Done():
+				break wait
+			case <-deadline.C:
+				break wait
+			case <-tick.C:
+				if line, err := vm.sample(); err == nil {
+					vmLines = append(vmLines, line)
+				}
 			}
 		}
+		deadline.Stop()
+		take(i)
 	}
-	s.status[1] = smp.Sample(s.ctx, 1, time.Now())
+	if len(s.status) < 2 {
+		return // interrupted
+	}
 	elapsed := time.Since(start)
-	s.add("vmstat.txt", "vmstat-like samples every second between the two status samples (first line: since boot)",
+	s.Add("vmstat.txt", "vmstat-like samples every second while status was sampled (first line: since boot)",
 		[]byte(strings.Join(vmLines, "\n")+"\n"))
 	for i, smpl := range s.status {
 		var rows [][]string
 		for _, r := range smpl.Readings {
-			rows = append(rows, []string{r.Name, r.Kind.String(), r.Unit, fmtFloat(r.Value)})
+			rows = append(rows, []string{r.Name, r.Kind.String(), r.Unit, FmtFloat(r.Value)})
 		}
 		sort.Slice(rows, func(a, b int) bool { return rows[a][0] < rows[b][0] })
-		s.add(fmt.Sprintf("status_%d.tsv", i+1), fmt.Sprintf("every metric, sample %d", i+1), table([]string{"metric", "kind", "unit", "value"}, rows))
+		s.Add(fmt.Sprintf("status_%d.tsv", i+1), fmt.Sprintf("every metric, sample %d of %d", i+1, len(s.status)), Table([]string{"metric", "kind", "unit", "value"}, rows))
 	}
-	first := map[string]Reading{}
+	last := s.status[len(s.status)-1]
+	first := map[string]metric.Reading{}
 	for _, r := range s.status[0].Readings {
 		first[r.Name] = r
 	}
 	var rows [][]string
-	for _, r := range s.status[1].Readings {
+	for _, r := range last.Readings {
 		a, ok := first[r.Name]
 		if !ok {
 			continue
@@ -320,40 +352,40 @@ loop:
 		delta := r.Value - a.Value
 		rate := ""
 		switch {
-		case r.Kind == Counter && r.Reset:
+		case r.Kind == metric.Counter && r.Reset:
 			rate = "reset"
-		case r.Kind == Counter && r.HasRate:
-			rate = fmtFloat(r.Rate)
+		case r.Kind == metric.Counter && elapsed > 0 && delta >= 0:
+			rate = FmtFloat(delta / elapsed.Seconds())
 		}
-		if delta == 0 && r.Kind == Counter {
+		if delta == 0 && r.Kind == metric.Counter {
 			continue
 		}
-		rows = append(rows, []string{r.Name, r.Kind.String(), r.Unit, fmtFloat(a.Value), fmtFloat(r.Value), fmtFloat(delta), rate})
+		rows = append(rows, []string{r.Name, r.Kind.String(), r.Unit, FmtFloat(a.Value), FmtFloat(r.Value), FmtFloat(delta), rate})
 	}
 	sort.Slice(rows, func(a, b int) bool { return rows[a][0] < rows[b][0] })
-	s.add("status_diff.tsv", fmt.Sprintf("what changed between the two samples (%.1fs apart): counters with their per-second rate", elapsed.Seconds()),
-		table([]string{"metric", "kind", "unit", "first", "second", "delta", "per_second"}, rows))
+	s.Add("status_diff.tsv", fmt.Sprintf("what changed between the first and the last sample (%.1fs apart): counters with their per-second rate over that time", elapsed.Seconds()),
+		Table([]string{"metric", "kind", "unit", "first", "second", "delta", "per_second"}, rows))
 	var res [][]string
-	for _, r := range s.status[1].Results {
+	for _, r := range last.Results {
 		res = append(res, []string{r.Collector, string(r.Status), r.Took.Round(time.Microsecond).String(), r.Error})
 	}
-	s.add("collectors.txt", "how each collector did in the second sample", aligned([]string{"collector", "status", "took", "error"}, res))
-	for _, r := range s.status[1].Results {
-		if r.Status == StatusFailed || r.Status == StatusTimeout {
-			s.fail("collector "+r.Collector, errors.New(r.Error))
+	s.Add("collectors.txt", "how each collector did in the last sample", Aligned([]string{"collector", "status", "took", "error"}, res))
+	for _, r := range last.Results {
+		if r.Status == metric.StatusFailed || r.Status == metric.StatusTimeout {
+			s.Fail("collector "+r.Collector, errors.New(r.Error))
 		}
 	}
-	s.activity(elapsed)
+	s.activity(s.status[len(s.status)-1].At.Sub(s.status[len(s.status)-2].At))
 }
 
-// activity summarises the key rates between the two status samples.
-func (s *snap) activity(elapsed time.Duration) {
+// activity summarises the key rates between the last two status samples.
+func (s *Snap) activity(elapsed time.Duration) {
 	rate := map[string]float64{}
 	level := map[string]float64{}
-	for _, r := range s.status[1].Readings {
-		if r.Kind == Counter && r.HasRate {
+	for _, r := range s.status[len(s.status)-1].Readings {
+		if r.Kind == metric.Counter && r.HasRate {
 			rate[r.Name] = r.Rate
-		} else if r.Kind == Gauge {
+		} else if r.Kind == metric.Gauge {
 			level[r.Name] = r.Value
 		}
 	}
@@ -363,33 +395,35 @@ func (s *snap) activity(elapsed time.Duration) {
 			parts = append(parts, fmt.Sprintf(format, v))
 		}
 	}
-	add("%.0f commits/s", "pg.xact_commit", rate)
-	add("%.0f statements/s", "mysql.Questions", rate)
-	if v, ok := rate["pg.wal_bytes"]; ok {
-		parts = append(parts, fmt.Sprintf("WAL %s/s", sizeText(int64(v))))
+	var after [][2]string
+	if a, ok := s.opts.Kind.(Activity); ok {
+		var ps []string
+		ps, after = a.Activity(rate)
+		parts = append(parts, ps...)
 	}
-	if v, ok := rate["mysql.Innodb_os_log_written"]; ok {
-		parts = append(parts, fmt.Sprintf("redo %s/s", sizeText(int64(v))))
-	}
-	add("%.0f rows read/s", "mysql.Innodb_rows_read", rate)
-	add("CPU user %.0f%%", "os.cpu.user_pct", rate)
-	add("system %.0f%%", "os.cpu.system_pct", rate)
-	add("iowait %.0f%%", "os.cpu.iowait_pct", rate)
-	add("disk %.0f writes/s", "os.disk.writes", rate)
-	if v, ok := rate["os.disk.util_pct"]; ok {
+	add("CPU user %.0f%%", OSCPUUserPct, rate)
+	add("system %.0f%%", OSCPUSystemPct, rate)
+	add("iowait %.0f%%", OSCPUIowaitPct, rate)
+	add("disk %.0f writes/s", OSDiskWrites, rate)
+	if v, ok := rate[OSDiskUtilPct]; ok {
 		parts = append(parts, fmt.Sprintf("disk busy %.0f%%", v))
 	}
 	if len(parts) > 0 {
-		s.fact("Activity", fmt.Sprintf("over %.0fs", elapsed.Seconds()), "%s", strings.Join(parts, ", "))
+		s.Fact("Activity", fmt.Sprintf("last %.0fs", elapsed.Seconds()), "%s", strings.Join(parts, ", "))
 	}
-	for _, n := range []string{"pg.checkpoints_req", "pg.checkpoints_timed"} {
-		if v, ok := rate[n]; ok && v > 0 {
-			s.fact("Activity", "checkpoints", "%s during the sampling (%.2f/s)", strings.TrimPrefix(n, "pg."), v)
-		}
+	for _, f := range after {
+		s.Fact("Activity", f[0], "%s", f[1])
 	}
 }
 
-func fmtFloat(v float64) string {
+// Activity is a Database that sums up its server's key rates (counters' per-second
+// rates by name) for a snapshot's Activity section: parts of the activity line, shown
+// before the host's ("120 commits/s"), and facts of their own (label, text) after it.
+type Activity interface {
+	Activity(rate map[string]float64) (parts []string, facts [][2]string)
+}
+
+func FmtFloat(v float64) string {
 	if v == float64(int64(v)) && v < 1e15 && v > -1e15 {
 		return fmt.Sprintf("%d", int64(v))
 	}
@@ -397,7 +431,7 @@ func fmtFloat(v float64) string {
 }
 
 // summary renders the top page.
-func (s *snap) summary(taken time.Time, target string) []byte {
+func (s *Snap) summary(taken time.Time, target string) []byte {
 	var b bytes.Buffer
 	line := func(title string) {
 		b.WriteString("# " + title + " " + strings.Repeat("#", max(3, 74-len(title))) + "\n")
@@ -430,11 +464,13 @@ func (b *Bundle) WriteDir(dir string) error {
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return fmt.Errorf("%s already holds files: name a new directory or a FILE.tar.gz", dir)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// Private, and refused when another user owns it (they could read or replace
+	// what the bundle holds: settings, process lists, logs).
+	if err := safefile.Dir(dir, 0o700); err != nil {
 		return err
 	}
 	for _, f := range b.Files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o600); err != nil {
+		if err := safefile.WriteFile(filepath.Join(dir, f.Name), f.Data); err != nil {
 			return err
 		}
 	}
@@ -481,7 +517,7 @@ func (b *Bundle) writeTar(w io.Writer, dir string) error {
 	return gz.Close()
 }
 
-func sizeText(n int64) string {
+func SizeText(n int64) string {
 	f := float64(n)
 	for _, u := range []struct {
 		s string
@@ -492,4 +528,30 @@ func sizeText(n int64) string {
 		}
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// Server is what the snapshot's sampler learnt about the server.
+func (s *Snap) Server() *metric.Server { return s.srv }
+
+// Options are the snapshot's options, defaults filled in.
+func (s *Snap) Options() SnapshotOptions { return s.opts }
+
+// PerSample adds a source taken with each status sample (i from 1 of n).
+func (s *Snap) PerSample(f func(i, n int)) { s.perSample = append(s.perSample, f) }
+
+// OrUnknown is s, or "unknown" when it is empty.
+func OrUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// FirstWords is the first n words of s (a statement, for a table).
+func FirstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = f[:n]
+	}
+	return strings.TrimSuffix(strings.Join(f, " "), ",")
 }

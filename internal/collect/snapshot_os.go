@@ -15,7 +15,7 @@ import (
 
 // OS and hardware sources of a snapshot, and the SQLite "server".
 
-func (s *snap) existsText(path string) string {
+func (s *Snap) ExistsText(path string) string {
 	if !s.srv.Local || path == "" {
 		return ""
 	}
@@ -29,14 +29,14 @@ func (s *snap) existsText(path string) string {
 	case err == nil && st.IsDir():
 		return "  (directory here)"
 	case err == nil:
-		return fmt.Sprintf("  (here, %s)", sizeText(st.Size()))
+		return fmt.Sprintf("  (here, %s)", SizeText(st.Size()))
 	case os.IsPermission(err):
 		return "  (here, not readable by fathom)"
 	}
 	return "  (not here)"
 }
 
-func (s *snap) diskText() string {
+func (s *Snap) DiskText() string {
 	if !s.srv.Local || len(s.srv.Devices) == 0 {
 		return ""
 	}
@@ -59,26 +59,10 @@ func readTrim(path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-func (s *snap) sqlite() {
-	s.source("server", func() error {
-		p := sqlitePath(s.opts.DSN)
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "embedded SQLite database file: %s\n", orUnknown(p))
-		for _, f := range []string{p, p + "-wal", p + "-shm"} {
-			if st, err := os.Stat(f); err == nil {
-				fmt.Fprintf(&b, "  %s: %s, modified %s\n", f, sizeText(st.Size()), st.ModTime().UTC().Format(time.RFC3339))
-			}
-		}
-		s.add("server.txt", "the SQLite file and its WAL", b.Bytes())
-		s.fact("Server", "SQLite", "%s%s", orUnknown(p), s.diskText())
-		return nil
-	})
-}
-
 // host writes the OS and hardware facts of this machine.
-func (s *snap) host() {
-	s.source("os", func() error {
-		fs, err := procfs.NewDefaultFS()
+func (s *Snap) host() {
+	s.Source("os", func() error {
+		fs, err := openProcfs(true)
 		if err != nil {
 			return err
 		}
@@ -107,8 +91,8 @@ func (s *snap) host() {
 				return *p * 1024
 			}
 			total, avail, dirty, wb = get(mi.MemTotal), get(mi.MemAvailable), get(mi.Dirty), get(mi.Writeback)
-			row("memory", "%s total, %s available, %s dirty, %s under writeback, swap %s of %s used", sizeText(int64(total)), sizeText(int64(avail)),
-				sizeText(int64(dirty)), sizeText(int64(wb)), sizeText(int64(get(mi.SwapTotal)-get(mi.SwapFree))), sizeText(int64(get(mi.SwapTotal))))
+			row("memory", "%s total, %s available, %s dirty, %s under writeback, swap %s of %s used", SizeText(int64(total)), SizeText(int64(avail)),
+				SizeText(int64(dirty)), SizeText(int64(wb)), SizeText(int64(get(mi.SwapTotal)-get(mi.SwapFree))), SizeText(int64(get(mi.SwapTotal))))
 		}
 		vmKeys := []string{"dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes", "dirty_expire_centisecs",
 			"dirty_writeback_centisecs", "swappiness", "overcommit_memory", "overcommit_ratio", "zone_reclaim_mode", "min_free_kbytes"}
@@ -117,7 +101,7 @@ func (s *snap) host() {
 		}
 		row("transparent hugepages", "enabled %s, defrag %s", readTrim("/sys/kernel/mm/transparent_hugepage/enabled"), readTrim("/sys/kernel/mm/transparent_hugepage/defrag"))
 		row("numa nodes", "%d", countGlob("/sys/devices/system/node/node*"))
-		row("cpu governor", "%s", orUnknown(readTrim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")))
+		row("cpu governor", "%s", OrUnknown(readTrim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")))
 		if s.srv.DataDir != "" && s.srv.Local {
 			if mounts, err := fs.GetMounts(); err == nil {
 				best := (*procfs.MountInfo)(nil)
@@ -136,7 +120,7 @@ func (s *snap) host() {
 					}
 					sort.Strings(opts)
 					row("data directory filesystem", "%s on %s (%s, %s)", best.MountPoint, best.Source, best.FSType, strings.Join(opts, ","))
-					s.fact("Host", "Filesystem", "%s %s on %s", best.FSType, best.MountPoint, best.Source)
+					s.Fact("Host", "Filesystem", "%s %s on %s", best.FSType, best.MountPoint, best.Source)
 				}
 			}
 		}
@@ -145,23 +129,23 @@ func (s *snap) host() {
 			row("disk "+d, "rotational %s, scheduler %s, read-ahead %s kB, size %s", readTrim(q+"rotational"), readTrim(q+"scheduler"),
 				readTrim(q+"read_ahead_kb"), sectorsText(readTrim("/sys/block/"+d+"/size")))
 		}
-		s.add("os.txt", "OS and hardware: CPU, memory, vm.* writeback settings, transparent hugepages, filesystem and disk of the data directory", b.Bytes())
-		s.fact("Host", "Machine", "%s, %d × %s, %s RAM (%s available)", h.Hostname, h.CPUs, h.CPUModel, sizeText(int64(total)), sizeText(int64(avail)))
-		s.fact("Host", "Kernel", "%s", h.Kernel)
-		s.fact("Host", "Writeback", "vm.dirty_background_ratio %s (bytes %s), vm.dirty_ratio %s (bytes %s), now %s dirty, %s writeback",
+		s.Add("os.txt", "OS and hardware: CPU, memory, vm.* writeback settings, transparent hugepages, filesystem and disk of the data directory", b.Bytes())
+		s.Fact("Host", "Machine", "%s, %d × %s, %s RAM (%s available)", h.Hostname, h.CPUs, h.CPUModel, SizeText(int64(total)), SizeText(int64(avail)))
+		s.Fact("Host", "Kernel", "%s", h.Kernel)
+		s.Fact("Host", "Writeback", "vm.dirty_background_ratio %s (bytes %s), vm.dirty_ratio %s (bytes %s), now %s dirty, %s writeback",
 			readTrim("/proc/sys/vm/dirty_background_ratio"), readTrim("/proc/sys/vm/dirty_background_bytes"),
-			readTrim("/proc/sys/vm/dirty_ratio"), readTrim("/proc/sys/vm/dirty_bytes"), sizeText(int64(dirty)), sizeText(int64(wb)))
-		s.fact("Host", "THP", "%s", readTrim("/sys/kernel/mm/transparent_hugepage/enabled"))
+			readTrim("/proc/sys/vm/dirty_ratio"), readTrim("/proc/sys/vm/dirty_bytes"), SizeText(int64(dirty)), SizeText(int64(wb)))
+		s.Fact("Host", "THP", "%s", readTrim("/sys/kernel/mm/transparent_hugepage/enabled"))
 		if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-			s.add("meminfo.txt", "/proc/meminfo", b)
+			s.Add("meminfo.txt", "/proc/meminfo", b)
 		}
 		if b, err := os.ReadFile("/proc/diskstats"); err == nil {
-			s.add("diskstats.txt", "/proc/diskstats at the end", b)
+			s.Add("diskstats.txt", "/proc/diskstats at the end", b)
 		}
 		return nil
 	})
-	s.source("processes", func() error {
-		fs, err := procfs.NewDefaultFS()
+	s.Source("processes", func() error {
+		fs, err := openProcfs(true)
 		if err != nil {
 			return err
 		}
@@ -205,9 +189,9 @@ func (s *snap) host() {
 			if p.server {
 				mark = "server"
 			}
-			rows = append(rows, []string{strconv.Itoa(p.pid), p.comm, p.st, fmt.Sprintf("%.1f", p.cpu), sizeText(int64(p.rss)), strconv.Itoa(p.threads), mark, p.cmdline})
+			rows = append(rows, []string{strconv.Itoa(p.pid), p.comm, p.st, fmt.Sprintf("%.1f", p.cpu), SizeText(int64(p.rss)), strconv.Itoa(p.threads), mark, p.cmdline})
 		}
-		s.add("processes.txt", "the 20 processes with the most CPU time, and every server process", aligned([]string{"pid", "command", "state", "cpu_s", "rss", "threads", "", "cmdline"}, rows))
+		s.Add("processes.txt", "the 20 processes with the most CPU time, and every server process", Aligned([]string{"pid", "command", "state", "cpu_s", "rss", "threads", "", "cmdline"}, rows))
 		return nil
 	})
 }
@@ -222,14 +206,15 @@ func sectorsText(s string) string {
 	if err != nil {
 		return "?"
 	}
-	return sizeText(n * 512)
+	return SizeText(n * 512)
 }
 
 // vmstatSampler prints vmstat-like lines from /proc/stat, /proc/vmstat and
 // /proc/meminfo: rates over the time since the previous line.
 type vmstatSampler struct {
-	fs   procfs.FS
-	prev *vmSnap
+	fs    procfs.FS
+	fsErr error // no /proc here: every snap fails with it
+	prev  *vmSnap
 }
 
 type vmSnap struct {
@@ -242,8 +227,8 @@ type vmSnap struct {
 }
 
 func newVMStatSampler() *vmstatSampler {
-	fs, _ := procfs.NewDefaultFS()
-	return &vmstatSampler{fs: fs}
+	fs, err := openProcfs(true)
+	return &vmstatSampler{fs: fs, fsErr: err}
 }
 
 func (v *vmstatSampler) header() string {
@@ -252,6 +237,9 @@ func (v *vmstatSampler) header() string {
 }
 
 func (v *vmstatSampler) snap() (*vmSnap, error) {
+	if v.fsErr != nil {
+		return nil, v.fsErr
+	}
 	st, err := v.fs.Stat()
 	if err != nil {
 		return nil, err

@@ -1,26 +1,28 @@
-package collect
+package collect_test
 
 import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"github.com/fathom-lab/fathom/internal/collect"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/db/postgres/target"
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/target"
-	"github.com/fathom-lab/fathom/internal/target/postgres"
 )
 
 const fakePassword = "Sn4pSecret!"
 
 // checkBundle checks what every snapshot holds, and that the secret is nowhere.
-func checkBundle(t *testing.T, b *Bundle, want []string, summary []string) {
+func checkBundle(t *testing.T, b *collect.Bundle, want []string, summary []string) {
 	t.Helper()
 	if b.Files[0].Name != "summary.txt" {
 		t.Errorf("first file %s, want summary.txt", b.Files[0].Name)
@@ -51,7 +53,7 @@ func checkBundle(t *testing.T, b *Bundle, want []string, summary []string) {
 	}
 }
 
-func names(b *Bundle) []string {
+func names(b *collect.Bundle) []string {
 	var out []string
 	for _, f := range b.Files {
 		out = append(out, f.Name)
@@ -90,9 +92,27 @@ func TestSnapshotPostgres(t *testing.T) {
 		_, err := b.Query(ctx, "UPDATE snap_t SET secret = 'y' WHERE id = 1")
 		done <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// Until the update waits for a's lock (a fixed sleep was too short on a busy machine),
+	// seen from a third session: a's transaction would keep its first view of the activity.
+	watch, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		rows, err := watch.Query(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query = 'UPDATE snap_t SET secret = ''y'' WHERE id = 1' AND datname = current_database()")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) == 1 && rows[0][0] != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second update did not wait for the first's lock within 30s")
+		}
+	}
 	var progress []string
-	bundle, err := Snapshot(ctx, tg, SnapshotOptions{Interval: time.Second, TopTables: 5, Secrets: []string{fakePassword}, DSN: dsn,
+	bundle, err := collect.Snapshot(ctx, tg, collect.SnapshotOptions{Kind: dbOf(tg), Interval: time.Second, TopTables: 5, Secrets: []string{fakePassword}, DSN: dsn,
 		Progress: func(s string) { progress = append(progress, s) }})
 	_ = a.Rollback(ctx)
 	<-done
@@ -112,8 +132,10 @@ func TestSnapshotPostgres(t *testing.T) {
 	if lines := strings.Count(string(bundle.File("vmstat.txt").Data), "\n"); lines < 2 {
 		t.Errorf("vmstat.txt has %d lines", lines)
 	}
-	if d := string(bundle.File("status_diff.tsv").Data); !strings.Contains(d, "os.cpu.user_pct") || !strings.Contains(d, "pg.sessions.active") {
-		t.Errorf("status_diff.tsv lacks a CPU counter or a session gauge")
+	// Counters that did not move are left out, and on an idle machine a second may pass
+	// without a single tick of user CPU; the CPU time as a whole always advances.
+	if d := string(bundle.File("status_diff.tsv").Data); !regexp.MustCompile(`(?m)^os\.cpu\.[a-z_]+_pct\tcounter\t`).MatchString(d) || !strings.Contains(d, "pg.sessions.active\tgauge") {
+		t.Errorf("status_diff.tsv lacks a CPU counter or a session gauge:\n%s\ncollectors:\n%s", d, bundle.File("collectors.txt").Data)
 	}
 	if len(progress) < 5 {
 		t.Errorf("progress %v", progress)
@@ -157,11 +179,31 @@ func TestSnapshotPostgres(t *testing.T) {
 	if err := bundle.WriteDir(dir); err == nil {
 		t.Error("writing into a directory with files: no error")
 	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("snapshot directory: %v %v, want mode 0700", fi.Mode(), err)
+	}
+	// An empty directory of another user's is refused: they could replace the files.
+	theirs := filepath.Join(dbtest.SharedTempDir(t), "theirs")
+	if out, err := dbtest.AsNobody(t, "mkdir -m 0777 "+theirs); err != nil {
+		t.Fatalf("as nobody: %v %s", err, out)
+	}
+	if err := bundle.WriteDir(theirs); err == nil || !strings.Contains(err.Error(), "belongs to uid") {
+		t.Errorf("another user's directory: %v", err)
+	}
 }
 
 func TestSnapshotMySQL(t *testing.T) {
 	tg := myTarget(t)
-	bundle, err := Snapshot(context.Background(), tg, SnapshotOptions{Interval: time.Second, TopTables: 5})
+	// The schema dump needs a table; the test makes its own rather than count on others'.
+	c, err := tg.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Query(context.Background(), "CREATE TABLE IF NOT EXISTS snap_my (id int primary key, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	bundle, err := collect.Snapshot(context.Background(), tg, collect.SnapshotOptions{Kind: dbOf(tg), Interval: time.Second, TopTables: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +222,7 @@ func TestSnapshotUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Snapshot(context.Background(), tg, SnapshotOptions{Interval: time.Second}); err == nil {
+	if _, err := collect.Snapshot(context.Background(), tg, collect.SnapshotOptions{Kind: dbOf(tg), Interval: time.Second}); err == nil {
 		t.Fatal("no error")
 	}
 }

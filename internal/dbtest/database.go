@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +14,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// PostgresDatabase returns a DSN for a database of the test server named fathom_<name>,
+// PostgresDatabase returns a DSN for a database of the test server named fathom_<name> (see prefix),
 // created if needed. Packages whose tests use fixed table names (pgbench_*, sbtest*)
 // use one each, so that `go test ./...` can run packages in parallel.
 func PostgresDatabase(t testing.TB, name string) string {
 	t.Helper()
 	base := PostgresDSN(t)
-	db := "fathom_" + name
+	db := prefix() + name
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgconn.Connect(ctx, base)
@@ -60,11 +61,23 @@ func MySQLDatabase(t testing.TB, name string) string {
 	}
 	sdb := sql.OpenDB(c)
 	defer sdb.Close()
-	db := "fathom_" + name
+	db := prefix() + name
 	if _, err := sdb.Exec("CREATE DATABASE IF NOT EXISTS `" + db + "`"); err != nil {
 		t.Fatalf("creating database %s: %v", db, err)
 	}
 	return withPath(t, base, db)
+}
+
+// Prefix starts the names of databases tests make for themselves (see prefix).
+func Prefix() string { return prefix() }
+
+// prefix starts the names of the databases tests derive: fathom_, or
+// FATHOM_TEST_DB_PREFIX when several checkouts run their tests against one server at once.
+func prefix() string {
+	if p := os.Getenv("FATHOM_TEST_DB_PREFIX"); p != "" {
+		return p
+	}
+	return "fathom_"
 }
 
 func withPath(t testing.TB, dsn, db string) string {

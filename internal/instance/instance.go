@@ -1,12 +1,14 @@
-// Package instance starts throwaway local database servers for experiments: a
-// PostgreSQL cluster (initdb + pg_ctl) or a MariaDB data directory (mariadb-install-db
-// + mariadbd), each in its own work directory, on a free port and its own socket,
-// never touching the machine's default servers, ports, data or configuration.
+// Package instance starts throwaway local database servers for experiments, each in
+// its own work directory, on a free port and its own socket, never touching the
+// machine's default servers, ports, data or configuration. What differs between kinds
+// of server (initdb + pg_ctl, mariadb-install-db + mariadbd, redis-server …) is a
+// Driver that the kind's directory (internal/db/KIND/instance) registers; this package
+// holds the generic machinery and never imports a kind.
 //
 // An instance is described by instance.json in its directory, so that instances
 // started by hand (`fathom instance start`) can be listed and stopped later. As root,
-// the server runs as the postgres or mysql user (PostgreSQL refuses to run as root),
-// and the instance directory is given to that user.
+// the server runs as its driver's account (PostgreSQL refuses to run as root), and
+// the instance directory is given to that user.
 package instance
 
 import (
@@ -16,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,27 +26,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fathom-lab/fathom/internal/safefile"
 )
 
-// Kind is the kind of server.
+// Kind is the kind of server: the name its Driver registers.
 type Kind string
 
-// Kinds of managed servers.
+// The kinds of managed servers whose drivers fathom has (internal/db/KIND/instance).
+// The names are what instance.json and plans store; a kind is usable once its
+// driver is registered.
 const (
 	Postgres Kind = "postgres"
 	MariaDB  Kind = "mariadb"
+	Redis    Kind = "redis"
 )
-
-// ParseKind accepts the usual spellings of a kind.
-func ParseKind(s string) (Kind, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "postgres", "postgresql", "pg":
-		return Postgres, nil
-	case "mariadb", "mysql":
-		return MariaDB, nil
-	}
-	return "", fmt.Errorf("unknown instance kind %q: use postgres or mariadb", s)
-}
 
 // Setting is a server setting and its value as written in a configuration file.
 type Setting struct {
@@ -60,12 +57,19 @@ type Options struct {
 	Dir string
 	// Version selects a PostgreSQL major version ("" is the newest installed).
 	Version string
+	// Bin is a directory holding the server's programs (PostgreSQL: initdb, pg_ctl and
+	// postgres, as in a package's bin directory or an unpacked binary distribution;
+	// MariaDB: mariadbd), used instead of searching the usual places. Version, when
+	// also given, must match what those programs report.
+	Bin string
 	// Settings are written to the instance's configuration before it first starts.
 	Settings []Setting
 	// StartTimeout bounds each start (default 60s).
 	StartTimeout time.Duration
 	// Owner says who started the instance (e.g. "experiment 12"), for listings.
 	Owner string
+	// Env is the environment the server's tools start from (Instance.Env).
+	Env []string
 }
 
 // Instance is one managed server. Its exported fields are what instance.json holds.
@@ -87,18 +91,20 @@ type Instance struct {
 	// Bin is the directory of the server's programs.
 	Bin string `json:"bin"`
 
+	// Env is the environment the server's tools start from, as the front end read it
+	// (the variables that point them elsewhere are dropped); nil: a default PATH only.
+	// Not stored: whoever opens the instance sets it.
+	Env []string `json:"-"`
+
 	startTimeout time.Duration
-	proc         *process // the server process when this fathom started it (MariaDB)
+	proc         *Process // the server process when this fathom started it (MariaDB, Redis)
 }
 
 // Names of files inside an instance directory.
 const (
-	metaFile  = "instance.json"
-	logFile   = "server.log"
-	dataDir   = "data"
-	pgConf    = "fathom.conf" // included from postgresql.conf
-	myConf    = "my.cnf"
-	myPidFile = "mariadbd.pid"
+	metaFile = "instance.json"
+	logFile  = "server.log"
+	dataDir  = "data"
 )
 
 // DefaultDir is where instances live unless told otherwise: a directory in the
@@ -112,7 +118,7 @@ func DefaultDir() string {
 }
 
 // The machine's default ports, which an instance never uses.
-var reservedPorts = map[int]bool{5432: true, 3306: true}
+var reservedPorts = map[int]bool{5432: true, 3306: true, 6379: true}
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
@@ -137,28 +143,38 @@ func Create(ctx context.Context, opts Options) (inst *Instance, err error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server(opts.Kind)
+	srv, err := driver(opts.Kind)
 	if err != nil {
 		return nil, err
 	}
-	bin, version, err := srv.find(opts.Version)
+	var bin, version string
+	if opts.Bin != "" {
+		bin, version, err = findIn(srv, opts.Bin, opts.Version)
+	} else {
+		bin, version, err = srv.Find(opts.Version)
+	}
 	if err != nil {
 		return nil, err
 	}
-	acct, err := serviceAccount(opts.Kind)
+	acct, err := serviceAccount(srv)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return nil, fmt.Errorf("instance directory %s: %v", base, err)
+	if err := checkBase(base); err != nil {
+		return nil, err
 	}
 	if acct != nil {
 		if err := acct.canReach(base); err != nil {
 			return nil, err
 		}
+		if opts.Bin != "" {
+			if err := acct.canReach(bin); err != nil {
+				return nil, err
+			}
+		}
 	}
 	path := filepath.Join(base, opts.Name)
-	if len(srv.socketPath(path, 65535)) > maxSocketPath {
+	if len(srv.SocketPath(path, 65535)) > maxSocketPath {
 		return nil, fmt.Errorf("instance directory %s is too long for a unix socket path (at most %d bytes): use a shorter --dir", path, maxSocketPath)
 	}
 	if err := os.Mkdir(path, 0o700); err != nil {
@@ -174,7 +190,7 @@ func Create(ctx context.Context, opts Options) (inst *Instance, err error) {
 	}()
 	inst = &Instance{
 		Kind: opts.Kind, Name: opts.Name, Path: path, Version: version, Bin: bin,
-		Database: "fathom", Owner: opts.Owner, Created: time.Now().UTC(),
+		Database: "fathom", Owner: opts.Owner, Created: time.Now().UTC(), Env: opts.Env,
 		Settings: append([]Setting(nil), opts.Settings...), startTimeout: opts.StartTimeout,
 	}
 	if acct != nil {
@@ -186,12 +202,12 @@ func Create(ctx context.Context, opts Options) (inst *Instance, err error) {
 	if inst.Port, err = freePort(); err != nil {
 		return nil, err
 	}
-	inst.Socket = srv.socketPath(path, inst.Port)
-	inst.User = srv.superuser()
-	if err := srv.initialize(ctx, inst); err != nil {
+	inst.Socket = srv.SocketPath(path, inst.Port)
+	inst.User = srv.Superuser()
+	if err := srv.Initialize(ctx, inst); err != nil {
 		return nil, err
 	}
-	if err := inst.writeConfig(); err != nil {
+	if err := inst.WriteConfig(); err != nil {
 		return nil, err
 	}
 	if err := inst.save(); err != nil {
@@ -213,11 +229,23 @@ func Open(path string) (*Instance, error) {
 	if err := json.Unmarshal(b, &inst); err != nil {
 		return nil, fmt.Errorf("%s: corrupt %s: %v", path, metaFile, err)
 	}
-	if _, err := server(inst.Kind); err != nil {
+	if _, err := driver(inst.Kind); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	inst.Path = path
 	return &inst, nil
+}
+
+// openChecked is Open for an instance found by name or listing: its directory must
+// be fathom's user's (or the server account's, as root) and not writable by others.
+func openChecked(path string) (*Instance, error) {
+	if err := safefile.Check(path, baseOwners()...); err != nil {
+		return nil, err
+	}
+	if err := safefile.Check(filepath.Join(path, metaFile), baseOwners()...); err != nil {
+		return nil, err
+	}
+	return Open(path)
 }
 
 // Find opens the instance named name in base (default DefaultDir()).
@@ -228,8 +256,14 @@ func Find(base, name string) (*Instance, error) {
 	if !ValidName(name) {
 		return nil, fmt.Errorf("no instance named %q in %s: see `fathom instance list`", name, base)
 	}
-	inst, err := Open(filepath.Join(base, name))
+	if err := safefile.Check(base); err != nil {
+		return nil, fmt.Errorf("instance directory: %v (or give --dir)", err)
+	}
+	inst, err := openChecked(filepath.Join(base, name))
 	if err != nil {
+		if errors.Is(err, safefile.ErrUnsafe) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("no instance named %q in %s: see `fathom instance list`", name, base)
 	}
 	return inst, nil
@@ -239,6 +273,9 @@ func Find(base, name string) (*Instance, error) {
 func List(base string) ([]*Instance, error) {
 	if base == "" {
 		base = DefaultDir()
+	}
+	if err := safefile.Check(base); err != nil {
+		return nil, fmt.Errorf("instance directory: %v (or give --dir)", err)
 	}
 	ents, err := os.ReadDir(base)
 	if err != nil {
@@ -252,7 +289,7 @@ func List(base string) ([]*Instance, error) {
 		if !e.IsDir() {
 			continue
 		}
-		if inst, err := Open(filepath.Join(base, e.Name())); err == nil {
+		if inst, err := openChecked(filepath.Join(base, e.Name())); err == nil {
 			out = append(out, inst)
 		}
 	}
@@ -265,35 +302,21 @@ func (i *Instance) save() error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(i.Path, metaFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(i.Path, metaFile))
+	return safefile.WriteFile(filepath.Join(i.Path, metaFile), append(b, '\n'))
 }
 
-// DSN is how fathom connects to the instance: its superuser over TCP on 127.0.0.1,
-// no password (only local connections are accepted).
-func (i *Instance) DSN() string {
-	switch i.Kind {
-	case Postgres:
-		return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", i.User, i.Port, i.Database)
-	default:
-		// An explicit empty password: a [client] password in ~/.my.cnf is for other servers.
-		return fmt.Sprintf("mysql://%s:@127.0.0.1:%d/%s", i.User, i.Port, i.Database)
-	}
-}
+// DSN is how fathom connects to the instance: its superuser over TCP on 127.0.0.1.
+// The password is not in it: the DSN names the file that holds it (PostgreSQL's
+// passfile=, MariaDB's defaults-file=), which only fathom's user can read, so the DSN
+// is safe to print, log and store. Instances made before passwords have none.
+func (i *Instance) DSN() string { return i.Driver().DSN(i, i.SecretFile()) }
+
+// QueryPath escapes a file path for a URL query, keeping its slashes readable.
+func QueryPath(p string) string { return strings.ReplaceAll(url.QueryEscape(p), "%2F", "/") }
 
 // ClientEnv are the environment variables that point the server's own clients (psql,
-// mariadb) at the instance, for hooks.
-func (i *Instance) ClientEnv() []string {
-	switch i.Kind {
-	case Postgres:
-		return []string{"PGHOST=" + filepath.Dir(i.Socket), "PGPORT=" + strconv.Itoa(i.Port), "PGUSER=" + i.User, "PGDATABASE=" + i.Database}
-	default:
-		return []string{"MYSQL_UNIX_PORT=" + i.Socket, "MYSQL_TCP_PORT=" + strconv.Itoa(i.Port), "MYSQL_HOST=localhost"}
-	}
-}
+// mariadb, redis-cli) at the instance and log them in, for hooks (see each driver).
+func (i *Instance) ClientEnv() []string { return i.Driver().ClientEnv(i) }
 
 // DataDir is the server's data directory.
 func (i *Instance) DataDir() string { return filepath.Join(i.Path, dataDir) }
@@ -301,7 +324,8 @@ func (i *Instance) DataDir() string { return filepath.Join(i.Path, dataDir) }
 // LogFile is the server's log.
 func (i *Instance) LogFile() string { return filepath.Join(i.Path, logFile) }
 
-func (i *Instance) timeout() time.Duration {
+// StartTimeout is how long a start may take.
+func (i *Instance) StartTimeout() time.Duration {
 	if i.startTimeout > 0 {
 		return i.startTimeout
 	}
@@ -315,47 +339,44 @@ func (i *Instance) SetStartTimeout(d time.Duration) { i.startTimeout = d }
 // the next start, or (where the server allows) after Reload.
 func (i *Instance) Configure(settings []Setting) error {
 	for _, s := range settings {
-		if err := checkSetting(i.Kind, s); err != nil {
+		if err := checkSetting(i.Driver(), s); err != nil {
 			return err
 		}
 	}
 	i.Settings = append([]Setting(nil), settings...)
-	if err := i.writeConfig(); err != nil {
+	if err := i.WriteConfig(); err != nil {
 		return err
 	}
 	return i.save()
 }
 
-func (i *Instance) writeConfig() error {
-	srv, _ := server(i.Kind)
+// WriteConfig writes the configuration file fathom owns from the instance's port,
+// socket and settings.
+func (i *Instance) WriteConfig() error {
+	srv := i.Driver()
 	for _, s := range i.Settings {
-		if err := checkSetting(i.Kind, s); err != nil {
+		if err := checkSetting(srv, s); err != nil {
 			return err
 		}
 	}
-	path, text := srv.config(i)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	path, text := srv.Config(i)
+	if err := safefile.WriteFile(path, []byte(text), baseOwners()...); err != nil {
 		return fmt.Errorf("writing %s: %v", path, err)
 	}
-	if acct, _ := serviceAccount(i.Kind); acct != nil {
-		_ = os.Chown(path, acct.uid, acct.gid)
-	}
+	_ = i.GiveToAccount(path)
 	return nil
 }
 
 var settingNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 
-func checkSetting(k Kind, s Setting) error {
+func checkSetting(d Driver, s Setting) error {
 	if !settingNameRE.MatchString(s.Name) {
 		return fmt.Errorf("setting name %q: use letters, digits, '_', '-' and '.'", s.Name)
 	}
 	if strings.ContainsAny(s.Value, "\n\r\x00") {
 		return fmt.Errorf("setting %s: the value must be one line", s.Name)
 	}
-	if k == MariaDB && (strings.ContainsAny(s.Value, "#;") || strings.TrimSpace(s.Value) != s.Value) {
-		return fmt.Errorf("setting %s: a MariaDB option value cannot contain '#' or ';' or start or end with spaces", s.Name)
-	}
-	return nil
+	return d.CheckSetting(s)
 }
 
 // Start starts the server and waits until it accepts connections. If it does not
@@ -364,16 +385,14 @@ func (i *Instance) Start(ctx context.Context) error {
 	if i.Running() {
 		return nil
 	}
-	srv, _ := server(i.Kind)
-	ctx, cancel := context.WithTimeout(ctx, i.timeout())
+	ctx, cancel := context.WithTimeout(ctx, i.StartTimeout())
 	defer cancel()
-	return srv.start(ctx, i)
+	return i.Driver().Start(ctx, i)
 }
 
 // Stop stops the server (fast shutdown: connections are closed, data is kept).
 func (i *Instance) Stop(ctx context.Context) error {
-	srv, _ := server(i.Kind)
-	return srv.stop(ctx, i)
+	return i.Driver().Stop(ctx, i)
 }
 
 // Restart stops and starts the server.
@@ -387,8 +406,7 @@ func (i *Instance) Restart(ctx context.Context) error {
 // Reload asks a running server to re-read its configuration (PostgreSQL). MariaDB
 // has no reload; its dynamic settings are changed with SET GLOBAL.
 func (i *Instance) Reload(ctx context.Context) error {
-	srv, _ := server(i.Kind)
-	return srv.reload(ctx, i)
+	return i.Driver().Reload(ctx, i)
 }
 
 // Running reports whether the server process is alive.
@@ -399,8 +417,7 @@ func (i *Instance) Running() bool {
 
 // PID is the server's process id from its pid file, or 0.
 func (i *Instance) PID() int {
-	srv, _ := server(i.Kind)
-	b, err := os.ReadFile(srv.pidFile(i))
+	b, err := os.ReadFile(i.Driver().PIDFile(i))
 	if err != nil {
 		return 0
 	}
@@ -465,13 +482,14 @@ func (e *StartError) Error() string {
 	return msg
 }
 
-func (i *Instance) startError(reason string) *StartError {
-	return &StartError{Instance: i.Name, Reason: reason, Log: relevant(i.LogTail(40), 15), LogFile: i.LogFile()}
+// StartError is the error for a server that did not come up, with its log's end.
+func (i *Instance) StartError(reason string) *StartError {
+	return &StartError{Instance: i.Name, Reason: reason, Log: Relevant(i.LogTail(40), 15), LogFile: i.LogFile()}
 }
 
-// relevant keeps the last n lines of a log tail, leaving out MariaDB's [Note] lines
+// Relevant keeps the last n lines of a log tail, leaving out MariaDB's [Note] lines
 // when there are [ERROR] lines to show.
-func relevant(tail string, n int) string {
+func Relevant(tail string, n int) string {
 	lines := strings.Split(tail, "\n")
 	if strings.Contains(tail, "[ERROR]") {
 		kept := lines[:0]
@@ -505,8 +523,8 @@ func freePort() (int, error) {
 	return 0, errors.New("finding a free port: none found")
 }
 
-// portFree reports whether nothing listens on 127.0.0.1:port.
-func portFree(port int) bool {
+// PortFree reports whether nothing listens on 127.0.0.1:port.
+func PortFree(port int) bool {
 	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {
 		return false
@@ -515,16 +533,15 @@ func portFree(port int) bool {
 	return true
 }
 
-// newPort moves a stopped instance to another free port (its port was taken).
-func (i *Instance) newPort() error {
+// NewPort moves a stopped instance to another free port (its port was taken).
+func (i *Instance) NewPort() error {
 	p, err := freePort()
 	if err != nil {
 		return err
 	}
-	srv, _ := server(i.Kind)
 	i.Port = p
-	i.Socket = srv.socketPath(i.Path, p)
-	if err := i.writeConfig(); err != nil {
+	i.Socket = i.Driver().SocketPath(i.Path, p)
+	if err := i.WriteConfig(); err != nil {
 		return err
 	}
 	return i.save()

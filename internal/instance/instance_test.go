@@ -1,78 +1,26 @@
-package instance
+package instance_test
 
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/dbtest"
-	"github.com/fathom-lab/fathom/internal/target"
-	"github.com/fathom-lab/fathom/internal/target/mysql"
-	"github.com/fathom-lab/fathom/internal/target/postgres"
+	"path/filepath"
+
+	_ "github.com/fathom-lab/fathom/internal/db" // the kinds' drivers
+	. "github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/instance/instancetest"
 )
 
-// needKind skips (or, under FATHOM_TEST_REQUIRE=1, fails) when kind's programs are
-// not installed.
-func needKind(t *testing.T, k Kind) {
-	t.Helper()
-	if _, err := Version(k, ""); err != nil {
-		if dbtest.Required() {
-			t.Fatalf("%v (FATHOM_TEST_REQUIRE=1)", err)
-		}
-		t.Skip(err)
-	}
-}
-
-// testDir is a short base directory every server account can reach (socket paths
-// must stay short; t.TempDir is under /tmp but long).
-func testDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "fi-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
-func connect(t *testing.T, inst *Instance) target.Conn {
-	t.Helper()
-	var tg target.Target
-	var err error
-	cfg := target.Config{ConnectTimeout: 5 * time.Second}
-	if inst.Kind == Postgres {
-		tg, err = postgres.Open(inst.DSN(), cfg)
-	} else {
-		tg, err = mysql.Open(inst.DSN(), cfg)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := tg.Connect(context.Background())
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", inst.DSN(), err)
-	}
-	return c
-}
-
-func value(t *testing.T, c target.Conn, k Kind, name string) string {
-	t.Helper()
-	q := "SELECT current_setting('" + name + "')"
-	if k == MariaDB {
-		q = "SELECT @@GLOBAL." + name
-	}
-	rows, err := c.Query(context.Background(), q)
-	if err != nil || len(rows) != 1 {
-		t.Fatalf("%s: %v %v", q, rows, err)
-	}
-	return rows[0][0]
-}
+var (
+	needKind    = instancetest.NeedKind
+	testOptions = instancetest.Options
+	testDir     = instancetest.Dir
+	connect     = instancetest.Connect
+	value       = instancetest.Value
+)
 
 // The life of an instance: create, start with settings, connect, change a setting
 // that needs a restart, restart, stop, start again with its data, remove.
@@ -92,7 +40,7 @@ func TestLifecycle(t *testing.T) {
 			needKind(t, tc.kind)
 			ctx := context.Background()
 			base := testDir(t)
-			inst, err := Create(ctx, Options{Kind: tc.kind, Name: "life", Dir: base, Settings: []Setting{{tc.setting, tc.first}}, Owner: "test"})
+			inst, err := Create(ctx, testOptions(Options{Kind: tc.kind, Name: "life", Dir: base, Settings: []Setting{{Name: tc.setting, Value: tc.first}}, Owner: "test"}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +75,7 @@ func TestLifecycle(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			if err := inst.Configure([]Setting{{tc.setting, tc.second}}); err != nil {
+			if err := inst.Configure([]Setting{{Name: tc.setting, Value: tc.second}}); err != nil {
 				t.Fatal(err)
 			}
 			if err := inst.Restart(ctx); err != nil {
@@ -179,15 +127,15 @@ func TestStartFailureShowsLog(t *testing.T) {
 		bad  Setting
 		want string
 	}{
-		{Postgres, Setting{"shared_buffers", "lots"}, "shared_buffers"},
-		{MariaDB, Setting{"innodb_no_such_variable", "1"}, "innodb_no_such_variable"},
+		{Postgres, Setting{Name: "shared_buffers", Value: "lots"}, "shared_buffers"},
+		{MariaDB, Setting{Name: "innodb_no_such_variable", Value: "1"}, "innodb_no_such_variable"},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.kind), func(t *testing.T) {
 			t.Parallel()
 			needKind(t, tc.kind)
 			ctx := context.Background()
-			inst, err := Create(ctx, Options{Kind: tc.kind, Name: "bad", Dir: testDir(t), Settings: []Setting{tc.bad}, StartTimeout: 30 * time.Second})
+			inst, err := Create(ctx, testOptions(Options{Kind: tc.kind, Name: "bad", Dir: testDir(t), Settings: []Setting{tc.bad}, StartTimeout: 30 * time.Second}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,63 +155,29 @@ func TestStartFailureShowsLog(t *testing.T) {
 	}
 }
 
-// Reload applies a setting PostgreSQL can change without a restart.
-func TestPostgresReload(t *testing.T) {
-	t.Parallel()
-	needKind(t, Postgres)
-	ctx := context.Background()
-	inst, err := Create(ctx, Options{Kind: Postgres, Name: "reload", Dir: testDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inst.Remove(ctx)
-	if err := inst.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := inst.Configure([]Setting{{"synchronous_commit", "off"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := inst.Reload(ctx); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c := connect(t, inst)
-		got := value(t, c, Postgres, "synchronous_commit")
-		c.Close()
-		if got == "off" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("synchronous_commit = %s after reload", got)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestCreateRefusesBadInput(t *testing.T) {
 	ctx := context.Background()
-	if _, err := Create(ctx, Options{Kind: Postgres, Name: "../x"}); err == nil || !strings.Contains(err.Error(), "instance name") {
+	if _, err := Create(ctx, testOptions(Options{Kind: Postgres, Name: "../x"})); err == nil || !strings.Contains(err.Error(), "instance name") {
 		t.Errorf("bad name: %v", err)
 	}
-	if _, err := Create(ctx, Options{Kind: "oracle", Name: "x"}); err == nil || !strings.Contains(err.Error(), "postgres or mariadb") {
+	if _, err := Create(ctx, testOptions(Options{Kind: "oracle", Name: "x"})); err == nil || !strings.Contains(err.Error(), "mariadb, postgres or redis") {
 		t.Errorf("bad kind: %v", err)
 	}
 	needKind(t, Postgres)
 	long := filepath.Join(testDir(t), strings.Repeat("d", 90))
-	if _, err := Create(ctx, Options{Kind: Postgres, Name: "x", Dir: long}); err == nil || !strings.Contains(err.Error(), "too long") {
+	if _, err := Create(ctx, testOptions(Options{Kind: Postgres, Name: "x", Dir: long})); err == nil || !strings.Contains(err.Error(), "too long") {
 		t.Errorf("long dir: %v", err)
 	}
 	base := testDir(t)
-	inst, err := Create(ctx, Options{Kind: Postgres, Name: "twice", Dir: base})
+	inst, err := Create(ctx, testOptions(Options{Kind: Postgres, Name: "twice", Dir: base}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer inst.Remove(ctx)
-	if _, err := Create(ctx, Options{Kind: Postgres, Name: "twice", Dir: base}); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := Create(ctx, testOptions(Options{Kind: Postgres, Name: "twice", Dir: base})); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("duplicate: %v", err)
 	}
-	if err := inst.Configure([]Setting{{"work_mem", "1MB\nport = 5432"}}); err == nil {
+	if err := inst.Configure([]Setting{{Name: "work_mem", Value: "1MB\nport = 5432"}}); err == nil {
 		t.Error("a multi-line value was accepted")
 	}
 }

@@ -15,6 +15,9 @@ type Interval struct {
 	Types  []TypeInterval
 	// Reconnects counts successful reconnections during the interval.
 	Reconnects int64
+	// Commands are the latencies of each script command (pgbench's -r) that ended in
+	// the interval, by the workload's command index; nil unless the workload times them.
+	Commands []*hdr.Histogram
 }
 
 // TypeInterval is one transaction type's share of an interval.
@@ -45,16 +48,23 @@ func mergeInto(dst **hdr.Histogram, src *hdr.Histogram) {
 	(*dst).Merge(src)
 }
 
-// AddRecorder merges a worker's recorder into the interval.
+// AddRecorder merges a worker's recorder into the interval and empties it for reuse.
 func (iv *Interval) AddRecorder(r *Recorder) {
 	for i := range iv.Types {
 		t := &iv.Types[i]
 		t.Counts.Add(&r.Counts[i])
-		mergeInto(&t.Latency, r.latency[i])
-		mergeInto(&t.Service, r.service[i])
-		mergeInto(&t.FailedLatency, r.failed[i])
+		r.latency[i].drainInto(&t.Latency)
+		r.service[i].drainInto(&t.Service)
+		r.failed[i].drainInto(&t.FailedLatency)
+	}
+	if len(r.commands) > len(iv.Commands) {
+		iv.Commands = append(iv.Commands, make([]*hdr.Histogram, len(r.commands)-len(iv.Commands))...)
+	}
+	for i, d := range r.commands {
+		d.drainInto(&iv.Commands[i])
 	}
 	iv.Reconnects += r.Reconnects
+	r.Reset()
 }
 
 // Add merges another interval (of the same types) into iv, e.g. to total a run.
@@ -66,7 +76,19 @@ func (iv *Interval) Add(o *Interval) {
 		mergeInto(&t.Service, s.Service)
 		mergeInto(&t.FailedLatency, s.FailedLatency)
 	}
+	iv.AddCommands(o.Commands)
 	iv.Reconnects += o.Reconnects
+}
+
+// AddCommands merges per-command histograms (Interval.Commands of another interval)
+// into iv's.
+func (iv *Interval) AddCommands(cmds []*hdr.Histogram) {
+	if len(cmds) > len(iv.Commands) {
+		iv.Commands = append(iv.Commands, make([]*hdr.Histogram, len(cmds)-len(iv.Commands))...)
+	}
+	for i, h := range cmds {
+		mergeInto(&iv.Commands[i], h)
+	}
 }
 
 // Total returns all types' counts and latency merged.

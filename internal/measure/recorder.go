@@ -73,10 +73,15 @@ func (c *Counts) ErrorTotal() int64 {
 // one goroutine at a time (see Slot).
 type Recorder struct {
 	Counts     []Counts
-	latency    []*hdr.Histogram // response time of successful transactions, by type
-	service    []*hdr.Histogram // service time (open loop), by type
-	failed     []*hdr.Histogram // time spent on transactions that gave up, by type
+	latency    []*dense // response time of successful transactions, by type
+	service    []*dense // service time (open loop), by type
+	failed     []*dense // time spent on transactions that gave up, by type
+	commands   []*dense // each script command's time (pgbench's -r), by command index
 	Reconnects int64
+	// Warmup: the recorder serves a warm-up interval. The runner sets it when it
+	// installs the recorder, so that a client knows which kind of interval each of its
+	// transactions was counted in (with -t, only those in measured intervals count).
+	Warmup bool
 }
 
 // NewRecorder returns a recorder for n transaction types. Histograms are allocated on
@@ -84,16 +89,16 @@ type Recorder struct {
 func NewRecorder(n int) *Recorder {
 	return &Recorder{
 		Counts:  make([]Counts, n),
-		latency: make([]*hdr.Histogram, n),
-		service: make([]*hdr.Histogram, n),
-		failed:  make([]*hdr.Histogram, n),
+		latency: make([]*dense, n),
+		service: make([]*dense, n),
+		failed:  make([]*dense, n),
 	}
 }
 
-func lazy(hs []*hdr.Histogram, i int) *hdr.Histogram {
+func lazy(hs []*dense, i int) *dense {
 	h := hs[i]
 	if h == nil {
-		h = NewHistogram()
+		h = newDense()
 		hs[i] = h
 	}
 	return h
@@ -104,25 +109,40 @@ func lazy(hs []*hdr.Histogram, i int) *hdr.Histogram {
 // actual start, or 0 in closed loop where it equals response.
 func (r *Recorder) Success(typ int, response, service int64) {
 	r.Counts[typ].OK++
-	record(lazy(r.latency, typ), response)
+	lazy(r.latency, typ).record(response)
 	if service > 0 {
-		record(lazy(r.service, typ), service)
+		lazy(r.service, typ).record(service)
 	}
 }
 
 // Failure records a transaction that gave up after its last try.
 func (r *Recorder) Failure(typ int, elapsed int64) {
 	r.Counts[typ].Failed++
-	record(lazy(r.failed, typ), elapsed)
+	lazy(r.failed, typ).record(elapsed)
+}
+
+// Command records one run of command i (a statement or meta-command of a script,
+// numbered by the workload) that took ns. The first use of a command index in a
+// recorder allocates; recorders are reused, so a run's steady state does not.
+func (r *Recorder) Command(i int, ns int64) {
+	if i >= len(r.commands) {
+		r.commands = append(r.commands, make([]*dense, i+1-len(r.commands))...)
+	}
+	lazy(r.commands, i).record(ns)
 }
 
 // Reset empties the recorder for reuse.
 func (r *Recorder) Reset() {
+	for _, d := range r.commands {
+		if d != nil {
+			d.reset()
+		}
+	}
 	for i := range r.Counts {
 		r.Counts[i] = Counts{}
-		for _, hs := range [][]*hdr.Histogram{r.latency, r.service, r.failed} {
+		for _, hs := range [][]*dense{r.latency, r.service, r.failed} {
 			if hs[i] != nil {
-				hs[i].Reset()
+				hs[i].reset()
 			}
 		}
 	}
@@ -154,6 +174,20 @@ func (s *Slot) Begin() *Recorder {
 
 // End ends a write started by Begin.
 func (s *Slot) End() { s.writing.Store(0) }
+
+// Exchange installs next and returns the previous recorder at once; a write to it may
+// still be in progress until Settle returns. Cutting many slots at one instant is
+// Exchange on each, then Settle on each: with many clients on few cores, a client
+// descheduled in the middle of a write would otherwise hold up the exchange of every
+// slot after its own.
+func (s *Slot) Exchange(next *Recorder) *Recorder { return s.active.Swap(next) }
+
+// Settle waits until no write started before the last Exchange is in progress.
+func (s *Slot) Settle() {
+	for s.writing.Load() != 0 {
+		runtime.Gosched()
+	}
+}
 
 // Swap installs next and returns the previous recorder once no write to it is in
 // progress. Correct because Begin publishes writing before loading active and Swap

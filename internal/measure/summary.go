@@ -2,6 +2,7 @@ package measure
 
 import (
 	"math"
+	"slices"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -67,8 +68,37 @@ type Summary struct {
 	Seconds    float64 `json:"seconds"`
 	Intervals  int     `json:"intervals"`
 	Reconnects int64   `json:"reconnects"`
+	// Warnings about the numbers (e.g. the machine could not keep the interval).
+	Warnings []string `json:"warnings,omitempty"`
 	TypeSummary
 	ByTxn map[string]TypeSummary `json:"by_transaction"`
+	// Statements: each statement's latency, for workloads that time them (pgbench -r).
+	PerCommand []StatementLatency `json:"per_command,omitempty"`
+	// PerCommandWindow says which part of the run PerCommand covers.
+	PerCommandWindow string `json:"per_command_window,omitempty"`
+}
+
+// CommandLatencies fills the counts and latencies of the named commands from their
+// histograms (by index, as in Interval.Commands).
+func CommandLatencies(named []StatementLatency, hs []*hdr.Histogram) []StatementLatency {
+	out := slices.Clone(named)
+	for i := range out {
+		if i < len(hs) && hs[i] != nil {
+			out[i].Count = hs[i].TotalCount()
+			out[i].Latency = LatencyOf(hs[i])
+		}
+	}
+	return out
+}
+
+// StatementLatency is one statement's (or meta-command's) latency over a run, in
+// milliseconds, from an HDR histogram merged over the clients.
+type StatementLatency struct {
+	Txn     string  `json:"transaction"`
+	Line    int     `json:"line"`
+	Text    string  `json:"text"`
+	Count   int64   `json:"count"`
+	Latency Latency `json:"latency_ms"`
 }
 
 func typeSummary(t *TypeInterval, secs float64) TypeSummary {

@@ -17,7 +17,9 @@ type Cell struct {
 	Workload     string
 	Options      []KV // workload options
 	Settings     []KV // server settings, base first
+	OS           []KV // OS settings (sysctl keys without os.), base first
 	Clients      int
+	Agents       int           // run by this many `fathom agent`s (0: this process)
 	Duration     time.Duration // 0 when Transactions is set
 	Transactions int64
 	Warmup       time.Duration
@@ -154,6 +156,8 @@ func resolve(params []Param) *Cell {
 			c.Workload = v
 		case prm.Key == "clients":
 			c.Clients, _ = strconv.Atoi(v)
+		case prm.Key == "agents":
+			c.Agents, _ = strconv.Atoi(v)
 		case prm.Key == "max_tries":
 			c.MaxTries, _ = strconv.Atoi(v)
 		case prm.Key == "instances":
@@ -174,6 +178,8 @@ func resolve(params []Param) *Cell {
 			c.QueryMode = v
 		case strings.HasPrefix(prm.Key, "options."):
 			c.Options = append(c.Options, KV{strings.TrimPrefix(prm.Key, "options."), v, prm.Line})
+		case strings.HasPrefix(prm.Key, "settings."+OSPrefix):
+			c.OS = append(c.OS, KV{strings.TrimPrefix(prm.Key, "settings."+OSPrefix), v, prm.Line})
 		case strings.HasPrefix(prm.Key, "settings."):
 			c.Settings = append(c.Settings, KV{strings.TrimPrefix(prm.Key, "settings."), v, prm.Line})
 		}

@@ -60,6 +60,24 @@ func (p *Plan) check(probs *problems) {
 	}
 	cells := p.Cells()
 	p.checkWorkloads(cells, probs)
+	for _, h := range p.Hooks.DuringRun {
+		for _, c := range cells {
+			if c.Duration > 0 && h.At >= c.Planned() {
+				probs.Add(h.Line, "a hook in during_run: at %s is not within the runs of cell %s, which last %s (warm-up %s + duration %s)",
+					h.At, c.Key(), c.Planned(), c.Warmup, c.Duration)
+				break
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, prm := range p.allParams() {
+		if key, ok := strings.CutPrefix(prm.Key, "settings."+OSPrefix); ok && !seen[key] {
+			seen[key] = true
+			if err := CheckOSSetting(p.osRoot(), key); err != nil {
+				probs.Add(prm.Line, "%v", err)
+			}
+		}
+	}
 	if p.Instance != nil && p.Instance.Kind != "" {
 		cat, err := instance.Catalog(p.Instance.Kind, p.Instance.Version)
 		if err != nil {
@@ -87,12 +105,7 @@ func (p *Plan) NumCells() int {
 	return n
 }
 
-func serverName(k instance.Kind) string {
-	if k == instance.MariaDB {
-		return "MariaDB"
-	}
-	return "PostgreSQL"
-}
+func serverName(k instance.Kind) string { return instance.TitleOf(k) }
 
 // WorkloadPath resolves a workload name: a workload file is relative to the plan.
 func (p *Plan) WorkloadPath(name string) string {
@@ -147,7 +160,12 @@ func (p *Plan) checkWorkloads(cells []*Cell, probs *problems) {
 			}
 			continue
 		}
-		if _, err := sp.New(workload.Params(c.OptionMap())); err != nil {
+		w, err := sp.New(workload.Params(c.OptionMap()))
+		if err == nil && p.Judge != "" && !judgeFits(p.Judge, w.TxnTypes()) {
+			probs.Add(p.JudgeLine, "judge %s: workload %s has no such transaction type or client group (it has: %s)",
+				p.Judge, c.Workload, strings.Join(judgeNames(w.TxnTypes()), ", "))
+		}
+		if err != nil {
 			line := wline
 			for _, o := range c.Options {
 				if strings.Contains(err.Error(), o.Name) {
@@ -160,13 +178,29 @@ func (p *Plan) checkWorkloads(cells []*Cell, probs *problems) {
 	}
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// reserved are settings fathom sets itself on an instance.
-var reserved = map[instance.Kind][]string{
-	instance.Postgres: {"port", "listen_addresses", "unix_socket_directories", "data_directory", "config_file", "hba_file", "include", "include_if_exists", "include_dir"},
-	instance.MariaDB:  {"port", "socket", "datadir", "bind_address", "pid_file", "log_error", "user", "basedir"},
+// judgeFits reports whether judge names one of types or a group of them ("writers"
+// for "writers/insert_a").
+func judgeFits(judge string, types []string) bool {
+	for _, t := range types {
+		if t == judge || strings.HasPrefix(t, judge+"/") {
+			return true
+		}
+	}
+	return false
 }
+
+// judgeNames lists the groups and types a judge may name.
+func judgeNames(types []string) []string {
+	var out []string
+	for _, t := range types {
+		if g, _, ok := strings.Cut(t, "/"); ok && !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return append(out, types...)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // SettingsCatalog lists the settings a server has: by name, whether it can be set,
 // and whether changing it needs a restart.
@@ -181,21 +215,19 @@ func (p *Plan) CheckSettings(cat SettingsCatalog, server string) error {
 }
 
 func (p *Plan) checkSettings(probs *problems, cat SettingsCatalog, server string, managed bool) {
-	kind := instance.Postgres
-	if p.Kind() == "mysql" {
-		kind = instance.MariaDB
-	}
+	rules := rulesOf(p.Kind())
+	kind := rules.Instance
 	names := make([]string, 0, len(cat))
 	for n := range cat {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, prm := range p.allParams() {
-		if !strings.HasPrefix(prm.Key, "settings.") {
+		if !strings.HasPrefix(prm.Key, "settings.") || strings.HasPrefix(prm.Key, "settings."+OSPrefix) {
 			continue
 		}
 		name := instance.NormalizeName(kind, strings.TrimPrefix(prm.Key, "settings."))
-		if managed && slices.Contains(reserved[kind], name) {
+		if managed && slices.Contains(rules.Reserved, name) {
 			probs.Add(prm.Line, "setting %s: fathom sets it itself on an instance", name)
 			continue
 		}
@@ -212,6 +244,10 @@ func (p *Plan) checkSettings(probs *problems, cat SettingsCatalog, server string
 			probs.Add(prm.Line, "setting %s: %s does not allow changing it (it is fixed when the server is built or initialised)", name, server)
 			continue
 		}
+		if info.Context == instance.Immutable && !managed && p.RestartCommand == "" {
+			probs.Add(prm.Line, "setting %s: %s cannot change it while running (CONFIG SET refuses it): give restart_command, or use a throwaway instance (instance: {kind: redis})", name, server)
+			continue
+		}
 		if msg := checkValue(info, prm.Value); msg != "" {
 			probs.Add(prm.Line, "setting %s: %s", name, msg)
 		}
@@ -226,7 +262,7 @@ func checkValue(info instance.SettingInfo, v string) string {
 			return fmt.Sprintf("%q is not on or off", v)
 		}
 	case "INTEGER", "REAL", "integer", "real":
-		if _, _, ok := splitNumber(v); !ok {
+		if _, _, ok := SplitNumber(v); !ok {
 			return fmt.Sprintf("%q is not a number (with an optional unit such as MB, s or ms)", v)
 		}
 	}

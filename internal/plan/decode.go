@@ -62,7 +62,7 @@ type decoder struct {
 // topKeys are the keys a plan may have, in the order the documentation gives them.
 var topKeys = append([]string{"experiment", "description", "target", "restart_command", "instance", "workload", "options", "settings"},
 	append(append([]string(nil), runKeys...), "seed", "connect_timeout", "reconnect_timeout", "repetitions", "order", "cooldown",
-		"restart", "prepare", "on_error", "labels", "collect", "matrix", "hooks")...)
+		"restart", "prepare", "on_error", "labels", "collect", "matrix", "baseline", "judge", "hooks", "measure_restart")...)
 
 var (
 	expNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,62}$`)
@@ -89,8 +89,8 @@ func (d *decoder) plan(root *yaml.Node) {
 	}
 	if n := f["target"]; n != nil {
 		p.Target, p.TargetLine = d.str(n, "target"), n.Line
-		if p.Target != "" && dsnKind(p.Target) == "" {
-			d.probs.At(n, "target: not a DSN fathom knows: use postgres://…, mysql://… or sqlite:PATH")
+		if p.Target != "" && kindOfDSN(p.Target) == "" {
+			d.probs.At(n, "target: not a DSN fathom knows: use postgres://…, mysql://…, redis://… or sqlite:PATH")
 		}
 	}
 	if n := f["instance"]; n != nil {
@@ -191,10 +191,64 @@ func (d *decoder) plan(root *yaml.Node) {
 	if n := f["matrix"]; n != nil {
 		d.matrix(n)
 	}
+	if n := f["judge"]; n != nil {
+		p.Judge, p.JudgeLine = d.str(n, "judge"), n.Line
+		if strings.TrimSpace(p.Judge) == "" {
+			d.probs.At(n, "judge: name a transaction type or client group (e.g. judge: writers or judge: writers/insert_a)")
+		}
+	}
+	if n := f["baseline"]; n != nil {
+		d.baseline(n)
+	}
 	if n := f["hooks"]; n != nil {
 		d.hooks(n)
 	}
+	if n := f["measure_restart"]; n != nil {
+		d.measureRestart(n)
+	}
 	d.checkCombination()
+}
+
+// baseline reads {axis: value, …}: the value each comparison along an axis starts
+// from (default: the first value listed).
+func (d *decoder) baseline(n *yaml.Node) {
+	m, ok := d.mapping(n, "baseline (axis: value, e.g. baseline: {durability: relaxed})")
+	if !ok {
+		return
+	}
+	d.p.Baseline = map[string]string{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		val, ok := d.scalar(v, "baseline "+k.Value)
+		if !ok {
+			continue
+		}
+		var ax *Axis
+		for _, a := range d.p.Axes {
+			if a.Name == k.Value || ShortAxis(a.Name) == k.Value {
+				ax = a
+			}
+		}
+		if ax == nil {
+			var names []string
+			for _, a := range d.p.Axes {
+				names = append(names, ShortAxis(a.Name))
+			}
+			d.probs.At(k, "baseline %s: the matrix has no such axis (axes: %s)", k.Value, strings.Join(names, ", "))
+			continue
+		}
+		found := false
+		var labels []string
+		for _, av := range ax.Values {
+			labels = append(labels, av.Label)
+			found = found || av.Label == val
+		}
+		if !found {
+			d.probs.At(v, "baseline %s: %q is not one of its values (%s)", k.Value, val, strings.Join(labels, ", "))
+			continue
+		}
+		d.p.Baseline[ShortAxis(ax.Name)] = val
+	}
 }
 
 func (d *decoder) instance(n *yaml.Node) {
@@ -213,7 +267,7 @@ func (d *decoder) instance(n *yaml.Node) {
 			in.Kind = kind
 		}
 	} else {
-		d.probs.At(n, "instance: missing kind (postgres or mariadb)")
+		d.probs.At(n, "instance: missing kind (postgres, mariadb or redis)")
 	}
 	if v := f["version"]; v != nil {
 		in.Version, _ = d.scalar(v, "instance version")
@@ -266,7 +320,7 @@ func (d *decoder) paramMap(list *[]Param, what string, n *yaml.Node) {
 		}
 		name := k.Value
 		if what == "settings" {
-			name = settingKey(name)
+			name = d.settingKey(name)
 		}
 		if seen[name] {
 			d.probs.At(k, "%s: %s is given twice", what, k.Value)
@@ -284,8 +338,14 @@ func (d *decoder) paramMap(list *[]Param, what string, n *yaml.Node) {
 }
 
 // settingKey is the spelling settings are compared by: MySQL's option files accept
-// '-' for '_'.
-func settingKey(name string) string { return strings.ReplaceAll(name, "-", "_") }
+// '-' for '_'. Redis's names are kept as written: it has both (aof-use-rdb-preamble,
+// bgsave_cpulist), as distinct names.
+func (d *decoder) settingKey(name string) string {
+	if k := rulesOf(d.p.Kind()).SettingKey; k != nil {
+		return k(name)
+	}
+	return strings.ReplaceAll(name, "-", "_")
+}
 
 func (d *decoder) matrix(n *yaml.Node) {
 	m, ok := d.mapping(n, "matrix")
@@ -305,7 +365,7 @@ func (d *decoder) matrix(n *yaml.Node) {
 			strings.HasPrefix(name, "options.") || strings.HasPrefix(name, "settings."):
 			key := name
 			if strings.HasPrefix(name, "settings.") {
-				key = "settings." + settingKey(strings.TrimPrefix(name, "settings."))
+				key = "settings." + d.settingKey(strings.TrimPrefix(name, "settings."))
 				if !keyRE.MatchString(strings.TrimPrefix(name, "settings.")) {
 					d.probs.At(k, "matrix: %q does not name a setting", name)
 					continue
@@ -436,8 +496,36 @@ func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
 	}
 }
 
+// measureRestart reads measure_restart: [rdb, aof, aof-plain].
+func (d *decoder) measureRestart(n *yaml.Node) {
+	const how = "measure_restart: list what a Redis instance restarts from after each run: rdb, aof (with the RDB preamble), aof-plain"
+	if d.p.Instance == nil || d.p.Instance.Kind != instance.Redis {
+		d.probs.At(n, "measure_restart is for throwaway Redis instances (instance: {kind: redis}): fathom stops and starts them")
+		return
+	}
+	m := problem.Deref(n)
+	if m == nil || m.Kind != yaml.SequenceNode || len(m.Content) == 0 {
+		d.probs.At(n, "%s", how)
+		return
+	}
+	for _, it := range m.Content {
+		s, ok := d.scalar(it, "measure_restart")
+		if !ok {
+			continue
+		}
+		switch {
+		case s != RestartRDB && s != RestartAOF && s != RestartAOFPlain:
+			d.probs.At(it, "measure_restart: %q is not a file Redis restarts from: use rdb, aof (with the RDB preamble) or aof-plain", s)
+		case slices.Contains(d.p.MeasureRestart, s):
+			d.probs.At(it, "measure_restart: %s is listed twice", s)
+		default:
+			d.p.MeasureRestart = append(d.p.MeasureRestart, s)
+		}
+	}
+}
+
 func (d *decoder) hooks(n *yaml.Node) {
-	f, ok := d.fields(n, "hooks", BeforeExperiment, BeforeRun, AfterRun, AfterExperiment)
+	f, ok := d.fields(n, "hooks", BeforeExperiment, BeforeRun, DuringRun, AfterRun, AfterExperiment)
 	if !ok {
 		return
 	}
@@ -445,7 +533,7 @@ func (d *decoder) hooks(n *yaml.Node) {
 	for _, ph := range []struct {
 		name string
 		dst  *[]*Hook
-	}{{BeforeExperiment, &h.BeforeExperiment}, {BeforeRun, &h.BeforeRun}, {AfterRun, &h.AfterRun}, {AfterExperiment, &h.AfterExperiment}} {
+	}{{BeforeExperiment, &h.BeforeExperiment}, {BeforeRun, &h.BeforeRun}, {DuringRun, &h.DuringRun}, {AfterRun, &h.AfterRun}, {AfterExperiment, &h.AfterExperiment}} {
 		v := f[ph.name]
 		if v == nil {
 			continue
@@ -464,25 +552,41 @@ func (d *decoder) hooks(n *yaml.Node) {
 
 func (d *decoder) hook(n *yaml.Node, phase string) *Hook {
 	what := "a hook in " + phase
-	f, ok := d.fields(n, what, "name", "sql", "shell", "timeout")
+	f, ok := d.fields(n, what, "name", "when", "at", "sql", "redis", "shell", "timeout")
 	if !ok {
 		return nil
 	}
 	h := &Hook{Line: problem.Deref(n).Line}
+	if v := f["when"]; v != nil {
+		if phase == BeforeExperiment || phase == AfterExperiment {
+			d.probs.At(v, "%s: when is for hooks around runs (before_run, during_run, after_run): %s hooks run once", what, phase)
+		} else {
+			h.When = d.when(v, what)
+		}
+	}
+	if v := f["at"]; v != nil {
+		if phase != DuringRun {
+			d.probs.At(v, "%s: at is for during_run hooks (when, into the run, the hook fires)", what)
+		} else if h.At = d.duration(v, what+": at", 0); h.At <= 0 {
+			d.probs.At(v, "%s: at must be more than 0 (e.g. at: 4s, counted from the start of the run's warm-up)", what)
+		}
+	} else if phase == DuringRun {
+		d.probs.At(n, "%s: give at, when into the run it fires (e.g. at: 4s, counted from the start of the run's warm-up)", what)
+	}
+	if v := f["redis"]; v != nil {
+		if d.p.Kind() != "redis" {
+			d.probs.At(v, "%s: redis is for Redis plans; give sql (statements) or shell (a command)", what)
+		}
+		h.SQL, h.Redis = d.lines(v, what+": redis"), true
+		if len(h.SQL) == 0 {
+			d.probs.At(v, "%s: redis is empty: give a command (BGREWRITEAOF) or a list of them", what)
+		}
+	}
 	if v := f["name"]; v != nil {
 		h.Name = d.str(v, what+": name")
 	}
 	if v := f["sql"]; v != nil {
-		v2 := problem.Deref(v)
-		if v2.Kind == yaml.SequenceNode {
-			for _, it := range v2.Content {
-				if s, ok := d.scalar(it, what+": sql"); ok && strings.TrimSpace(s) != "" {
-					h.SQL = append(h.SQL, strings.TrimSpace(s))
-				}
-			}
-		} else if s, ok := d.scalar(v, what+": sql"); ok && strings.TrimSpace(s) != "" {
-			h.SQL = []string{strings.TrimSpace(s)}
-		}
+		h.SQL = d.lines(v, what+": sql")
 		if len(h.SQL) == 0 {
 			d.probs.At(v, "%s: sql is empty", what)
 		}
@@ -493,10 +597,20 @@ func (d *decoder) hook(n *yaml.Node, phase string) *Hook {
 			d.probs.At(v, "%s: shell is empty", what)
 		}
 	}
+	given := 0
+	for _, k := range []string{"sql", "redis", "shell"} {
+		if f[k] != nil {
+			given++
+		}
+	}
 	switch {
-	case f["sql"] != nil && f["shell"] != nil:
+	case given > 1 && d.p.Kind() == "redis":
+		d.probs.At(n, "%s: give one of redis, sql or shell, not two (use two hooks)", what)
+	case given > 1:
 		d.probs.At(n, "%s: give sql or shell, not both (use two hooks)", what)
-	case f["sql"] == nil && f["shell"] == nil:
+	case given == 0 && d.p.Kind() == "redis":
+		d.probs.At(n, "%s: give redis (commands to send) or shell (a command)", what)
+	case given == 0:
 		d.probs.At(n, "%s: give sql (statements to run) or shell (a command)", what)
 	}
 	h.Timeout = d.duration(f["timeout"], what+": timeout", 10*time.Minute)
@@ -504,6 +618,61 @@ func (d *decoder) hook(n *yaml.Node, phase string) *Hook {
 		d.probs.At(f["timeout"], "%s: timeout must be more than 0", what)
 	}
 	return h
+}
+
+// when reads a hook's {axis: value or [values]}, each axis and value one of the
+// matrix's.
+func (d *decoder) when(n *yaml.Node, what string) map[string][]string {
+	m, ok := d.mapping(n, what+": when (axis: value, e.g. when: {persistence: rdb})")
+	if !ok {
+		return nil
+	}
+	out := map[string][]string{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		var ax *Axis
+		var names []string
+		for _, a := range d.p.Axes {
+			names = append(names, ShortAxis(a.Name))
+			if a.Name == k.Value || ShortAxis(a.Name) == k.Value {
+				ax = a
+			}
+		}
+		if ax == nil {
+			d.probs.At(k, "%s: when %s: the matrix has no such axis (axes: %s)", what, k.Value, strings.Join(names, ", "))
+			continue
+		}
+		var labels []string
+		for _, av := range ax.Values {
+			labels = append(labels, av.Label)
+		}
+		vals := d.lines(v, what+": when "+k.Value)
+		if len(vals) == 0 {
+			d.probs.At(v, "%s: when %s: give a value (%s)", what, k.Value, strings.Join(labels, ", "))
+		}
+		for _, val := range vals {
+			if !slices.Contains(labels, val) {
+				d.probs.At(v, "%s: when %s: %q is not one of its values (%s)", what, k.Value, val, strings.Join(labels, ", "))
+			}
+		}
+		out[ShortAxis(ax.Name)] = vals
+	}
+	return out
+}
+
+// lines reads one text or a list of them, each trimmed, the empty ones left out.
+func (d *decoder) lines(v *yaml.Node, what string) []string {
+	var out []string
+	if v2 := problem.Deref(v); v2 != nil && v2.Kind == yaml.SequenceNode {
+		for _, it := range v2.Content {
+			if s, ok := d.scalar(it, what); ok && strings.TrimSpace(s) != "" {
+				out = append(out, strings.TrimSpace(s))
+			}
+		}
+	} else if s, ok := d.scalar(v, what); ok && strings.TrimSpace(s) != "" {
+		out = []string{strings.TrimSpace(s)}
+	}
+	return out
 }
 
 // checkCombination reports problems between keys: managed-only parameters on an
@@ -533,10 +702,10 @@ func (d *decoder) checkCombination() {
 			}
 		}
 	}
-	if p.Kind() == "sqlite" {
+	if no := rulesOf(p.Kind()).NoSettings; no != "" {
 		for _, prm := range p.allParams() {
-			if strings.HasPrefix(prm.Key, "settings.") {
-				d.probs.Add(prm.Line, "SQLite has no server settings: put PRAGMAs in the target DSN (sqlite:PATH?synchronous=OFF)")
+			if strings.HasPrefix(prm.Key, "settings.") && !strings.HasPrefix(prm.Key, "settings."+OSPrefix) {
+				d.probs.Add(prm.Line, "%s", no)
 				break
 			}
 		}

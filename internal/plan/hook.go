@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -66,8 +65,9 @@ func (c *capped) String() string {
 	return s
 }
 
-// RunShell runs a shell command with /bin/sh -c in dir, with the process environment
-// plus env, and returns its combined output and exit status. A command that outlives
+// RunShell runs a shell command with /bin/sh -c in dir, with env as its whole
+// environment (the caller's, as the front end read it, plus fathom's variables), and
+// returns its combined output and exit status. A command that outlives
 // timeout, or whose ctx ends, is killed with its whole process group.
 func RunShell(ctx context.Context, command, dir string, env []string, timeout time.Duration) *HookResult {
 	res := &HookResult{Kind: "shell", Command: command, Started: time.Now(), ExitCode: -1}
@@ -78,17 +78,25 @@ func RunShell(ctx context.Context, command, dir string, env []string, timeout ti
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	var out capped
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// Its own process group: a terminal's Ctrl-C reaches fathom, which then stops the
 	// hook with everything it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
 	res.Elapsed = time.Since(res.Started)
 	res.Output = out.String()
+	defer func() {
+		// Shown and stored: no secret the command holds, or was handed in its
+		// environment, survives in what is kept of it.
+		known := target.EnvSecrets(env)
+		known = append(known, target.SecretsIn(command)...)
+		res.Command = target.MaskSecrets(res.Command, known...)
+		res.Output = target.MaskSecrets(res.Output, known...)
+		res.Error = target.MaskSecrets(res.Error, known...)
+	}()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -113,6 +121,12 @@ func RunShell(ctx context.Context, command, dir string, env []string, timeout ti
 // text (at most maxRows per statement). It stops at the first error.
 func RunSQL(ctx context.Context, conn target.Conn, stmts []string, timeout time.Duration) *HookResult {
 	res := &HookResult{Kind: "sql", Command: strings.Join(stmts, ";\n"), Started: time.Now()}
+	defer func() {
+		known := target.SecretsIn(res.Command)
+		res.Command = target.MaskSecrets(res.Command, known...)
+		res.Output = target.MaskSecrets(res.Output, known...)
+		res.Error = target.MaskSecrets(res.Error, known...)
+	}()
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}

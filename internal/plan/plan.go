@@ -9,11 +9,13 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/target"
 )
 
 // Plan is a decoded plan file.
@@ -36,6 +38,15 @@ type Plan struct {
 	// settings.*, clients, duration …) in file order.
 	Base []Param
 	Axes []*Axis
+	// Baseline is the value comparisons along an axis start from, by short axis name
+	// (default: the axis's first value listed); Judge is the transaction type or
+	// client group a cell is judged by ("" every transaction).
+	Baseline  map[string]string
+	Judge     string
+	JudgeLine int
+	// OSRoot is where OS settings (settings.os.NAME) are written: /proc/sys unless a
+	// test says otherwise.
+	OSRoot string
 
 	Repetitions      int
 	Order            string // interleaved (default), random or sequential
@@ -54,6 +65,9 @@ type Plan struct {
 	CollectOff  bool
 	CollectOnly []string
 	CollectLine int
+	// MeasureRestart lists the files a Redis instance is restarted from after each
+	// run, each restart timed until the server answers (rdb, aof, aof-plain).
+	MeasureRestart []string
 }
 
 // Instance says what managed servers to start.
@@ -91,13 +105,37 @@ type AxisValue struct {
 	Params []Param
 }
 
-// Hook is one action before or after runs: SQL statements or a shell command.
+// Hook is one action before, during or after runs: SQL statements, Redis commands
+// (SQL holds them, Redis is set) or a shell command.
 type Hook struct {
 	Name    string
 	SQL     []string
+	Redis   bool
 	Shell   string
 	Timeout time.Duration
-	Line    int
+	// At is when a during_run hook fires: this long after the start of the run's
+	// first interval (warm-up included), on the run's clock.
+	At time.Duration
+	// When limits the hook to the cells with one of the listed values on each axis
+	// named (by its short name); nil: every cell.
+	When map[string][]string
+	Line int
+}
+
+// Applies reports whether the hook runs in cell c (When).
+func (h *Hook) Applies(c *Cell) bool {
+	for axis, values := range h.When {
+		ok := false
+		for _, co := range c.Coords {
+			if co.Axis == axis && slices.Contains(values, co.Value) {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Describe is the hook's name, or its command shortened.
@@ -109,16 +147,19 @@ func (h *Hook) Describe() string {
 	if len(h.SQL) > 0 {
 		s = strings.Join(h.SQL, "; ")
 	}
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(target.MaskSecrets(s)), " ")
 	if len(s) > 60 {
 		s = s[:57] + "..."
 	}
 	return s
 }
 
-// Kind is "sql" or "shell".
+// Kind is "sql", "redis" or "shell".
 func (h *Hook) Kind() string {
-	if len(h.SQL) > 0 {
+	switch {
+	case h.Redis:
+		return "redis"
+	case len(h.SQL) > 0:
 		return "sql"
 	}
 	return "shell"
@@ -128,6 +169,7 @@ func (h *Hook) Kind() string {
 type Hooks struct {
 	BeforeExperiment []*Hook
 	BeforeRun        []*Hook
+	DuringRun        []*Hook // each fires at its At into every run
 	AfterRun         []*Hook
 	AfterExperiment  []*Hook
 }
@@ -136,8 +178,20 @@ type Hooks struct {
 const (
 	BeforeExperiment = "before_experiment"
 	BeforeRun        = "before_run"
+	DuringRun        = "during_run"
 	AfterRun         = "after_run"
 	AfterExperiment  = "after_experiment"
+	// Restart is the phase a measured restart (MeasureRestart) is stored under.
+	Restart = "restart"
+)
+
+// Formats a Redis restart can load, for measure_restart: the RDB snapshot, the AOF
+// with its RDB preamble (aof-use-rdb-preamble yes, Redis's default) and the AOF as
+// commands only (aof-use-rdb-preamble no).
+const (
+	RestartRDB      = "rdb"
+	RestartAOF      = "aof"
+	RestartAOFPlain = "aof-plain"
 )
 
 // Orders of runs.
@@ -150,35 +204,17 @@ const (
 // Managed reports whether the plan runs on instances fathom starts.
 func (p *Plan) Managed() bool { return p.Instance != nil }
 
-// Kind is the server kind the plan runs against: postgres, mysql or sqlite (from the
-// target DSN's scheme; instances are postgres or mysql).
+// Kind is the server kind the plan runs against ("postgres"): the kind that owns the
+// target DSN, or whose throwaway instances the plan starts ("" when none does).
 func (p *Plan) Kind() string {
 	if p.Instance != nil {
-		if p.Instance.Kind == instance.MariaDB {
-			return "mysql"
-		}
-		return "postgres"
+		return kindOfInstance(p.Instance.Kind)
 	}
-	return dsnKind(p.Target)
-}
-
-func dsnKind(dsn string) string {
-	d := strings.ToLower(strings.TrimSpace(dsn))
-	switch {
-	case strings.HasPrefix(d, "postgres://"), strings.HasPrefix(d, "postgresql://"):
-		return "postgres"
-	case strings.HasPrefix(d, "mysql://"), strings.HasPrefix(d, "mariadb://"):
-		return "mysql"
-	case strings.HasPrefix(d, "sqlite:"):
-		return "sqlite"
-	case strings.Contains(d, "=") && !strings.Contains(d, "://"):
-		return "postgres" // libpq key=value
-	}
-	return ""
+	return kindOfDSN(p.Target)
 }
 
 // Run parameter keys that can be set at the top of a plan and on axes.
-var runKeys = []string{"clients", "duration", "transactions", "warmup", "rate", "latency_limit", "report_interval", "max_tries", "query_mode"}
+var runKeys = []string{"clients", "agents", "duration", "transactions", "warmup", "rate", "latency_limit", "report_interval", "max_tries", "query_mode"}
 
 func isRunKey(k string) bool {
 	for _, r := range runKeys {
@@ -196,6 +232,11 @@ func checkParam(key, value string) string {
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 1 || n > 100000 {
 			return fmt.Sprintf("%s must be a whole number of at least 1, not %q", key, value)
+		}
+	case "agents":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 0 || n > 10000 {
+			return fmt.Sprintf("agents must be a whole number of 0 (this machine) or more, not %q", value)
 		}
 	case "instances":
 		n, err := strconv.Atoi(value)
@@ -254,3 +295,13 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+func (p *Plan) osRoot() string {
+	if p.OSRoot != "" {
+		return p.OSRoot
+	}
+	return ProcSys
+}
+
+// OSRootDir is where the plan's OS settings are written.
+func (p *Plan) OSRootDir() string { return p.osRoot() }

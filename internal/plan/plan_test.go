@@ -1,15 +1,23 @@
-package plan
+package plan_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fathom-lab/fathom/internal/plan"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	// The database kinds, whose rules plans follow (internal/db registers them with
+	// plan), and the instance drivers, so that plans are checked against the servers'
+	// catalogs.
+	_ "github.com/fathom-lab/fathom/internal/db"
+	_ "github.com/fathom-lab/fathom/internal/db/mysql/instance"
+	_ "github.com/fathom-lab/fathom/internal/db/postgres/instance"
+	_ "github.com/fathom-lab/fathom/internal/db/redis/instance"
 	"github.com/fathom-lab/fathom/internal/instance"
 )
 
@@ -39,9 +47,9 @@ hooks:
       timeout: 30s
 `
 
-func decodeString(t *testing.T, text string) (*Plan, error) {
+func decodeString(t *testing.T, text string) (*plan.Plan, error) {
 	t.Helper()
-	return Decode("plan.yaml", "/plans", []byte(text))
+	return plan.Decode("plan.yaml", "/plans", []byte(text))
 }
 
 func TestDecodeGoodPlan(t *testing.T) {
@@ -52,7 +60,7 @@ func TestDecodeGoodPlan(t *testing.T) {
 	if p.Name != "durability" || !p.Managed() || p.Instance.Kind != instance.MariaDB || p.Kind() != "mysql" {
 		t.Errorf("plan: %+v", p)
 	}
-	if p.Repetitions != 3 || p.Order != OrderInterleaved || p.Cooldown != time.Second || !p.HasSeed || p.Seed != 42 {
+	if p.Repetitions != 3 || p.Order != plan.OrderInterleaved || p.Cooldown != time.Second || !p.HasSeed || p.Seed != 42 {
 		t.Errorf("repetitions %d order %s cooldown %s seed %d", p.Repetitions, p.Order, p.Cooldown, p.Seed)
 	}
 	if len(p.Axes) != 2 || p.Axes[0].Named || !p.Axes[1].Named || len(p.Axes[1].Values) != 2 {
@@ -115,9 +123,9 @@ hooks:
   after_all: []
 `
 	_, err := decodeString(t, bad)
-	var pe *Error
+	var pe *plan.Error
 	if !errors.As(err, &pe) {
-		t.Fatalf("want *Error, got %v", err)
+		t.Fatalf("want *plan.Error, got %v", err)
 	}
 	want := []struct {
 		line int
@@ -220,15 +228,15 @@ func TestPlanWithoutMatrixHasOneCell(t *testing.T) {
 }
 
 func TestSchedule(t *testing.T) {
-	inter := Schedule(3, 2, OrderInterleaved, 1)
+	inter := plan.Schedule(3, 2, plan.OrderInterleaved, 1)
 	if fmt.Sprint(inter) != "[{0 0 1} {1 1 1} {2 2 1} {3 0 2} {4 1 2} {5 2 2}]" {
 		t.Errorf("interleaved: %v", inter)
 	}
-	seq := Schedule(3, 2, OrderSequential, 1)
+	seq := plan.Schedule(3, 2, plan.OrderSequential, 1)
 	if fmt.Sprint(seq) != "[{0 0 1} {1 0 2} {2 1 1} {3 1 2} {4 2 1} {5 2 2}]" {
 		t.Errorf("sequential: %v", seq)
 	}
-	r1, r2 := Schedule(5, 4, OrderRandom, 7), Schedule(5, 4, OrderRandom, 7)
+	r1, r2 := plan.Schedule(5, 4, plan.OrderRandom, 7), plan.Schedule(5, 4, plan.OrderRandom, 7)
 	if fmt.Sprint(r1) != fmt.Sprint(r2) {
 		t.Error("random order is not reproducible from its seed")
 	}
@@ -242,10 +250,10 @@ func TestSchedule(t *testing.T) {
 			seen[s.Cell] = true
 		}
 	}
-	if fmt.Sprint(Schedule(5, 4, OrderRandom, 8)) == fmt.Sprint(r1) {
+	if fmt.Sprint(plan.Schedule(5, 4, plan.OrderRandom, 8)) == fmt.Sprint(r1) {
 		t.Error("random order ignores its seed")
 	}
-	if RunSeed(1, "a", 1) == RunSeed(1, "a", 2) || RunSeed(1, "a", 1) != RunSeed(1, "a", 1) {
+	if plan.RunSeed(1, "a", 1) == plan.RunSeed(1, "a", 2) || plan.RunSeed(1, "a", 1) != plan.RunSeed(1, "a", 1) {
 		t.Error("RunSeed")
 	}
 }
@@ -280,16 +288,12 @@ func TestSameValue(t *testing.T) {
 		{"mysql", "fsync", "O_DIRECT", "", "", false},
 	}
 	for _, c := range cases {
-		if got := SameValue(c.kind, c.req, c.eff, c.unit, c.vartype); got != c.same {
-			t.Errorf("SameValue(%s, %q, %q, %q, %q) = %v", c.kind, c.req, c.eff, c.unit, c.vartype, got)
+		got := plan.SameMySQLValue(c.req, c.eff)
+		if c.kind == "postgres" {
+			got = plan.SamePostgresValue(c.req, c.eff, c.unit, c.vartype)
 		}
-	}
-}
-
-func TestMySQLValue(t *testing.T) {
-	for in, want := range map[string]string{"1": "1", "64M": "67108864", "on": "ON", "O_DIRECT": "'O_DIRECT'", "it's": `'it\'s'`, "0.5": "0.5"} {
-		if got := mysqlValue(in); got != want {
-			t.Errorf("mysqlValue(%q) = %s, want %s", in, got, want)
+		if got != c.same {
+			t.Errorf("SameValue(%s, %q, %q, %q, %q) = %v", c.kind, c.req, c.eff, c.unit, c.vartype, got)
 		}
 	}
 }
@@ -298,7 +302,7 @@ func TestMySQLValue(t *testing.T) {
 // instances, the installed server's settings.
 func TestCheck(t *testing.T) {
 	dir := t.TempDir()
-	plan := `experiment: a
+	text := `experiment: a
 instance: {kind: postgres}
 workload: nosuch.yaml
 options: {scale: 1}
@@ -310,10 +314,10 @@ settings:
 matrix:
   settings.synchronous_commit: [on, off]
 `
-	if err := os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(plan), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ReadFile(filepath.Join(dir, "p.yaml"))
+	_, err := plan.ReadFile(filepath.Join(dir, "p.yaml"))
 	if err == nil {
 		t.Fatal("no problems found")
 	}
@@ -335,31 +339,31 @@ matrix:
 	if err := os.WriteFile(filepath.Join(dir, "q.yaml"), []byte("experiment: a\ntarget: sqlite:x\nworkload: tpcb\noptions: {scael: 1}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadFile(filepath.Join(dir, "q.yaml")); err == nil || !strings.Contains(err.Error(), "has no option scael") {
+	if _, err := plan.ReadFile(filepath.Join(dir, "q.yaml")); err == nil || !strings.Contains(err.Error(), "has no option scael") {
 		t.Errorf("unknown option: %v", err)
 	}
-	if _, err := ReadFile(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if _, err := plan.ReadFile(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing file: %v", err)
 	}
 }
 
 func TestRunShell(t *testing.T) {
 	ctx := context.Background()
-	r := RunShell(ctx, "echo out; echo err >&2; echo $FATHOM_X; exit 3", t.TempDir(), []string{"FATHOM_X=seen"}, time.Minute)
+	r := plan.RunShell(ctx, "echo out; echo err >&2; echo $FATHOM_X; exit 3", t.TempDir(), []string{"FATHOM_X=seen"}, time.Minute)
 	if r.OK || r.ExitCode != 3 || !strings.Contains(r.Output, "out\nerr\nseen") || r.Error != "exit status 3" {
 		t.Errorf("result: %+v", r)
 	}
-	r = RunShell(ctx, "true", "", nil, time.Minute)
+	r = plan.RunShell(ctx, "true", "", nil, time.Minute)
 	if !r.OK || r.ExitCode != 0 {
 		t.Errorf("true: %+v", r)
 	}
 	// A hook past its timeout is killed with what it started.
 	start := time.Now()
-	r = RunShell(ctx, "sleep 30 & sleep 30", "", nil, 200*time.Millisecond)
+	r = plan.RunShell(ctx, "sleep 30 & sleep 30", "", nil, 200*time.Millisecond)
 	if r.OK || !strings.Contains(r.Error, "timeout") || time.Since(start) > 10*time.Second {
 		t.Errorf("timeout: %+v after %s", r, time.Since(start))
 	}
-	r.Phase, r.Index = BeforeRun, 2
+	r.Phase, r.Index = plan.BeforeRun, 2
 	if f := r.Failure(); !strings.Contains(f, "before_run hook 2 (shell) failed") {
 		t.Errorf("failure: %s", f)
 	}
@@ -371,9 +375,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add("experiment: a\ninstance: {kind: postgres, count: 2}\nworkload: tpcb\nhooks: {before_run: [{sql: [a, b]}]}\n")
 	f.Add("&a [*a, *a]")
 	f.Fuzz(func(t *testing.T, text string) {
-		p, err := Decode("f.yaml", "/", []byte(text))
+		p, err := plan.Decode("f.yaml", "/", []byte(text))
 		if err != nil {
-			var pe *Error
+			var pe *plan.Error
 			if !errors.As(err, &pe) || len(pe.Problems) == 0 {
 				t.Fatalf("error is not a list of problems: %v", err)
 			}
@@ -385,4 +389,122 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestPlanBaselineJudgeAndWarnings(t *testing.T) {
+	p, err := plan.Read("p.yaml", t.TempDir(), []byte(`experiment: sizes
+target: postgres://bench@db1/bench
+workload: fanout
+judge: writers
+matrix:
+  settings.cache_size: [64MB, 16MB, 1GB]
+  durability:
+    relaxed: {options: {fanout: 10}}
+    durable: {options: {fanout: 20}}
+baseline: {durability: durable, cache_size: 1GB}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Judge != "writers" || p.Baseline["durability"] != "durable" || p.Baseline["cache_size"] != "1GB" {
+		t.Errorf("judge %q baseline %v", p.Judge, p.Baseline)
+	}
+	ws := strings.Join(p.Warnings(), "\n")
+	if !strings.Contains(ws, "repetitions: 1 with order: interleaved") {
+		t.Errorf("no warning for one repetition interleaved:\n%s", ws)
+	}
+	_, err = plan.Read("p.yaml", t.TempDir(), []byte(`experiment: sizes
+target: sqlite:/tmp/x.db
+workload: tpcb
+matrix:
+  clients: [1, 2]
+baseline: {clients: 3, layout: x}
+judge: ""
+`))
+	_, jerr := plan.Read("p.yaml", t.TempDir(), []byte(`experiment: j
+target: sqlite:/tmp/x.db
+workload: tpcb
+judge: writers
+`))
+	if jerr == nil || !strings.Contains(jerr.Error(), "p.yaml:4: judge writers: workload tpcb has no such transaction type or client group (it has: tpcb-like)") {
+		t.Errorf("judge on a workload without it: %v", jerr)
+	}
+	for _, want := range []string{`baseline clients: "3" is not one of its values (1, 2)`, "baseline layout: the matrix has no such axis", "judge: name a transaction type"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
+	}
+	// A shutdown-time setting on an external server without a restart command.
+	p, err = plan.Read("p.yaml", t.TempDir(), []byte(`experiment: dump
+target: mysql://root@127.0.0.1/x
+workload: oltp_point_select
+repetitions: 2
+matrix:
+  settings.innodb_buffer_pool_dump_at_shutdown: ["OFF", "ON"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws := strings.Join(p.Warnings(), "\n"); !strings.Contains(ws, "acts at shutdown") || !strings.Contains(ws, "add restart_command") || strings.Contains(ws, "repetitions: 1") {
+		t.Errorf("warnings:\n%s", ws)
+	}
+}
+
+func TestOSSettings(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "vm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, "vm", "dirty_background_ratio")
+	if err := os.WriteFile(file, []byte("10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.CheckOSSetting(root, "vm.dirty_background_ratio"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "vm", "not_a_file"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"vm.nonesuch":   "this system has no",
+		"vm.not_a_file": "fathom may not change",
+		"VM;rm":         "is not a sysctl name",
+	} {
+		err := plan.CheckOSSetting(root, key)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %q", key, err, want)
+		}
+	}
+	o := plan.NewOSSettings(root)
+	got, err := o.Apply([]plan.KV{{Name: "vm.dirty_background_ratio", Value: "1"}})
+	if err != nil || got["os.vm.dirty_background_ratio"] != "1" {
+		t.Fatalf("apply: %v %v", got, err)
+	}
+	if b, _ := os.ReadFile(file); strings.TrimSpace(string(b)) != "1" {
+		t.Errorf("file holds %q", b)
+	}
+	// A cell without the setting runs with the system's own value.
+	if got, err = o.Apply(nil); err != nil || got["os.vm.dirty_background_ratio"] != "10" {
+		t.Errorf("cell without it: %v %v", got, err)
+	}
+	_, _ = o.Apply([]plan.KV{{Name: "vm.dirty_background_ratio", Value: "1"}})
+	if err := o.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(file); strings.TrimSpace(string(b)) != "10" {
+		t.Errorf("restored %q, want 10", b)
+	}
+	if ch := o.Changed(); len(ch) != 1 || ch[0] != "os.vm.dirty_background_ratio=10" {
+		t.Errorf("changed %v", ch)
+	}
+	// The plan check refuses a setting fathom may not change, in one line with its line.
+	_, err = plan.Read("p.yaml", t.TempDir(), []byte(`experiment: os
+target: sqlite:/tmp/x.db
+workload: tpcb
+matrix:
+  settings.os.vm.nonesuch: [1, 2]
+`))
+	if err == nil || !strings.Contains(err.Error(), "p.yaml:5: os.vm.nonesuch: this system has no /proc/sys/vm/nonesuch") {
+		t.Errorf("plan with an unknown sysctl: %v", err)
+	}
 }

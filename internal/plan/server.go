@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/target"
-	"github.com/fathom-lab/fathom/internal/target/targets"
 )
 
 // Server is where a cell's runs go: a managed instance or an external server. It
@@ -23,37 +20,34 @@ type Server struct {
 	Inst *instance.Instance // nil for an external server
 
 	kind       string // postgres or mysql
+	set        Settings
+	open       Opener
 	dsn        string // never printed
 	redacted   string
 	restartCmd string
 	dir        string   // where the restart command runs
 	env        []string // for the restart command
 
-	applied  []KV             // the settings in effect (as applied by fathom)
-	touched  map[string]bool  // external: settings fathom changed
-	original map[string]*orig // external: what to restore
+	applied  []KV                 // the settings in effect (as applied by fathom)
+	touched  map[string]bool      // external: settings fathom changed
+	original map[string]*Original // external: what to restore
 }
 
-type orig struct {
-	value   string // MySQL: @@GLOBAL value; PostgreSQL: postgresql.auto.conf value
-	present bool   // PostgreSQL: the setting was in postgresql.auto.conf
-	known   bool
-}
+// Opener opens a target from a DSN (the engine passes the kinds registry's, db.Open).
+type Opener func(dsn string, cfg target.Config) (target.Target, error)
 
-// NewManaged wraps an instance.
-func NewManaged(inst *instance.Instance) *Server {
-	kind := "postgres"
-	if inst.Kind == instance.MariaDB {
-		kind = "mysql"
-	}
-	return &Server{Inst: inst, kind: kind, dsn: inst.DSN(), redacted: inst.DSN()}
+// NewManaged wraps an instance of a kind whose settings set handles; open opens its
+// DSN.
+func NewManaged(inst *instance.Instance, kind string, set Settings, open Opener) *Server {
+	return &Server{Inst: inst, kind: kind, set: set, open: open, dsn: inst.DSN(), redacted: inst.DSN()}
 }
 
 // NewExternal is a server fathom does not manage, reached at dsn. restartCmd (may be
-// empty) restarts it; it runs in dir with env added.
-func NewExternal(dsn, redacted, restartCmd, dir string, env []string) *Server {
-	return &Server{kind: dsnKind(dsn), dsn: dsn, redacted: redacted, restartCmd: restartCmd, dir: dir, env: env,
-		touched: map[string]bool{}, original: map[string]*orig{}}
+// empty) restarts it; it runs in dir with env added. kind is the DSN's kind; open opens
+// the DSN.
+func NewExternal(kind string, set Settings, open Opener, dsn, redacted, restartCmd, dir string, env []string) *Server {
+	return &Server{kind: kind, set: set, open: open, dsn: dsn, redacted: redacted, restartCmd: restartCmd, dir: dir, env: env,
+		touched: map[string]bool{}, original: map[string]*Original{}}
 }
 
 // DSN is how to connect (it may hold a password: never print it).
@@ -73,16 +67,9 @@ func (s *Server) Redacted() string { return s.redacted }
 // Kind is postgres or mysql.
 func (s *Server) Kind() string { return s.kind }
 
-func (s *Server) ikind() instance.Kind {
-	if s.kind == "mysql" {
-		return instance.MariaDB
-	}
-	return instance.Postgres
-}
-
 // Connect opens one connection for settings, hooks and checks.
 func (s *Server) Connect(ctx context.Context) (target.Conn, error) {
-	t, err := targets.Open(s.dsn, target.Config{ConnectTimeout: 10 * time.Second, AppName: "fathom"})
+	t, err := s.open(s.dsn, target.Config{ConnectTimeout: 10 * time.Second, AppName: "fathom"})
 	if err != nil {
 		return nil, err
 	}
@@ -119,17 +106,8 @@ func (c Change) String() string {
 	return c.Action
 }
 
-var (
-	pgNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
-	myNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
-
 func (s *Server) checkName(name string) error {
-	re := pgNameRE
-	if s.kind == "mysql" {
-		re = myNameRE
-	}
-	if !re.MatchString(name) {
+	if !s.set.ValidName(name) {
 		return fmt.Errorf("setting %q: not a setting name", name)
 	}
 	return nil
@@ -137,9 +115,12 @@ func (s *Server) checkName(name string) error {
 
 // normalize canonicalises the settings' names for the server.
 func (s *Server) normalize(settings []KV) ([]KV, error) {
+	if len(settings) > 0 && s.set == nil {
+		return nil, fmt.Errorf("kind %s has no settings support", s.kind)
+	}
 	out := make([]KV, 0, len(settings))
 	for _, kv := range settings {
-		kv.Name = instance.NormalizeName(s.ikind(), kv.Name)
+		kv.Name = instance.NormalizeName(s.set.InstanceKind(), kv.Name)
 		if err := s.checkName(kv.Name); err != nil {
 			return nil, err
 		}
@@ -205,6 +186,18 @@ func (s *Server) applyManaged(ctx context.Context, settings []KV, restartEach bo
 			return Change{}, err
 		}
 		s.applied = settings
+		var names []string
+		for _, kv := range settings {
+			names = append(names, kv.Name)
+		}
+		if late := actsAtShutdown(s.kind, names); len(late) > 0 {
+			// A fresh server has never stopped: one restart makes the
+			// shutdown-and-startup the setting acts on, under the cell's value.
+			if err := inst.Restart(ctx); err != nil {
+				return Change{}, err
+			}
+			return Change{Action: "started and restarted", Why: strings.Join(late, ", ") + " acts at shutdown"}, nil
+		}
 		return Change{Action: "started"}, nil
 	}
 	changed, removed := diff(s.applied, settings)
@@ -225,6 +218,18 @@ func (s *Server) applyManaged(ctx context.Context, settings []KV, restartEach bo
 	if err := inst.Configure(toInstance(settings)); err != nil {
 		return Change{}, err
 	}
+	if late := actsAtShutdown(s.kind, changed); len(late) > 0 {
+		// The restart that applies a shutdown-time setting stops the server under the
+		// old value; a second one stops it under the cell's own.
+		if err := inst.Restart(ctx); err != nil {
+			return Change{}, err
+		}
+		if err := inst.Restart(ctx); err != nil {
+			return Change{}, err
+		}
+		s.applied = settings
+		return Change{Action: "restarted twice", Why: strings.Join(late, ", ") + " acts at shutdown"}, nil
+	}
 	if needRestart {
 		if err := inst.Restart(ctx); err != nil {
 			return Change{}, err
@@ -232,18 +237,38 @@ func (s *Server) applyManaged(ctx context.Context, settings []KV, restartEach bo
 		s.applied = settings
 		return Change{Action: "restarted", Why: why}, nil
 	}
-	if s.kind == "postgres" {
+	if s.set.ReloadManaged() {
 		if err := inst.Reload(ctx); err != nil {
 			return Change{}, err
 		}
 		s.applied = settings
-		return Change{Action: "reloaded"}, nil
+		return Change{Action: s.set.LiveAction()}, nil
 	}
-	if err := s.setGlobal(ctx, settings, changed, removed); err != nil {
+	if err := s.withConn(ctx, func(conn target.Conn) error {
+		return s.set.SetLive(ctx, conn, s.Name(), values(settings), changed, removed, s.original)
+	}); err != nil {
 		return Change{}, err
 	}
 	s.applied = settings
-	return Change{Action: "set"}, nil
+	return Change{Action: s.set.LiveAction()}, nil
+}
+
+// withConn runs f on a new connection to the server.
+func (s *Server) withConn(ctx context.Context, f func(target.Conn) error) error {
+	conn, err := s.Connect(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %v", s.Name(), err)
+	}
+	defer conn.Close()
+	return f(conn)
+}
+
+func values(settings []KV) map[string]string {
+	val := map[string]string{}
+	for _, kv := range settings {
+		val[kv.Name] = kv.Value
+	}
+	return val
 }
 
 // needsRestart returns the first of names that cannot change without a restart, or "".
@@ -251,96 +276,12 @@ func (s *Server) needsRestart(ctx context.Context, names []string) (string, erro
 	if len(names) == 0 {
 		return "", nil
 	}
-	conn, err := s.Connect(ctx)
-	if err != nil {
-		return "", fmt.Errorf("%s: %v", s.Name(), err)
-	}
-	defer conn.Close()
-	for _, n := range names {
-		if s.kind == "postgres" {
-			rows, err := conn.Query(ctx, "SELECT context FROM pg_catalog.pg_settings WHERE name = $1", target.Text([]byte(n)))
-			if err != nil {
-				return "", err
-			}
-			if len(rows) == 0 {
-				continue // unknown: the read-back reports it
-			}
-			if rows[0][0] == "postmaster" {
-				return n, nil
-			}
-			continue
-		}
-		rows, err := conn.Query(ctx, "SELECT READ_ONLY FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME = ?", target.Text([]byte(strings.ToUpper(n))))
-		if err != nil {
-			if target.ClassOf(err) == target.ClassUndefined || isMySQLCode(err, "1109") {
-				// MySQL has no SYSTEM_VARIABLES: try SET GLOBAL and see.
-				return "", nil
-			}
-			return "", err
-		}
-		if len(rows) == 0 || rows[0][0] == "YES" {
-			return n, nil // an option that is not a variable, or a read-only variable
-		}
-	}
-	return "", nil
-}
-
-func isMySQLCode(err error, code string) bool {
-	var te *target.Error
-	return errors.As(err, &te) && te.Code == code
-}
-
-// mysqlValue renders a value for SET GLOBAL: numbers bare (sizes with K/M/G turned into
-// bytes), ON/OFF as keywords, anything else a quoted string.
-func mysqlValue(v string) string {
-	t := strings.TrimSpace(v)
-	if _, err := strconv.ParseFloat(t, 64); err == nil {
-		return t
-	}
-	if n, u, ok := splitNumber(t); ok && n == float64(int64(n)) {
-		mult := map[string]int64{"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[strings.ToUpper(u)]
-		if mult > 0 {
-			return strconv.FormatInt(int64(n)*mult, 10)
-		}
-	}
-	switch strings.ToUpper(t) {
-	case "ON", "OFF", "TRUE", "FALSE", "DEFAULT":
-		return strings.ToUpper(t)
-	}
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(t) + "'"
-}
-
-// setGlobal changes MySQL variables on the running server. A read-only one is an
-// error naming it (*RestartNeeded).
-func (s *Server) setGlobal(ctx context.Context, settings []KV, changed, removed []string) error {
-	val := map[string]string{}
-	for _, kv := range settings {
-		val[kv.Name] = kv.Value
-	}
-	isRemoved := map[string]bool{}
-	for _, n := range removed {
-		isRemoved[n] = true
-	}
-	conn, err := s.Connect(ctx)
-	if err != nil {
-		return fmt.Errorf("%s: %v", s.Name(), err)
-	}
-	defer conn.Close()
-	for _, n := range changed {
-		v := "DEFAULT"
-		if !isRemoved[n] {
-			v = mysqlValue(val[n])
-		} else if o := s.original[n]; o != nil && o.known {
-			v = mysqlValue(o.value)
-		}
-		if err := conn.Exec(ctx, "SET GLOBAL "+n+" = "+v); err != nil {
-			if isMySQLCode(err, "1238") {
-				return &RestartNeeded{Setting: n}
-			}
-			return fmt.Errorf("%s: SET GLOBAL %s = %s: %v", s.Name(), n, v, err)
-		}
-	}
-	return nil
+	var n string
+	err := s.withConn(ctx, func(conn target.Conn) (err error) {
+		n, err = s.set.NeedsRestart(ctx, conn, names)
+		return err
+	})
+	return n, err
 }
 
 // RestartNeeded is a setting that cannot change without a restart.
@@ -362,71 +303,49 @@ func (s *Server) applyExternal(ctx context.Context, settings []KV, restartEach b
 	if restartEach {
 		need = "restart: each"
 	}
-	if s.kind == "postgres" {
-		n, err := s.alterSystem(ctx, settings, changed, removed)
-		if err != nil {
-			return Change{}, err
-		}
-		if n != "" && need == "" {
-			need = n + " needs a restart"
-		}
-	} else {
-		if n, err := s.needsRestart(ctx, changed); err != nil {
-			return Change{}, err
-		} else if n != "" && need == "" {
-			need = n + " needs a restart"
-		}
-		if need == "" {
-			err := s.setGlobal(ctx, settings, changed, removed)
-			var rn *RestartNeeded
-			if errors.As(err, &rn) {
-				need = rn.Setting + " needs a restart"
-			} else if err != nil {
-				return Change{}, err
-			}
-		}
+	var n string
+	if err := s.withConn(ctx, func(conn target.Conn) (err error) {
+		n, err = s.set.Persist(ctx, conn, s.Name(), values(settings), changed, removed, s.original, need != "")
+		return err
+	}); err != nil {
+		return Change{}, err
+	}
+	if n != "" && need == "" {
+		need = n + " needs a restart"
 	}
 	for _, n := range changed {
 		s.touched[n] = true
 	}
 	if need == "" {
 		s.applied = settings
-		if s.kind == "postgres" {
-			return Change{Action: "reloaded"}, nil
-		}
-		return Change{Action: "set"}, nil
+		return Change{Action: s.set.LiveAction()}, nil
+	}
+	late := actsAtShutdown(s.kind, changed)
+	if len(late) > 0 && need == "" {
+		need = strings.Join(late, ", ") + " acts at shutdown"
 	}
 	if err := s.restart(ctx, settings, need); err != nil {
 		return Change{}, err
 	}
-	if s.kind == "mysql" && !restartEach {
-		// Dynamic ones are lost across a restart unless the restart command applies them.
-		if err := s.setDynamic(ctx, settings); err != nil {
+	action := "restarted"
+	if len(late) > 0 {
+		// The first restart stopped the server under the old value.
+		if err := s.restart(ctx, settings, need); err != nil {
+			return Change{}, err
+		}
+		action, need = "restarted twice", strings.Join(late, ", ")+" acts at shutdown"
+	}
+	if !restartEach {
+		// What a restart loses (MySQL's dynamic settings, unless the restart command
+		// applies them) is set again.
+		if err := s.withConn(ctx, func(conn target.Conn) error {
+			return s.set.AfterRestart(ctx, conn, s.Name(), settings)
+		}); err != nil {
 			return Change{}, err
 		}
 	}
 	s.applied = settings
-	return Change{Action: "restarted", Why: need}, nil
-}
-
-// setDynamic sets the dynamic ones among settings (after an external MySQL restart).
-func (s *Server) setDynamic(ctx context.Context, settings []KV) error {
-	var names []string
-	for _, kv := range settings {
-		names = append(names, kv.Name)
-	}
-	conn, err := s.Connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	for _, kv := range settings {
-		err := conn.Exec(ctx, "SET GLOBAL "+kv.Name+" = "+mysqlValue(kv.Value))
-		if err != nil && !isMySQLCode(err, "1238") {
-			return fmt.Errorf("%s: SET GLOBAL %s: %v", s.Name(), kv.Name, err)
-		}
-	}
-	return nil
+	return Change{Action: action, Why: need}, nil
 }
 
 // remember records, before fathom first changes a setting on an external server, what
@@ -441,72 +360,14 @@ func (s *Server) remember(ctx context.Context, names []string) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	conn, err := s.Connect(ctx)
-	if err != nil {
-		return fmt.Errorf("%s: %v", s.Name(), err)
-	}
-	defer conn.Close()
-	for _, n := range todo {
-		o := &orig{}
-		if s.kind == "postgres" {
-			rows, err := conn.Query(ctx, `SELECT setting FROM pg_catalog.pg_file_settings WHERE name = $1 AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno DESC LIMIT 1`, target.Text([]byte(n)))
-			if err == nil {
-				o.known = true
-				if len(rows) > 0 {
-					o.present, o.value = true, rows[0][0]
-				}
-			}
-		} else {
-			rows, err := conn.Query(ctx, "SELECT @@GLOBAL."+n)
-			if err == nil && len(rows) == 1 {
-				o.known, o.value = true, rows[0][0]
-			}
+	return s.withConn(ctx, func(conn target.Conn) error {
+		for _, n := range todo {
+			o := s.set.Original(ctx, conn, n)
+			s.original[n] = &o
 		}
-		s.original[n] = o
-	}
-	return nil
+		return nil
+	})
 }
-
-// alterSystem writes settings with ALTER SYSTEM and reloads; it returns a changed
-// setting that needs a restart, if any.
-func (s *Server) alterSystem(ctx context.Context, settings []KV, changed, removed []string) (string, error) {
-	val := map[string]string{}
-	for _, kv := range settings {
-		val[kv.Name] = kv.Value
-	}
-	isRemoved := map[string]bool{}
-	for _, n := range removed {
-		isRemoved[n] = true
-	}
-	conn, err := s.Connect(ctx)
-	if err != nil {
-		return "", fmt.Errorf("%s: %v", s.Name(), err)
-	}
-	defer conn.Close()
-	need := ""
-	for _, n := range changed {
-		stmt := "ALTER SYSTEM SET " + n + " = " + pgLiteral(val[n])
-		if isRemoved[n] {
-			stmt = "ALTER SYSTEM RESET " + n
-			if o := s.original[n]; o != nil && o.present {
-				stmt = "ALTER SYSTEM SET " + n + " = " + pgLiteral(o.value)
-			}
-		}
-		if err := conn.Exec(ctx, stmt); err != nil {
-			return "", fmt.Errorf("%s: %s: %v", s.Name(), stmt, err)
-		}
-		rows, err := conn.Query(ctx, "SELECT context FROM pg_catalog.pg_settings WHERE name = $1", target.Text([]byte(n)))
-		if err == nil && len(rows) == 1 && rows[0][0] == "postmaster" && need == "" {
-			need = n
-		}
-	}
-	if err := conn.Exec(ctx, "SELECT pg_catalog.pg_reload_conf()"); err != nil {
-		return "", fmt.Errorf("%s: reloading the configuration: %v", s.Name(), err)
-	}
-	return need, nil
-}
-
-func pgLiteral(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
 
 // restart runs the plan's restart command and waits for the server to accept
 // connections again.
@@ -561,21 +422,18 @@ func (s *Server) Restore(ctx context.Context) error {
 	sort.Strings(names)
 	var want []KV
 	for _, n := range names {
-		if o := s.original[n]; o != nil && o.known && (s.kind == "mysql" || o.present) {
-			want = append(want, KV{Name: n, Value: o.value})
+		if o := s.original[n]; o != nil && o.Known && o.Present {
+			want = append(want, KV{Name: n, Value: o.Value})
 		}
 	}
-	// Removing every touched setting from what is applied makes Apply put back the
-	// originals (PostgreSQL: RESET or the old ALTER SYSTEM value; MySQL: old values).
+	// Removing every touched setting from what is applied and asking for the originals
+	// puts them back; one without an original goes back to the default (PostgreSQL:
+	// RESET; MySQL: DEFAULT).
 	s.applied = nil
 	for _, n := range names {
 		s.applied = append(s.applied, KV{Name: n, Value: "\x00fathom"})
 	}
-	if s.kind == "mysql" {
-		_, err := s.applyExternal(ctx, want, false)
-		return err
-	}
-	_, err := s.applyExternal(ctx, nil, false)
+	_, err := s.applyExternal(ctx, want, false)
 	return err
 }
 
@@ -654,94 +512,34 @@ func (s *Server) read(ctx context.Context, settings []KV) ([]Effective, error) {
 	if len(settings) == 0 {
 		return nil, nil
 	}
-	conn, err := s.Connect(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", s.Name(), err)
-	}
-	defer conn.Close()
 	out := make([]Effective, 0, len(settings))
-	for _, kv := range settings {
-		e := Effective{Server: s.Name(), Name: kv.Name, Requested: kv.Value}
-		if s.kind == "postgres" {
-			rows, err := conn.Query(ctx, "SELECT setting, coalesce(unit, ''), vartype, current_setting(name), pending_restart FROM pg_catalog.pg_settings WHERE name = $1",
-				target.Text([]byte(kv.Name)))
+	err := s.withConn(ctx, func(conn target.Conn) error {
+		for _, kv := range settings {
+			e, err := s.set.Read(ctx, conn, kv)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if len(rows) == 0 {
-				e.Note = "the server has no such setting"
-			} else {
-				r := rows[0]
-				e.Value = r[3]
-				e.OK = SameValue("postgres", kv.Value, r[0], r[1], r[2])
-				if !e.OK && r[4] == "t" {
-					e.Note = fmt.Sprintf("requested %q but the server still uses %q until it restarts", kv.Value, r[3])
-				}
-			}
-		} else {
-			rows, err := conn.Query(ctx, "SELECT @@GLOBAL."+kv.Name)
-			switch {
-			case isMySQLCode(err, "1193"):
-				// An option that is not a variable (log_bin's file name, skip_* …):
-				// the server started with it, which is all that can be checked.
-				e.OK, e.Value, e.Note = true, kv.Value, "an option without a variable: not read back"
-				if kv.Name == "log_bin" {
-					e.OK = false
-				}
-			case err != nil:
-				return nil, err
-			case len(rows) == 1:
-				e.Value = rows[0][0]
-				e.OK = SameValue("mysql", kv.Value, e.Value, "", "")
-			}
-			if kv.Name == "log_bin" && err == nil && len(rows) == 1 {
-				// log_bin=NAME turns the binary log on; the variable says ON.
-				e.OK = e.Value == "1" || strings.EqualFold(e.Value, "ON") || SameValue("mysql", kv.Value, e.Value, "", "")
-			}
+			e.Server = s.Name()
+			out = append(out, e)
 		}
-		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// Catalog reads the settings a running server has, for checking a plan before it runs:
-// pg_settings, or MySQL's global variables.
+// Catalog reads the settings a running server has, for checking a plan before it runs
+// (pg_settings, or MySQL's global variables), and names the server ("PostgreSQL 17").
 func (s *Server) Catalog(ctx context.Context) (SettingsCatalog, string, error) {
+	if s.set == nil {
+		return nil, "", fmt.Errorf("kind %s has no settings support", s.kind)
+	}
 	conn, err := s.Connect(ctx)
 	if err != nil {
 		return nil, "", err
 	}
 	defer conn.Close()
-	cat := SettingsCatalog{}
-	if s.kind == "postgres" {
-		rows, err := conn.Query(ctx, "SELECT name, context, vartype FROM pg_catalog.pg_settings")
-		if err != nil {
-			return nil, "", err
-		}
-		for _, r := range rows {
-			cat[r[0]] = instance.SettingInfo{Name: r[0], Context: r[1], Type: r[2]}
-		}
-		v, _ := conn.Query(ctx, "SHOW server_version")
-		name := "PostgreSQL"
-		if len(v) == 1 {
-			name += " " + strings.Fields(v[0][0])[0]
-		}
-		return cat, name, nil
-	}
-	rows, err := conn.Query(ctx, "SHOW GLOBAL VARIABLES")
-	if err != nil {
-		return nil, "", err
-	}
-	for _, r := range rows {
-		n := strings.ToLower(r[0])
-		cat[n] = instance.SettingInfo{Name: n}
-	}
-	name := "MySQL"
-	if v, err := conn.Query(ctx, "SELECT @@version"); err == nil && len(v) == 1 {
-		if strings.Contains(strings.ToLower(v[0][0]), "mariadb") {
-			name = "MariaDB"
-		}
-		name += " " + v[0][0]
-	}
-	return cat, name, nil
+	return s.set.Catalog(ctx, conn)
 }

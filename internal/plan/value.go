@@ -19,8 +19,8 @@ func parseBool(v string) (bool, bool) {
 	return false, false
 }
 
-// splitNumber splits "128MB" into 128 and "MB".
-func splitNumber(v string) (float64, string, bool) {
+// SplitNumber splits "128MB" into 128 and "MB".
+func SplitNumber(v string) (float64, string, bool) {
 	v = strings.TrimSpace(v)
 	i := 0
 	for i < len(v) && (v[i] == '-' || v[i] == '+' || v[i] == '.' || (v[i] >= '0' && v[i] <= '9') || v[i] == 'e' && i > 0 && i+1 < len(v) && (v[i+1] >= '0' && v[i+1] <= '9' || v[i+1] == '-')) {
@@ -47,7 +47,7 @@ func pgBaseUnit(unit string) (float64, bool) {
 	if unit == "" {
 		return 1, true
 	}
-	n, u, ok := splitNumber(unit)
+	n, u, ok := SplitNumber(unit)
 	if !ok {
 		n, u = 1, unit
 	}
@@ -55,13 +55,10 @@ func pgBaseUnit(unit string) (float64, bool) {
 	return n * m, ok
 }
 
-// SameValue reports whether a requested setting value is what the server reports.
-//   - kind is "postgres" or "mysql";
-//   - for PostgreSQL, effective is pg_settings.setting in its unit (pg_settings.unit)
-//     and vartype is pg_settings.vartype;
-//   - for MySQL/MariaDB, effective is @@GLOBAL.name, and sizes may be written with
-//     K, M, G suffixes.
-func SameValue(kind, requested, effective, unit, vartype string) bool {
+// SameValue reports whether a requested setting value is what the server reports,
+// for the values every server shares: the same text in any case, or booleans written
+// differently. The kinds' comparisons (SamePostgresValue, SameMySQLValue) start here.
+func SameValue(requested, effective, vartype string) bool {
 	r, e := strings.TrimSpace(requested), strings.TrimSpace(effective)
 	if r == e || strings.EqualFold(r, e) {
 		return true
@@ -71,51 +68,65 @@ func SameValue(kind, requested, effective, unit, vartype string) bool {
 			return rb == eb
 		}
 	}
-	switch kind {
-	case "postgres":
-		if vartype != "integer" && vartype != "real" {
-			return false
-		}
-		base, ok := pgBaseUnit(unit)
-		if !ok {
-			return false
-		}
-		ef, err := strconv.ParseFloat(e, 64)
-		if err != nil {
-			return false
-		}
-		rn, ru, ok := splitNumber(r)
-		if !ok {
-			return false
-		}
-		var rv float64
-		if ru == "" {
-			rv = rn * base // a bare number is in the setting's unit
-		} else {
-			m, ok := pgUnits[ru]
-			if !ok {
-				return false
-			}
-			rv = rn * m
-		}
-		ev := ef * base
-		if ef == -1 || rn == -1 {
-			return ef == rn
-		}
-		return closeEnough(rv, ev)
-	case "mysql":
-		rn, ru, ok := splitNumber(r)
-		ef, err := strconv.ParseFloat(e, 64)
-		if !ok || err != nil {
-			return false
-		}
-		mult := map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[strings.ToUpper(ru)]
-		if mult == 0 {
-			return false
-		}
-		return closeEnough(rn*mult, ef)
-	}
 	return false
+}
+
+// SamePostgresValue is SameValue for PostgreSQL: effective is pg_settings.setting in
+// its unit (pg_settings.unit) and vartype is pg_settings.vartype.
+func SamePostgresValue(requested, effective, unit, vartype string) bool {
+	if SameValue(requested, effective, vartype) {
+		return true
+	}
+	r, e := strings.TrimSpace(requested), strings.TrimSpace(effective)
+	if vartype != "integer" && vartype != "real" {
+		return false
+	}
+	base, ok := pgBaseUnit(unit)
+	if !ok {
+		return false
+	}
+	ef, err := strconv.ParseFloat(e, 64)
+	if err != nil {
+		return false
+	}
+	rn, ru, ok := SplitNumber(r)
+	if !ok {
+		return false
+	}
+	var rv float64
+	if ru == "" {
+		rv = rn * base // a bare number is in the setting's unit
+	} else {
+		m, ok := pgUnits[ru]
+		if !ok {
+			return false
+		}
+		rv = rn * m
+	}
+	ev := ef * base
+	if ef == -1 || rn == -1 {
+		return ef == rn
+	}
+	return closeEnough(rv, ev)
+}
+
+// SameMySQLValue is SameValue for MySQL/MariaDB: effective is @@GLOBAL.name, and sizes
+// may be written with K, M, G suffixes.
+func SameMySQLValue(requested, effective string) bool {
+	if SameValue(requested, effective, "") {
+		return true
+	}
+	r, e := strings.TrimSpace(requested), strings.TrimSpace(effective)
+	rn, ru, ok := SplitNumber(r)
+	ef, err := strconv.ParseFloat(e, 64)
+	if !ok || err != nil {
+		return false
+	}
+	mult := map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[strings.ToUpper(ru)]
+	if mult == 0 {
+		return false
+	}
+	return closeEnough(rn*mult, ef)
 }
 
 func closeEnough(a, b float64) bool {

@@ -52,7 +52,7 @@ func BenchmarkExperimentReport(b *testing.B) {
 
 // benchStore writes one run through the store's API and copies it in SQL (writing
 // 360,000 intervals one transaction each would take minutes).
-func benchStore(b *testing.B, n, intervals int) (*store.Store, []*store.Run) {
+func benchStore(b *testing.B, n, intervals int) (store.Store, []*store.Run) {
 	b.Helper()
 	st, ids := newFixtureStore(b, []fixtureRun{{clients: 10, intervals: intervals, warmup: 60, tps: 500, latencyMs: 2, seed: 1,
 		errEvery: 1000, labels: map[string]string{"clients": "10", "rep": "1"}, dip: [2]int{1000, 1100}}})

@@ -38,10 +38,56 @@ func TestReportInBrowser(t *testing.T) {
 	bin := chromium(t)
 	slo, _ := ParseSLO("p99<10ms")
 	r := buildReport(t, sweepFixture(), Options{SLO: slo, Generated: "fathom test"})
-	b := browse(t, bin, r, "report.png", 1360, 900)
-	// 4 experiment charts + 3 small multiples + 4 per run.
-	if want := 4 + 3 + 4*18; b.charts != want || b.sized != b.charts {
+	b := browse(t, bin, r, "report.png", 1360, 900, readableChecks...)
+	// 4 experiment charts + 2 time overlays + 3 small multiples + 4 per run.
+	if want := 4 + 2 + 3 + 4*18; b.charts != want || b.sized != b.charts {
 		t.Errorf("%d charts (%d drawn with size), want %d", b.charts, b.sized, want)
+	}
+	checkReadable(t, b.extra)
+	// Every cell meets a loose objective: the knee is the last clients value, at the
+	// right edge, and its label must stay inside the chart.
+	loose, _ := ParseSLO("p99<1s")
+	r = buildReport(t, sweepFixture(), Options{SLO: loose, Generated: "fathom test"})
+	if k := r.Experiment.Knees[0]; k.Value != "32" {
+		t.Fatalf("knee %+v, want clients=32", k)
+	}
+	checkReadable(t, browse(t, bin, r, "report-knee.png", 1360, 900, readableChecks...).extra)
+	// A numeric axis with units, listed out of order in the plan.
+	axes, specs := planSpecs(sizeSweep(t), "")
+	e, err := NewExperiment("sizes", axes, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = NewWithExperiment(e, Options{Generated: "fathom test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReadable(t, browse(t, bin, r, "report-sizes.png", 1360, 900, readableChecks...).extra)
+}
+
+// readableChecks count what makes a chart unreadable: a tick reading "∞" or "NaN",
+// text reaching outside its chart (a clipped category label), and a bar, box or
+// whisker touching the top of its frame.
+var readableChecks = []string{
+	`Array.from(document.querySelectorAll("svg.chart text")).filter(t => /∞|NaN/.test(t.textContent)).length`,
+	`Array.from(document.querySelectorAll("svg.chart")).map(s => { const r = s.getBoundingClientRect();
+		return Array.from(s.querySelectorAll("text")).filter(t => { const b = t.getBoundingClientRect();
+			return b.width > 0 && (b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 || b.bottom > r.bottom + 1) }).length })
+		.reduce((a, b) => a + b, 0)`,
+	`Array.from(document.querySelectorAll("svg.chart")).map(s => { const f = s.querySelector("rect.frame"); if (!f) return 0;
+		const top = f.getBoundingClientRect().top;
+		return Array.from(s.querySelectorAll("rect.bar:not(.key), g.box")).filter(e => e.getBoundingClientRect().top < top + 2).length })
+		.reduce((a, b) => a + b, 0)`,
+	`Array.from(document.querySelectorAll("svg.chart text.tick.x")).length`,
+}
+
+func checkReadable(t *testing.T, extra []int) {
+	t.Helper()
+	inf, outside, touching, xticks := extra[0], extra[1], extra[2], extra[3]
+	t.Logf("%d x tick labels; %d read ∞ or NaN, %d texts outside their chart, %d bars or boxes touching the frame top", xticks, inf, outside, touching)
+	if inf != 0 || outside != 0 || touching != 0 || xticks == 0 {
+		t.Errorf("unreadable charts: %d ticks read ∞ or NaN, %d texts outside their chart, %d bars or boxes touching the frame top (%d x ticks)",
+			inf, outside, touching, xticks)
 	}
 }
 
@@ -84,7 +130,7 @@ func browse(t *testing.T, bin string, r *Report, shotName string, width, height 
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	index, err := WriteDir(dir, fs)
+	index, err := WriteDir(dir, fs, false)
 	if err != nil {
 		t.Fatal(err)
 	}

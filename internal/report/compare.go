@@ -46,13 +46,24 @@ type Comparison struct {
 	Metrics     []analyze.Comparison
 	Alpha       float64
 	Confidence  float64
+	// JudgeNote says which transactions the metrics count (see JudgeNote); "" when
+	// the runs have one kind of transaction.
+	JudgeNote string
 }
 
 // Compare compares a (the baseline) with b.
 func Compare(title string, a, b Side) *Comparison {
 	c := &Comparison{Title: title, A: a, B: b, Alpha: analyze.DefaultAlpha, Confidence: analyze.DefaultConfidence}
 	c.Differences = Differences(a.Runs, b.Runs)
-	for _, m := range Metrics {
+	c.JudgeNote = JudgeNote(append(slices.Clone(a.Runs), b.Runs...))
+	metrics := Metrics
+	for _, r := range append(slices.Clone(a.Runs), b.Runs...) {
+		if r.Run.Rate > 0 {
+			metrics = append(slices.Clone(Metrics), OpenLoopMetrics...)
+			break
+		}
+	}
+	for _, m := range metrics {
 		var xa, xb []float64
 		for _, r := range a.Runs {
 			xa = append(xa, MetricOf(r, m))
@@ -70,22 +81,34 @@ func Compare(title string, a, b Side) *Comparison {
 func provenance(d *RunData) map[string]string {
 	r := d.Run
 	p := map[string]string{
-		"tool version":   r.ToolVersion,
-		"workload":       r.Workload,
-		"target":         r.TargetKind,
-		"server version": r.ServerVersion,
-		"host":           r.Host.Hostname,
-		"host.cpu":       fmt.Sprintf("%d × %s", r.Host.CPUs, r.Host.CPUModel),
-		"host.memory":    fmt.Sprintf("%.1f GiB", float64(r.Host.MemoryBytes)/(1<<30)),
-		"host.kernel":    r.Host.Kernel,
-		"host.os":        r.Host.OS,
-		"clients":        strconv.Itoa(r.Clients),
-		"mode":           "closed loop",
-		"warm-up":        r.Warmup.String(),
-		"interval":       r.Interval.String(),
+		"tool version":    r.ToolVersion,
+		"workload":        r.Workload,
+		"target":          r.TargetKind,
+		"server version":  r.ServerVersion,
+		"host":            r.Host.Hostname,
+		"host.cpu":        fmt.Sprintf("%d × %s", r.Host.CPUs, r.Host.CPUModel),
+		"host.memory":     memoryText(r.Host.MemoryBytes),
+		"host.sockets":    r.Host.Sockets,
+		"host.os_metrics": r.Host.OSMetrics,
+		"host.kernel":     r.Host.Kernel,
+		"host.os":         r.Host.OS,
+		"clients":         strconv.Itoa(r.Clients),
+		"mode":            "closed loop",
+		"warm-up":         r.Warmup.String(),
+		"interval":        r.Interval.String(),
 	}
 	if r.Rate > 0 {
 		p["mode"] = fmt.Sprintf("open loop at %g tx/s", r.Rate)
+		p["latency limit (-L)"] = "none"
+		if r.LatencyLimit > 0 {
+			p["latency limit (-L)"] = r.LatencyLimit.String()
+		}
+	}
+	if r.QueryMode != "" {
+		p["query mode"] = r.QueryMode
+	}
+	if r.MaxTries > 0 {
+		p["max tries"] = strconv.Itoa(r.MaxTries)
 	}
 	if r.Transactions > 0 {
 		p["length"] = fmt.Sprintf("%d tx/client", r.Transactions)
@@ -159,7 +182,7 @@ func Differences(a, b []*RunData) []Difference {
 			return 0
 		case strings.HasPrefix(k, "setting."):
 			return 1
-		case strings.HasPrefix(k, "option."), k == "workload", k == "clients", k == "mode", k == "length":
+		case strings.HasPrefix(k, "option."), k == "workload", k == "clients", k == "mode", k == "length", k == "query mode", k == "max tries", k == "latency limit (-L)":
 			return 2
 		}
 		return 3
@@ -216,17 +239,41 @@ func metricCells(m analyze.Comparison) (unit Unit, a, b string) {
 	return unit, f(m.A), f(m.B)
 }
 
+// changeCell is the change of the median, whatever the sample sizes: the judgement
+// beside it says whether it can be told from noise.
 func changeCell(m analyze.Comparison) string {
-	if !m.Significant {
-		return "~"
+	if m.A.N == 0 || m.B.N == 0 {
+		return "–"
 	}
 	return signedPct(m.DeltaPct)
+}
+
+// judgement says what the U test makes of a change: "significant", "~" (not told
+// apart from noise), or "cannot tell with n=1+1" when the sample sizes cannot reach
+// significance whatever the values.
+func judgement(m analyze.Comparison) string {
+	switch {
+	case m.A.N == 0 || m.B.N == 0:
+		return "no values on one side"
+	case m.Significant:
+		return "significant"
+	case minUTestP(m.A.N, m.B.N) >= m.Alpha:
+		return fmt.Sprintf("cannot tell with n=%d+%d", m.A.N, m.B.N)
+	}
+	return "~"
+}
+
+// minUTestP is the smallest two-sided p-value a Mann–Whitney U test can give with n
+// and m values: 2 / C(n+m, n).
+func minUTestP(n, m int) float64 {
+	lg := func(k int) float64 { v, _ := math.Lgamma(float64(k) + 1); return v }
+	return math.Min(1, 2/math.Exp(lg(n+m)-lg(n)-lg(m)))
 }
 
 func nCell(m analyze.Comparison) string { return fmt.Sprintf("%d+%d", m.A.N, m.B.N) }
 
 func (c *Comparison) legend() string {
-	return fmt.Sprintf("medians with %s confidence intervals (order statistics); change of the median; p from a two-sided Mann–Whitney U test; ~ where p ≥ %g",
+	return fmt.Sprintf("medians with %s confidence intervals (order statistics); change of the median from A to B; p from a two-sided Mann–Whitney U test; ~ where p ≥ %g (not told apart from noise); \"cannot tell\" where the sample sizes cannot reach it",
 		strings.TrimSuffix(strconv.FormatFloat(c.Confidence*100, 'f', 1, 64), ".0")+"%", c.Alpha)
 }
 
@@ -272,6 +319,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "%s\n", c.Title)
 	}
 	fmt.Fprintf(w, "A: %s\nB: %s\n", sideLabel(&c.A), sideLabel(&c.B))
+	if c.JudgeNote != "" {
+		fmt.Fprintf(w, "%s\n", c.JudgeNote)
+	}
 	if len(c.Differences) > 0 {
 		fmt.Fprintln(w, "\nA and B differ in:")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -284,10 +334,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "metric\tA\tB\tchange\tp\tn")
+	fmt.Fprintln(tw, "metric\tA\tB\tchange\tjudgement\tp\tn")
 	for _, m := range c.Metrics {
 		_, a, b := metricCells(m)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", metricTitles[m.Metric], a, b, changeCell(m), pValue(m.P), nCell(m))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", metricTitles[m.Metric], a, b, changeCell(m), judgement(m), pValue(m.P), nCell(m))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%s.\n", c.legend())
@@ -308,6 +358,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer, heading string) error {
 		fmt.Fprintf(w, "%s %s\n\n", heading, mdEsc(c.Title))
 	}
 	fmt.Fprintf(w, "- **A**: %s\n- **B**: %s\n\n", mdEsc(sideLabel(&c.A)), mdEsc(sideLabel(&c.B)))
+	if c.JudgeNote != "" {
+		fmt.Fprintf(w, "%s\n\n", mdEsc(c.JudgeNote))
+	}
 	if len(c.Differences) > 0 {
 		fmt.Fprintf(w, "A and B differ in:\n\n| field | A | B |\n|---|---|---|\n")
 		for _, d := range c.Differences {
@@ -315,10 +368,10 @@ func (c *Comparison) WriteMarkdown(w io.Writer, heading string) error {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "| metric | A | B | change | p | n |\n|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| metric | A | B | change | judgement | p | n |\n|---|---:|---:|---:|---|---:|---:|\n")
 	for _, m := range c.Metrics {
 		_, a, b := metricCells(m)
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", metricTitles[m.Metric], a, b, changeCell(m), pValue(m.P), nCell(m))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", metricTitles[m.Metric], a, b, changeCell(m), judgement(m), pValue(m.P), nCell(m))
 	}
 	fmt.Fprintf(w, "\n%s.\n", c.legend())
 	if ws := c.warnings(); len(ws) > 0 {
@@ -391,6 +444,7 @@ type jsonMetric struct {
 	P           jsonFloat   `json:"p_value"`
 	Exact       bool        `json:"exact"`
 	Significant bool        `json:"significant"`
+	Judgement   string      `json:"judgement"`
 	Warnings    []string    `json:"warnings"`
 }
 
@@ -401,6 +455,7 @@ type jsonComparison struct {
 	Alpha       float64      `json:"alpha"`
 	Confidence  float64      `json:"confidence"`
 	Differences []Difference `json:"differences"`
+	Judge       string       `json:"judge,omitempty"`
 	Metrics     []jsonMetric `json:"metrics"`
 }
 
@@ -413,6 +468,9 @@ func (c *Comparison) toJSON() jsonComparison {
 	units := map[int]string{KindCount: "tx/s", KindMillis: "ms", KindPercent: "%"}
 	j := jsonComparison{Title: c.Title, A: jsonSide{c.A.Name, c.A.RunIDs()}, B: jsonSide{c.B.Name, c.B.RunIDs()},
 		Alpha: c.Alpha, Confidence: c.Confidence, Differences: c.Differences}
+	if len(c.A.Runs) > 0 {
+		j.Judge = c.A.Runs[0].Judge
+	}
 	if j.Differences == nil {
 		j.Differences = []Difference{}
 	}
@@ -422,7 +480,7 @@ func (c *Comparison) toJSON() jsonComparison {
 			ws = []string{}
 		}
 		j.Metrics = append(j.Metrics, jsonMetric{Metric: m.Metric, Unit: units[metricKind(m.Metric)], A: toJSONSummary(m.A), B: toJSONSummary(m.B),
-			DeltaPct: jsonFloat(m.DeltaPct), P: jsonFloat(m.P), Exact: m.Exact, Significant: m.Significant, Warnings: ws})
+			DeltaPct: jsonFloat(m.DeltaPct), P: jsonFloat(m.P), Exact: m.Exact, Significant: m.Significant, Judgement: judgement(m), Warnings: ws})
 	}
 	return j
 }

@@ -34,9 +34,77 @@ type Experiment struct {
 
 // Axis is one dimension of an experiment.
 type Axis struct {
-	Name    string
-	Values  []string // sorted: numerically when all are numbers
+	Name string
+	// Values in display order: by quantity when every value is a number of one kind
+	// (8, 16, 32; 16MB, 1GB; 250ms, 2s), else in the order the plan listed them (or,
+	// for runs grouped by labels, the order they first ran).
+	Values  []string
 	Numeric bool
+	Kind    int       // KindCount, KindBytes or KindMillis (durations) when Numeric
+	Nums    []float64 // Values as quantities (bytes, milliseconds, counts) when Numeric
+	// Baseline is the value a comparison along this axis starts from (side A): the
+	// plan's choice, else the first value listed.
+	Baseline string
+}
+
+// Num is value v's position on a numeric axis.
+func (a *Axis) Num(v string) float64 {
+	for i, x := range a.Values {
+		if x == v && i < len(a.Nums) {
+			return a.Nums[i]
+		}
+	}
+	return math.NaN()
+}
+
+func (a *Axis) pos(v string) int {
+	for i, x := range a.Values {
+		if x == v {
+			return i
+		}
+	}
+	return len(a.Values)
+}
+
+// XUnit is the unit ticks of a numeric axis are shown in.
+func (a *Axis) XUnit() Unit {
+	if a.Kind == KindCount {
+		return Unit{Suffix: "", Div: 1}
+	}
+	return UnitFor(a.Kind, a.Nums...)
+}
+
+// Label is the axis name with the unit its ticks are in: "shared_buffers (MB)".
+func (a *Axis) Label() string {
+	if u := a.XUnit(); a.Numeric && u.Suffix != "" {
+		return a.Name + " (" + u.Suffix + ")"
+	}
+	return a.Name
+}
+
+// ParseBaselines reads "axis=value[,axis2=value2]", the baseline of each axis named.
+func ParseBaselines(s string) (map[string]string, error) {
+	m := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return m, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("baseline %q: write it as axis=value, e.g. synchronous_commit=on", kv)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// AxisSpec names an axis and, from a plan, its values in the order listed and the
+// baseline chosen.
+type AxisSpec struct {
+	Name     string
+	Values   []string
+	Baseline string
 }
 
 // Member is one run of an experiment.
@@ -87,9 +155,18 @@ var repLabels = []string{"rep", "repetition", "repeat", "iteration"}
 // rate and workload when they differ (sweep axes first). A label named rep (or
 // repetition) numbers the repetitions; otherwise runs of a cell are numbered in the
 // order they ran.
-func GroupRuns(name string, data []*RunData, axes []string) (*Experiment, error) {
+func GroupRuns(name string, data []*RunData, axes []string, baselines map[string]string) (*Experiment, error) {
 	if len(axes) == 0 {
 		axes = varyingAxes(data)
+	}
+	var specsOf []AxisSpec
+	for _, a := range axes {
+		specsOf = append(specsOf, AxisSpec{Name: a, Baseline: baselines[a]})
+	}
+	for a := range baselines {
+		if !slices.Contains(axes, a) {
+			return nil, fmt.Errorf("baseline %s=%s: the runs have no axis %s (axes: %s)", a, baselines[a], a, strings.Join(axes, ", "))
+		}
 	}
 	var specs []MemberSpec
 	for _, d := range data {
@@ -110,7 +187,7 @@ func GroupRuns(name string, data []*RunData, axes []string) (*Experiment, error)
 		}
 		specs = append(specs, m)
 	}
-	return NewExperiment(name, axes, specs)
+	return NewExperiment(name, specsOf, specs)
 }
 
 func labelList(d *RunData) string {
@@ -174,24 +251,8 @@ func varyingAxes(data []*RunData) []string {
 }
 
 // NewExperiment builds an experiment's cells and statistics from its members.
-func NewExperiment(name string, axes []string, specs []MemberSpec) (*Experiment, error) {
+func NewExperiment(name string, axes []AxisSpec, specs []MemberSpec) (*Experiment, error) {
 	e := &Experiment{Name: name}
-	for _, a := range axes {
-		ax := Axis{Name: a, Numeric: true}
-		seen := map[string]bool{}
-		for _, s := range specs {
-			v := s.Values[a]
-			if !seen[v] {
-				seen[v] = true
-				ax.Values = append(ax.Values, v)
-				if _, err := strconv.ParseFloat(v, 64); err != nil {
-					ax.Numeric = false
-				}
-			}
-		}
-		sortValues(ax.Values, ax.Numeric)
-		e.Axes = append(e.Axes, ax)
-	}
 	// Members in the order they ran.
 	order := slices.Clone(specs)
 	sort.SliceStable(order, func(i, j int) bool {
@@ -201,11 +262,54 @@ func NewExperiment(name string, axes []string, specs []MemberSpec) (*Experiment,
 		}
 		return a.ID < b.ID
 	})
+	for _, a := range axes {
+		ax := Axis{Name: a.Name}
+		seen := map[string]bool{}
+		for _, s := range order {
+			seen[s.Values[a.Name]] = true
+		}
+		for _, v := range a.Values { // listed values that ran, in plan order
+			if seen[v] && !slices.Contains(ax.Values, v) {
+				ax.Values = append(ax.Values, v)
+			}
+		}
+		for _, s := range order { // then any others, in the order they first ran
+			if v := s.Values[a.Name]; !slices.Contains(ax.Values, v) {
+				ax.Values = append(ax.Values, v)
+			}
+		}
+		listed := slices.Clone(ax.Values)
+		if nums, kind, ok := axisQuantities(ax.Values); ok {
+			ax.Numeric, ax.Kind = true, kind
+			idx := make([]int, len(nums))
+			for i := range idx {
+				idx[i] = i
+			}
+			sort.SliceStable(idx, func(i, j int) bool { return nums[idx[i]] < nums[idx[j]] })
+			vs := make([]string, len(idx))
+			for k, i := range idx {
+				vs[k] = ax.Values[i]
+				ax.Nums = append(ax.Nums, nums[i])
+			}
+			ax.Values = vs
+		}
+		switch {
+		case a.Baseline != "" && slices.Contains(ax.Values, a.Baseline):
+			ax.Baseline = a.Baseline
+		case a.Baseline != "":
+			return nil, fmt.Errorf("baseline %s=%s: the axis has no such value (values: %s)", a.Name, a.Baseline, strings.Join(ax.Values, ", "))
+		case len(a.Values) > 0 && len(listed) > 0:
+			ax.Baseline = listed[0]
+		case len(ax.Values) > 0:
+			ax.Baseline = ax.Values[0]
+		}
+		e.Axes = append(e.Axes, ax)
+	}
 	cells := map[string]*Cell{}
 	for i, s := range order {
 		m := &Member{Data: s.Data, Rep: s.Rep, Seq: i + 1}
 		for _, a := range axes {
-			m.Values = append(m.Values, s.Values[a])
+			m.Values = append(m.Values, s.Values[a.Name])
 		}
 		key := strings.Join(m.Values, "\x00")
 		c := cells[key]
@@ -232,23 +336,10 @@ func NewExperiment(name string, axes []string, specs []MemberSpec) (*Experiment,
 	return e, nil
 }
 
-func sortValues(vs []string, numeric bool) {
-	sort.SliceStable(vs, func(i, j int) bool { return lessValue(vs[i], vs[j], numeric) })
-}
-
-func lessValue(a, b string, numeric bool) bool {
-	if numeric {
-		x, _ := strconv.ParseFloat(a, 64)
-		y, _ := strconv.ParseFloat(b, 64)
-		return x < y
-	}
-	return a < b
-}
-
 func (e *Experiment) less(a, b []string) bool {
-	for i, ax := range e.Axes {
+	for i := range e.Axes {
 		if a[i] != b[i] {
-			return lessValue(a[i], b[i], ax.Numeric)
+			return e.Axes[i].pos(a[i]) < e.Axes[i].pos(b[i])
 		}
 	}
 	return false
@@ -311,48 +402,177 @@ const (
 	MetricErrors = "errors"
 )
 
+// Open-loop metrics, compared when either side ran at a rate.
+const (
+	MetricLate    = "late"    // % of scheduled transactions that started late
+	MetricDropped = "dropped" // % of scheduled transactions that never started
+	MetricSvcP50  = "service_p50"
+	MetricSvcP99  = "service_p99"
+)
+
 // Metrics in display order.
 var Metrics = []string{MetricTPS, MetricP50, MetricP95, MetricP99, MetricErrors}
 
+// OpenLoopMetrics follow Metrics for runs at a rate.
+var OpenLoopMetrics = []string{MetricLate, MetricDropped, MetricSvcP50, MetricSvcP99}
+
 var metricTitles = map[string]string{
 	MetricTPS: "throughput", MetricP50: "latency p50", MetricP95: "latency p95", MetricP99: "latency p99", MetricErrors: "errors",
+	MetricLate: "late starts", MetricDropped: "dropped", MetricSvcP50: "service time p50", MetricSvcP99: "service time p99",
 }
 
 func metricKind(m string) int {
 	switch m {
 	case MetricTPS:
 		return KindCount
-	case MetricErrors:
+	case MetricErrors, MetricLate, MetricDropped:
 		return KindPercent
 	}
 	return KindMillis
 }
 
-// MetricOf is one run's value of a metric (latency in ms, errors in % of attempts);
-// NaN when the run measured nothing.
+// MetricOf is one run's value of a metric (latency in ms, errors in % of attempts),
+// counting the transactions the run is judged by (see SetJudge); NaN when the run
+// measured nothing of them.
 func MetricOf(d *RunData, m string) float64 {
 	s := &d.Summary
 	if s.Intervals == 0 {
 		return math.NaN()
 	}
+	ts, errPct, ok := d.Judged()
+	if !ok {
+		return math.NaN()
+	}
 	switch m {
 	case MetricTPS:
-		return s.TPS
+		return ts.TPS
 	case MetricErrors:
-		return d.ErrorPct
+		return errPct
+	case MetricLate, MetricDropped:
+		if d.Run.Rate <= 0 {
+			return math.NaN()
+		}
+		sched := ts.Transactions + ts.Errors + ts.Dropped
+		if sched == 0 {
+			return math.NaN()
+		}
+		n := ts.Late
+		if m == MetricDropped {
+			n = ts.Dropped
+		}
+		return 100 * float64(n) / float64(sched)
+	case MetricSvcP50, MetricSvcP99:
+		if ts.Service == nil || ts.Transactions == 0 {
+			return math.NaN()
+		}
+		if m == MetricSvcP50 {
+			return ts.Service.P50
+		}
+		return ts.Service.P99
 	}
-	if s.Transactions == 0 {
+	if ts.Transactions == 0 {
 		return math.NaN()
 	}
 	switch m {
 	case MetricP50:
-		return s.Latency.P50
+		return ts.Latency.P50
 	case MetricP95:
-		return s.Latency.P95
+		return ts.Latency.P95
 	case MetricP99:
-		return s.Latency.P99
+		return ts.Latency.P99
 	}
 	return math.NaN()
+}
+
+// Judged is what the run is judged by: its totals over every transaction, or over
+// one transaction type or group (SetJudge), with errors in percent of attempts; ok is
+// false when the run has no such type or group.
+func (d *RunData) Judged() (measure.TypeSummary, float64, bool) {
+	if d.Judge == "" {
+		return d.Summary.TypeSummary, d.ErrorPct, true
+	}
+	ts, ok := d.Summary.ByTxn[d.Judge]
+	if !ok {
+		ts, ok = d.Groups[d.Judge]
+	}
+	if !ok {
+		return measure.TypeSummary{}, math.NaN(), false
+	}
+	pct := 0.0
+	if att := ts.Transactions + ts.Errors; att > 0 {
+		pct = 100 * float64(ts.Errors) / float64(att)
+	}
+	return ts, pct, true
+}
+
+// SetJudge makes every run's metrics count only one transaction type
+// ("writers/insert_a") or client group ("writers"); "" counts every transaction. It
+// fails, naming what there is, when no run has that type or group.
+func SetJudge(data []*RunData, judge string) error {
+	judge = strings.TrimSpace(judge)
+	if judge != "" {
+		found := false
+		var names []string
+		for _, d := range data {
+			for _, g := range TxnGroups(d.Run.TxnTypes) {
+				if !slices.Contains(names, g) {
+					names = append(names, g)
+				}
+			}
+			for _, t := range d.Run.TxnTypes {
+				if !slices.Contains(names, t) {
+					names = append(names, t)
+				}
+			}
+			_, a := d.Summary.ByTxn[judge]
+			_, b := d.Groups[judge]
+			found = found || a || b
+		}
+		if !found {
+			return fmt.Errorf("judge %q: the runs have no such transaction type or group (they have: %s)", judge, strings.Join(names, ", "))
+		}
+	}
+	for _, d := range data {
+		d.Judge = judge
+	}
+	return nil
+}
+
+// JudgeNote says on the page what the runs' figures count: the judged type or group,
+// or, for a workload with client groups judged by all of them, each group's share of
+// the transactions and how to choose one.
+func JudgeNote(data []*RunData) string {
+	if len(data) == 0 {
+		return ""
+	}
+	if j := data[0].Judge; j != "" {
+		what := "transaction type"
+		if _, ok := data[0].Groups[j]; ok {
+			what = "client group"
+		}
+		return fmt.Sprintf("Judged by the %s %s: throughput, latency and errors count only its transactions.", what, j)
+	}
+	var groups []string
+	tot := map[string]int64{}
+	var all int64
+	for _, d := range data {
+		for _, g := range TxnGroups(d.Run.TxnTypes) {
+			if !slices.Contains(groups, g) {
+				groups = append(groups, g)
+			}
+			tot[g] += d.Groups[g].Transactions
+		}
+		all += d.Summary.Transactions
+	}
+	if len(groups) < 2 || all == 0 {
+		return ""
+	}
+	var shares []string
+	for _, g := range groups {
+		shares = append(shares, fmt.Sprintf("%s %s%%", g, num(100*float64(tot[g])/float64(all))))
+	}
+	return fmt.Sprintf("Judged by every transaction of every client group together (%s of the transactions); a group or type that does little of the work barely moves these figures. Judge by one with --judge %s (or judge: in the plan).",
+		strings.Join(shares, ", "), groups[0])
 }
 
 func metricValues(ms []*Member, m string) []float64 {
@@ -480,7 +700,7 @@ func (e *Experiment) ApplySLO(slo *SLO) {
 }
 
 // CompareAxis compares the two values of axis within each combination of the
-// others (the first value is the baseline A). It fails unless the axis has exactly
+// others: A is the axis's baseline, B the other value. It fails unless the axis has exactly
 // two values.
 func (e *Experiment) CompareAxis(axis string) error {
 	ai := e.axisIndex(axis)
@@ -496,12 +716,17 @@ func (e *Experiment) CompareAxis(axis string) error {
 	}
 	e.CompareBy = axis
 	e.Comparisons = nil
+	ax := &e.Axes[ai]
+	base, other := ax.Baseline, ax.Values[0]
+	if other == base {
+		other = ax.Values[1]
+	}
 	names, lines := e.lines(ai)
 	for i, cells := range lines {
 		var a, b []*RunData
 		for _, c := range cells {
 			for _, m := range c.Members {
-				if c.Values[ai] == e.Axes[ai].Values[0] {
+				if c.Values[ai] == base {
 					a = append(a, m.Data)
 				} else {
 					b = append(b, m.Data)
@@ -511,10 +736,7 @@ func (e *Experiment) CompareAxis(axis string) error {
 		if len(a) == 0 || len(b) == 0 {
 			continue
 		}
-		title := names[i]
-		cmp := Compare(title,
-			Side{Name: axis + "=" + e.Axes[ai].Values[0], Runs: a},
-			Side{Name: axis + "=" + e.Axes[ai].Values[1], Runs: b})
+		cmp := Compare(names[i], Side{Name: axis + "=" + base, Runs: a}, Side{Name: axis + "=" + other, Runs: b})
 		e.Comparisons = append(e.Comparisons, cmp)
 	}
 	return nil

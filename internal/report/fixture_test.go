@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -38,9 +39,9 @@ var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // newFixtureStore writes runs into a fresh store, each started one hour after the
 // previous one, and returns it with the runs' ids.
-func newFixtureStore(t testing.TB, runs []fixtureRun) (*store.Store, []int64) {
+func newFixtureStore(t testing.TB, runs []fixtureRun) (store.Store, []int64) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "fathom.db"))
+	st, err := stores.Open(filepath.Join(t.TempDir(), "fathom.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func newFixtureStore(t testing.TB, runs []fixtureRun) (*store.Store, []int64) {
 	return st, ids
 }
 
-func writeFixtureRun(t testing.TB, st *store.Store, i int, f fixtureRun) int64 {
+func writeFixtureRun(t testing.TB, st store.Store, i int, f fixtureRun) int64 {
 	t.Helper()
 	ctx := context.Background()
 	if f.types == nil {
@@ -126,7 +127,7 @@ func writeFixtureRun(t testing.TB, st *store.Store, i int, f fixtureRun) int64 {
 }
 
 // loadFixture reads runs back as a report would.
-func loadFixture(t testing.TB, st *store.Store, ids []int64) []*RunData {
+func loadFixture(t testing.TB, st store.Store, ids []int64) []*RunData {
 	t.Helper()
 	var runs []*store.Run
 	for _, id := range ids {
@@ -150,16 +151,16 @@ func loadFixture(t testing.TB, st *store.Store, ids []int64) []*RunData {
 // host: commits following throughput, checkpoint writes and dirty memory rising in
 // the dip, a flat lock-wait gauge, a counter reset (pg_stat_reset) at interval 5, an
 // evidence metric outside the default charts, and the stall analysis found.
-func writeFixtureSamples(t testing.TB, st *store.Store, id int64, start time.Time, f fixtureRun) {
+func writeFixtureSamples(t testing.TB, st store.Store, id int64, start time.Time, f fixtureRun) {
 	t.Helper()
 	ctx := context.Background()
-	srv := &collect.Server{Kind: "postgres", Flavor: "postgresql", Version: collect.Version{Major: 16, Minor: 4}, Local: true,
+	srv := &metric.Server{Kind: "postgres", Flavor: "postgresql", Version: metric.Version{Major: 16, Minor: 4}, Local: true,
 		Devices: []string{"nvme0n1"}, DiskScope: "data directory"}
 	w, err := st.SampleWriter(ctx, id, start, srv, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type metric struct {
+	type fixtureMetric struct {
 		name, collector, unit string
 		counter               bool
 		v                     func(k int, dip bool) float64 // the rate of a counter, the value of a gauge
@@ -170,7 +171,7 @@ func writeFixtureSamples(t testing.TB, st *store.Store, id int64, start time.Tim
 		}
 		return a
 	}
-	ms := []metric{
+	ms := []fixtureMetric{
 		{"pg.xact_commit", "pg_stat_database", "transactions", true, func(k int, dip bool) float64 { return pick(dip, f.tps, f.tps/3) }},
 		{"pg.blks_read", "pg_stat_database", "blocks", true, func(k int, dip bool) float64 { return float64(40 + k%3) }},
 		{"pg.buffers_checkpoint", "pg_stat_bgwriter", "buffers", true, func(k int, dip bool) float64 { return pick(dip, 10, 2400) }},
@@ -183,7 +184,7 @@ func writeFixtureSamples(t testing.TB, st *store.Store, id int64, start time.Tim
 	totals := make([]float64, len(ms))
 	for k := -1; k < f.intervals; k++ {
 		dip := k >= f.dip[0] && k < f.dip[1]
-		smp := &collect.Sample{Index: k, At: start.Add(time.Duration(k+1) * time.Second)}
+		smp := &metric.Sample{Index: k, At: start.Add(time.Duration(k+1) * time.Second)}
 		cols := map[string]bool{}
 		for i, m := range ms {
 			at := start.Add(time.Duration(k+1)*time.Second - 20*time.Millisecond)
@@ -193,12 +194,12 @@ func writeFixtureSamples(t testing.TB, st *store.Store, id int64, start time.Tim
 				if strings.HasPrefix(m.collector, "os_") {
 					src = "os"
 				}
-				smp.Results = append(smp.Results, collect.Result{Collector: m.collector, Source: src, Status: collect.StatusOK, At: at,
+				smp.Results = append(smp.Results, metric.Result{Collector: m.collector, Source: src, Status: metric.StatusOK, At: at,
 					Took: 3 * time.Millisecond, Reset: k == 5 && m.collector == "pg_stat_database"})
 			}
-			r := collect.Reading{Name: m.name, Collector: m.collector, Unit: m.unit, At: at}
+			r := metric.Reading{Name: m.name, Collector: m.collector, Unit: m.unit, At: at}
 			if m.counter {
-				r.Kind = collect.Counter
+				r.Kind = metric.Counter
 				if k == 5 && m.collector == "pg_stat_database" {
 					totals[i] = 0 // pg_stat_reset(): no rate for this reading
 					r.Reset = true

@@ -7,9 +7,12 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/fathom-lab/fathom/internal/chart"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -24,6 +27,15 @@ var htmlTmpl = template.Must(template.New("report").Parse(reportTmpl))
 type htmlFigure struct {
 	SVG     template.HTML
 	Caption string
+}
+
+// svgFigures draws charts as the page's figures.
+func svgFigures(cs ...chart.Chart) []htmlFigure {
+	out := make([]htmlFigure, len(cs))
+	for i := range cs {
+		out[i] = htmlFigure{template.HTML(cs[i].SVG()), cs[i].Caption}
+	}
+	return out
 }
 
 type htmlTable struct {
@@ -70,6 +82,7 @@ type htmlComparison struct {
 	Table       htmlTable
 	Legend      string
 	Warnings    []string
+	JudgeNote   string
 }
 
 type htmlPage struct {
@@ -83,10 +96,15 @@ type htmlPage struct {
 	SmallMultiples              []htmlFigure
 	SmallTitle                  string
 	Cells                       *htmlTable
+	Restarts                    *htmlTable
 	SLO                         string
 	Knees                       []string
 	CompareBy                   string
 	Comparisons                 []htmlComparison
+	JudgeNote                   string
+	Baselines                   string
+	TimeTitle                   string
+	TimeFigures                 []htmlFigure
 	RunsTable                   htmlTable
 	Runs                        []htmlRun
 }
@@ -94,7 +112,7 @@ type htmlPage struct {
 // WriteHTML writes index.html: one self-contained page (inline SVG, embedded data,
 // no scripts or network) that prints well.
 func (r *Report) WriteHTML(w io.Writer) error {
-	p := htmlPage{Title: r.Title, Generated: r.Generated, Selection: r.Selection, CSS: template.CSS(reportCSS), Defs: template.HTML(svgDefs)}
+	p := htmlPage{Title: r.Title, Generated: r.Generated, Selection: r.Selection, CSS: template.CSS(reportCSS), Defs: template.HTML(chart.SVGDefs)}
 	data, err := json.Marshal(r.embeddedData())
 	if err != nil {
 		return err
@@ -108,9 +126,23 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			axes = append(axes, fmt.Sprintf("%s (%s)", a.Name, strings.Join(a.Values, ", ")))
 		}
 		p.Axes = strings.Join(axes, "; ")
-		p.ExpFigures = r.experimentFigures()
-		p.SmallTitle, p.SmallMultiples = r.smallMultiples()
+		var bls []string
+		for _, a := range e.Axes {
+			if len(a.Values) > 1 {
+				bls = append(bls, a.Name+"="+a.Baseline)
+			}
+		}
+		if len(bls) > 0 {
+			p.Baselines = "Baseline (side A of every comparison, the reference of every change): " + strings.Join(bls, ", ") + "."
+		}
+		p.ExpFigures = svgFigures(r.experimentCharts()...)
+		var overlays []chart.Chart
+		p.TimeTitle, overlays = r.timeOverlays()
+		p.TimeFigures = svgFigures(overlays...)
+		small := r.smallMultiples()
+		p.SmallTitle, p.SmallMultiples = small.Title, svgFigures(small.Panels...)
 		p.Cells = r.cellTable()
+		p.Restarts = restartTable(r.Restarts)
 		if e.SLO != nil {
 			p.SLO = e.SLO.Text
 			for _, k := range e.Knees {
@@ -121,7 +153,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		for _, c := range e.Comparisons {
 			p.Comparisons = append(p.Comparisons, htmlComparisonOf(c))
 		}
-	} else if r.SLO != nil {
+	}
+	p.JudgeNote = JudgeNote(r.Runs)
+	if r.Experiment == nil && r.SLO != nil {
 		d := r.Runs[0]
 		v := r.SLO.Value(d.Summary.Latency)
 		verdict := "met"
@@ -154,18 +188,22 @@ func (r *Report) embeddedData() any {
 		P99    jsonSummary `json:"p99_ms"`
 	}
 	out := struct {
-		Title       string           `json:"title"`
-		Runs        []run            `json:"runs"`
-		Axes        []string         `json:"axes,omitempty"`
-		Cells       []cell           `json:"cells,omitempty"`
-		Comparisons []jsonComparison `json:"comparisons,omitempty"`
-	}{Title: r.Title}
+		Title       string            `json:"title"`
+		Runs        []run             `json:"runs"`
+		Axes        []string          `json:"axes,omitempty"`
+		Baselines   map[string]string `json:"baselines,omitempty"`
+		Judge       string            `json:"judge,omitempty"`
+		Cells       []cell            `json:"cells,omitempty"`
+		Comparisons []jsonComparison  `json:"comparisons,omitempty"`
+	}{Title: r.Title, Judge: r.Runs[0].Judge}
 	for _, d := range r.Runs {
 		out.Runs = append(out.Runs, run{d.Run.ID, d.Run.Labels, d.Summary, jsonFloat(d.ErrorPct), d.Stalls})
 	}
 	if e := r.Experiment; e != nil {
+		out.Baselines = map[string]string{}
 		for _, a := range e.Axes {
 			out.Axes = append(out.Axes, a.Name)
+			out.Baselines[a.Name] = a.Baseline
 		}
 		for _, c := range e.Cells {
 			var ids []int64
@@ -183,15 +221,15 @@ func (r *Report) embeddedData() any {
 
 func htmlComparisonOf(c *Comparison) htmlComparison {
 	h := htmlComparison{Title: c.Title, A: sideLabel(&c.A), B: sideLabel(&c.B),
-		Legend: c.legend(), Warnings: c.warnings()}
+		Legend: c.legend(), Warnings: c.warnings(), JudgeNote: c.JudgeNote}
 	for _, d := range c.Differences {
 		h.Differences = append(h.Differences, [3]string{d.Key, sideValues(d.A), sideValues(d.B)})
 	}
-	h.Table = htmlTable{Head: []string{"metric", "A median [95% CI]", "B median [95% CI]", "change", "p", "n"},
-		Numeric: []bool{false, true, true, true, true, true}}
+	h.Table = htmlTable{Head: []string{"metric", "A median [95% CI]", "B median [95% CI]", "change", "judgement", "p", "n"},
+		Numeric: []bool{false, true, true, true, false, true, true}}
 	for _, m := range c.Metrics {
 		_, a, b := metricCells(m)
-		h.Table.Rows = append(h.Table.Rows, []string{metricTitles[m.Metric], a, b, changeCell(m), pValue(m.P), nCell(m)})
+		h.Table.Rows = append(h.Table.Rows, []string{metricTitles[m.Metric], a, b, changeCell(m), judgement(m), pValue(m.P), nCell(m)})
 		mark := ""
 		if m.Significant {
 			mark = "significant"
@@ -201,20 +239,80 @@ func htmlComparisonOf(c *Comparison) htmlComparison {
 	return h
 }
 
-func (r *Report) runsTable() htmlTable {
-	t := htmlTable{Head: []string{"run", "started (UTC)", "status", "workload", "clients", "seconds", "tps", "p50", "p95", "p99", "max", "errors"},
-		Numeric: []bool{true, false, false, false, true, true, true, true, true, true, true, true}}
-	var tps, lat []float64
-	for _, d := range r.Runs {
-		tps = append(tps, d.Summary.TPS)
-		lat = append(lat, d.Summary.Latency.P50, d.Summary.Latency.P99)
+// member is the run's place in the experiment, nil for a report of one run.
+func (r *Report) member(d *RunData) *Member {
+	if r.Experiment == nil {
+		return nil
 	}
-	tu, lu := UnitFor(KindCount, tps...), UnitFor(KindMillis, lat...)
+	for _, m := range r.Experiment.Members {
+		if m.Data == d {
+			return m
+		}
+	}
+	return nil
+}
+
+// cellOf names the run's cell and repetition: "clients=8 durability=relaxed, rep 2".
+func (r *Report) cellOf(d *RunData) string {
+	m := r.member(d)
+	if m == nil || len(r.Experiment.Axes) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, a := range r.Experiment.Axes {
+		parts = append(parts, a.Name+"="+m.Values[i])
+	}
+	return strings.Join(parts, " ") + fmt.Sprintf(", rep %d", m.Rep)
+}
+
+// lat shows a latency in the unit that suits it: "21.8 ms", not "0.0218 s".
+func lat(v float64) string { return UnitFor(KindMillis, v).Format(v) }
+
+func (r *Report) runsTable() htmlTable {
+	t := htmlTable{Head: []string{"run"}, Numeric: []bool{true}}
+	var axes []Axis
+	if r.Experiment != nil {
+		axes = r.Experiment.Axes
+	}
+	for _, a := range axes {
+		t.Head = append(t.Head, a.Name)
+		t.Numeric = append(t.Numeric, a.Numeric)
+	}
+	if len(axes) > 0 {
+		t.Head = append(t.Head, "rep")
+		t.Numeric = append(t.Numeric, true)
+	}
+	judged := ""
+	if j := r.Runs[0].Judge; j != "" {
+		judged = " (" + j + ")"
+	}
+	t.Head = append(t.Head, "started (UTC)", "status", "workload", "clients", "seconds", "tps"+judged, "p50"+judged, "p95"+judged, "p99"+judged, "max"+judged, "errors")
+	t.Numeric = append(t.Numeric, false, false, false, true, true, true, true, true, true, true, true)
+	var tps []float64
 	for _, d := range r.Runs {
-		s, l := d.Summary, d.Summary.Latency
-		t.Rows = append(t.Rows, []string{strconv.FormatInt(d.Run.ID, 10), d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"), statusText(d),
-			d.Run.Workload, strconv.Itoa(d.Run.Clients), num(s.Seconds), tu.Format(s.TPS), lu.Format(l.P50), lu.Format(l.P95), lu.Format(l.P99),
-			lu.Format(l.Max), errorText(d)})
+		ts, _, _ := d.Judged()
+		tps = append(tps, ts.TPS)
+	}
+	tu := UnitFor(KindCount, tps...)
+	for _, d := range r.Runs {
+		s := d.Summary
+		ts, _, _ := d.Judged()
+		s.TPS = ts.TPS
+		l := ts.Latency
+		row := []string{strconv.FormatInt(d.Run.ID, 10)}
+		if m := r.member(d); m != nil && len(axes) > 0 {
+			row = append(row, m.Values...)
+			row = append(row, strconv.Itoa(m.Rep))
+		}
+		if watched(d) { // no workload ran: nothing to show but how long it watched
+			row = append(row, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"), statusText(d), d.Run.Workload, "–",
+				num(samplesEnd(d)), "–", "–", "–", "–", "–", "–")
+		} else {
+			row = append(row, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"), statusText(d),
+				d.Run.Workload, strconv.Itoa(d.Run.Clients), num(s.Seconds), tu.Format(s.TPS), lat(l.P50), lat(l.P95), lat(l.P99),
+				lat(l.Max), errorText(d))
+		}
+		t.Rows = append(t.Rows, row)
 		mark := ""
 		if d.Run.Status != "complete" {
 			mark = "bad"
@@ -233,16 +331,23 @@ func (r *Report) cellTable() *htmlTable {
 	}
 	t.Head = append(t.Head, "n", "tps median", "tps min – max", "tps 95% CI", "p50 median", "p95 median", "p99 median", "errors")
 	t.Numeric = append(t.Numeric, true, true, true, true, true, true, true, true)
+	var tps []float64
+	for _, c := range e.Cells {
+		tps = append(tps, c.TPS.Max)
+	}
+	tu := UnitFor(KindCount, tps...)
+	open := false
+	for _, m := range e.Members {
+		open = open || m.Data.Run.Rate > 0
+	}
+	if open {
+		t.Head = append(t.Head, "late starts", "dropped", "service p99")
+		t.Numeric = append(t.Numeric, true, true, true)
+	}
 	if e.SLO != nil {
 		t.Head = append(t.Head, e.SLO.Text)
 		t.Numeric = append(t.Numeric, false)
 	}
-	var tps, lat []float64
-	for _, c := range e.Cells {
-		tps = append(tps, c.TPS.Max)
-		lat = append(lat, c.P50.Median, c.P99.Median)
-	}
-	tu, lu := UnitFor(KindCount, tps...), UnitFor(KindMillis, lat...)
 	for _, c := range e.Cells {
 		row := append([]string{}, c.Values...)
 		ci := "n<6"
@@ -250,7 +355,11 @@ func (r *Report) cellTable() *htmlTable {
 			ci = tu.Number(c.TPS.Lo) + " – " + tu.Number(c.TPS.Hi)
 		}
 		row = append(row, strconv.Itoa(c.TPS.N), tu.Format(c.TPS.Median), tu.Number(c.TPS.Min)+" – "+tu.Number(c.TPS.Max), ci,
-			lu.Format(c.P50.Median), lu.Format(c.P95.Median), lu.Format(c.P99.Median), num(c.Errors.Median)+"%")
+			lat(c.P50.Median), lat(c.P95.Median), lat(c.P99.Median), num(c.Errors.Median)+"%")
+		if open {
+			row = append(row, num(summarizeMembers(c.Members, MetricLate).Median)+"%", num(summarizeMembers(c.Members, MetricDropped).Median)+"%",
+				lat(summarizeMembers(c.Members, MetricSvcP99).Median))
+		}
 		mark := ""
 		if c.MeetsSLO != nil {
 			if *c.MeetsSLO {
@@ -266,47 +375,55 @@ func (r *Report) cellTable() *htmlTable {
 	return t
 }
 
-func (r *Report) experimentFigures() []htmlFigure {
+// experimentCharts are the experiment's summary charts: TPS per cell as box plots,
+// median TPS as grouped bars, and the scaling curves against the sweep axis.
+func (r *Report) experimentCharts() []chart.Chart {
 	e := r.Experiment
-	var figs []htmlFigure
+	var figs []chart.Chart
 	tpsMax := 0.0
 	for _, m := range e.Members {
-		tpsMax = math.Max(tpsMax, m.Data.Summary.TPS)
+		tpsMax = math.Max(tpsMax, MetricOf(m.Data, MetricTPS))
 	}
 	tu := UnitFor(KindCount, tpsMax)
 	// Box plot of TPS per cell.
-	box := &BoxChart{ID: "exp-box", Title: "Throughput per cell across repetitions", YLabel: "transactions per second", YUnit: tu,
-		Subtitle: "box: quartiles and median; whiskers: min and max; dots: each run"}
+	box := &chart.Chart{Kind: chart.KindBox, ID: "exp-box", Title: "Throughput per cell across repetitions", YLabel: "transactions per second", YUnit: tu,
+		Subtitle: "box: quartiles and median; whiskers: min and max; dots: each run", Caption: "TPS of every run, grouped by cell."}
 	for _, c := range e.Cells {
-		box.Boxes = append(box.Boxes, Box{Label: c.Name(e.Axes), Min: c.TPS.Min, Q1: c.TPS.Q1, Median: c.TPS.Median, Q3: c.TPS.Q3, Max: c.TPS.Max,
+		box.Boxes = append(box.Boxes, chart.Box{Label: c.Name(e.Axes), Min: c.TPS.Min, Q1: c.TPS.Q1, Median: c.TPS.Median, Q3: c.TPS.Q3, Max: c.TPS.Max,
 			Points: metricValues(c.Members, MetricTPS)})
 	}
 	box.Height = 340
 	if len(e.Cells) > 8 {
 		box.Width = 900
 	}
-	figs = append(figs, htmlFigure{template.HTML(box.SVG()), "TPS of every run, grouped by cell."})
+	figs = append(figs, *box)
 
 	// Grouped bars: first axis groups, second axis one bar each.
 	if len(e.Axes) >= 1 {
-		g := &BarChart{ID: "exp-bars", YLabel: "median transactions per second", YUnit: tu, XLabel: e.Axes[0].Name}
-		g.Groups = e.Axes[0].Values
+		g := &chart.Chart{Kind: chart.KindBars, ID: "exp-bars", YLabel: "median transactions per second", YUnit: tu, XLabel: e.Axes[0].Name,
+			Caption: "Bars grouped by " + e.Axes[0].Name + "."}
+		g.Categories = e.Axes[0].Values
 		var second *Axis
+		names := []string{""}
 		if len(e.Axes) >= 2 {
 			second = &e.Axes[1]
-			g.SeriesNames = append([]string(nil), second.Values...)
+			names = second.Values
 			g.Title = fmt.Sprintf("Median throughput by %s and %s", e.Axes[0].Name, second.Name)
 			if len(e.Axes) > 2 {
 				g.Subtitle = "medians over all other axes' cells"
 			}
 		} else {
-			g.SeriesNames = []string{""}
 			g.Title = "Median throughput by " + e.Axes[0].Name
 		}
+		for i, n := range names {
+			if second != nil {
+				n = second.Name + "=" + n
+			}
+			g.Series = append(g.Series, chart.Series{Name: n, Style: i})
+		}
 		g.Subtitle = strings.TrimSpace(g.Subtitle + " whiskers: 95% CI of the median where n ≥ 6")
-		for _, gv := range g.Groups {
-			var vals, lo, hi []float64
-			for _, sv := range g.SeriesNames {
+		for _, gv := range g.Categories {
+			for si, sv := range names {
 				var ms []*Member
 				for _, c := range e.Cells {
 					if c.Values[0] == gv && (second == nil || c.Values[1] == sv) {
@@ -314,24 +431,19 @@ func (r *Report) experimentFigures() []htmlFigure {
 					}
 				}
 				s := summarizeMembers(ms, MetricTPS)
-				vals, lo, hi = append(vals, s.Median), append(lo, s.Lo), append(hi, s.Hi)
-			}
-			g.Values, g.Lo, g.Hi = append(g.Values, vals), append(g.Lo, lo), append(g.Hi, hi)
-		}
-		if second != nil {
-			for i := range g.SeriesNames {
-				g.SeriesNames[i] = second.Name + "=" + g.SeriesNames[i]
+				ser := &g.Series[si]
+				ser.Y, ser.Lo, ser.Hi = append(ser.Y, s.Median), append(ser.Lo, s.Lo), append(ser.Hi, s.Hi)
 			}
 		}
-		figs = append(figs, htmlFigure{template.HTML(g.SVG()), "Bars grouped by " + e.Axes[0].Name + "."})
+		figs = append(figs, *g)
 	}
 
 	// Scaling curve against the sweep axis.
 	if sw := e.SweepAxis(); sw >= 0 {
 		names, lines := e.lines(sw)
 		ax := e.Axes[sw]
-		tc := &LineChart{ID: "exp-scaling-tps", Title: "Throughput against " + ax.Name, XLabel: ax.Name, YLabel: "median transactions per second",
-			YUnit: tu, YZero: true}
+		tc := &chart.Chart{ID: "exp-scaling-tps", Title: "Throughput against " + ax.Name, XLabel: ax.Label(), XUnit: ax.XUnit(),
+			YLabel: "median transactions per second", YUnit: tu, YZero: true, Caption: "The scaling curve: median TPS of each cell."}
 		var latAll []float64
 		for _, c := range e.Cells {
 			latAll = append(latAll, c.P95.Median, c.P99.Median)
@@ -340,23 +452,22 @@ func (r *Report) experimentFigures() []htmlFigure {
 			latAll = append(latAll, e.SLO.LimitMs)
 		}
 		lu := UnitFor(KindMillis, latAll...)
-		lc := &LineChart{ID: "exp-scaling-latency", Title: "Latency against " + ax.Name, XLabel: ax.Name, YLabel: "median latency",
-			YUnit: lu, YZero: true, Subtitle: "p99 solid markers, p95 open markers"}
+		lc := &chart.Chart{ID: "exp-scaling-latency", Title: "Latency against " + ax.Name, XLabel: ax.Label(), XUnit: ax.XUnit(), YLabel: "median latency",
+			YUnit: lu, YZero: true, Subtitle: "p99 solid markers, p95 open markers", Caption: "Median p95 and p99 latency of each cell."}
 		for i, cells := range lines {
 			var x, y, y95, y99 []float64
 			for _, c := range cells {
-				v, _ := strconv.ParseFloat(c.Values[sw], 64)
-				x = append(x, v)
+				x = append(x, ax.Num(c.Values[sw]))
 				y, y95, y99 = append(y, c.TPS.Median), append(y95, c.P95.Median), append(y99, c.P99.Median)
 			}
 			name := names[i]
-			tc.Series = append(tc.Series, Series{Name: name, X: x, Y: y, Points: true, Style: i})
+			tc.Series = append(tc.Series, chart.Series{Name: name, X: x, Y: y, Points: true, Style: i})
 			n99, n95 := "p99", "p95"
 			if name != "" {
 				n99, n95 = name+" p99", name+" p95"
 			}
-			lc.Series = append(lc.Series, Series{Name: n99, X: x, Y: y99, Points: true, Style: 2 * i},
-				Series{Name: n95, X: x, Y: y95, Points: true, Style: 2*i + 5})
+			lc.Series = append(lc.Series, chart.Series{Name: n99, X: x, Y: y99, Points: true, Style: 2 * i},
+				chart.Series{Name: n95, X: x, Y: y95, Points: true, Style: 2*i + 5})
 		}
 		for i := range tc.Series {
 			if tc.Series[i].Name == "" {
@@ -364,20 +475,19 @@ func (r *Report) experimentFigures() []htmlFigure {
 			}
 		}
 		if e.SLO != nil {
-			lc.HLines = append(lc.HLines, RefLine{At: e.SLO.LimitMs, Label: "objective " + e.SLO.Text})
+			lc.HLines = append(lc.HLines, chart.Ref{At: e.SLO.LimitMs, Label: "objective " + e.SLO.Text})
 			for _, k := range e.Knees {
 				if k.Value != "" {
-					v, _ := strconv.ParseFloat(k.Value, 64)
+					v := ax.Num(k.Value)
 					label := "knee " + ax.Name + "=" + k.Value
 					if len(e.Knees) > 1 {
 						label += " (" + k.Line + ")"
 					}
-					tc.VLines = append(tc.VLines, RefLine{At: v, Label: label})
+					tc.VLines = append(tc.VLines, chart.Ref{At: v, Label: label})
 				}
 			}
 		}
-		figs = append(figs, htmlFigure{template.HTML(tc.SVG()), "The scaling curve: median TPS of each cell."},
-			htmlFigure{template.HTML(lc.SVG()), "Median p95 and p99 latency of each cell."})
+		figs = append(figs, *tc, *lc)
 	}
 	return figs
 }
@@ -386,18 +496,18 @@ func summarizeMembers(ms []*Member, metric string) analyzeSummaryAlias {
 	return summarize(metricValues(ms, metric))
 }
 
-// smallMultiples draws one small chart per value of the first axis: TPS of its runs
-// in the order they ran, one series per value of the second axis.
-func (r *Report) smallMultiples() (string, []htmlFigure) {
+// smallMultiples are one small chart per value of the first axis: TPS of its runs in
+// the order they ran, one series per value of the second axis.
+func (r *Report) smallMultiples() chart.Chart {
 	e := r.Experiment
 	tpsMax := 0.0
 	for _, m := range e.Members {
-		tpsMax = math.Max(tpsMax, m.Data.Summary.TPS)
+		tpsMax = math.Max(tpsMax, MetricOf(m.Data, MetricTPS))
 	}
 	tu := UnitFor(KindCount, tpsMax)
-	mk := func(id, title string, ms []*Member) htmlFigure {
-		c := &LineChart{ID: id, Title: title, XLabel: "run order", YLabel: "tps", YUnit: tu, YZero: true, Width: 300, Height: 200,
-			XFixed: true, XMin: 1, XMax: float64(max(len(e.Members), 2))}
+	mk := func(id, title string, ms []*Member) chart.Chart {
+		c := chart.Chart{ID: id, Title: title, XLabel: "run order", XUnit: Unit{Suffix: "", Div: 1}, XWhole: true, YLabel: "tps", YUnit: tu, YZero: true, Width: 300, Height: 200,
+			XRange: chart.Fixed(1, float64(max(len(e.Members), 2)))}
 		series := map[string]int{}
 		for _, m := range ms {
 			key := ""
@@ -416,17 +526,18 @@ func (r *Report) smallMultiples() (string, []htmlFigure) {
 						}
 					}
 				}
-				c.Series = append(c.Series, Series{Name: key, Points: true, Style: style})
+				c.Series = append(c.Series, chart.Series{Name: key, Points: true, Style: style})
 			}
 			c.Series[i].X = append(c.Series[i].X, float64(m.Seq))
-			c.Series[i].Y = append(c.Series[i].Y, m.Data.Summary.TPS)
+			c.Series[i].Y = append(c.Series[i].Y, MetricOf(m.Data, MetricTPS))
 		}
-		return htmlFigure{SVG: template.HTML(c.SVG())}
+		return c
 	}
+	m := chart.Chart{Kind: chart.KindMultiples, ID: "exp-small", YLabel: "tps", YUnit: tu}
 	if len(e.Axes) == 0 {
-		return "Throughput of each run in the order the runs ran", []htmlFigure{mk("exp-small-all", "all runs", e.Members)}
+		m.Title, m.Panels = "Throughput of each run in the order the runs ran", []chart.Chart{mk("exp-small-all", "all runs", e.Members)}
+		return m
 	}
-	var figs []htmlFigure
 	for i, v := range e.Axes[0].Values {
 		var ms []*Member
 		for _, m := range e.Members {
@@ -434,15 +545,19 @@ func (r *Report) smallMultiples() (string, []htmlFigure) {
 				ms = append(ms, m)
 			}
 		}
-		figs = append(figs, mk(fmt.Sprintf("exp-small-%d", i), e.Axes[0].Name+"="+v, ms))
+		m.Panels = append(m.Panels, mk(fmt.Sprintf("exp-small-%d", i), e.Axes[0].Name+"="+v, ms))
 	}
-	return "Throughput of each run in the order the runs ran, one chart per " + e.Axes[0].Name, figs
+	m.Title = "Throughput of each run in the order the runs ran, one chart per " + e.Axes[0].Name
+	return m
 }
 
 func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 	run := d.Run
 	h := htmlRun{ID: run.ID, Anchor: fmt.Sprintf("run-%d", run.ID), Open: open, Provenance: provenanceRows(d)}
 	h.Title = fmt.Sprintf("Run %d: %s, %d clients, %s", run.ID, run.Workload, run.Clients, statusText(d))
+	if c := r.cellOf(d); c != "" {
+		h.Title = fmt.Sprintf("Run %d: %s (%s, %d clients, %s)", run.ID, c, run.Workload, run.Clients, statusText(d))
+	}
 	s := d.Summary
 	lu := UnitFor(KindMillis, s.Latency.P50, s.Latency.P99)
 	h.Facts = [][2]string{
@@ -464,7 +579,22 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 		}
 		h.Types = t
 	}
-	charts, ax, bands := r.runCharts(d)
+	models, ax, bands := r.runCharts(d)
+	var charts []string
+	for _, c := range models {
+		charts = append(charts, c.SVG())
+	}
+	if watched(d) {
+		// A watch session ran no workload: what it watched is the server and the OS.
+		n := 0
+		for _, m := range d.Metrics {
+			n = max(n, len(m.Points))
+		}
+		h.Facts = [][2]string{{"watched", fmt.Sprintf("%s s: %d samples every %s of %d metrics (no workload ran: no throughput or latency)",
+			num(ax.end), n, d.Run.Interval, len(d.Metrics))}}
+		charts = nil
+		h.Title = fmt.Sprintf("Watch %d: %s, %s", run.ID, run.TargetKind, statusText(d))
+	}
 	for _, c := range charts {
 		h.Figures = append(h.Figures, htmlFigure{SVG: template.HTML(c)})
 	}
@@ -488,8 +618,19 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 			h.StallNote = fmt.Sprintf("Stalls: %d, shaded with diagonal hatching on every time chart (warm-up is plain grey). Details as `fathom show %d` prints them:", len(d.Stalls), run.ID)
 			h.Stalls = stallRows(d)
 		}
+		if d.HostWarning != "" {
+			h.StallNote = "Warning: " + d.HostWarning + ". " + h.StallNote
+		}
 		var flat []string
-		h.MetricGroups, flat = r.metricGroups(d, ax, bands)
+		var mgs []MetricGroup
+		mgs, flat = r.metricGroups(d, ax, bands)
+		for _, g := range mgs {
+			hg := htmlMetricGroup{Title: g.Title}
+			for _, c := range g.Charts {
+				hg.Figures = append(hg.Figures, htmlFigure{SVG: template.HTML(c.SVG())})
+			}
+			h.MetricGroups = append(h.MetricGroups, hg)
+		}
 		if len(flat) > 0 {
 			h.Flat = "Zero throughout, not drawn: " + strings.Join(flat, ", ") + "."
 		}
@@ -502,21 +643,26 @@ type timeAxis struct {
 	end   float64 // seconds
 	unit  Unit
 	label string
+	marks []chart.Ref // during_run hooks
 }
 
-// runCharts draws a run's time series and distribution (throughput first), and
-// returns the time axis and bands the metric charts share with them.
-func (r *Report) runCharts(d *RunData) ([]string, timeAxis, []Band) {
+// runCharts builds the models of a run's time series and distribution charts
+// (throughput first), and returns the time axis and bands the metric charts share
+// with them.
+func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) {
 	id := fmt.Sprintf("run-%d", d.Run.ID)
 	end := 0.0
 	if n := len(d.Points); n > 0 {
 		end = d.Points[n-1].End
 	}
-	xu, xl := Unit{"", 1}, "time since start (s)"
-	if end > 1200 {
-		xu, xl = Unit{"", 60}, "time since start (min)"
+	if watched(d) {
+		end = samplesEnd(d)
 	}
-	var bands []Band
+	xu, xl := Unit{Suffix: "", Div: 1}, "time since start (s)"
+	if end > 1200 {
+		xu, xl = Unit{Suffix: "", Div: 60}, "time since start (min)"
+	}
+	var bands []chart.Band
 	for i := 0; i < len(d.Points); i++ {
 		if !d.Points[i].Warmup {
 			continue
@@ -525,7 +671,7 @@ func (r *Report) runCharts(d *RunData) ([]string, timeAxis, []Band) {
 		for j+1 < len(d.Points) && d.Points[j+1].Warmup {
 			j++
 		}
-		bands = append(bands, Band{X0: d.Points[i].Start, X1: d.Points[j].End, Kind: "warmup", Label: "warm-up"})
+		bands = append(bands, chart.Band{X0: d.Points[i].Start, X1: d.Points[j].End, Kind: "warmup", Label: "warm-up"})
 		i = j
 	}
 	bands = append(bands, stallBands(d)...)
@@ -534,8 +680,8 @@ func (r *Report) runCharts(d *RunData) ([]string, timeAxis, []Band) {
 		sub = fmt.Sprintf("each point merges %d intervals of %s; the CSV keeps every interval", d.Group, d.Run.Interval)
 	}
 	mid := func(p Point) float64 { return (p.Start + p.End) / 2 }
-	series := func(name string, style int, f func(Point) float64) Series {
-		s := Series{Name: name, Style: style}
+	series := func(name string, style int, f func(Point) float64) chart.Series {
+		s := chart.Series{Name: name, Style: style}
 		for _, p := range d.Points {
 			s.X = append(s.X, mid(p))
 			s.Y = append(s.Y, f(p))
@@ -543,15 +689,15 @@ func (r *Report) runCharts(d *RunData) ([]string, timeAxis, []Band) {
 		s.Points = len(d.Points) <= 40
 		return s
 	}
-	base := func(suffix, title, ylabel string, kind int, ss []Series) *LineChart {
+	base := func(suffix, title, ylabel string, kind int, ss []chart.Series) *chart.Chart {
 		var vals []float64
 		for _, s := range ss {
 			vals = append(vals, s.Y...)
 		}
-		return &LineChart{ID: id + "-" + suffix, Title: title, Subtitle: sub, XLabel: xl, XUnit: xu, YLabel: ylabel,
-			YUnit: UnitFor(kind, vals...), YZero: true, Bands: bands, Series: ss, XFixed: true, XMin: 0, XMax: end}
+		return &chart.Chart{ID: id + "-" + suffix, Title: title, Subtitle: sub, XLabel: xl, XUnit: xu, YLabel: ylabel,
+			YUnit: UnitFor(kind, vals...), YZero: true, Bands: bands, VLines: markRefs(d), Series: ss, XRange: chart.Fixed(0, end)}
 	}
-	var tput []Series
+	var tput []chart.Series
 	if len(d.Run.TxnTypes) > 1 {
 		tput = append(tput, series("all types", 0, func(p Point) float64 { return p.TPS }))
 		for i, n := range d.Run.TxnTypes {
@@ -566,41 +712,189 @@ func (r *Report) runCharts(d *RunData) ([]string, timeAxis, []Band) {
 	} else {
 		tput = append(tput, series("tps", 0, func(p Point) float64 { return p.TPS }))
 	}
-	var charts []string
-	charts = append(charts, base("tps", "Throughput over time", "transactions per second", KindCount, tput).SVG())
+	var charts []*chart.Chart
+	charts = append(charts, base("tps", "Throughput over time", "transactions per second", KindCount, tput))
 
-	lat := base("latency", "Latency over time", "latency", KindMillis, []Series{
+	lat := base("latency", "Latency over time", "latency", KindMillis, []chart.Series{
 		series("p99", 0, func(p Point) float64 { return p.P99 }),
 		series("p95", 1, func(p Point) float64 { return p.P95 }),
 		series("p50", 2, func(p Point) float64 { return p.P50 }),
 	})
 	if r.SLO != nil {
-		lat.HLines = append(lat.HLines, RefLine{At: r.SLO.LimitMs, Label: "objective " + r.SLO.Text})
+		lat.HLines = append(lat.HLines, chart.Ref{At: r.SLO.LimitMs, Label: "objective " + r.SLO.Text})
 		lat.YUnit = UnitFor(KindMillis, append(lat.Series[0].Y, r.SLO.LimitMs)...)
 	}
-	charts = append(charts, lat.SVG())
+	charts = append(charts, lat)
 
-	errs := base("errors", "Errors, retries and reconnects over time", "per second", KindCount, []Series{
+	errs := base("errors", "Errors, retries and reconnects over time", "per second", KindCount, []chart.Series{
 		series("errors/s", 0, func(p Point) float64 { return p.ErrorsPS }),
 		series("retries/s", 1, func(p Point) float64 { return p.RetriesPS }),
 		series("failed tx/s", 2, func(p Point) float64 { return p.FailedPS }),
 		series("reconnects", 3, func(p Point) float64 { return float64(p.Reconnects) }),
 	})
 	errs.Subtitle = strings.TrimSpace("reconnects: count per point. " + sub)
-	charts = append(charts, errs.SVG())
+	charts = append(charts, errs)
 
-	dist := &LineChart{ID: id + "-distribution", Title: "Latency by percentile (measured intervals)", XLabel: "percentile",
-		YLabel: "latency", XScale: ScaleNines, YZero: true}
+	dist := &chart.Chart{ID: id + "-distribution", Title: "Latency by percentile (measured intervals)", XLabel: "percentile",
+		YLabel: "latency", XScale: chart.ScaleNines, YZero: true}
 	var x, y []float64
 	for _, p := range d.Distribution {
 		x, y = append(x, p.Percentile), append(y, p.Ms)
 	}
 	dist.YUnit = UnitFor(KindMillis, y...)
-	dist.Series = []Series{{Name: "latency", X: x, Y: y, Points: true}}
-	if r.SLO != nil {
-		dist.HLines = append(dist.HLines, RefLine{At: r.SLO.LimitMs, Label: "objective " + r.SLO.Text})
+	if logWorthy(y) {
+		// A tail more than 100 times the fastest latency flattens the body of the
+		// distribution on a linear axis: a log axis shows both.
+		dist.YScale, dist.YZero = chart.ScaleLog, false
+		dist.Subtitle = "log scale: the slowest percentiles are more than 100 times the fastest"
 	}
-	charts = append(charts, dist.SVG())
+	dist.Series = []chart.Series{{Name: "latency", X: x, Y: y, Points: true}}
+	if r.SLO != nil {
+		dist.HLines = append(dist.HLines, chart.Ref{At: r.SLO.LimitMs, Label: "objective " + r.SLO.Text})
+	}
+	charts = append(charts, dist)
 
-	return charts, timeAxis{end: end, unit: xu, label: xl}, bands
+	return charts, timeAxis{end: end, unit: xu, label: xl, marks: markRefs(d)}, bands
+}
+
+// logWorthy reports whether positive values span more than two decades.
+func logWorthy(vs []float64) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vs {
+		if v > 0 && !math.IsInf(v, 0) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	return hi > 100*lo
+}
+
+// judgedTPS is a point's throughput of what the run is judged by.
+func judgedTPS(d *RunData, p Point) float64 {
+	if d.Judge == "" {
+		return p.TPS
+	}
+	if p.TypeTPS == nil {
+		return math.NaN()
+	}
+	v, found := 0.0, false
+	for i, n := range d.Run.TxnTypes {
+		if n == d.Judge || strings.HasPrefix(n, d.Judge+"/") {
+			v += p.TypeTPS[i]
+			found = true
+		}
+	}
+	if !found {
+		return math.NaN()
+	}
+	return v
+}
+
+// medianMember is the run of a cell whose throughput is the cell's median (the lower
+// of the middle two for an even count).
+func medianMember(c *Cell) *Member {
+	ms := slices.Clone(c.Members)
+	sort.SliceStable(ms, func(i, j int) bool { return MetricOf(ms[i].Data, MetricTPS) < MetricOf(ms[j].Data, MetricTPS) })
+	if len(ms) == 0 {
+		return nil
+	}
+	return ms[(len(ms)-1)/2]
+}
+
+// timeOverlays draws the cells' time series on one time axis (seconds since each
+// run's start): throughput and p99 latency of each cell's median run, so that
+// configurations can be compared over time without matching run ids by hand. Up to
+// eight cells share a chart; more are split by the first axis.
+func (r *Report) timeOverlays() (string, []chart.Chart) {
+	e := r.Experiment
+	if len(e.Cells) < 2 {
+		return "", nil
+	}
+	groups := [][]*Cell{e.Cells}
+	var titles []string
+	if len(e.Cells) > 8 && len(e.Axes) > 1 {
+		groups = nil
+		for _, v := range e.Axes[0].Values {
+			var g []*Cell
+			for _, c := range e.Cells {
+				if c.Values[0] == v {
+					g = append(g, c)
+				}
+			}
+			groups = append(groups, g)
+			titles = append(titles, e.Axes[0].Name+"="+v)
+		}
+	}
+	end := 0.0
+	var tpsAll, latAll []float64
+	for _, c := range e.Cells {
+		if m := medianMember(c); m != nil {
+			for _, p := range m.Data.Points {
+				end = math.Max(end, p.End)
+				if !p.Warmup {
+					tpsAll = append(tpsAll, judgedTPS(m.Data, p))
+					latAll = append(latAll, p.P99)
+				}
+			}
+		}
+	}
+	xu, xl := Unit{Suffix: "", Div: 1}, "time since the run's start (s)"
+	if end > 1200 {
+		xu, xl = Unit{Suffix: "", Div: 60}, "time since the run's start (min)"
+	}
+	tu, lu := UnitFor(KindCount, tpsAll...), UnitFor(KindMillis, latAll...)
+	var figs []chart.Chart
+	for gi, cells := range groups {
+		suffix := ""
+		if titles != nil {
+			suffix = " (" + titles[gi] + ")"
+		}
+		tc := &chart.Chart{ID: fmt.Sprintf("exp-time-tps-%d", gi), Title: "Throughput over time, median run of each cell" + suffix,
+			XLabel: xl, XUnit: xu, YLabel: "transactions per second", YUnit: tu, YZero: true, XRange: chart.Fixed(0, end)}
+		lc := &chart.Chart{ID: fmt.Sprintf("exp-time-p99-%d", gi), Title: "p99 latency over time, median run of each cell" + suffix,
+			XLabel: xl, XUnit: xu, YLabel: "p99 latency", YUnit: lu, YZero: true, XRange: chart.Fixed(0, end)}
+		if e.SLO != nil {
+			lc.HLines = append(lc.HLines, chart.Ref{At: e.SLO.LimitMs, Label: "objective " + e.SLO.Text})
+			lc.YUnit = UnitFor(KindMillis, append(latAll, e.SLO.LimitMs)...)
+		}
+		if r.Runs[0].Judge != "" {
+			lc.Subtitle = "latency of every transaction (per-type latency is not kept per interval)"
+		}
+		for i, c := range cells {
+			m := medianMember(c)
+			if m == nil {
+				continue
+			}
+			name := fmt.Sprintf("%s (run %d)", c.Name(e.Axes), m.Data.Run.ID)
+			ts := chart.Series{Name: name, Style: i}
+			ls := chart.Series{Name: name, Style: i}
+			for _, p := range m.Data.Points {
+				if p.Warmup {
+					continue
+				}
+				x := (p.Start + p.End) / 2
+				ts.X, ts.Y = append(ts.X, x), append(ts.Y, judgedTPS(m.Data, p))
+				ls.X, ls.Y = append(ls.X, x), append(ls.Y, p.P99)
+			}
+			ts.Points, ls.Points = len(ts.X) <= 40, len(ls.X) <= 40
+			tc.Series, lc.Series = append(tc.Series, ts), append(lc.Series, ls)
+		}
+		figs = append(figs, *tc, *lc)
+	}
+	return "The cells over time: each cell's median run (by throughput), warm-up left out, on one time axis", figs
+}
+
+// watched reports whether the run is a `fathom watch` session: samples, no workload.
+func watched(d *RunData) bool {
+	return d.Run.Workload == "watch" && len(d.Points) == 0 && d.Samples != nil
+}
+
+// samplesEnd is the time of a run's last sample, in seconds since its start.
+func samplesEnd(d *RunData) float64 {
+	end := 0.0
+	for _, m := range d.Metrics {
+		if n := len(m.Points); n > 0 {
+			end = math.Max(end, m.Points[n-1].At.Seconds())
+		}
+	}
+	return end
 }

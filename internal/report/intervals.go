@@ -12,6 +12,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -126,6 +127,34 @@ func WriteIntervalsJSON(w io.Writer, run *store.Run, rows []IntervalRow) error {
 	}{run.ID, run.Workload, run.Status, run.Interval.Seconds(), rows})
 }
 
+// WriteCommands writes a run's per-command latencies (-r) as CSV (one row a command,
+// in milliseconds, the window they cover on every row) or JSON; a run without them
+// is the user's mistake.
+func WriteCommands(w io.Writer, run *store.Run, sum *measure.Summary, format string) error {
+	if len(sum.PerCommand) == 0 {
+		return fault.Usagef("run %d has no per-command latencies: they are kept for runs of pgbench scripts with -r", run.ID)
+	}
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			RunID      int64                      `json:"run_id"`
+			Window     string                     `json:"per_command_window"`
+			PerCommand []measure.StatementLatency `json:"per_command"`
+		}{run.ID, sum.PerCommandWindow, sum.PerCommand})
+	}
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"transaction", "line", "command", "count", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms", "window"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, c := range sum.PerCommand {
+		l := c.Latency
+		_ = cw.Write([]string{c.Txn, strconv.Itoa(c.Line), c.Text, strconv.FormatInt(c.Count, 10),
+			f(l.Mean), f(l.P50), f(l.P95), f(l.P99), f(l.Max), sum.PerCommandWindow})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
 // WriteProvenance prints where a run's numbers come from.
 func WriteProvenance(w io.Writer, run *store.Run) {
 	fmt.Fprintf(w, "run %d (%s)\n", run.ID, run.UUID)
@@ -156,8 +185,8 @@ func WriteProvenance(w io.Writer, run *store.Run) {
 		fmt.Fprintln(w)
 	}
 	h := run.Host
-	fmt.Fprintf(w, "  host:     %s, %s, %d CPUs %s, %.1f GiB, kernel %s, %s\n", h.Hostname, h.OS, h.CPUs, h.CPUModel,
-		float64(h.MemoryBytes)/(1<<30), h.Kernel, h.GoVersion)
+	fmt.Fprintf(w, "  host:     %s, %s, %d CPUs %s, %s, kernel %s, %s%s\n", h.Hostname, h.OS, h.CPUs, h.CPUModel,
+		memoryText(h.MemoryBytes), orUnknownText(h.Kernel), h.GoVersion, pathsText(h))
 	if len(run.Labels) > 0 {
 		fmt.Fprint(w, "  labels:  ")
 		for _, k := range slices.Sorted(maps.Keys(run.Labels)) {

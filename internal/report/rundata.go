@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/fathom-lab/fathom/internal/measure"
@@ -45,6 +47,31 @@ type RunData struct {
 	// them; StallsAnalyzed is false when stall analysis never ran for the run.
 	Stalls         []store.Stall
 	StallsAnalyzed bool
+	// Marks are the moments during_run hooks of the run's experiment fired, on the
+	// run's clock (LoadSamples fills them).
+	Marks []Mark
+	// HostWarning says that the client host was saturated during the run ("" when
+	// it was not, or its load was not sampled).
+	HostWarning string
+	// Groups total the transaction types of each client group ("writers" for
+	// "writers/insert" and "writers/update"), with exact percentiles from the merged
+	// histograms; nil when the workload has no groups.
+	Groups map[string]measure.TypeSummary
+	// Judge is the transaction type or group the run's metrics count ("" all): see
+	// SetJudge.
+	Judge string
+}
+
+// TxnGroups lists the client groups of transaction types named "group/type", in the
+// order they first appear.
+func TxnGroups(types []string) []string {
+	var out []string
+	for _, t := range types {
+		if g, _, ok := strings.Cut(t, "/"); ok && !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // Point is one point of a run's time series (one or more intervals merged).
@@ -71,7 +98,7 @@ type Percentile struct {
 }
 
 // LoadRuns reads and computes the given runs, several at a time, in their order.
-func LoadRuns(ctx context.Context, st *store.Store, runs []*store.Run, maxPoints int) ([]*RunData, error) {
+func LoadRuns(ctx context.Context, st store.Store, runs []*store.Run, maxPoints int) ([]*RunData, error) {
 	out := make([]*RunData, len(runs))
 	errs := make([]error, len(runs))
 	work := make(chan int)
@@ -320,6 +347,25 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 	s.TypeSummary = typeSummary(&totCounts[nt], allLat, allSvc, secs)
 	for i, name := range run.TxnTypes {
 		s.ByTxn[name] = typeSummary(&totCounts[i], &totLat[i], &totSvc[i], secs)
+	}
+	for _, g := range TxnGroups(run.TxnTypes) {
+		var lat, svc measure.SparseSum
+		var c measure.Counts
+		for i, name := range run.TxnTypes {
+			if strings.HasPrefix(name, g+"/") {
+				if err := lat.Add(totLat[i].Sparse()); err != nil {
+					return nil, err
+				}
+				if err := svc.Add(totSvc[i].Sparse()); err != nil {
+					return nil, err
+				}
+				c.Add(&totCounts[i])
+			}
+		}
+		if d.Groups == nil {
+			d.Groups = map[string]measure.TypeSummary{}
+		}
+		d.Groups[g] = typeSummary(&c, &lat, &svc, secs)
 	}
 	d.Summary = s
 	if att := totCounts[nt].OK + totCounts[nt].ErrorTotal(); att > 0 {

@@ -180,7 +180,7 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 // toOldEncoding rewrites the histograms of a run's intervals matching where in the form
 // stores before schema 4 hold (measure.Encode's base64 compressed V2), as if an older
 // fathom had written them.
-func toOldEncoding(t testing.TB, st *store.Store, runID int64, where string) {
+func toOldEncoding(t testing.TB, st store.Store, runID int64, where string) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+st.Path()+"?_pragma=busy_timeout(10000)")
 	if err != nil {

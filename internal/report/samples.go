@@ -5,7 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"html/template"
+	"github.com/fathom-lab/fathom/internal/chart"
 	"io"
 	"math"
 	"runtime"
@@ -14,6 +14,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fathom-lab/fathom/internal/analyze"
+	"github.com/fathom-lab/fathom/internal/collect"
+	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -24,58 +27,28 @@ import (
 // all: beyond it (experiments of many runs) only the charted metrics are read.
 const AllMetricsRuns = 10
 
-// metricChart is one small chart of the "server and OS metrics" section: metrics of
-// one unit and one collector, named exactly or by prefix ("pg.sessions.*").
-type metricChart struct {
-	Title   string
-	Metrics []string
-}
+// metricChart is one small chart of the "server and OS metrics" section (see
+// collect.Chart).
+type metricChart = collect.Chart
 
-// metricCharts are the charts drawn by default for each source, in order: the server's
-// throughput and the work stalls are made of (flushing, checkpoints, WAL, waits),
-// then the host's dirty pages, CPU and disk.
-var metricCharts = map[string][]metricChart{
-	"postgres": {
-		{"Commits and rollbacks", []string{"pg.xact_commit", "pg.xact_rollback"}},
-		{"Blocks read", []string{"pg.blks_read"}},
-		{"Checkpoints", []string{"pg.checkpoints_timed", "pg.checkpoints_req"}},
-		{"Buffers written", []string{"pg.buffers_checkpoint", "pg.buffers_clean", "pg.buffers_backend"}},
-		{"WAL written", []string{"pg.wal_bytes"}},
-		{"WAL since the last checkpoint (% of max_wal_size)", []string{"pg.wal_since_checkpoint_pct"}},
-		{"Sessions by state", []string{"pg.sessions.*"}},
-		{"Sessions waiting, by wait class", []string{"pg.waiting.*"}},
-		{"Lock waits", []string{"pg.lock_waits", "pg.blocked_sessions"}},
-		{"Autovacuum workers", []string{"pg.autovacuum_workers"}},
-	},
-	"mysql": {
-		{"Questions and commits", []string{"mysql.Questions", "mysql.Com_commit"}},
-		{"Threads running", []string{"mysql.Threads_running"}},
-		{"Dirty pages in the buffer pool", []string{"mysql.Innodb_buffer_pool_pages_dirty"}},
-		{"Pages flushed", []string{"mysql.Innodb_buffer_pool_pages_flushed"}},
-		{"Checkpoint age (% of the limit)", []string{"mysql.innodb.checkpoint_age_capacity_pct", "mysql.innodb.checkpoint_age_pct"}},
-		{"Log waits and free-page waits", []string{"mysql.Innodb_log_waits", "mysql.Innodb_buffer_pool_wait_free"}},
-		{"Redo log written", []string{"mysql.Innodb_os_log_written"}},
-		{"Data fsyncs", []string{"mysql.Innodb_data_fsyncs"}},
-		{"History list length", []string{"mysql.innodb.history_list_length"}},
-		{"Row lock waits", []string{"mysql.Innodb_row_lock_current_waits", "mysql.threads.waiting_for_lock"}},
-		{"Binary log files", []string{"mysql.binlog.file_seq"}},
-	},
-	"os": {
-		{"Dirty and writeback memory", []string{"os.mem.dirty_bytes", "os.mem.writeback_bytes"}},
-		{"Dirty pages against the writeback thresholds", []string{"os.vm.dirty_background_threshold_pct", "os.vm.dirty_threshold_pct"}},
-		{"CPU", []string{"os.cpu.user_pct", "os.cpu.system_pct", "os.cpu.iowait_pct"}},
-		{"Disk throughput", []string{"os.disk.read_bytes", "os.disk.write_bytes"}},
-		{"Disk operations", []string{"os.disk.reads", "os.disk.writes", "os.disk.flushes"}},
-		{"Disk await", []string{"os.disk.await_ms"}},
-		{"Disk utilisation", []string{"os.disk.util_pct"}},
-		{"I/O pressure", []string{"os.pressure.io_some_pct", "os.pressure.io_full_pct"}},
-		{"Server processes' CPU", []string{"os.server.cpu_pct"}},
-	},
+// hostCharts are the host's charts, drawn after the target kind's (its bundle's
+// DefaultCharts: the server's throughput and the work stalls are made of): dirty
+// pages, CPU and disk.
+var hostCharts = []metricChart{
+	{Title: "Dirty and writeback memory", Metrics: []string{collect.OSMemDirtyBytes, collect.OSMemWritebackBytes}},
+	{Title: "Dirty pages against the writeback thresholds", Metrics: []string{collect.OSVmDirtyBackgroundThresholdPct, collect.OSVmDirtyThresholdPct}},
+	{Title: "CPU", Metrics: []string{collect.OSCPUUserPct, collect.OSCPUSystemPct, collect.OSCPUIowaitPct}},
+	{Title: "Disk throughput", Metrics: []string{collect.OSDiskReadBytes, collect.OSDiskWriteBytes}},
+	{Title: "Disk operations", Metrics: []string{collect.OSDiskReads, collect.OSDiskWrites, collect.OSDiskFlushes}},
+	{Title: "Disk await", Metrics: []string{collect.OSDiskAwaitMs}},
+	{Title: "Disk utilisation", Metrics: []string{collect.OSDiskUtilPct}},
+	{Title: "I/O pressure", Metrics: []string{collect.OSPressureIOSomePct, collect.OSPressureIOFullPct}},
+	{Title: "Server processes' CPU", Metrics: []string{collect.OSServerCPUPct}},
 }
 
 // chartsFor lists the default charts of a target kind, then the host's.
 func chartsFor(kind string) []metricChart {
-	return append(append([]metricChart(nil), metricCharts[kind]...), metricCharts["os"]...)
+	return append(db.ChartsOf(kind), hostCharts...)
 }
 
 // chartedNames are the metric names and patterns a run's charts need: the default
@@ -101,7 +74,7 @@ func chartedNames(kind string, stalls []store.Stall) []string {
 // metric when all is set and there are at most AllMetricsRuns runs (for the metrics
 // CSV), otherwise only the charted ones, so that the report of a large experiment
 // does not read every metric of every run. Runs without samples are left as they are.
-func LoadSamples(ctx context.Context, st *store.Store, data []*RunData, all bool) error {
+func LoadSamples(ctx context.Context, st store.Store, data []*RunData, all bool) error {
 	all = all && len(data) <= AllMetricsRuns
 	errs := make([]error, len(data))
 	work := make(chan int)
@@ -125,13 +98,16 @@ func LoadSamples(ctx context.Context, st *store.Store, data []*RunData, all bool
 	}
 	close(work)
 	wg.Wait()
+	if err := loadMarks(ctx, st, data); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return errors.Join(errs...)
 }
 
-func loadSamples(ctx context.Context, st *store.Store, d *RunData, all bool) error {
+func loadSamples(ctx context.Context, st store.Store, d *RunData, all bool) error {
 	src, err := st.SampleSource(ctx, d.Run.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -152,24 +128,27 @@ func loadSamples(ctx context.Context, st *store.Store, d *RunData, all bool) err
 		return err
 	}
 	d.Samples, d.Stalls, d.StallsAnalyzed, d.Metrics, d.AllMetrics = src, stalls, analyzed, ms, all
+	if h, ok, err := analyze.RunHostLoad(ctx, st, d.Run); err == nil && ok {
+		d.HostWarning = h.Warning()
+	}
 	return nil
 }
 
 // stallBands are a run's stalls as shaded stretches of the time axis, with a tooltip
 // saying what happened.
-func stallBands(d *RunData) []Band {
-	var out []Band
+func stallBands(d *RunData) []chart.Band {
+	var out []chart.Band
 	for _, s := range d.Stalls {
 		tip := fmt.Sprintf("stall #%d, %s–%s: %s %s → %s (-%.0f%%): %s", s.Number, showSecs(s.Start.Seconds()), showSecs(s.End.Seconds()),
 			s.Throughput, FormatNumber(s.Baseline), FormatNumber(s.Mean), s.Depth*100, stallCause(&s))
-		out = append(out, Band{X0: s.Start.Seconds(), X1: s.End.Seconds(), Kind: "stall", Label: fmt.Sprintf("stall %d", s.Number), Tip: tip})
+		out = append(out, chart.Band{X0: s.Start.Seconds(), X1: s.End.Seconds(), Kind: "stall", Label: fmt.Sprintf("stall %d", s.Number), Tip: tip})
 	}
 	return out
 }
 
 func stallCause(s *store.Stall) string {
 	if s.Title == "" {
-		return "cause not recognised"
+		return "no known cause matches"
 	}
 	return s.Title
 }
@@ -238,6 +217,12 @@ func stallRows(d *RunData) []stallRow {
 	return out
 }
 
+// MetricGroup is one collector's metric charts.
+type MetricGroup struct {
+	Title  string
+	Charts []*chart.Chart
+}
+
 // htmlMetricGroup is one collector's small charts.
 type htmlMetricGroup struct {
 	Title   string
@@ -246,19 +231,19 @@ type htmlMetricGroup struct {
 
 // metricGroups draws the run's metric charts, grouped by collector, on the same x axis
 // as its throughput chart; flat (always zero) metrics are listed instead of drawn.
-func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []Band) (groups []htmlMetricGroup, flat []string) {
+func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []chart.Band) (groups []MetricGroup, flat []string) {
 	byName := map[string]*store.MetricSeries{}
 	for i := range d.Metrics {
 		byName[d.Metrics[i].Name] = &d.Metrics[i]
 	}
 	used := map[string]bool{}
-	type chart struct {
+	type plotted struct {
 		title, note string
 		series      []*store.MetricSeries
 	}
 	var order []string
-	charts := map[string][]chart{}
-	add := func(c chart) {
+	charts := map[string][]plotted{}
+	add := func(c plotted) {
 		col := c.series[0].Collector
 		if _, ok := charts[col]; !ok {
 			order = append(order, col)
@@ -282,22 +267,22 @@ func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []Band) (groups []h
 			used[m.Name] = true
 		}
 		if len(ss) > 0 {
-			add(chart{title: spec.Title, series: ss})
+			add(plotted{title: spec.Title, series: ss})
 		}
 	}
 	for _, s := range d.Stalls {
 		for _, e := range s.Evidence {
 			if m := byName[e.Metric]; m != nil && !used[m.Name] {
 				used[m.Name] = true
-				add(chart{title: m.Name, note: "stall evidence", series: []*store.MetricSeries{m}})
+				add(plotted{title: m.Name, note: "stall evidence", series: []*store.MetricSeries{m}})
 			}
 		}
 	}
 	n := 0
 	for _, col := range order {
-		g := htmlMetricGroup{Title: col}
+		g := MetricGroup{Title: col}
 		for _, c := range charts[col] {
-			lc := &LineChart{Title: c.title, XLabel: ax.label, XUnit: ax.unit, YZero: true, Bands: bands, XFixed: true, XMin: 0, XMax: ax.end,
+			lc := &chart.Chart{Title: c.title, XLabel: ax.label, XUnit: ax.unit, YZero: true, Bands: bands, VLines: ax.marks, XRange: chart.Fixed(0, ax.end),
 				Height: 190}
 			// Series that stay zero are listed, not drawn; a chart keeps its
 			// maxSeries busiest series (the CSV has the rest).
@@ -336,12 +321,20 @@ func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []Band) (groups []h
 				name := metricLabel(dd.m.Name, dd.m.Kind, dd.m.Unit)
 				names = append(names, name)
 				vals = append(vals, dd.y...)
-				lc.Series = append(lc.Series, Series{Name: name, X: dd.x, Y: dd.y, Style: k, Points: len(dd.x) <= 40})
+				lc.Series = append(lc.Series, chart.Series{Name: name, X: dd.x, Y: dd.y, Style: k, Points: len(dd.x) <= 40})
 			}
-			lc.Height += int(legendRow) * (legendRows(names, 640) - 1) // keep the plot's height
+			lc.Height += int(chart.LegendRow) * (chart.LegendRows(names, 640) - 1) // keep the plot's height
 			lc.ID = fmt.Sprintf("run-%d-metric-%d", d.Run.ID, n)
 			n++
-			lc.YLabel, lc.YUnit = metricAxis(ds[0].m.Unit, ds[0].m.Kind, vals)
+			// Counts of different things (locks and sessions) share an axis labelled
+			// for neither.
+			unit := ds[0].m.Unit
+			for _, dd := range ds {
+				if dd.m.Unit != unit {
+					unit = ""
+				}
+			}
+			lc.YLabel, lc.YUnit = metricAxis(unit, ds[0].m.Kind, vals)
 			lc.Subtitle = strings.Join(names, ", ")
 			if len(lc.Subtitle) > 90 {
 				lc.Subtitle = "from " + ds[0].m.Collector
@@ -352,9 +345,9 @@ func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []Band) (groups []h
 			if more > 0 {
 				lc.Subtitle += fmt.Sprintf("; %d quieter series in the CSV", more)
 			}
-			g.Figures = append(g.Figures, htmlFigure{SVG: template.HTML(lc.SVG())})
+			g.Charts = append(g.Charts, lc)
 		}
-		if len(g.Figures) > 0 {
+		if len(g.Charts) > 0 {
 			groups = append(groups, g)
 		}
 	}
@@ -372,7 +365,7 @@ func metricAxis(unit, kind string, vals []float64) (string, Unit) {
 	case "bytes":
 		return "bytes" + per, UnitFor(KindBytes, vals...)
 	case "%":
-		return "percent", Unit{"", 1}
+		return "percent", Unit{Suffix: "", Div: 1}
 	case "ms":
 		return "ms" + per, UnitFor(KindCount, vals...)
 	case "", "bool":
@@ -465,12 +458,15 @@ func (r *Report) writeStallsMarkdown(out io.Writer) {
 	var w strings.Builder
 	defer func() { io.WriteString(out, strings.TrimRight(w.String(), "\n")+"\n") }()
 	fmt.Fprintf(&w, "\n## Stalls\n\n")
-	fmt.Fprintf(&w, "Stretches where throughput fell well below the run's rolling median, with the metrics that changed most unusually meanwhile (as `fathom show RUN` lists them).\n\n")
+	fmt.Fprintf(&w, "Stretches where throughput fell well below the run's baseline (the median of the healthy intervals around them), with the metrics that rose unusually and materially meanwhile (as `fathom show RUN` lists them).\n\n")
 	for _, d := range r.Runs {
 		if d.Samples == nil {
 			continue
 		}
 		fmt.Fprintf(&w, "### Run %d\n\n", d.Run.ID)
+		if d.HostWarning != "" {
+			fmt.Fprintf(&w, "**Warning: %s.**\n\n", mdEsc(d.HostWarning))
+		}
 		switch {
 		case !d.StallsAnalyzed:
 			fmt.Fprintf(&w, "Not analysed (the run may still have been going).\n\n")
@@ -540,21 +536,4 @@ func FormatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.1fs", v)
 	}
 	return FormatNumber(v)
-}
-
-// legendRows is how many rows legend takes for entries in a chart w wide.
-func legendRows(entries []string, w float64) int {
-	if len(entries) <= 1 {
-		return 1
-	}
-	x, rows := padLeft, 1
-	for _, e := range entries {
-		width := 30 + 6.5*float64(len([]rune(e))) + 14
-		if x+width > w-padRight && x > padLeft {
-			x = padLeft
-			rows++
-		}
-		x += width
-	}
-	return rows
 }

@@ -28,6 +28,9 @@ func WriteSummary(w io.Writer, run *store.Run, s *measure.Summary) {
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", s.Reason)
 	}
+	for _, m := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
 	fmt.Fprintf(w, "transactions: %d (%.2f per second)  statements: %d (%.2f per second)\n", s.Transactions, s.TPS, s.Statements, s.QPS)
 	fmt.Fprintf(w, "errors: %d  failed transactions: %d  retries: %d  reconnects: %d", s.Errors, s.Failed, s.Retries, s.Reconnects)
 	if run.Rate > 0 {
@@ -73,6 +76,27 @@ func WriteSummary(w io.Writer, run *store.Run, s *measure.Summary) {
 	if len(idle) > 0 {
 		fmt.Fprintf(w, "not run: %s\n", strings.Join(idle, ", "))
 	}
+	writeStatements(w, s.PerCommand, s.PerCommandWindow)
+}
+
+// writeStatements lists each script command's latency (pgbench's -r), by script.
+func writeStatements(w io.Writer, st []measure.StatementLatency, window string) {
+	if len(st) == 0 {
+		return
+	}
+	if window != "" {
+		fmt.Fprintf(w, "\nper-command latencies cover %s\n", window)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	txn := ""
+	for _, c := range st {
+		if c.Txn != txn {
+			txn = c.Txn
+			fmt.Fprintf(tw, "\nper-command latency (ms) of %s:\n  line\tcount\tmean\tp50\tp99\tmax\tcommand\n", txn)
+		}
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%s\n", c.Line, c.Count, ms(c.Latency.Mean), ms(c.Latency.P50), ms(c.Latency.P99), ms(c.Latency.Max), c.Text)
+	}
+	tw.Flush()
 }
 
 func ms(v float64) string {

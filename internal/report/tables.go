@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/analyze"
+	"github.com/fathom-lab/fathom/internal/store"
 )
 
 func writePercentilesCSV(w io.Writer, ps []Percentile) error {
@@ -117,6 +118,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(w, "Runs: %s. ", mdEsc(r.Selection))
 	}
 	fmt.Fprintf(w, "Warm-up intervals are excluded from every number. Charts are in index.html; the numbers behind them are in the CSV files beside it.\n\n")
+	if n := JudgeNote(r.Runs); n != "" {
+		fmt.Fprintf(w, "%s\n\n", mdEsc(n))
+	}
 	if e := r.Experiment; e != nil {
 		fmt.Fprintf(w, "## Cells\n\n")
 		var axes []string
@@ -125,6 +129,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		if len(axes) > 0 {
 			fmt.Fprintf(w, "Axes: %s. ", mdEsc(strings.Join(axes, "; ")))
+		}
+		var bls []string
+		for _, a := range e.Axes {
+			if len(a.Values) > 1 {
+				bls = append(bls, a.Name+"="+a.Baseline)
+			}
+		}
+		if len(bls) > 0 {
+			fmt.Fprintf(w, "Baseline (side A of every comparison): %s. ", mdEsc(strings.Join(bls, ", ")))
 		}
 		fmt.Fprintf(w, "Each cell shows the median over its repetitions, the range, and a 95%% confidence interval of the median where there are enough repetitions (≥ 6).\n\n")
 		r.cellTableMarkdown(w)
@@ -148,19 +161,49 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "\n## Runs\n\n")
-	fmt.Fprintf(w, "| run | started (UTC) | status | workload | clients | seconds | tps | p50 | p95 | p99 | max | errors |\n|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	var tps, lat []float64
-	for _, d := range r.Runs {
-		tps = append(tps, d.Summary.TPS)
-		lat = append(lat, d.Summary.Latency.P50, d.Summary.Latency.P99)
+	head, sep := "| run |", "|---:|"
+	var axes []Axis
+	if r.Experiment != nil {
+		axes = r.Experiment.Axes
 	}
-	tu, lu := UnitFor(KindCount, tps...), UnitFor(KindMillis, lat...)
+	for _, a := range axes {
+		head, sep = head+" "+mdEsc(a.Name)+" |", sep+"---|"
+	}
+	if len(axes) > 0 {
+		head, sep = head+" rep |", sep+"---:|"
+	}
+	j := ""
+	if len(r.Runs) > 0 && r.Runs[0].Judge != "" {
+		j = " (" + mdEsc(r.Runs[0].Judge) + ")"
+	}
+	fmt.Fprintf(w, "%s started (UTC) | status | workload | clients | seconds | tps%s | p50%s | p95%s | p99%s | max%s | errors |\n%s---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+		head, j, j, j, j, j, sep)
+	var tps []float64
+	for _, d := range r.Runs {
+		ts, _, _ := d.Judged()
+		tps = append(tps, ts.TPS)
+	}
+	tu := UnitFor(KindCount, tps...)
 	for _, d := range r.Runs {
 		s := d.Summary
-		l := s.Latency
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", d.Run.ID, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"),
-			mdEsc(statusText(d)), mdEsc(d.Run.Workload), d.Run.Clients, num(s.Seconds), tu.Format(s.TPS), lu.Format(l.P50), lu.Format(l.P95),
-			lu.Format(l.P99), lu.Format(l.Max), errorText(d))
+		ts, _, _ := d.Judged()
+		s.TPS = ts.TPS
+		l := ts.Latency
+		cells := ""
+		if m := r.member(d); m != nil && len(axes) > 0 {
+			for _, v := range m.Values {
+				cells += " " + mdEsc(v) + " |"
+			}
+			cells += fmt.Sprintf(" %d |", m.Rep)
+		}
+		if watched(d) {
+			fmt.Fprintf(w, "| %d |%s %s | %s | %s | – | %s | – | – | – | – | – | – |\n", d.Run.ID, cells, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+				mdEsc(statusText(d)), mdEsc(d.Run.Workload), num(samplesEnd(d)))
+			continue
+		}
+		fmt.Fprintf(w, "| %d |%s %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", d.Run.ID, cells, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+			mdEsc(statusText(d)), mdEsc(d.Run.Workload), d.Run.Clients, num(s.Seconds), tu.Format(s.TPS), lat(l.P50), lat(l.P95),
+			lat(l.P99), lat(l.Max), errorText(d))
 	}
 	if r.SLO != nil && r.Experiment == nil {
 		d := r.Runs[0]
@@ -174,7 +217,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	r.writeStallsMarkdown(w)
 	fmt.Fprintf(w, "\n## Provenance\n\n")
 	for _, d := range r.Runs {
-		fmt.Fprintf(w, "### Run %d\n\n", d.Run.ID)
+		if c := r.cellOf(d); c != "" {
+			fmt.Fprintf(w, "### Run %d: %s\n\n", d.Run.ID, mdEsc(c))
+		} else {
+			fmt.Fprintf(w, "### Run %d\n\n", d.Run.ID)
+		}
 		for _, kv := range provenanceRows(d) {
 			fmt.Fprintf(w, "- %s: %s\n", kv[0], mdEsc(kv[1]))
 		}
@@ -213,12 +260,11 @@ func (r *Report) cellTableMarkdown(w io.Writer) {
 	}
 	fmt.Fprintln(w, head)
 	fmt.Fprintln(w, sep)
-	var tps, lat []float64
+	var tps []float64
 	for _, c := range e.Cells {
 		tps = append(tps, c.TPS.Max)
-		lat = append(lat, c.P95.Median, c.P99.Median)
 	}
-	tu, lu := UnitFor(KindCount, tps...), UnitFor(KindMillis, lat...)
+	tu := UnitFor(KindCount, tps...)
 	for _, c := range e.Cells {
 		row := "|"
 		for _, v := range c.Values {
@@ -229,7 +275,7 @@ func (r *Report) cellTableMarkdown(w io.Writer) {
 			ci = tu.Number(c.TPS.Lo) + " – " + tu.Number(c.TPS.Hi)
 		}
 		row += fmt.Sprintf(" %d | %s | %s – %s | %s | %s | %s | %s%% |", c.TPS.N, tu.Format(c.TPS.Median), tu.Number(c.TPS.Min), tu.Number(c.TPS.Max),
-			ci, lu.Format(c.P95.Median), lu.Format(c.P99.Median), num(c.Errors.Median))
+			ci, lat(c.P95.Median), lat(c.P99.Median), num(c.Errors.Median))
 		if c.MeetsSLO != nil {
 			if *c.MeetsSLO {
 				row += " yes |"
@@ -290,9 +336,36 @@ func provenanceRows(d *RunData) [][2]string {
 		{"seed", strconv.FormatUint(r.Seed, 10)},
 		{"target", fmt.Sprintf("%s (%s %s)", r.Target, r.TargetKind, r.ServerVersion)},
 		{"server settings", kv(r.Settings)},
-		{"host", fmt.Sprintf("%s, %s, kernel %s, %d × %s, %.1f GiB, %s", h.Hostname, h.OS, h.Kernel, h.CPUs, h.CPUModel,
-			float64(h.MemoryBytes)/(1<<30), h.GoVersion)},
+		{"host", fmt.Sprintf("%s, %s, kernel %s, %d × %s, %s, %s%s", h.Hostname, h.OS, orUnknownText(h.Kernel), h.CPUs, h.CPUModel,
+			memoryText(h.MemoryBytes), h.GoVersion, pathsText(h))},
 		{"labels", kv(r.Labels)},
 	}
 	return rows
+}
+
+// memoryText is the host's memory, or says it is unknown (not read on this system).
+func memoryText(b uint64) string {
+	if b == 0 {
+		return "memory unknown"
+	}
+	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+}
+
+func orUnknownText(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// pathsText names the platform paths a run took (sockets, OS metrics), when recorded.
+func pathsText(h store.Host) string {
+	var out string
+	if h.Sockets != "" {
+		out += ", sockets: " + h.Sockets
+	}
+	if h.OSMetrics != "" {
+		out += ", OS metrics: " + h.OSMetrics
+	}
+	return out
 }

@@ -1,17 +1,14 @@
 package report
 
 import (
+	"github.com/fathom-lab/fathom/internal/chart"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // Unit scales the numbers of one column or axis: every value in it is shown in the
 // same unit, chosen from the column's magnitude (µs/ms/s for latency, K/M for rates).
-type Unit struct {
-	Suffix string  // "ms", "K", "" …
-	Div    float64 // value / Div is shown
-}
+type Unit = chart.Unit
 
 // Quantity kinds for unit choice.
 const (
@@ -33,76 +30,39 @@ func UnitFor(kind int, values ...float64) Unit {
 	case KindMillis:
 		switch {
 		case m == 0:
-			return Unit{"ms", 1}
+			return Unit{Suffix: "ms", Div: 1}
 		case m < 1:
-			return Unit{"µs", 1e-3}
+			return Unit{Suffix: "µs", Div: 1e-3}
 		case m < 1000:
-			return Unit{"ms", 1}
+			return Unit{Suffix: "ms", Div: 1}
 		}
-		return Unit{"s", 1e3}
+		return Unit{Suffix: "s", Div: 1e3}
 	case KindPercent:
-		return Unit{"%", 1}
+		return Unit{Suffix: "%", Div: 1}
 	case KindBytes:
 		switch {
 		case m >= 1<<30:
-			return Unit{"GB", 1 << 30}
+			return Unit{Suffix: "GB", Div: 1 << 30}
 		case m >= 1<<20:
-			return Unit{"MB", 1 << 20}
+			return Unit{Suffix: "MB", Div: 1 << 20}
 		case m >= 1<<10:
-			return Unit{"kB", 1 << 10}
+			return Unit{Suffix: "kB", Div: 1 << 10}
 		}
-		return Unit{"B", 1}
+		return Unit{Suffix: "B", Div: 1}
 	}
 	switch {
 	case m >= 1e9:
-		return Unit{"G", 1e9}
+		return Unit{Suffix: "G", Div: 1e9}
 	case m >= 1e6:
-		return Unit{"M", 1e6}
+		return Unit{Suffix: "M", Div: 1e6}
 	case m >= 1e4:
-		return Unit{"K", 1e3}
+		return Unit{Suffix: "K", Div: 1e3}
 	}
-	return Unit{"", 1}
-}
-
-// Format shows v in the unit with three significant digits (whole numbers as such).
-func (u Unit) Format(v float64) string {
-	return num(v/u.Div) + u.sep() + u.Suffix
-}
-
-// Number shows v in the unit without the suffix (for tables whose header names it).
-func (u Unit) Number(v float64) string { return num(v / u.Div) }
-
-func (u Unit) sep() string {
-	if u.Suffix == "ms" || u.Suffix == "µs" || u.Suffix == "s" {
-		return " "
-	}
-	return ""
+	return Unit{Suffix: "", Div: 1}
 }
 
 // num formats with three significant digits, without exponent, trimming zeros.
-func num(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "–"
-	case math.IsInf(v, 0):
-		return "∞"
-	case v == 0:
-		return "0"
-	}
-	a := math.Abs(v)
-	digits := 2 - int(math.Floor(math.Log10(a)))
-	if digits < 0 {
-		digits = 0
-	}
-	s := strconv.FormatFloat(v, 'f', digits, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	if s == "-0" {
-		s = "0"
-	}
-	return s
-}
+func num(v float64) string { return chart.Num(v) }
 
 // signedPct shows a change in percent with its sign: "+4.2%", "-98.1%".
 func signedPct(v float64) string {

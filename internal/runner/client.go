@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
 )
 
 // client runs one client's loop: draw a transaction, run it with retries, record it.
@@ -15,13 +17,15 @@ func (r *Runner) client(c *client) {
 	if openLoop {
 		sched = newSchedule(r.start, c.rate, r.cfg.Seed, c.id)
 	}
-	var done int64 // transactions finished after warm-up (for -t)
 	for !r.stop.Load() {
 		now := time.Now()
 		if !r.end.IsZero() && !now.Before(r.end) {
 			break
 		}
-		if c.txns > 0 && done >= c.txns {
+		// With -t, the transactions counted are those recorded in measured intervals:
+		// the same ones the run's summary counts, however late the cut at the end of
+		// warm-up was taken on a busy machine.
+		if c.txns > 0 && c.measured >= c.txns {
 			break
 		}
 		var intended time.Time
@@ -40,30 +44,123 @@ func (r *Runner) client(c *client) {
 				now = time.Now()
 			}
 			if r.cfg.LatencyLimit > 0 && now.Sub(intended) > r.cfg.LatencyLimit {
-				typ := c.worker.Next()
-				rec := c.slot.Begin()
-				rec.Counts[typ].Dropped++
-				c.slot.End()
+				sched.unread()
+				r.dropUntil(c, sched, now.Add(-r.cfg.LatencyLimit))
 				continue
 			}
 		}
 		typ := c.worker.Next()
-		if !r.runOne(c, typ, now, intended) {
+		run := true // false: failed to connect (-C), counted, and the client reconnected
+		if r.cfg.ConnectPerTxn {
+			ok, stop := r.freshConn(c, typ, now, intended)
+			if stop {
+				break
+			}
+			run = ok
+		}
+		if run && !r.runOne(c, typ, now, intended) {
 			break
 		}
-		if c.txns > 0 && !now.Before(r.measure) {
-			done++
+	}
+	// Intended starts that were due and never began are dropped, not hidden: before the
+	// end of a run that ran its course, before the moment of the stop of one that was
+	// interrupted or failed. (A run by transaction count ends when the count is done.)
+	if openLoop {
+		switch {
+		case !r.stop.Load() && !r.end.IsZero():
+			r.dropUntil(c, sched, r.end)
+		case r.stop.Load():
+			until := time.Now()
+			if !r.end.IsZero() && until.After(r.end) {
+				until = r.end
+			}
+			r.dropUntil(c, sched, until)
 		}
 	}
-	if openLoop && !r.end.IsZero() && !r.stop.Load() {
-		// Intended starts before the end that never began are dropped, not hidden.
-		for t := sched.next(); t.Before(r.end); t = sched.next() {
-			typ := c.worker.Next()
-			rec := c.slot.Begin()
-			rec.Counts[typ].Dropped++
-			c.slot.End()
+}
+
+// exactDrops: dropUntil draws up to this many dropped starts one by one.
+const exactDrops = 1024
+
+// dropUntil counts the client's intended starts before until as dropped and moves its
+// schedule past them. Up to exactDrops are drawn one by one, each with its
+// transaction type drawn as for a transaction that runs. More than that (a rate far
+// beyond what the target can do) are counted arithmetically, so that no rate can keep
+// a client busy counting: their number is the schedule's expected count (rate × time)
+// and their types are split as the drawn ones' were.
+func (r *Runner) dropUntil(c *client, sched *schedule, until time.Time) {
+	if c.drops == nil {
+		c.drops = make([]int64, r.nTypes)
+	}
+	n := int64(0)
+	for n < exactDrops {
+		t := sched.next()
+		if !t.Before(until) {
+			sched.unread()
+			break
+		}
+		c.drops[c.worker.Next()]++
+		n++
+	}
+	if n == exactDrops {
+		if rest := sched.skipTo(until); rest > 0 {
+			most := 0
+			for typ, k := range c.drops {
+				if k > c.drops[most] {
+					most = typ
+				}
+			}
+			given := int64(0)
+			for typ, k := range c.drops {
+				share := int64(float64(rest) * float64(k) / float64(n))
+				c.drops[typ] += share
+				given += share
+			}
+			c.drops[most] += rest - given
 		}
 	}
+	rec := c.slot.Begin()
+	for typ, k := range c.drops {
+		rec.Counts[typ].Dropped += k
+	}
+	c.slot.End()
+	if r.log != nil {
+		now := time.Now()
+		for typ, k := range c.drops {
+			if k > 0 {
+				r.log.Skipped(c.id, typ, k, now)
+			}
+		}
+	}
+	clear(c.drops)
+}
+
+// freshConn replaces the client's connection with a new one before a transaction
+// (-C): ok when the transaction can run on it. A failure to connect is the
+// transaction's failure, counted as a connection error, and the client then
+// reconnects as after a lost connection; stop says the client must stop.
+func (r *Runner) freshConn(c *client, typ int, start, intended time.Time) (ok, stop bool) {
+	if c.conn != nil {
+		_ = c.conn.Close()
+		c.conn = nil
+	}
+	conn, err := r.tgt.Connect(r.hardCtx)
+	if err == nil {
+		if err = c.worker.Bind(r.hardCtx, conn); err == nil {
+			c.conn = conn
+			return true, false
+		}
+		_ = conn.Close()
+	}
+	if target.ClassOf(err) == target.ClassCanceled || r.hardCtx.Err() != nil {
+		return false, true
+	}
+	rec := c.slot.Begin()
+	rec.Counts[typ].Errors[target.ClassConnection]++
+	c.slot.End()
+	c.failClass = target.ClassConnection
+	r.finish(c, typ, start, intended, 0, 0, true)
+	return false, !r.reconnect(c, err)
 }
 
 // sleepUntil sleeps until t or until the run stops; it reports whether t was reached.
@@ -85,74 +182,98 @@ func sleepUntil(r *Runner, t time.Time) bool {
 
 // runOne runs the drawn transaction with retries and records it. It returns false
 // when the client must stop (the run is stopping or the target is gone).
+//
+// Each error is recorded when it happens, and a transaction lost with its connection
+// is recorded as failed before the client reconnects: reconnecting can take up to the
+// reconnect timeout, and what happened before it belongs to the interval in which it
+// happened.
 func (r *Runner) runOne(c *client, typ int, start, intended time.Time) bool {
-	var (
-		stmts   int64
-		retries int64
-		errs    [target.NumClasses]int64
-		failed  bool
-		stopped bool
-	)
+	var stmts, retries int64
 	for try := 1; ; try++ {
 		n, err := c.worker.Do(r.hardCtx)
 		stmts += int64(n)
+		if c.cmds != nil {
+			// The commands' times go to the interval the attempt ended in, as the
+			// transaction's own time does.
+			rec := c.slot.Begin()
+			c.cmds.FlushCommands(rec)
+			c.slot.End()
+		}
 		if err == nil {
-			break
+			r.finish(c, typ, start, intended, stmts, retries, false)
+			return true
 		}
 		class := target.ClassOf(err)
 		if class == target.ClassCanceled || r.hardCtx.Err() != nil {
 			// Cut off by the stop; not the server's fault and not a result.
-			stopped = true
-			break
+			rec := c.slot.Begin()
+			rec.Counts[typ].Statements += stmts
+			rec.Counts[typ].Retries += retries
+			c.slot.End()
+			return false
 		}
-		errs[class]++
+		rec := c.slot.Begin()
+		rec.Counts[typ].Errors[class]++
+		c.slot.End()
+		c.failClass = class
+		var abort *workload.AbortError
+		if errors.As(err, &abort) {
+			_ = c.conn.Rollback(r.hardCtx)
+			r.finish(c, typ, start, intended, stmts, retries, true)
+			r.fail(abort)
+			return false
+		}
 		if class == target.ClassConnection || !c.conn.Alive() {
-			failed = true
-			if !r.reconnect(c, err) {
-				stopped = true
-			}
-			break
+			r.finish(c, typ, start, intended, stmts, retries, true)
+			return r.reconnect(c, err)
 		}
 		_ = c.conn.Rollback(r.hardCtx)
 		if class.Retryable() && try < r.cfg.MaxTries && !r.stop.Load() {
 			retries++
 			continue
 		}
-		failed = true
-		break
+		r.finish(c, typ, start, intended, stmts, retries, true)
+		return true
 	}
+}
+
+// finish records a transaction that succeeded or gave up (failed), now.
+func (r *Runner) finish(c *client, typ int, start, intended time.Time, stmts, retries int64, failed bool) {
 	end := time.Now()
 	rec := c.slot.Begin()
 	cnt := &rec.Counts[typ]
 	cnt.Statements += stmts
 	cnt.Retries += retries
-	for i, v := range errs {
-		cnt.Errors[i] += v
-	}
-	if !stopped || failed {
-		if !intended.IsZero() {
-			if start.Sub(intended) > r.cfg.LateThreshold {
-				cnt.Late++
-			}
-			if failed {
-				rec.Failure(typ, end.Sub(intended).Nanoseconds())
-			} else {
-				rec.Success(typ, end.Sub(intended).Nanoseconds(), end.Sub(start).Nanoseconds())
-			}
-		} else if failed {
-			rec.Failure(typ, end.Sub(start).Nanoseconds())
-		} else {
-			rec.Success(typ, end.Sub(start).Nanoseconds(), 0)
+	if !intended.IsZero() {
+		if start.Sub(intended) > r.cfg.LateThreshold {
+			cnt.Late++
 		}
+		if failed {
+			rec.Failure(typ, end.Sub(intended).Nanoseconds())
+		} else {
+			rec.Success(typ, end.Sub(intended).Nanoseconds(), end.Sub(start).Nanoseconds())
+		}
+	} else if failed {
+		rec.Failure(typ, end.Sub(start).Nanoseconds())
+	} else {
+		rec.Success(typ, end.Sub(start).Nanoseconds(), 0)
+	}
+	if !rec.Warmup {
+		c.measured++
 	}
 	c.slot.End()
-	return !stopped
+	if r.log != nil {
+		r.log.Txn(c.id, typ, intended, start, end, retries, failed, c.failClass)
+	}
 }
 
 // reconnect replaces a dead connection, retrying with backoff until the reconnect
 // timeout. It returns false if the run must stop.
 func (r *Runner) reconnect(c *client, cause error) bool {
-	_ = c.conn.Close()
+	if c.conn != nil {
+		_ = c.conn.Close()
+		c.conn = nil
+	}
 	deadline := time.Now().Add(r.cfg.ReconnectTimeout)
 	backoff := 50 * time.Millisecond
 	var last error = cause

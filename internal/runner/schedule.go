@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -34,6 +35,20 @@ func (s *schedule) next() time.Time {
 	s.at += s.rng.ExpFloat64() * s.mean
 	s.cur = s.start.Add(time.Duration(s.at))
 	return s.cur
+}
+
+// skipTo moves the schedule to t (after cur) without drawing the starts between: the
+// next start is drawn from t on, which is exact for a Poisson process (it has no
+// memory). It returns the expected number of starts skipped, after cur and before t.
+func (s *schedule) skipTo(t time.Time) int64 {
+	s.reread = false
+	gap := float64(t.Sub(s.cur))
+	s.at = float64(t.Sub(s.start))
+	s.cur = t
+	if gap <= 0 {
+		return 0
+	}
+	return int64(math.Round(gap / s.mean))
 }
 
 // unread makes the next call to next return the same start again.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,6 +91,8 @@ func TestConfigValidate(t *testing.T) {
 		func(c *Config) { c.Clients = 0 },
 		func(c *Config) { c.Rate = -1 },
 		func(c *Config) { c.Rate = math.NaN() },
+		func(c *Config) { c.Rate = 1e12 }, // beyond a nanosecond schedule
+		func(c *Config) { c.Rate = MaxRate * 1.01 },
 		func(c *Config) { c.Interval = 0 },
 		func(c *Config) { c.MaxTries = 0 },
 		func(c *Config) { c.Transactions = 5 },
@@ -102,5 +105,83 @@ func TestConfigValidate(t *testing.T) {
 		if c.Validate() == nil {
 			t.Errorf("case %d: %+v accepted", i, c)
 		}
+	}
+}
+
+// skipTo counts the starts it skips by the rate, and the schedule goes on from there
+// with the same rate.
+func TestScheduleSkipTo(t *testing.T) {
+	start := time.Now()
+	s := newSchedule(start, 1e6, 1, 0) // one start per µs
+	first := s.next()
+	n := s.skipTo(start.Add(time.Second))
+	if want := int64(float64(time.Second-first.Sub(start)) / 1e3); n < want-1 || n > want+1 {
+		t.Fatalf("skipped %d starts in a second at 1e6/s, want %d", n, want)
+	}
+	prev := start.Add(time.Second)
+	var sum time.Duration
+	const k = 10000
+	for i := 0; i < k; i++ {
+		next := s.next()
+		if next.Before(prev) {
+			t.Fatalf("start %d at %s, before the previous %s", i, next.Sub(start), prev.Sub(start))
+		}
+		sum += next.Sub(prev)
+		prev = next
+	}
+	if mean := sum / k; mean < 950*time.Nanosecond || mean > 1050*time.Nanosecond {
+		t.Fatalf("mean gap after skipTo %s, want 1µs", mean)
+	}
+	if s.skipTo(prev.Add(-time.Millisecond)) != 0 {
+		t.Fatal("skipping backwards counted starts")
+	}
+}
+
+// The warning names how many ends were late and how late, and says nothing when the
+// cuts kept the schedule.
+func TestLagWarnings(t *testing.T) {
+	var l lagStats
+	for i := 1; i <= 10; i++ {
+		l.add(2*time.Millisecond, time.Duration(i)*100*time.Millisecond, 100*time.Millisecond)
+	}
+	if w := l.warnings(100 * time.Millisecond); w != nil {
+		t.Fatalf("2ms late at 100ms intervals warned: %v", w)
+	}
+	l.add(250*time.Millisecond, 1100*time.Millisecond, 100*time.Millisecond)
+	l.skipped = 2
+	w := l.warnings(100 * time.Millisecond)
+	if len(w) != 1 || w[0].Kind != WarnLateIntervals {
+		t.Fatalf("warnings %v", w)
+	}
+	for _, part := range []string{"1 of 11 interval ends", "more than 10ms late", "worst 250ms, at 1.1s", "2 scheduled ends were skipped"} {
+		if !strings.Contains(w[0].Text, part) {
+			t.Errorf("warning %q lacks %q", w[0].Text, part)
+		}
+	}
+}
+
+// An interval end whose exchanges of the clients' recorders took longer than a tenth
+// of the interval is named, with the worst; quick ones are not.
+func TestWideCutWarnings(t *testing.T) {
+	var l lagStats
+	for range 10 {
+		l.spread(3*time.Millisecond, 100*time.Millisecond)
+	}
+	if w := l.warnings(100 * time.Millisecond); w != nil {
+		t.Fatalf("3ms exchanges at 100ms intervals warned: %v", w)
+	}
+	l.spread(42*time.Millisecond, 100*time.Millisecond)
+	w := l.warnings(100 * time.Millisecond)
+	if len(w) != 1 || w[0].Kind != WarnWideCuts {
+		t.Fatalf("warnings %v", w)
+	}
+	for _, part := range []string{"1 of 11 interval ends", "more than 10ms", "worst 42ms", "either side"} {
+		if !strings.Contains(w[0].Text, part) {
+			t.Errorf("warning %q lacks %q", w[0].Text, part)
+		}
+	}
+	l.add(250*time.Millisecond, time.Second, 100*time.Millisecond)
+	if w := l.warnings(100 * time.Millisecond); len(w) != 2 || w[0].Kind != WarnLateIntervals || w[1].Kind != WarnWideCuts {
+		t.Fatalf("late and wide: %v", w)
 	}
 }

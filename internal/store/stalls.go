@@ -1,11 +1,6 @@
 package store
 
 import (
-	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 )
 
@@ -23,7 +18,8 @@ type Stall struct {
 	// Throughput is what was measured: "tps" (the client's transactions per second)
 	// or a server rate for watch sessions ("pg.xact_commit", "mysql.Questions").
 	Throughput string `json:"throughput"`
-	// Baseline is the rolling median throughput around the stall, Mean and Min the
+	// Baseline is the median throughput of the healthy intervals around the stall
+	// (averaged over it), Mean and Min the
 	// throughput during it; Depth = 1 - Mean/Baseline.
 	Baseline float64 `json:"baseline"`
 	Mean     float64 `json:"mean"`
@@ -32,9 +28,10 @@ type Stall struct {
 	// Lost is the work not done against the baseline (transactions, or the server
 	// rate's units).
 	Lost float64 `json:"lost"`
-	// Cause is the best matching known pattern's key ("checkpoint",
-	// "os_writeback", "innodb_checkpoint", "binlog_rotation", "lock_waits",
-	// "autovacuum", "restart"), or "" when none matches.
+	// Cause is the best matching known pattern's key ("server_unresponsive",
+	// "restart", "lock_waits", "checkpoint", "innodb_checkpoint", "binlog_rotation",
+	// "os_writeback", "autovacuum", "wal_flush", "client_host"), or "" when none
+	// matches.
 	Cause string `json:"cause,omitempty"`
 	// Title names the cause in plain words; Explanation says what happened and why.
 	Title       string `json:"title,omitempty"`
@@ -79,60 +76,3 @@ type StallEvidence struct {
 	// Reset: the metric's counter restarted during the stall.
 	Reset bool `json:"reset,omitempty"`
 }
-
-// SaveStalls replaces a run's stalls and records the parameters analysis used.
-func (s *Store) SaveStalls(ctx context.Context, runID int64, params any, stalls []Stall) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM stalls WHERE run_id = ?`, runID); err != nil {
-		return err
-	}
-	for i := range stalls {
-		st := &stalls[i]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO stalls (run_id, num, first_idx, last_idx, start_ns, end_ns, stall) VALUES (?,?,?,?,?,?,?)`,
-			runID, st.Number, st.FirstInterval, st.LastInterval, int64(st.Start), int64(st.End), mustJSON(st)); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO stall_params (run_id, params) VALUES (?, ?)
-		ON CONFLICT (run_id) DO UPDATE SET params = excluded.params`, runID, mustJSON(params)); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// Stalls returns a run's stored stalls in time order and the parameters they were
-// found with; analyzed is false when analysis never ran for the run (then there are no
-// stalls because nobody looked, not because there were none).
-func (s *Store) Stalls(ctx context.Context, runID int64) (stalls []Stall, params json.RawMessage, analyzed bool, err error) {
-	var p string
-	switch err := s.db.QueryRowContext(ctx, `SELECT params FROM stall_params WHERE run_id = ?`, runID).Scan(&p); {
-	case err == nil:
-		params, analyzed = json.RawMessage(p), true
-	case isNoRows(err):
-	default:
-		return nil, nil, false, err
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT stall FROM stalls WHERE run_id = ? ORDER BY num`, runID)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var js string
-		if err := rows.Scan(&js); err != nil {
-			return nil, nil, false, err
-		}
-		var st Stall
-		if err := json.Unmarshal([]byte(js), &st); err != nil {
-			return nil, nil, false, fmt.Errorf("run %d: corrupt stall: %v", runID, err)
-		}
-		stalls = append(stalls, st)
-	}
-	return stalls, params, analyzed, rows.Err()
-}
-
-func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

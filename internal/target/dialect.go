@@ -4,12 +4,21 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Dialect holds what differs in SQL between targets, so that workloads write one
 // portable description and each target renders it.
 type Dialect struct {
 	Name string
+	// Title is the database's name for people ("SQLite").
+	Title string
+	// SingleWriter: the database takes one writer at a time (SQLite), so loading
+	// tables in parallel would only queue on its lock.
+	SingleWriter bool
+	// RowidSerial: a serial column is the table's rowid and declares PRIMARY KEY
+	// itself (SQLite's INTEGER PRIMARY KEY), so no separate primary key clause.
+	RowidSerial bool
 	// Dollar placeholders ($1, $2 …) instead of '?'.
 	Dollar bool
 	// Types maps portable column types to this dialect's. Portable types: int,
@@ -25,6 +34,28 @@ type Dialect struct {
 	TableExistsSQL string
 	// AnalyzeSQL is the statement that refreshes planner statistics for a table (%s).
 	AnalyzeSQL string
+	// InsertIDSQL reads, on the same session, the id an INSERT generated (MySQL's
+	// LAST_INSERT_ID()); "" when INSERT … RETURNING gives it.
+	InsertIDSQL string
+	// TableEngine: CREATE TABLE takes a storage engine (ENGINE=…, MySQL).
+	TableEngine bool
+	// AutoIncKey: an auto-increment column must be a key of its own (MySQL), so an
+	// index on it goes in CREATE TABLE.
+	AutoIncKey bool
+	// TableStorage: tables can be UNLOGGED, have a fill factor and be partitioned
+	// (PostgreSQL's table options, as pgbench -i uses them).
+	TableStorage bool
+	// NoAddForeignKey: a foreign key cannot be added to a loaded table (SQLite).
+	NoAddForeignKey bool
+	// VacuumSQL vacuums a table (%s), as pgbench does before a run; "" for none.
+	VacuumSQL string
+	// TruncateSQL empties a table (%s); "" for DELETE FROM.
+	TruncateSQL string
+	// TxnStatements: BEGIN, COMMIT and ROLLBACK can be sent as SQL on a connection
+	// (PostgreSQL); otherwise scripts' transaction commands use the Conn's calls.
+	TxnStatements bool
+	// Pipeline: the server takes pipelined statements (pgbench's \startpipeline).
+	Pipeline bool
 }
 
 // Column is a portable column definition.
@@ -118,7 +149,7 @@ func (d *Dialect) CreateTable(t Table, withPK bool) (string, error) {
 		}
 		b.WriteString(c.Name + " " + typ)
 		if isSerial(c.Type) {
-			if d.Name == "sqlite" {
+			if d.RowidSerial {
 				// INTEGER PRIMARY KEY is SQLite's rowid alias and auto-increments.
 				b.WriteString(" PRIMARY KEY")
 			}
@@ -137,7 +168,7 @@ func (d *Dialect) CreateTable(t Table, withPK bool) (string, error) {
 			serialPK = true
 		}
 	}
-	if len(t.PrimaryKey) > 0 && (inlinePK || serialPK) && !(serialPK && d.Name == "sqlite") {
+	if len(t.PrimaryKey) > 0 && (inlinePK || serialPK) && !(serialPK && d.RowidSerial) {
 		fmt.Fprintf(&b, ", PRIMARY KEY (%s)", strings.Join(t.PrimaryKey, ", "))
 	}
 	b.WriteString(")")
@@ -183,40 +214,29 @@ func (d *Dialect) CreateIndexes(t Table) []string {
 // DropTable renders DROP TABLE IF EXISTS.
 func (d *Dialect) DropTable(name string) string { return "DROP TABLE IF EXISTS " + name }
 
-// Postgres, MySQL and SQLite are the three dialects.
+// dialects are the database kinds' SQL dialects, each registered by its kind's target
+// package (internal/db/KIND/target), for DialectNamed.
 var (
-	Postgres = &Dialect{
-		Name:   "postgres",
-		Dollar: true,
-		Types: map[string]string{
-			"int": "integer", "integer": "integer", "bigint": "bigint", "serial": "serial", "bigserial": "bigserial",
-			"char": "char", "varchar": "varchar", "text": "text", "timestamp": "timestamp",
-			"decimal": "numeric", "boolean": "boolean", "bytes": "bytea", "double": "double precision",
-		},
-		PrimaryKeyAfterLoad: true,
-		TableExistsSQL:      "SELECT count(*) FROM pg_catalog.pg_tables WHERE tablename = ? AND schemaname = ANY (current_schemas(false))",
-		AnalyzeSQL:          "ANALYZE %s",
-	}
-	MySQL = &Dialect{
-		Name: "mysql",
-		Types: map[string]string{
-			"int": "INTEGER", "integer": "INTEGER", "bigint": "BIGINT", "serial": "INTEGER NOT NULL AUTO_INCREMENT",
-			"bigserial": "BIGINT NOT NULL AUTO_INCREMENT", "char": "CHAR", "varchar": "VARCHAR", "text": "TEXT",
-			"timestamp": "DATETIME(6)", "decimal": "DECIMAL", "boolean": "BOOLEAN", "bytes": "LONGBLOB", "double": "DOUBLE",
-		},
-		TableOptions:        " ENGINE=InnoDB",
-		PrimaryKeyAfterLoad: true,
-		TableExistsSQL:      "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
-		AnalyzeSQL:          "ANALYZE TABLE %s",
-	}
-	SQLite = &Dialect{
-		Name: "sqlite",
-		Types: map[string]string{
-			"int": "INTEGER", "integer": "INTEGER", "bigint": "INTEGER", "serial": "INTEGER", "bigserial": "INTEGER",
-			"char": "CHAR", "varchar": "VARCHAR", "text": "TEXT", "timestamp": "TIMESTAMP", "decimal": "DECIMAL",
-			"boolean": "BOOLEAN", "bytes": "BLOB", "double": "REAL",
-		},
-		TableExistsSQL: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-		AnalyzeSQL:     "ANALYZE %s",
-	}
+	dialectsMu sync.RWMutex
+	dialects   = map[string]*Dialect{}
 )
+
+// RegisterDialect makes d known to DialectNamed. A kind's target package registers
+// its dialect when it is initialized; a second dialect of one name is a programming
+// error.
+func RegisterDialect(d *Dialect) {
+	dialectsMu.Lock()
+	defer dialectsMu.Unlock()
+	if _, dup := dialects[d.Name]; dup {
+		panic("target: dialect " + d.Name + " registered twice")
+	}
+	dialects[d.Name] = d
+}
+
+// DialectNamed is the registered dialect called name (a workload file's SQL key), or
+// nil.
+func DialectNamed(name string) *Dialect {
+	dialectsMu.RLock()
+	defer dialectsMu.RUnlock()
+	return dialects[name]
+}

@@ -40,3 +40,129 @@ func RedactURL(s string) string {
 	}
 	return u.String()
 }
+
+// Patterns of secrets in commands, SQL and their outputs (MaskSecrets).
+var (
+	// NAME=value where NAME says password: MYSQL_PWD=…, PGPASSWORD=…, DB_PASS=…,
+	// API_TOKEN=…, also after export or env.
+	envSecret = regexp.MustCompile(`(?i)(\b(?:[A-Z0-9_]*(?:PASSWORD|PASSWD|PWD|PASS|SECRET|TOKEN)[A-Z0-9_]*|[A-Z0-9_]*_AUTH)=)('(?:[^']*)'|"(?:[^"\\]|\\.)*"|[^\s;&|]*)`)
+	// mysql -pSECRET (no space: a space makes -p prompt), also --password=… and
+	// --password "…" style long options of any client.
+	shortP   = regexp.MustCompile(`((?:^|[\s'"])-p)([^\s'"]+)`)
+	longPass = regexp.MustCompile(`(?i)(--?(?:[a-z0-9]+-)*(?:password|passwd|pwd)(?:=|\s+))('(?:[^']*)'|"(?:[^"\\]|\\.)*"|[^\s;&|]+)`)
+	// key=value and key: value in option strings and config lines: pwd=…, passwd=…
+	kvSecret = regexp.MustCompile(`(?i)(\b(?:passwd|pwd|pass|secret|token)\s*[=:]\s*)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s&;,]+)`)
+	// SQL: IDENTIFIED BY '…', PASSWORD '…', PASSWORD('…'), MASTER_PASSWORD='…'.
+	sqlIdentified = regexp.MustCompile(`(?i)(identified\s+(?:with\s+\S+\s+)?(?:by|as)\s+(?:password\s*)?\(?\s*)('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.)*")`)
+	sqlPassword   = regexp.MustCompile(`(?i)(\bpassword\s*(?:\(\s*|=\s*(?:password\s*\(\s*)?)?)('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.)*")`)
+)
+
+// MaskSecrets masks what looks like a secret in a command line, SQL statement or
+// their output, before it is shown or stored: DSN passwords (as RedactString),
+// environment assignments whose name says password (MYSQL_PWD=…, PGPASSWORD=…),
+// mysql's -pSECRET, --password=…, password=/pwd=/passwd= pairs, SQL IDENTIFIED BY '…'
+// and PASSWORD '…', and every one of known (the passwords fathom itself holds or
+// handed to the command) wherever it appears.
+func MaskSecrets(s string, known ...string) string {
+	for _, k := range known {
+		if len(k) >= 4 {
+			s = strings.ReplaceAll(s, k, "xxxxx")
+		}
+	}
+	// The most specific shapes first, so that a looser one cannot eat their context.
+	s = sqlIdentified.ReplaceAllString(s, "${1}'xxxxx'")
+	s = sqlPassword.ReplaceAllString(s, "${1}'xxxxx'")
+	s = RedactString(s)
+	s = envSecret.ReplaceAllStringFunc(s, func(m string) string {
+		name, _, _ := strings.Cut(m, "=")
+		if strings.HasSuffix(strings.ToUpper(name), "FILE") {
+			return m // PGPASSFILE=/path: where a secret is, not the secret
+		}
+		return name + "=xxxxx"
+	})
+	s = longPass.ReplaceAllString(s, "${1}xxxxx")
+	s = shortP.ReplaceAllStringFunc(s, func(m string) string {
+		sub := shortP.FindStringSubmatch(m)
+		if isNumber(sub[2]) {
+			return m // -p5432: a port (psql, pgbench)
+		}
+		return sub[1] + "xxxxx"
+	})
+	s = kvSecret.ReplaceAllString(s, "${1}xxxxx")
+	return s
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// EnvSecrets are the values of the variables in env (NAME=value) whose names say
+// password, token or secret: what a command was handed and must not echo.
+func EnvSecrets(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			continue
+		}
+		u := strings.ToUpper(k)
+		if strings.HasSuffix(u, "_AUTH") { // REDISCLI_AUTH: redis-cli's password
+			out = append(out, v)
+			continue
+		}
+		for _, w := range []string{"PASSWORD", "PASSWD", "PWD", "PASS", "SECRET", "TOKEN"} {
+			if strings.Contains(u, w) && u != "PWD" && u != "OLDPWD" {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// SecretsIn returns the secrets MaskSecrets would mask in s (unquoted), so that
+// where they reappear (a command's output echoing its own MYSQL_PWD) they are masked
+// too.
+func SecretsIn(s string) []string {
+	var out []string
+	for _, re := range []*regexp.Regexp{sqlIdentified, sqlPassword, envSecret, longPass, kvSecret, kvPassword, urlUserinfo} {
+		for _, m := range re.FindAllStringSubmatch(s, -1) {
+			v := strings.Trim(m[2], `'"`)
+			if re == envSecret && strings.HasSuffix(strings.ToUpper(m[1]), "FILE=") {
+				continue
+			}
+			if len(v) >= 4 {
+				out = append(out, v)
+			}
+		}
+	}
+	for _, m := range shortP.FindAllStringSubmatch(s, -1) {
+		if v := m[2]; len(v) >= 4 && !isNumber(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// RedactArgs renders a command line (program name, then args) with passwords masked,
+// quoting the arguments a shell would split.
+func RedactArgs(program string, args []string) string {
+	out := make([]string, 0, len(args)+1)
+	out = append(out, program)
+	for _, a := range args {
+		a = RedactString(a)
+		if strings.ContainsAny(a, " \t'\"") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out = append(out, a)
+	}
+	return strings.Join(out, " ")
+}

@@ -57,3 +57,62 @@ func plain(s string) bool {
 	}
 	return true
 }
+
+var maskCases = []struct{ in, keep string }{
+	{"MYSQL_PWD=Hunter2pw mysql -uroot -e 'select 1'", "mysql -uroot -e 'select 1'"},
+	{"REDISCLI_AUTH=Hunter2pw redis-cli -s /tmp/r.sock BGSAVE", "redis-cli -s /tmp/r.sock BGSAVE"},
+	{"PGPASSWORD='Hunter2pw' psql -h db", "psql -h db"},
+	{`export DB_PASSWORD="Hunter2pw"; ./migrate`, "./migrate"},
+	{"mysql -uroot -pHunter2pw -h 127.0.0.1", "-uroot"},
+	{"mysqladmin --password=Hunter2pw shutdown", "shutdown"},
+	{"mysqldump --password 'Hunter2pw' db", "db"},
+	{"pgbench -p5433 -U bench", "-p5433"},
+	{"psql 'host=db password=Hunter2pw dbname=x'", "dbname=x"},
+	{"curl https://admin:Hunter2pw@example.com/x", "example.com/x"},
+	{"CREATE USER bench IDENTIFIED BY 'Hunter2pw'", "CREATE USER bench"},
+	{"ALTER ROLE bench WITH ENCRYPTED PASSWORD 'Hunter2pw'", "ALTER ROLE bench"},
+	{"SET PASSWORD FOR bench = PASSWORD('Hunter2pw')", "SET PASSWORD FOR bench"},
+	{"CHANGE MASTER TO MASTER_PASSWORD='Hunter2pw'", "CHANGE MASTER TO"},
+	{"connect pwd=Hunter2pw;server=x", "server=x"},
+	{"PGPASSFILE=/tmp/i/pgpass psql", "PGPASSFILE=/tmp/i/pgpass psql"},
+	{"echo the password is Hunter2pw", "echo the password is"}, // a known secret
+}
+
+func TestMaskSecrets(t *testing.T) {
+	for _, c := range maskCases {
+		got := MaskSecrets(c.in, "Hunter2pw-not-this", "Hunter2pw")
+		if strings.Contains(got, "Hunter2pw") || !strings.Contains(got, c.keep) {
+			t.Errorf("MaskSecrets(%q) = %q: want no secret and %q kept", c.in, got, c.keep)
+		}
+	}
+	if got := MaskSecrets("pgbench -c 8 -T 60 -p 5432 bench"); got != "pgbench -c 8 -T 60 -p 5432 bench" {
+		t.Errorf("changed a command without secrets: %q", got)
+	}
+	if got := SecretsIn("MYSQL_PWD=abcd1234 mysql -pefgh5678 -p5433 PGPASSFILE=/x/y"); strings.Join(got, ",") != "abcd1234,efgh5678" {
+		t.Errorf("SecretsIn = %q", got)
+	}
+	if got := EnvSecrets([]string{"PGPASSWORD=a1b2c3", "MYSQL_PWD=d4e5f6", "PWD=/home/x", "PATH=/bin", "REDISCLI_AUTH=g7h8i9"}); len(got) != 3 || got[0] != "a1b2c3" || got[1] != "d4e5f6" || got[2] != "g7h8i9" {
+		t.Errorf("EnvSecrets = %q", got)
+	}
+}
+
+func FuzzMaskSecrets(f *testing.F) {
+	for _, c := range maskCases {
+		f.Add(c.in)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		// The shapes a secret takes in a command: whatever surrounds them, the
+		// secret never survives.
+		const pw = "Zq7Hunter2pw"
+		for _, shape := range []string{"MYSQL_PWD=" + pw, "PGPASSWORD=" + pw, " -p" + pw, "--password=" + pw, "password=" + pw, "IDENTIFIED BY '" + pw + "'", "PASSWORD '" + pw + "'", "postgres://u:" + pw + "@h/db"} {
+			for _, in := range []string{shape + " " + s, s + " " + shape} {
+				if strings.Contains(s, pw[:4]) || strings.ContainsAny(s, "'\"\\") {
+					continue
+				}
+				if got := MaskSecrets(in); strings.Contains(got, pw) {
+					t.Fatalf("MaskSecrets(%q) = %q", in, got)
+				}
+			}
+		}
+	})
+}

@@ -1,17 +1,21 @@
 // Package target is fathom's view of a database server: how to open connections, how
 // SQL differs between dialects, and how errors are classified. Implementations live in
-// the postgres, mysql and sqlite subpackages and are registered in registry.go.
+// each kind's directory (internal/db/KIND/target); internal/db opens one from a DSN
+// (its registry of database kinds is the explicit map in internal/db/kinds.go).
 package target
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"time"
 )
 
 // Target is one database endpoint. It is safe for concurrent use; each client opens its
 // own Conn.
 type Target interface {
-	// Kind is "postgres", "mysql" or "sqlite".
+	// Kind is the name of the target's kind ("postgres", "mysql", "sqlite", "redis").
 	Kind() string
 	// Redacted is the DSN with any password removed; safe to print and store.
 	Redacted() string
@@ -32,6 +36,14 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// AppName is reported to the server where it has a place for it.
 	AppName string
+	// PollerSockets keeps network connections on Go's network poller instead of
+	// blocking system calls (sock.Blocking): the path every system but Linux takes,
+	// forced here to test or compare it on Linux.
+	PollerSockets bool
+	// Getenv reads the environment for the defaults each ecosystem takes from it
+	// (PGPORT; MYSQL_PWD, USER, and HOME for ~/.my.cnf). The front end passes its own;
+	// nil reads nothing. (pgx reads libpq's PG* variables and .pgpass itself.)
+	Getenv func(string) string
 }
 
 // Info describes the server behind a target.
@@ -82,6 +94,10 @@ type Result struct {
 	// Keep asks the target to copy the first row's columns into First.
 	Keep  bool
 	First []Value
+	// Names asks the target to fill Columns with the result's column names (once:
+	// the caller clears Names when it has them).
+	Names   bool
+	Columns []string
 }
 
 // Kind of a Value.
@@ -130,4 +146,30 @@ func (r *Result) Row(n int) []Value {
 	}
 	r.First = r.First[:n]
 	return r.First
+}
+
+// Identifier is implemented by targets that can say whom and what they connect to.
+type Identifier interface {
+	// Identity is a digest of everything that decides what a connection reads: kind,
+	// user, credentials, database, host, port or socket. It is safe to store (the
+	// password is hashed together with the rest, never kept) and changes whenever any
+	// of them does.
+	Identity() string
+}
+
+// IdentityOf is t's Identity, or a digest of its kind and redacted DSN.
+func IdentityOf(t Target) string {
+	if id, ok := t.(Identifier); ok {
+		return id.Identity()
+	}
+	return Digest(t.Kind(), t.Redacted())
+}
+
+// Digest is a short hex SHA-256 of parts (joined unambiguously).
+func Digest(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s;", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:20]
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -50,6 +51,10 @@ type Progress func(table string, done, total int64)
 
 // ErrNotPrepared is wrapped by Setup when the workload's tables are missing.
 var ErrNotPrepared = errors.New("tables missing")
+
+// ErrMismatch is wrapped by Setup when an option given (--tables, --table-size,
+// --scale) disagrees with the prepared data: a usage mistake, not a failure.
+var ErrMismatch = errors.New("options disagree with the prepared data")
 
 // Params are workload options given by the user (--scale, --tables, --set k=v …).
 type Params map[string]string
@@ -136,4 +141,76 @@ type Group struct {
 type Grouped interface {
 	Groups() []Group
 	NewGroupWorker(group, id int, seed uint64) Worker
+}
+
+// PreRunner is implemented by workloads that tidy their tables before each run, as
+// pgbench does before running its built-in scripts. PreRun returns what it did, in
+// words for the run's provenance; d is the target's dialect.
+type PreRunner interface {
+	PreRun(ctx context.Context, conn target.Conn, d *target.Dialect) (string, error)
+}
+
+// Layout is how prepare makes a workload's tables, with the options pgbench -i and
+// sysbench prepare take. The zero Layout is both tools' default.
+type Layout struct {
+	FillFactor      int    // pgbench -F: 10 to 100 (0: the server's default, 100)
+	Unlogged        bool   // pgbench --unlogged-tables
+	Partitions      int    // pgbench --partitions: pgbench_accounts in this many parts
+	PartitionMethod string // range (default) or hash
+	ForeignKeys     bool   // pgbench --foreign-keys
+	AutoInc         *bool  // sysbench --auto-inc (nil: on)
+	Secondary       bool   // sysbench --secondary: id has a secondary index, no primary key
+	CreateSecondary *bool  // sysbench --create-secondary (nil: on): the index on k
+	Engine          string // sysbench --mysql-storage-engine (MySQL only)
+}
+
+// IsZero reports whether l asks for nothing but the defaults.
+func (l Layout) IsZero() bool {
+	return l.FillFactor == 0 && !l.Unlogged && l.Partitions == 0 && l.PartitionMethod == "" && !l.ForeignKeys &&
+		l.AutoInc == nil && !l.Secondary && l.CreateSecondary == nil && l.Engine == ""
+}
+
+// Layouter is implemented by workloads whose tables prepare can lay out. SetLayout
+// refuses, with the fix, what the workload or the target's dialect cannot do.
+type Layouter interface {
+	SetLayout(l Layout, d *target.Dialect) error
+}
+
+// AbortError is returned by Worker.Do for a mistake in the workload itself found while
+// running (a script's undefined variable, a value out of range): the run fails with
+// it instead of counting it as an error of the server, as pgbench aborts the client.
+type AbortError struct{ Err error }
+
+func (e *AbortError) Error() string { return e.Err.Error() }
+func (e *AbortError) Unwrap() error { return e.Err }
+
+// CommandTimer is implemented by workloads that time each command of their
+// transactions (pgbench's -r). Their workers implement CommandRecorder: the runner
+// has them record each attempt's command times into the recorder of the interval the
+// attempt ended in, so that the times are cut into intervals like the transactions'
+// and the warm-up is left out at analysis time.
+type CommandTimer interface {
+	// Commands names the timed commands by their index in Interval.Commands (Count
+	// and Latency left empty).
+	Commands() []measure.StatementLatency
+}
+
+// CommandRecorder is a worker of a CommandTimer.
+type CommandRecorder interface {
+	// FlushCommands records the times of the commands the last Do completed into rec
+	// and forgets them.
+	FlushCommands(rec *measure.Recorder)
+}
+
+// Single is implemented by workers whose every transaction is one prepared statement
+// outside an explicit transaction, whose result only needs to arrive: a runner may
+// then run it as a request and a reply on the connection's socket, many connections
+// to a thread (see target.Exchanger), instead of calling Do.
+type Single interface {
+	// Single reports whether the transactions are of that shape for this worker's
+	// options (asked once, after Bind).
+	Single() bool
+	// Statement returns the drawn transaction's statement and arguments (after Next;
+	// valid until the next Next or Bind).
+	Statement() (target.Stmt, []target.Value)
 }

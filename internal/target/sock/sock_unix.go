@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux
 
 package sock
 
@@ -293,6 +293,17 @@ func (c *blockingConn) Close() error {
 	_ = syscall.Shutdown(int(c.fd), syscall.SHUT_RDWR)
 	c.release()
 	return nil
+}
+
+// FD returns the descriptor of a connection that Blocking made, for a caller that
+// reads and writes it directly (non-blocking, with MSG_DONTWAIT) and waits for it
+// with epoll; it stays open until the connection is closed.
+func FD(nc net.Conn) (int, bool) {
+	c, ok := nc.(*blockingConn)
+	if !ok || c.state.Load()&closedFlag != 0 {
+		return -1, false
+	}
+	return int(c.fd), true
 }
 
 func (c *blockingConn) LocalAddr() net.Addr  { return c.local }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +16,47 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// Modes are the two ways of sending statements every target supports.
+// Modes are the two ways of sending statements every target supports, and prepared
+// statements over Go's network poller (Config.PollerSockets): the socket path every
+// system but Linux takes, so that the tests and benchmarks cover it on Linux too.
 var Modes = []struct {
 	Name string
 	Cfg  target.Config
-}{{"prepared", target.Config{}}, {"simple", target.Config{Unprepared: true}}}
+}{{"prepared", target.Config{}}, {"simple", target.Config{Unprepared: true}}, {"poller", target.Config{PollerSockets: true}}}
+
+// SocketPaths checks that a network target reports the socket path its connections
+// took (target.Socketer): none before the first, blocking system calls by default on
+// Linux (the poller elsewhere), the poller with Config.PollerSockets, and that a
+// poller connection works.
+func SocketPaths(t *testing.T, open func(cfg target.Config) (target.Target, error)) {
+	t.Helper()
+	for _, poller := range []bool{false, true} {
+		tg, err := open(target.Config{PollerSockets: poller})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, ok := tg.(target.Socketer)
+		if !ok {
+			t.Fatalf("%T does not report its socket path", tg)
+		}
+		if got := s.Sockets(); got != "" {
+			t.Errorf("poller %v: Sockets() = %q before any connection", poller, got)
+		}
+		c := Connect(t, tg)
+		c2 := Connect(t, tg)
+		if rows := Query(t, c2, "SELECT 1"); len(rows) != 1 || rows[0][0] != "1" {
+			t.Errorf("poller %v: SELECT 1 = %v", poller, rows)
+		}
+		_ = c.Close()
+		want := target.SocketsPoller
+		if !poller && runtime.GOOS == "linux" {
+			want = target.SocketsBlocking
+		}
+		if got := s.Sockets(); got != want {
+			t.Errorf("poller %v: Sockets() = %q after two connections, want %q", poller, got, want)
+		}
+	}
+}
 
 // Connect opens a connection on tg, closed at the end of the test.
 func Connect(t testing.TB, tg target.Target) target.Conn {

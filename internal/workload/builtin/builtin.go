@@ -11,6 +11,7 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/files"
+	"github.com/fathom-lab/fathom/internal/workload/kv"
 	"github.com/fathom-lab/fathom/internal/workload/oltp"
 	"github.com/fathom-lab/fathom/internal/workload/spec"
 	"github.com/fathom-lab/fathom/internal/workload/tpcb"
@@ -30,6 +31,10 @@ var specs = map[string]*workload.Spec{
 	"oltp_update_non_index": oltp.Spec("oltp_update_non_index"),
 	"oltp_insert":           oltp.Spec("oltp_insert"),
 	"oltp_delete":           oltp.Spec("oltp_delete"),
+
+	"redis-kv":    kv.KVSpec(),
+	"redis-bench": kv.BenchSpec(),
+	"redis-ycsb":  kv.YCSBSpec(),
 }
 
 // shipped names the built-ins that are workload files.

@@ -12,6 +12,7 @@ func TestRegistry(t *testing.T) {
 		"fanout",
 		"oltp_delete", "oltp_insert", "oltp_point_select", "oltp_read_only", "oltp_read_write",
 		"oltp_update_index", "oltp_update_non_index", "oltp_write_only",
+		"redis-bench", "redis-kv", "redis-ycsb",
 		"seqrand",
 		"tpcb", "tpcb-select", "tpcb-simple-update",
 		"ycsb",

@@ -49,6 +49,9 @@ func TestWorkloads(t *testing.T) {
 				if Shipped(name) {
 					continue // workload files are tested in package spec
 				}
+				if strings.HasPrefix(name, "redis-") {
+					continue // Redis workloads need a Redis target: tested in package kv
+				}
 				t.Run(name, func(t *testing.T) { testWorkload(t, ctx, tgt, conn, name) })
 			}
 			t.Run("tpcb-balances", func(t *testing.T) { testBalances(t, ctx, tgt, conn) })

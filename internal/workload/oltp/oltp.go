@@ -162,10 +162,14 @@ func Spec(name string) *workload.Spec {
 
 // Workload is one configured script.
 type Workload struct {
-	s    *script
-	spec *workload.Spec
-	opts map[string]string // resolved options of the script
-	cfg  config
+	s          *script
+	spec       *workload.Spec
+	opts       map[string]string // resolved options of the script
+	cfg        config
+	lay        workload.Layout
+	autoIncKey bool // the target needs an auto-increment column to be a key (Dialect.AutoIncKey), given with the layout
+	// tablesGiven: the user gave tables; otherwise Setup detects it from the data.
+	tablesGiven bool
 }
 
 // New resolves the options of the named script.
@@ -188,11 +192,21 @@ func newWorkload(s *script, p workload.Params) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Workload{s: s, spec: spec, opts: opts, cfg: cfg}, nil
+	_, given := p["tables"]
+	return &Workload{s: s, spec: spec, opts: opts, cfg: cfg, tablesGiven: given}, nil
 }
 
 // Name is the script's name.
 func (w *Workload) Name() string { return w.s.name }
+
+// Tables names sbtest1 … sbtestN (the prepare marker's keys).
+func (w *Workload) Tables() []string {
+	names := make([]string, w.cfg.tables)
+	for i := range names {
+		names[i] = tableName(i + 1)
+	}
+	return names
+}
 
 // TableSize is the rows per table in effect: given, detected, or 0 before either.
 func (w *Workload) TableSize() int64 { return w.cfg.tableSize }
@@ -249,9 +263,9 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 		}
 	}
 	loaders := min(w.cfg.tables, maxLoaders)
-	if t.Kind() == "sqlite" {
+	if t.Dialect().SingleWriter {
 		// SQLite has one writer per database: loaders in parallel would only queue on
-		// its lock (and risk SQLITE_BUSY). No Dialect field says so; see the report.
+		// its lock (and risk SQLITE_BUSY).
 		loaders = 1
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -305,11 +319,11 @@ feed:
 }
 
 func (w *Workload) prepareTable(ctx context.Context, conn target.Conn, d *target.Dialect, n int, size int64, progress workload.Progress) error {
-	tb := tableDef(n)
+	tb := w.layoutTable(tableDef(n))
 	if err := conn.Exec(ctx, d.DropTable(tb.Name)); err != nil {
 		return fmt.Errorf("dropping %s: %w", tb.Name, err)
 	}
-	sql, err := d.CreateTable(tb, false)
+	sql, err := w.createSQL(d, tb)
 	if err != nil {
 		return err
 	}
@@ -326,14 +340,21 @@ func (w *Workload) prepareTable(ctx context.Context, conn target.Conn, d *target
 	var pbuf [gen.PadLen]byte
 	progress(tb.Name, 0, size)
 	var i int64
-	_, err = conn.Load(ctx, tb.Name, []string{"k", "c", "pad"}, func(row []target.Value) bool {
+	cols, o := []string{"k", "c", "pad"}, 0
+	if !w.autoInc() {
+		cols, o = []string{"id", "k", "c", "pad"}, 1
+	}
+	_, err = conn.Load(ctx, tb.Name, cols, func(row []target.Value) bool {
 		if i == size {
 			return false
 		}
 		i++
-		row[0] = target.Int64(ks.Next(r))
-		row[1] = target.Text(r.C(cbuf[:]))
-		row[2] = target.Text(r.Pad(pbuf[:]))
+		if o == 1 {
+			row[0] = target.Int64(i)
+		}
+		row[o] = target.Int64(ks.Next(r))
+		row[o+1] = target.Text(r.C(cbuf[:]))
+		row[o+2] = target.Text(r.Pad(pbuf[:]))
 		if i%progressEvery == 0 {
 			progress(tb.Name, i, size)
 		}
@@ -394,8 +415,12 @@ func (w *Workload) Cleanup(ctx context.Context, conn target.Conn) error {
 // Setup checks that sbtest1 … sbtestN exist and, when table_size is not given, reads
 // it from max(id) of sbtest1 (one primary-key lookup).
 func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
+	want := w.cfg.tables
+	if !w.tablesGiven {
+		want = 1
+	}
 	var missing []string
-	for n := 1; n <= w.cfg.tables; n++ {
+	for n := 1; n <= want; n++ {
 		ok, err := tableExists(ctx, conn, tableName(n))
 		if err != nil {
 			return err
@@ -410,8 +435,23 @@ func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
 		}
 		return fmt.Errorf("%w: %s", workload.ErrNotPrepared, strings.Join(missing, ", "))
 	}
-	if w.cfg.sizeGiven {
-		return nil
+	// Not given: the tables that follow without a gap are the prepared ones, as
+	// Cleanup counts them. Given: fewer than prepared run on the first ones (as a
+	// smaller pgbench scale does); more are missing tables, refused above.
+	if !w.tablesGiven {
+		have := want
+		for have < maxTables {
+			ok, err := tableExists(ctx, conn, tableName(have+1))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			have++
+		}
+		w.cfg.tables = have
+		w.opts["tables"] = strconv.Itoa(have)
 	}
 	rows, err := conn.Query(ctx, "SELECT max(id) FROM sbtest1")
 	if err != nil {
@@ -426,6 +466,14 @@ func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
 	}
 	if n > maxTableSize {
 		n = maxTableSize
+	}
+	if w.cfg.sizeGiven {
+		// A smaller size runs on the first rows (as a smaller pgbench scale does); a
+		// larger one would draw ids that are not there.
+		if w.cfg.tableSize > n {
+			return fmt.Errorf("%w: option table_size: %d given, but sbtest1 has ids up to %d; leave --table-size out (detected) or prepare again with --table-size %d", workload.ErrMismatch, w.cfg.tableSize, n, w.cfg.tableSize)
+		}
+		return nil
 	}
 	w.cfg.tableSize = n
 	return nil

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	my "github.com/fathom-lab/fathom/internal/db/mysql/target"
+	pg "github.com/fathom-lab/fathom/internal/db/postgres/target"
+	lite "github.com/fathom-lab/fathom/internal/db/sqlite/target"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 )
@@ -101,7 +104,7 @@ func TestTableDef(t *testing.T) {
 		"mysql":    "CREATE TABLE sbtest3 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', PRIMARY KEY (id)) ENGINE=InnoDB",
 		"sqlite":   "CREATE TABLE sbtest3 (id INTEGER PRIMARY KEY, k INTEGER NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '')",
 	}
-	for _, d := range []*target.Dialect{target.Postgres, target.MySQL, target.SQLite} {
+	for _, d := range []*target.Dialect{pg.SQLDialect, my.SQLDialect, lite.SQLDialect} {
 		sql, err := d.CreateTable(tableDef(3), false)
 		if err != nil || sql != want[d.Name] {
 			t.Errorf("%s:\n got %s (%v)\nwant %s", d.Name, sql, err, want[d.Name])

@@ -231,3 +231,16 @@ func conflict(err error) error {
 	}
 	return e
 }
+
+// Single implements workload.Single: a script of one statement that is not an
+// INSERT (whose unique violation Do turns into a retry) and no BEGIN/COMMIT, such as
+// oltp_point_select.
+func (k *worker) Single() bool {
+	return !k.trx && len(k.ops) == 1 && k.ops[0].kind != sInsert
+}
+
+// Statement implements workload.Single.
+func (k *worker) Statement() (target.Stmt, []target.Value) {
+	o := &k.ops[0]
+	return k.stmts[o.table][o.kind], o.args
+}

@@ -12,30 +12,6 @@ import (
 // parentheses. Everything is computed in float64; where a whole number is needed the
 // result must be one.
 
-// refs returns the parameter names an expression uses (nil for a plain number).
-func refs(s string) []string {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "$") {
-		return nil
-	}
-	var out []string
-	body := s[1:]
-	for i := 0; i < len(body); {
-		c := body[i]
-		if isNameStart(c) {
-			j := i
-			for j < len(body) && isNameByte(body[j]) {
-				j++
-			}
-			out = append(out, body[i:j])
-			i = j
-			continue
-		}
-		i++
-	}
-	return out
-}
-
 func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isNameByte(c byte) bool  { return isNameStart(c) || c >= '0' && c <= '9' }
 

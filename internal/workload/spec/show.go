@@ -9,18 +9,11 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// dialects are the target dialects by name, for rendering.
-var dialects = map[string]*target.Dialect{
-	"postgres": target.Postgres,
-	"mysql":    target.MySQL,
-	"sqlite":   target.SQLite,
-}
-
 // Describe writes the resolved workload as a dialect would receive it: parameter
 // values, the DDL, what is loaded, the groups and every transaction's statements with
 // the generators of their values. It is `fathom workload show`.
 func (w *Workload) Describe(out io.Writer, dialect string) error {
-	d := dialects[dialect]
+	d := target.DialectNamed(dialect)
 	if d == nil {
 		return fmt.Errorf("unknown dialect %q (use postgres, mysql or sqlite)", dialect)
 	}
@@ -127,7 +120,7 @@ func (w *Workload) describeBody(b *strings.Builder, d *target.Dialect, t *txn, b
 			st := t.stmts[nd.stmt]
 			v := pickVariant(st, d.Name)
 			sql := v.sql
-			id := insertIDs[d.Name]
+			id := insertIDOf(d.Name)
 			if st.insertID >= 0 && id.returning {
 				sql += " RETURNING " + st.idColumn
 			}

@@ -130,10 +130,7 @@ func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 	if dialect != k.dialect {
 		k.choose(dialect)
 	}
-	id, known := insertIDs[dialect]
-	if !known {
-		id.returning = true
-	}
+	id := insertIDOf(dialect)
 	k.returning = id.returning
 	needLastID := false
 	prepared := make([][]target.Stmt, len(k.w.txns))

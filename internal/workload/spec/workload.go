@@ -193,6 +193,15 @@ func NewSpec(f *File) *workload.Spec {
 // Name is the file's name.
 func (w *Workload) Name() string { return w.file.Name }
 
+// Tables names the file's tables (the prepare marker's keys).
+func (w *Workload) Tables() []string {
+	names := make([]string, len(w.tables))
+	for i, tb := range w.tables {
+		names[i] = tb.def.Name
+	}
+	return names
+}
+
 // Source returns the path and text of the workload file, for provenance: a run's
 // options name its parameters, the file says what they meant.
 func (w *Workload) Source() (path string, data []byte) { return w.file.Path, w.file.Data }
@@ -421,17 +430,18 @@ func detectDialect(ctx context.Context, conn target.Conn) (string, error) {
 	return "", errors.New("cannot tell whether the target is PostgreSQL, MySQL or SQLite")
 }
 
-// insertIDs says how each dialect reports the id an INSERT generated: PostgreSQL and
-// SQLite return it from the INSERT itself (RETURNING), MySQL/MariaDB from a second
-// statement on the same session.
-//
-// TODO: a Dialect field (e.g. Dialect.InsertID: "returning" or the statement to run)
-// would put this beside the other dialect differences.
-var insertIDs = map[string]struct {
+// insertID is how a dialect reports the id an INSERT generated: from the INSERT itself
+// (RETURNING: PostgreSQL, SQLite and dialects fathom does not know), or from a second
+// statement on the same session (Dialect.InsertIDSQL: MySQL/MariaDB's
+// LAST_INSERT_ID()).
+type insertID struct {
 	returning bool
 	query     string
-}{
-	"postgres": {returning: true},
-	"sqlite":   {returning: true},
-	"mysql":    {query: "SELECT LAST_INSERT_ID()"},
+}
+
+func insertIDOf(dialect string) insertID {
+	if d := target.DialectNamed(dialect); d != nil && d.InsertIDSQL != "" {
+		return insertID{query: d.InsertIDSQL}
+	}
+	return insertID{returning: true}
 }

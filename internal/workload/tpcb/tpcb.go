@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,9 +62,10 @@ func Spec(v Variant) *workload.Spec {
 
 // Workload is a configured tpcb variant.
 type Workload struct {
-	v     Variant
-	scale int64 // 0 until given or detected
-	given bool
+	v      Variant
+	scale  int64 // 0 until given or detected
+	given  bool
+	layout workload.Layout
 }
 
 // New resolves the options of a variant.
@@ -87,6 +89,9 @@ func New(v Variant, p workload.Params) (*Workload, error) {
 
 // Name is the workload's name.
 func (w *Workload) Name() string { return variants[w.v].name }
+
+// Tables names the four pgbench tables (the prepare marker's keys).
+func (w *Workload) Tables() []string { return slices.Clone(tableNames) }
 
 // Scale is the scale in effect: given, detected by Setup, or 0 before either.
 func (w *Workload) Scale() int64 { return w.scale }
@@ -159,12 +164,14 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 	}
 	defs := tables(scale)
 	for _, tb := range defs {
-		sql, err := d.CreateTable(tb, false)
+		sqls, err := w.createSQL(&d, tb, scale)
 		if err != nil {
 			return err
 		}
-		if err := conn.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("creating %s: %w", tb.Name, err)
+		for _, sql := range sqls {
+			if err := conn.Exec(ctx, sql); err != nil {
+				return fmt.Errorf("creating %s: %w", tb.Name, err)
+			}
 		}
 	}
 
@@ -213,6 +220,13 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 			}
 		}
 	}
+	if w.layout.ForeignKeys {
+		for _, fk := range foreignKeys {
+			if err := conn.Exec(ctx, fk); err != nil {
+				return fmt.Errorf("adding a foreign key (%s): %w", fk, err)
+			}
+		}
+	}
 	if d.AnalyzeSQL != "" {
 		for _, tb := range defs {
 			if err := conn.Exec(ctx, fmt.Sprintf(d.AnalyzeSQL, tb.Name)); err != nil {
@@ -226,10 +240,10 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 	return nil
 }
 
-// Cleanup drops the four tables.
+// Cleanup drops the four tables, the referencing ones first (--foreign-keys).
 func (w *Workload) Cleanup(ctx context.Context, conn target.Conn) error {
 	var d target.Dialect // DROP TABLE IF EXISTS is the same in every dialect
-	for _, name := range tableNames {
+	for _, name := range slices.Backward(tableNames) {
 		if err := conn.Exec(ctx, d.DropTable(name)); err != nil {
 			return fmt.Errorf("dropping %s: %w", name, err)
 		}
@@ -267,12 +281,34 @@ func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
 	}
 	if w.given {
 		if w.scale > n {
-			return fmt.Errorf("option scale: %d is larger than the prepared scale %d (%s has %d rows); prepare again with --scale %d or leave --scale out", w.scale, n, branches, n, w.scale)
+			return fmt.Errorf("%w: option scale: %d is larger than the prepared scale %d (%s has %d rows); prepare again with --scale %d or leave --scale out", workload.ErrMismatch, w.scale, n, branches, n, w.scale)
 		}
 		return nil
 	}
 	w.scale = n
 	return nil
+}
+
+// PreRun does what pgbench does before running its built-in scripts unless -n is
+// given: on PostgreSQL it vacuums pgbench_branches and pgbench_tellers and truncates
+// pgbench_history, so that runs start from the same state. MySQL and SQLite have no
+// VACUUM of a table: there the history is emptied only.
+func (w *Workload) PreRun(ctx context.Context, conn target.Conn, d *target.Dialect) (string, error) {
+	var stmts []string
+	if d.VacuumSQL != "" {
+		stmts = append(stmts, fmt.Sprintf(d.VacuumSQL, branches), fmt.Sprintf(d.VacuumSQL, tellers))
+	}
+	truncate := d.TruncateSQL
+	if truncate == "" {
+		truncate = "DELETE FROM %s"
+	}
+	stmts = append(stmts, fmt.Sprintf(truncate, history))
+	for _, q := range stmts {
+		if err := conn.Exec(ctx, q); err != nil {
+			return "", fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return strings.Join(stmts, "; "), nil
 }
 
 // tableExists probes the table with a query that reads no rows. Setup gets a Conn but
@@ -441,3 +477,9 @@ func (k *worker) run(ctx context.Context, n *int, s target.Stmt, args []target.V
 	*n++
 	return s.Run(ctx, args, &k.res)
 }
+
+// Single implements workload.Single: select-only is one prepared SELECT.
+func (k *worker) Single() bool { return k.v == SelectOnly }
+
+// Statement implements workload.Single.
+func (k *worker) Statement() (target.Stmt, []target.Value) { return k.selAcc, k.aSelAcc[:] }

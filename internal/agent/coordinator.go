@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/db"
+	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/run"
+	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
+)
+
+// Plan is a run made by agents: `fathom run --agents N`.
+type Plan struct {
+	Agents int
+	Name   string        // the job's name, which agents started with --run join
+	Wait   time.Duration // for every agent to join (default 2m)
+	// LossTimeout: an agent silent this long is lost (default 10s).
+	LossTimeout time.Duration
+	// Lead is how far ahead of the start instant the agents are told (default 2s).
+	Lead time.Duration
+	Poll time.Duration // how often the store is read (default: a quarter interval, 50ms to 500ms)
+	// StoreShown names the store in messages (without password).
+	StoreShown string
+	Log        func(format string, args ...any)
+}
+
+// Remote is the engine's hook that runs o's clients on the plan's agents (o is
+// copied: give the options as they will run).
+func (p Plan) Remote(o run.Options) run.Remote {
+	return func(ctx context.Context, st store.Store, tgt target.Target, wl workload.Workload, cfg runner.Config) (run.Clients, error) {
+		as, err := AgentStore(st)
+		if err != nil {
+			return nil, err
+		}
+		if db.IsEmbedded(tgt.Kind()) {
+			return nil, fault.Usagef("--agents: a %s target lives on this machine; agents on other machines need a server they reach over the network", tgt.Kind())
+		}
+		if g, ok := wl.(workload.Grouped); ok && len(g.Groups()) > 0 {
+			return nil, fault.Usagef("workload %s has client groups, which agents do not split yet: run it from one machine", wl.Name())
+		}
+		for i := 0; i < p.Agents; i++ {
+			if _, err := Split(cfg.Clients, cfg.Rate, cfg.Seed, p.Agents, i); err != nil {
+				return nil, fault.Usagef("%v", err)
+			}
+		}
+		spec := Spec{Target: WithoutPassword(o.Target.DSN), QueryMode: o.Target.QueryMode, ConnectTimeout: o.Target.ConnectTimeout,
+			Workload: o.Workload, Params: o.Params, Types: wl.TxnTypes(), Clients: cfg.Clients, Rate: cfg.Rate, Seed: cfg.Seed,
+			Duration: cfg.Duration, Transactions: cfg.Transactions, Warmup: cfg.Warmup, Interval: cfg.Interval,
+			LatencyLimit: cfg.LatencyLimit, MaxTries: cfg.MaxTries, ReconnectTimeout: cfg.ReconnectTimeout, ConnectPerTxn: cfg.ConnectPerTxn}
+		c := &coordinator{plan: p, as: as, spec: spec, cfg: cfg}
+		c.defaults()
+		if err := c.gather(ctx); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+type coordinator struct {
+	plan    Plan
+	as      store.AgentStore
+	spec    Spec
+	cfg     runner.Config
+	job     store.AgentJob
+	members []store.AgentMember
+	runID   int64
+	start   time.Time
+	onCut   func(int)
+	done    bool
+}
+
+func (c *coordinator) defaults() {
+	p := &c.plan
+	if p.Wait <= 0 {
+		p.Wait = 2 * time.Minute
+	}
+	if p.LossTimeout <= 0 {
+		p.LossTimeout = 10 * time.Second
+	}
+	if p.Lead <= 0 {
+		p.Lead = 2 * time.Second
+	}
+	if p.Poll <= 0 {
+		p.Poll = min(max(c.cfg.Interval/4, 50*time.Millisecond), 500*time.Millisecond)
+	}
+	if p.Log == nil {
+		p.Log = func(string, ...any) {}
+	}
+}
+
+// gather opens the job and waits for every agent to join.
+func (c *coordinator) gather(ctx context.Context) error {
+	c.job = store.AgentJob{Name: c.plan.Name, Agents: c.plan.Agents, Spec: mustJSON(c.spec)}
+	if err := c.as.CreateAgentJob(ctx, &c.job); err != nil {
+		if errors.Is(err, store.ErrTaken) {
+			return fault.Usagef("%v: give the run another --name, or wait for that run to end", err)
+		}
+		return fault.WithKind(fault.Failed, err)
+	}
+	c.plan.Log("waiting up to %s for %d agents to join %q: `fathom agent --store %s --run %s --index I` (I = 0 to %d), or agents without --run",
+		c.plan.Wait, c.plan.Agents, c.plan.Name, c.plan.StoreShown, c.plan.Name, c.plan.Agents-1)
+	deadline := time.Now().Add(c.plan.Wait)
+	seen := map[int]bool{}
+	for {
+		members, err := c.as.AgentMembers(ctx, c.job.ID)
+		if err == nil {
+			err = c.as.SetAgentJobState(ctx, c.job.ID, store.JobWaiting, "")
+		}
+		if err != nil && ctx.Err() == nil {
+			c.finish(store.JobFinished, "the coordinator lost the store")
+			return fault.WithKind(fault.Failed, fmt.Errorf("waiting for agents: %v", err))
+		}
+		for _, m := range members {
+			if !seen[m.Index] {
+				seen[m.Index] = true
+				c.plan.Log("agent %d joined from %s (fathom %s): %d clients%s; clock %+.3fms from the store's", m.Index, m.Host, m.Version,
+					m.Clients, rateText(m.Rate), -ms(m.Offset))
+			}
+		}
+		if len(members) == c.plan.Agents {
+			c.members = members
+			return nil
+		}
+		if time.Now().After(deadline) {
+			missing := c.missing(members)
+			c.finish(store.JobFinished, "agents missing: "+missing)
+			return fault.WithKind(fault.Failed, fmt.Errorf("only %d of %d agents joined %q within %s; missing: agent %s. Start them with `fathom agent --store %s --run %s --index I` (or JOB_COMPLETION_INDEX), or wait longer with --agents-wait",
+				len(members), c.plan.Agents, c.plan.Name, c.plan.Wait, missing, c.plan.StoreShown, c.plan.Name))
+		}
+		if !sleepUntil(ctx, time.Now().Add(c.plan.Poll)) {
+			c.finish(store.JobFinished, "interrupted while waiting for agents")
+			return fault.WithKind(fault.Interrupted, fmt.Errorf("interrupted while waiting for agents (missing: agent %s)", c.missing(members)))
+		}
+	}
+}
+
+func (c *coordinator) missing(ms []store.AgentMember) string {
+	var out []string
+	for i := 0; i < c.plan.Agents; i++ {
+		if !slices.ContainsFunc(ms, func(m store.AgentMember) bool { return m.Index == i }) {
+			out = append(out, strconv.Itoa(i))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// finish closes the job, with a bounded wait.
+func (c *coordinator) finish(state, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.plan.LossTimeout)
+	defer cancel()
+	_ = c.as.SetAgentJobState(ctx, c.job.ID, state, reason)
+	c.done = state == store.JobFinished
+}
+
+func (c *coordinator) Clients() int            { return c.cfg.Clients }
+func (c *coordinator) Tuning() string          { return fmt.Sprintf("%d agents", c.plan.Agents) }
+func (c *coordinator) Start() time.Time        { return c.start }
+func (c *coordinator) OnCut(f func(index int)) { c.onCut = f }
+func (c *coordinator) Recorded(id int64)       { c.runID = id }
+
+func (c *coordinator) Close() {
+	if !c.done {
+		c.finish(store.JobFinished, "the coordinator ended")
+	}
+}
+
+// RunOptions records the agents with the run: who they were and their shares.
+func (c *coordinator) RunOptions() map[string]string {
+	m := map[string]string{"agents": strconv.Itoa(c.plan.Agents), "agents.name": c.plan.Name}
+	for _, a := range c.members {
+		m[fmt.Sprintf("agent.%d", a.Index)] = fmt.Sprintf("host=%s version=%s clients=%d rate=%g seed=%d clock_offset=%+.3fms rtt=%.3fms",
+			a.Host, a.Version, a.Clients, a.Rate, a.Seed, -ms(a.Offset), ms(a.RTT))
+	}
+	return m
+}

@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fathom-lab/fathom/internal/collect"
+	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/run"
+	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/store/postgres"
+)
+
+// RunFlags are `fathom run`'s flags for a run made by agents.
+type RunFlags struct {
+	Agents      int
+	Name        string
+	Wait        time.Duration
+	LossTimeout time.Duration
+}
+
+// Register adds the flags to fs.
+func (f *RunFlags) Register(fs *pflag.FlagSet) {
+	fs.IntVar(&f.Agents, "agents", 0, "run the clients on `N` agents (fathom agent) on other machines, coordinated through a postgres:// --store")
+	fs.StringVar(&f.Name, "name", "", "with --agents: the name agents started with --run join (default run-DATE-TIME)")
+	fs.DurationVar(&f.Wait, "agents-wait", 2*time.Minute, "with --agents: how long to wait for every agent to join")
+	fs.DurationVar(&f.LossTimeout, "agents-lost-after", 10*time.Second, "with --agents: an agent silent this long is lost (the run becomes partial)")
+}
+
+// Apply makes o a run by agents when --agents was given, after every other change
+// to o; progress lines go to log.
+func (f *RunFlags) Apply(o *run.Options, log io.Writer) error {
+	switch {
+	case f.Agents == 0:
+		if f.Name != "" {
+			return fault.Usagef("--name names a run made by agents: add --agents N")
+		}
+		return nil
+	case f.Agents < 0:
+		return fault.Usagef("--agents %d: give a number of agents of 1 or more", f.Agents)
+	case !postgres.IsURL(o.Store):
+		return fault.Usagef("--agents: agents coordinate through a PostgreSQL results store that every machine reaches; give --store postgres://user@host/fathom (%q is a file on this machine)", o.Store)
+	case o.Scripts != nil:
+		return fault.Usagef("--agents: pgbench scripts (-f, -b) are not run by agents yet; use a workload (--workload)")
+	case f.Wait <= 0 || f.LossTimeout <= 0:
+		return fault.Usagef("--agents-wait and --agents-lost-after must be above zero")
+	}
+	name := f.Name
+	if name == "" {
+		name = "run-" + time.Now().UTC().Format("20060102-150405")
+	}
+	p := Plan{Agents: f.Agents, Name: name, Wait: f.Wait, LossTimeout: f.LossTimeout, StoreShown: postgres.Display(o.Store),
+		Log: func(format string, args ...any) { fmt.Fprintf(log, "fathom: "+format+"\n", args...) }}
+	o.Remote = p.Remote(*o)
+	return nil
+}
+
+// Flags are `fathom agent`'s flags.
+type Flags struct {
+	Run         string
+	Index       int
+	Wait        time.Duration
+	Target      string
+	LossTimeout time.Duration
+}
+
+// Register adds the flags to fs.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Run, "run", "", "join the run of this --name once, then exit (a Kubernetes Job's pod); default: serve runs until stopped")
+	fs.IntVar(&f.Index, "index", -1, "with --run: this agent's index, 0 to N-1; -1 takes $JOB_COMPLETION_INDEX")
+	fs.DurationVar(&f.Wait, "wait", 10*time.Minute, "with --run: how long to wait for the coordinator to open the run")
+	fs.StringVar(&f.Target, "target", "", "reach the target with this DSN instead of the run's (the run's carries no password: it comes from PGPASSWORD, .pgpass, MYSQL_PWD …)")
+	fs.DurationVar(&f.LossTimeout, "lost-after", 10*time.Second, "stop when the store or the coordinator is unreachable this long")
+}
+
+// Host is what an agent process needs of its environment.
+type Host struct {
+	Getenv        func(string) string
+	Log           io.Writer
+	Version       string
+	Tuner         runner.Tuner
+	PollerSockets bool
+}
+
+// Execute runs `fathom agent` against the store at storeURL until its run ends
+// (--run) or ctx ends.
+func (f *Flags) Execute(ctx context.Context, storeURL string, h Host) error {
+	index := f.Index
+	if f.Run != "" && index < 0 {
+		v := strings.TrimSpace(h.Getenv("JOB_COMPLETION_INDEX"))
+		if v == "" {
+			return fault.Usagef("--run %s needs this agent's index: --index I (0 to N-1) or JOB_COMPLETION_INDEX", f.Run)
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fault.Usagef("JOB_COMPLETION_INDEX=%q: want a whole number of 0 or more", v)
+		}
+		index = n
+	} else if f.Run == "" && index >= 0 {
+		return fault.Usagef("--index goes with --run NAME; without --run an agent takes the lowest free index of any run")
+	}
+	if f.Wait <= 0 || f.LossTimeout <= 0 {
+		return fault.Usagef("--wait and --lost-after must be above zero")
+	}
+	if !postgres.IsURL(storeURL) {
+		return fault.Usagef("agents coordinate through a PostgreSQL results store that every machine reaches: give --store postgres://user@host/fathom (%q is a file on this machine)", storeURL)
+	}
+	st, err := run.OpenStore(storeURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	as, err := AgentStore(st)
+	if err != nil {
+		return err
+	}
+	a := &Agent{Store: as, Target: f.Target, Getenv: h.Getenv, PollerSockets: h.PollerSockets, Host: collect.HostFacts().Hostname,
+		Version: h.Version, PID: store.ThisProcess().PID, Tuner: h.Tuner, LossTimeout: f.LossTimeout,
+		Log: func(format string, args ...any) { fmt.Fprintf(h.Log, "fathom agent: "+format+"\n", args...) }}
+	if f.Run != "" {
+		_, err := a.Once(ctx, f.Run, index, f.Wait)
+		return err
+	}
+	err = a.Serve(ctx, func(o *Outcome, err error) {
+		if err != nil {
+			a.Log("%v", err)
+		}
+	})
+	if err == nil && ctx.Err() != nil {
+		return fault.WithKind(fault.Interrupted, fmt.Errorf("agent stopped"))
+	}
+	return err
+}

@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/run"
+	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/workload"
+)
+
+// Spec is what every agent of a job runs, as the coordinator stores it: the run's
+// totals (each agent takes its Share of them) and how to reach the target, without
+// any password (agents take theirs from their own environment: PGPASSWORD, .pgpass,
+// MYSQL_PWD, a Kubernetes Secret).
+type Spec struct {
+	Target           string          `json:"target"`
+	QueryMode        string          `json:"query_mode,omitempty"`
+	ConnectTimeout   time.Duration   `json:"connect_timeout,omitempty"`
+	Workload         string          `json:"workload"`
+	Params           workload.Params `json:"params,omitempty"`
+	Types            []string        `json:"types"`
+	Clients          int             `json:"clients"`
+	Rate             float64         `json:"rate,omitempty"`
+	Seed             uint64          `json:"seed"`
+	Duration         time.Duration   `json:"duration,omitempty"`
+	Transactions     int64           `json:"transactions,omitempty"`
+	Warmup           time.Duration   `json:"warmup,omitempty"`
+	Interval         time.Duration   `json:"interval"`
+	LatencyLimit     time.Duration   `json:"latency_limit,omitempty"`
+	MaxTries         int             `json:"max_tries"`
+	ReconnectTimeout time.Duration   `json:"reconnect_timeout,omitempty"`
+	ConnectPerTxn    bool            `json:"connect_per_txn,omitempty"`
+}
+
+// config is agent share's runner configuration.
+func (s *Spec) config(sh Share) runner.Config {
+	return runner.Config{Clients: sh.Clients, Rate: sh.Rate, Seed: sh.Seed, Duration: s.Duration, Transactions: s.Transactions,
+		Warmup: s.Warmup, Interval: s.Interval, LatencyLimit: s.LatencyLimit, MaxTries: s.MaxTries,
+		ReconnectTimeout: s.ReconnectTimeout, ConnectPerTxn: s.ConnectPerTxn}
+}
+
+// WithoutPassword is dsn with any password removed (the user part of a URL and
+// password= parameters), for the store: agents bring their own.
+func WithoutPassword(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" || u.Opaque != "" || u.Host == "" {
+		return strings.TrimSpace(kvPassword.ReplaceAllString(dsn, ""))
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	q := u.Query()
+	for k := range q {
+		if strings.EqualFold(k, "password") {
+			q.Del(k)
+			u.RawQuery = q.Encode()
+		}
+	}
+	return u.String()
+}
+
+var kvPassword = regexp.MustCompile(`(?i)\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S*)`)
+
+// AgentStore returns st's agent coordination, or a usage error saying that agents
+// need a store every machine can reach.
+func AgentStore(st store.Store) (store.AgentStore, error) {
+	if as, ok := st.(store.AgentStore); ok {
+		return as, nil
+	}
+	return nil, fault.Usagef("agents coordinate through a PostgreSQL results store that every machine reaches: give --store postgres://user@host/fathom (store %s cannot be shared)", st.Path())
+}
+
+// storeClock measures the store's clock against this machine's: the offset (store
+// minus local, read halfway through the round trip) of the fastest of a few reads.
+func storeClock(ctx context.Context, as store.AgentStore) (offset, rtt time.Duration, err error) {
+	rtt = -1
+	for i := 0; i < 5; i++ {
+		t0 := time.Now()
+		st, err := as.Clock(ctx)
+		t1 := time.Now()
+		if err != nil {
+			return 0, 0, err
+		}
+		if d := t1.Sub(t0); rtt < 0 || d < rtt {
+			rtt = d
+			offset = st.Sub(t0.Add(d / 2))
+		}
+	}
+	return offset, rtt, nil
+}
+
+// decodeSpec reads a job's spec.
+func decodeSpec(j *store.AgentJob) (*Spec, error) {
+	var s Spec
+	if err := json.Unmarshal(j.Spec, &s); err != nil {
+		return nil, fmt.Errorf("job %q: its spec does not decode (%v): is this agent older than the coordinator?", j.Name, err)
+	}
+	if s.Clients < 1 || s.Interval <= 0 || len(s.Types) == 0 {
+		return nil, fmt.Errorf("job %q: incomplete spec", j.Name)
+	}
+	return &s, nil
+}
+
+// sleepUntil waits until t on this machine's clock; false if ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+var errStopped = errors.New("stopped")
+
+// runOptions is the engine's view of a spec, for opening its workload and target.
+func (s *Spec) runOptions(dsn string, getenv func(string) string, poller bool) run.Options {
+	return run.Options{Target: run.Target{DSN: dsn, QueryMode: s.QueryMode, ConnectTimeout: s.ConnectTimeout, PollerSockets: poller, Getenv: getenv},
+		Workload: s.Workload, Params: s.Params}
+}

@@ -1,0 +1,299 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/fathom-lab/fathom/internal/collect"
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+// Minimum effects. A pattern names a cause only when its evidence is unusual for the
+// run (MinScore robust spreads from the baseline) and material in absolute terms:
+//
+//	server stopped answering  in at least one interval of the stall, at least half of
+//	                          the server collectors got no answer (timeout) or failed,
+//	                          against fewer than 1 in 10 baseline intervals
+//	restart                   clients reconnected, or the server's counters restarted
+//	lock waits                sessions waiting for locks: on average at least 1 more
+//	                          than in the baseline over the stall, and at least 2 at
+//	                          its peak (or half the clients of a smaller run); or lock
+//	                          wait time of at least 1000 ms per second (one session
+//	                          waiting all the time)
+//	autovacuum                at least 1 more autovacuum worker on average
+//	OS writeback              at least 16 MB under writeback, or dirty pages at the
+//	                          dirty_ratio threshold
+//	client host saturated     on average at least twice as many runnable tasks as
+//	                          CPUs, or at least 10% steal, during the stall
+//
+// Checkpoint and binary-log patterns rest on events that happened (a checkpoint
+// started, the binary log rotated) rather than on a level.
+const (
+	stallMinLockSessions  = 1.0
+	stallMinLockPeak      = 2.0
+	stallMinLockTimeMS    = 1000.0
+	stallMinWriteback     = 16 << 20
+	stallMinUnanswered    = 0.5
+	stallMaxBaselineNoAns = 0.1
+	stallSaturatedRunQ    = 2.0
+	stallSaturatedSteal   = 10.0
+)
+
+// Metrics the lock pattern reads: sessions waiting for table-level (metadata) locks,
+// and for row locks. The pattern is generic, so the names are those of every kind
+// that reports lock waits; they are declared in the kinds' directories
+// (internal/db/KIND/metrics.go), which analyze does not import: TestStallMetricsDeclared
+// and collect's TestReferencesDeclared fail when one of them is renamed there.
+var (
+	stallTableLockSessions = []string{"mysql.threads.waiting_for_lock", "pg.lock_waits.relation", "pg.lock_waits.object", "pg.lock_waits.advisory"}
+	stallRowLockSessions   = []string{"mysql.Innodb_row_lock_current_waits", "mysql.innodb.transactions_in_lock_wait",
+		"pg.lock_waits.transactionid", "pg.lock_waits.tuple"}
+	stallAnyLockSessions = []string{"pg.waiting.lock", "pg.blocked_sessions"}
+	stallRowLockTime     = "mysql.Innodb_row_lock_time"
+)
+
+func stallLockWaits(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
+	peakMin := stallMinLockPeak
+	if c := a.in.Clients; c > 0 && float64(c)/2 < peakMin {
+		peakMin = math.Max(1, float64(c)/2)
+	}
+	type found struct {
+		name string
+		d    stallDuring
+	}
+	check := func(names []string) []found {
+		var out []found
+		for _, n := range names {
+			if d, ok := a.rise(n, st, stallMinLockSessions); ok && d.peak >= peakMin {
+				out = append(out, found{n, d})
+			}
+		}
+		return out
+	}
+	table, row, any := check(stallTableLockSessions), check(stallRowLockSessions), check(stallAnyLockSessions)
+	var rowTime *stallDuring
+	if d, ok := a.rise(stallRowLockTime, st, stallMinLockTimeMS); ok {
+		rowTime = &d
+	}
+	if len(table)+len(row)+len(any) == 0 && rowTime == nil {
+		return stallMatch{}, false
+	}
+	m := stallMatch{key: "lock_waits", score: 4}
+	var why []string
+	for _, f := range append(append(table, row...), any...) {
+		m.metrics = append(m.metrics, f.name)
+		if len(why) < 2 {
+			why = append(why, fmt.Sprintf("%s averaged %s (peak %s) against %s normally", f.name, stallNum(f.d.mean), stallNum(f.d.peak), stallNum(f.d.ms.base)))
+		}
+	}
+	if rowTime != nil {
+		m.metrics = append(m.metrics, stallRowLockTime)
+		why = append(why, fmt.Sprintf("row lock wait time was %s ms/s against %s ms/s normally", stallNum(rowTime.mean), stallNum(rowTime.ms.base)))
+	}
+	// Which states the waiting sessions were in (MySQL), for the reader.
+	var states []string
+	for _, n := range a.names {
+		if strings.HasPrefix(n, "mysql.threads.state.") && strings.Contains(n, "lock") {
+			if d, ok := a.rise(n, st, stallMinLockSessions); ok {
+				states = append(states, fmt.Sprintf("%q %s", strings.ReplaceAll(strings.TrimPrefix(n, "mysql.threads.state."), "_", " "), stallNum(d.mean)))
+			}
+		}
+	}
+	if len(states) > 0 {
+		why = append(why, "sessions by state: "+strings.Join(states, ", "))
+	}
+	tableLevel := len(table) > 0 && len(table) >= len(row)
+	lead := fmt.Sprintf("Throughput fell from %s to %s at %s–%s while sessions waited for locks: %s.",
+		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), strings.Join(why, "; "))
+	var wording func(Attributor, bool, string) (string, string, []store.StallSetting)
+	for _, r := range a.in.Rules {
+		if r.LockWaits != nil {
+			wording = r.LockWaits
+		}
+	}
+	switch {
+	case wording != nil:
+		m.title, m.explanation, m.settings = wording(Attributor{a}, tableLevel, lead)
+	case tableLevel:
+		m.title = "table lock waits: sessions blocked by LOCK TABLE or DDL"
+		m.explanation = lead + " A session held or queued for a table lock (LOCK TABLE, ALTER TABLE or other DDL, often itself waiting behind a long transaction) and every query on the table queued behind it. Set lock_timeout in the session that runs DDL so that it gives up instead of blocking everyone. `fathom snapshot` lists blocked sessions and what blocks them."
+		m.settings = []store.StallSetting{a.setting("lock_timeout", "give up waiting for a lock after this long (set it for DDL sessions)")}
+	default:
+		m.title = "lock waits: sessions blocked by other sessions' locks"
+		m.explanation = lead + " Sessions waited for locks held by other transactions (a long or bulk write, hot rows, explicit locks). `fathom snapshot` lists blocked sessions and what blocks them."
+		m.settings = []store.StallSetting{a.setting("lock_timeout", "give up waiting after this long"), a.setting("deadlock_timeout", "when deadlock checks run")}
+	}
+	return m, true
+}
+
+// stallAnswers counts, in one sample, the server collectors that ran and those that got
+// no answer (timed out) or failed.
+type stallAnswers struct{ ran, bad int }
+
+func (a *stallAttributor) answers() map[int]stallAnswers {
+	if a.ans != nil {
+		return a.ans
+	}
+	a.ans = map[int]stallAnswers{}
+	for _, s := range a.in.Samples {
+		if s.Source == "os" || s.Status == "skipped" {
+			continue
+		}
+		x := a.ans[s.Interval]
+		x.ran++
+		if s.Status == "timeout" || s.Status == "failed" {
+			x.bad++
+		}
+		a.ans[s.Interval] = x
+	}
+	return a.ans
+}
+
+// stallUnanswered: a server collector got no answer or failed in the sample.
+func stallUnanswered(x stallAnswers) bool { return x.bad > 0 }
+
+// stallMostlyUnanswered: at least half of them did.
+func stallMostlyUnanswered(x stallAnswers) bool {
+	return x.bad > 0 && float64(x.bad) >= stallMinUnanswered*float64(x.ran)
+}
+
+func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects int64) (stallMatch, bool) {
+	ans := a.answers()
+	if len(ans) == 0 {
+		return stallMatch{}, false
+	}
+	var hit, bad, ran, missing int
+	strong := false
+	// Every sample index the window spans: a watch session's throughput has no point
+	// where the server's statement counter was not read.
+	for idx := w[0]; idx <= w[len(w)-1]; idx++ {
+		x, ok := ans[idx]
+		if !ok {
+			missing++ // no sample at all: the sampler was still waiting on the last one
+			continue
+		}
+		if !stallUnanswered(x) {
+			continue
+		}
+		hit++
+		bad += x.bad
+		ran += x.ran
+		strong = strong || stallMostlyUnanswered(x)
+	}
+	if hit == 0 {
+		return stallMatch{}, false
+	}
+	n, base, baseMissing := 0, 0, 0
+	for _, idx := range a.baseline {
+		x, ok := ans[idx]
+		if !ok {
+			baseMissing++
+			continue
+		}
+		n++
+		if stallUnanswered(x) {
+			base++
+		}
+	}
+	if n == 0 || float64(base)/float64(n) >= stallMaxBaselineNoAns {
+		return stallMatch{}, false // the sampler struggles all the time: not this stall's sign
+	}
+	if missing > 0 && float64(baseMissing) < stallMaxBaselineNoAns*float64(len(a.baseline)) {
+		strong = true
+	}
+	var examples []string
+	seen := map[string]bool{}
+	for _, s := range a.in.Samples {
+		if s.Source != "os" && (s.Status == "timeout" || s.Status == "failed") && s.Interval >= w[0] && s.Interval <= w[len(w)-1] && !seen[s.Error] && len(examples) < 2 {
+			seen[s.Error] = true
+			examples = append(examples, fmt.Sprintf("%q", s.Error))
+		}
+	}
+	// A single slow answer is weaker evidence than material lock waits, which were
+	// read from a server that answered.
+	m := stallMatch{key: "server_unresponsive", score: 3, metrics: []string{}}
+	if strong {
+		m.score = 5
+	}
+	m.title = "server stopped answering"
+	what := fmt.Sprintf("fathom's sampler got no answer from the server in %d interval(s) of it (%d of %d server collector calls: %s)", hit, bad, ran, strings.Join(examples, ", "))
+	if missing > 0 {
+		what += fmt.Sprintf(" and could not sample at all in %d more, still waiting for an answer", missing)
+	}
+	why := []string{what}
+	if a.in.Local {
+		if d, ok := a.during(collect.OSServerCPUPct, w); ok && d.ms.base > 0 {
+			lo, _ := a.minimum(collect.OSServerCPUPct, w)
+			if lo < 0.1*d.ms.base {
+				m.score += 0.5
+				m.metrics = append(m.metrics, collect.OSServerCPUPct)
+				why = append(why, fmt.Sprintf("the server's processes used %.1f%% CPU at the lowest against %.0f%% normally", lo, d.ms.base))
+			}
+		}
+	}
+	if st.Throughput == "tps" && reconnects == 0 && st.Min < 0.05*st.Baseline {
+		why = append(why, "the clients neither completed nor gave up transactions: they were waiting for replies")
+	}
+	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s because the server stopped answering: %s. A frozen or hung server (a stopped process, a stuck storage device, a paused VM, heavy swapping) or a network partition does this; look at the server's host and its log for that time.",
+		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), strings.Join(why, "; "))
+	return m, true
+}
+
+func stallRestart(a *stallAttributor, st *store.Stall, w []int, reconnects int64) (stallMatch, bool) {
+	m := stallMatch{key: "restart"}
+	if reconnects > 0 {
+		m.score += 6
+		m.metrics = append(m.metrics, "reconnects")
+	}
+	for _, n := range a.names {
+		if strings.HasPrefix(n, "os.") {
+			continue
+		}
+		if d, ok := a.during(n, w); ok && d.reset {
+			m.score += 3
+			m.metrics = append(m.metrics, n)
+			break
+		}
+	}
+	if m.score < 1 {
+		return stallMatch{}, false
+	}
+	m.title = "server restart or statistics reset"
+	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s", stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End))
+	if reconnects > 0 {
+		m.explanation += fmt.Sprintf(" and clients reconnected %d times: the server restarted or dropped connections.", reconnects)
+	} else {
+		m.explanation += " and the server's counters restarted (a restart, FLUSH STATUS or pg_stat_reset())."
+	}
+	return m, true
+}
+
+// stallClientHost names a saturated client host: fathom's own clients may not have
+// been scheduled. It is the weakest pattern: a server-side cause with material
+// evidence comes first.
+func stallClientHost(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
+	h, ok := a.hostDuring(st)
+	if !ok || !h.Saturated {
+		return stallMatch{}, false
+	}
+	m := stallMatch{key: "client_host", score: 1, metrics: h.metrics()}
+	m.title = "saturated client host: the dip may be fathom's own"
+	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while the host fathom runs on was saturated: %s. fathom's clients compete for CPU there, so part or all of this dip may be the client's, not the server's. Run the client on a quieter host or with fewer clients before trusting it.",
+		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), h.Text)
+	return m, true
+}
+
+// hostDuring is the host's load over a stall's own intervals.
+func (a *stallAttributor) hostDuring(st *store.Stall) (HostLoad, bool) {
+	return hostLoad(a.in.Metrics, func(i int) bool { return i >= st.FirstInterval && i <= st.LastInterval })
+}
+
+// stallNothing explains a stall no pattern matched, plainly.
+func stallNothing(st *store.Stall, evidence int) string {
+	s := "No known cause matches this stall"
+	if evidence > 0 {
+		return s + ". The metrics below rose unusually and materially during it; they may point to the cause, or merely move with it."
+	}
+	return s + ", and no sampled metric rose unusually and materially during it. A cause outside what fathom samples (the client side, the network, another host) is possible."
+}

@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/fathom-lab/fathom/internal/serve"
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+func newServeCmd(env *Env) *cobra.Command {
+	path, l := "", serve.Listen{EnvToken: env.Getenv("FATHOM_SERVE_TOKEN")}
+	cmd := &cobra.Command{Use: "serve", Short: serve.Short, Long: serve.Long, Example: serve.Example,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := env.Interrupts(cmd.Context())
+			defer stop()
+			return serve.Run(ctx, l, func() (store.Store, error) { return openStore(path) }, version(), env.Stderr)
+		}}
+	fs := cmd.Flags()
+	storeFlag(fs, env, &path)
+	fs.StringVar(&l.Addr, "addr", "127.0.0.1:8080", "host:port to listen on (loopback unless TLS or --insecure-listen)")
+	fs.StringVar(&l.Token, "token", "", "token that allows changes (labels, notes, deleting runs); default read-only")
+	fs.StringVar(&l.TokenFile, "token-file", "", "file whose first line is the token (mode 600)")
+	fs.StringVar(&l.TLSCert, "tls-cert", "", "TLS certificate (PEM) to serve HTTPS")
+	fs.StringVar(&l.TLSKey, "tls-key", "", "TLS private key (PEM)")
+	fs.BoolVar(&l.Insecure, "insecure-listen", false, "allow plain HTTP on a non-loopback address")
+	return cmd
+}

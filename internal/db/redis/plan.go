@@ -1,0 +1,17 @@
+package redis
+
+import (
+	"strings"
+
+	"github.com/fathom-lab/fathom/internal/plan"
+)
+
+// PlanRules are Redis's rules in plan files. Its setting names are kept as written
+// (lower-cased): it has both spellings (aof-use-rdb-preamble, bgsave_cpulist) as
+// distinct names.
+func (Kind) PlanRules() plan.KindRules {
+	return plan.KindRules{
+		Reserved:   []string{"port", "bind", "protected-mode", "unixsocket", "unixsocketperm", "dir", "pidfile", "logfile", "daemonize", "requirepass", "include"},
+		SettingKey: strings.ToLower,
+	}
+}

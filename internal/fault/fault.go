@@ -1,0 +1,56 @@
+// Package fault says what an error of the engine or the libraries under it means to a
+// front end: a failure, a caller's mistake, or an interruption. The CLI maps kinds to
+// exit codes (internal/cli/exit.go), a web server would map them to statuses.
+package fault
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind says what an engine error means to a front end (the CLI maps it to an exit code,
+// a web server to a status).
+type Kind int
+
+const (
+	// Failed: the engine could not do its job (server down, store unwritable, run failed).
+	Failed Kind = iota + 1
+	// Usage: the caller asked for something that makes no sense; nothing was measured.
+	Usage
+	// Interrupted: the run or experiment was stopped; what was measured is kept.
+	Interrupted
+)
+
+// Error is an engine error with its kind. Errors without one are failures.
+type Error struct {
+	Kind Kind
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Usagef is a caller's mistake.
+func Usagef(format string, args ...any) error {
+	return &Error{Kind: Usage, Err: fmt.Errorf(format, args...)}
+}
+
+// WithKind attaches a kind to err (nil stays nil).
+func WithKind(k Kind, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Kind: k, Err: err}
+}
+
+// KindOf is the kind of err: Failed unless it says otherwise (0 for nil).
+func KindOf(err error) Kind {
+	if err == nil {
+		return 0
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return Failed
+}

@@ -1,0 +1,161 @@
+package instance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Driver is what a kind of server must provide for fathom to run throwaway instances
+// of it. This package holds the generic machinery (directory layout, processes,
+// secrets, ports, listing); each kind's driver lives in the kind's directory
+// (internal/db/KIND/instance) and registers itself with Register. An instance read
+// from disk finds its driver by the kind name stored in instance.json.
+type Driver interface {
+	// Kind is the name stored in instance.json (instance.Postgres).
+	Kind() Kind
+	// Aliases are the other spellings ParseKind accepts ("pg", "postgresql").
+	Aliases() []string
+	// Title is the server's name for people ("PostgreSQL").
+	Title() string
+	// Account is the operating system user the server runs as when fathom is root.
+	Account() string
+	// Programs are the programs a --bin directory must hold, in the order they are
+	// checked; the last is the server, which reports the version.
+	Programs() []string
+	// Find locates the installed programs: their directory and the server's version
+	// (the newest, or the one matching version).
+	Find(version string) (bin, ver string, err error)
+	// SocketPath is the unix socket of an instance in dir listening on port.
+	SocketPath(dir string, port int) string
+	// Superuser is the database user fathom connects as.
+	Superuser() string
+	// SecretFile names the file in the instance directory that holds the password, in
+	// the format the server's clients read; Secret renders it and Password reads the
+	// password back from its text.
+	SecretFile() string
+	Secret(i *Instance, password string) string
+	Password(text string) string
+	// CheckSetting refuses a setting the configuration file cannot hold or fathom sets
+	// itself (beyond the generic name and one-line checks).
+	CheckSetting(s Setting) error
+	// Initialize creates the data directory (and the password).
+	Initialize(ctx context.Context, i *Instance) error
+	// Config renders the configuration file fathom owns: its path and text.
+	Config(i *Instance) (path, text string)
+	// Start starts the server and waits until it accepts connections; Stop stops it
+	// (data kept); Reload has a running server re-read its configuration, where it can.
+	Start(ctx context.Context, i *Instance) error
+	Stop(ctx context.Context, i *Instance) error
+	Reload(ctx context.Context, i *Instance) error
+	// PIDFile holds the running server's process id.
+	PIDFile(i *Instance) string
+	// DSN is how fathom connects (secret: the password file, or "" when there is none).
+	DSN(i *Instance, secret string) string
+	// ClientEnv points the server's own clients at the instance, for hooks.
+	ClientEnv(i *Instance) []string
+	// Catalog lists the settings the programs in bin accept, without a server.
+	Catalog(bin string) (map[string]SettingInfo, error)
+	// NormalizeName is the canonical spelling of a setting name.
+	NormalizeName(name string) string
+}
+
+// TimedStarter is a driver that can say how long a start took until the server
+// answered (MeasureRestart).
+type TimedStarter interface {
+	StartTimed(ctx context.Context, i *Instance) (time.Duration, error)
+}
+
+var drivers sync.Map // Kind -> Driver
+
+// Register makes a kind's driver known. It is called from the driver package's init;
+// registering a kind twice panics.
+func Register(d Driver) {
+	if _, dup := drivers.LoadOrStore(d.Kind(), d); dup {
+		panic("instance: driver " + string(d.Kind()) + " registered twice")
+	}
+}
+
+// registered lists the drivers, by kind.
+func registered() []Driver {
+	var out []Driver
+	drivers.Range(func(_, v any) bool { out = append(out, v.(Driver)); return true })
+	slices.SortFunc(out, func(a, b Driver) int { return strings.Compare(string(a.Kind()), string(b.Kind())) })
+	return out
+}
+
+// kindNames lists the registered kinds for messages ("postgres, mariadb or redis").
+func kindNames() string {
+	var names []string
+	for _, d := range registered() {
+		names = append(names, string(d.Kind()))
+	}
+	switch len(names) {
+	case 0:
+		return "none is registered"
+	case 1:
+		return "use " + names[0]
+	}
+	return "use " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// driver is kind k's driver.
+func driver(k Kind) (Driver, error) {
+	if d, ok := drivers.Load(k); ok {
+		return d.(Driver), nil
+	}
+	return nil, fmt.Errorf("unknown instance kind %q: %s", k, kindNames())
+}
+
+// Driver is the instance's driver (Open and Create check that there is one).
+func (i *Instance) Driver() Driver {
+	d, err := driver(i.Kind)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// ParseKind accepts the usual spellings of a registered kind.
+func ParseKind(s string) (Kind, error) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	for _, d := range registered() {
+		if name == string(d.Kind()) || slices.Contains(d.Aliases(), name) {
+			return d.Kind(), nil
+		}
+	}
+	return "", fmt.Errorf("unknown instance kind %q: %s", s, kindNames())
+}
+
+// ErrNotRedis is returned by MeasureRestart for instances whose driver cannot time a
+// start (all but Redis).
+var ErrNotRedis = errors.New("a measured restart is for Redis instances")
+
+// MeasureRestart stops a running instance and starts it again, returning how long the
+// start took until the server answered: for Redis, the time to load its data set from
+// the AOF (appendonly yes) or the RDB file.
+func (i *Instance) MeasureRestart(ctx context.Context) (time.Duration, error) {
+	ts, ok := i.Driver().(TimedStarter)
+	if !ok {
+		return 0, ErrNotRedis
+	}
+	if err := i.Stop(ctx); err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, i.StartTimeout())
+	defer cancel()
+	return ts.StartTimed(ctx, i)
+}
+
+// TitleOf is the server's name for people of instances of kind k ("PostgreSQL"), or
+// the kind itself when no driver for it is linked in.
+func TitleOf(k Kind) string {
+	if d, err := driver(k); err == nil {
+		return d.Title()
+	}
+	return string(k)
+}

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+// LoadRun reads a run (an id, or last) and recomputes its summary from the stored intervals.
+func LoadRun(ctx context.Context, st store.Store, arg string) (*store.Run, []*measure.Interval, *measure.Summary, error) {
+	id, err := parseRunArg(ctx, st, arg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	run, err := st.Run(ctx, id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil, nil, fault.Usagef("%v: see `fathom runs`", err)
+		}
+		return nil, nil, nil, fault.WithKind(fault.Failed, err)
+	}
+	ivs, err := st.Intervals(ctx, id)
+	if err != nil {
+		return nil, nil, nil, fault.WithKind(fault.Failed, err)
+	}
+	s := measure.Summarize(run.TxnTypes, ivs)
+	s.RunID, s.Status, s.Reason = run.ID, run.Status, run.Reason
+	s.Workload, s.Target, s.Clients, s.Rate = run.Workload, run.Target, run.Clients, run.Rate
+	// Warnings are known only to the run that stored them (e.g. late intervals), and
+	// so are the per-command latencies (-r), totalled over the measured intervals.
+	var stored measure.Summary
+	if len(run.Summary) > 0 && json.Unmarshal(run.Summary, &stored) == nil {
+		s.Warnings = stored.Warnings
+		s.PerCommand, s.PerCommandWindow = stored.PerCommand, stored.PerCommandWindow
+	}
+	return run, ivs, &s, nil
+}
+
+// runStatus is a run's status with the reason when its process is gone.
+func runStatus(r *store.Run) string {
+	if r.Gone {
+		return r.Status + " (" + r.Reason + ")"
+	}
+	return r.Status
+}
+
+// WriteRuns prints the runs as fathom runs does, one line each.
+func WriteRuns(w io.Writer, runs []store.Run) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tWORKLOAD\tTARGET\tCLIENTS\tLENGTH\tSTATUS\tTPS\tP95 MS\tLABELS")
+	for _, r := range runs {
+		var s measure.Summary
+		tps, p95 := "-", "-"
+		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil {
+			tps = fmt.Sprintf("%.1f", s.TPS)
+			p95 = fmt.Sprintf("%.3f", s.Latency.P95)
+		}
+		length := r.Duration.String()
+		if r.Transactions > 0 {
+			length = fmt.Sprintf("%d tx/client", r.Transactions)
+		}
+		var ls []string
+		for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
+			ls = append(ls, k+"="+r.Labels[k])
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.StartedAt.Local().Format(time.DateTime), r.Workload,
+			r.Target, r.Clients, length, runStatus(&r), tps, p95, strings.Join(ls, ","))
+	}
+	tw.Flush()
+}
+
+// DescribeFilter says what a runs filter asked for.
+func DescribeFilter(f store.RunFilter) string {
+	var parts []string
+	if f.Workload != "" {
+		parts = append(parts, "--workload "+quoteArg(f.Workload))
+	}
+	if f.Status != "" {
+		parts = append(parts, "--status "+quoteArg(f.Status))
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Labels)) {
+		parts = append(parts, "--label "+quoteArg(k+"="+f.Labels[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// quoteArg quotes s for a POSIX shell when it needs it.
+func quoteArg(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`&;|<>()*?[]{}!#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// FillGoneSummaries gives runs whose process is gone, which have no stored summary,
+// the summary of their finished intervals.
+func FillGoneSummaries(ctx context.Context, st store.Store, runs []store.Run) {
+	for i := range runs {
+		if runs[i].Gone && len(runs[i].Summary) == 0 {
+			if ivs, err := st.Intervals(ctx, runs[i].ID); err == nil && len(ivs) > 0 {
+				s := measure.Summarize(runs[i].TxnTypes, ivs)
+				runs[i].Summary, _ = json.Marshal(s)
+			}
+		}
+	}
+}

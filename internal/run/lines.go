@@ -1,0 +1,112 @@
+package run
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/runner"
+)
+
+// Lines is a Listener that prints one line per interval, like sysbench's
+// --report-interval, and keeps a progress bar with the time left on Bar (a terminal).
+type Lines struct {
+	W    io.Writer // live lines (io.Discard: none)
+	Bar  io.Writer // progress bar (nil: none)
+	Warn io.Writer // warnings, as "fathom: warning: …" lines (nil: dropped)
+	cfg  runner.Config
+}
+
+// Started prints the run's header line.
+func (p *Lines) Started(s *Started) {
+	p.cfg = s.Config
+	if p.W == io.Discard {
+		p.Bar = nil
+	}
+	mode := "closed loop"
+	if p.cfg.Rate > 0 {
+		mode = fmt.Sprintf("open loop at %g tx/s (Poisson), latency from intended start", p.cfg.Rate)
+	}
+	length := p.cfg.Duration.String()
+	if p.cfg.Transactions > 0 {
+		length = fmt.Sprintf("%d transactions per client", p.cfg.Transactions)
+	}
+	if p.cfg.Warmup > 0 {
+		length += fmt.Sprintf(" after %s warm-up", p.cfg.Warmup)
+	}
+	fmt.Fprintf(p.W, "run %d: %s on %s, %d clients, %s, %s, seed %d\n", s.RunID, s.Workload, s.Target, p.cfg.Clients, mode, length, p.cfg.Seed)
+}
+
+func (p *Lines) clearBar() {
+	if p.Bar != nil {
+		fmt.Fprint(p.Bar, "\r\033[K")
+	}
+}
+
+// Interval prints an interval's line.
+func (p *Lines) Interval(iv *measure.Interval) {
+	p.clearBar()
+	t := iv.Total()
+	secs := iv.Seconds()
+	rate := func(n int64) float64 {
+		if secs <= 0 {
+			return 0
+		}
+		return float64(n) / secs
+	}
+	lat := measure.LatencyOf(t.Latency)
+	tag := ""
+	if iv.Warmup {
+		tag = " warmup"
+	}
+	var extra strings.Builder
+	if p.cfg.Rate > 0 {
+		fmt.Fprintf(&extra, " late: %d dropped: %d", t.Late, t.Dropped)
+	}
+	if t.Retries > 0 {
+		fmt.Fprintf(&extra, " retries: %d", t.Retries)
+	}
+	fmt.Fprintf(p.W, "[ %s%s ] thds: %d tps: %.2f qps: %.2f lat (ms) p50: %s p95: %s p99: %s err/s: %.2f reconn: %d%s\n",
+		fmtElapsed(iv.End), tag, p.cfg.Clients, rate(t.OK), rate(t.Statements),
+		measure.FormatMS(lat.P50), measure.FormatMS(lat.P95), measure.FormatMS(lat.P99), rate(t.ErrorTotal()), iv.Reconnects, extra.String())
+	if p.Bar != nil {
+		p.progress(iv.End)
+	}
+}
+
+func (p *Lines) progress(elapsed time.Duration) {
+	total := p.cfg.Warmup + p.cfg.Duration
+	if total <= 0 {
+		return // by transactions: no known end
+	}
+	frac := float64(elapsed) / float64(total)
+	if frac > 1 {
+		frac = 1
+	}
+	const width = 30
+	n := int(frac * width)
+	left := (total - elapsed).Round(time.Second)
+	if left < 0 {
+		left = 0
+	}
+	fmt.Fprintf(p.Bar, "[%s%s] %3.0f%% %s left", strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, left)
+}
+
+// Finished clears the progress bar.
+func (p *Lines) Finished() { p.clearBar() }
+
+// Warning prints a warning line.
+func (p *Lines) Warning(msg string) {
+	if p.Warn != nil {
+		fmt.Fprintf(p.Warn, "fathom: warning: %s\n", msg)
+	}
+}
+
+func fmtElapsed(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", int64(d/time.Second))
+	}
+	return fmt.Sprintf("%.3gs", d.Seconds())
+}

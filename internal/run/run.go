@@ -1,0 +1,398 @@
+// Package run is one run as a library call: it opens the target and the workload,
+// records the run in the store, drives the runner, samples the server and the OS,
+// stores every interval as it ends, finds the stalls and returns the summary. Front
+// ends (the CLI, an experiment, a web server) call Execute and display its events.
+package run
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/collect"
+	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/store/stores"
+	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/txlog"
+	"github.com/fathom-lab/fathom/internal/workload"
+	"github.com/fathom-lab/fathom/internal/workload/pgscript"
+)
+
+// Options are everything a run needs. Seed 0 with HasSeed false takes a random seed
+// (recorded with the run).
+type Options struct {
+	Target
+	Workload string          // built-in name or workload file
+	Params   workload.Params // workload options
+	// Scripts, when set, runs pgbench scripts (-f, -b) instead of Workload.
+	Scripts *pgscript.Options
+	Store   string // results store (a SQLite path)
+
+	Clients          int
+	Duration         time.Duration // measured, after warm-up (0 and no Transactions: 10s)
+	Transactions     int64         // per client, instead of Duration
+	Warmup           time.Duration
+	Rate             float64 // open loop, total tx/s (0: closed loop)
+	LatencyLimit     time.Duration
+	Interval         time.Duration // live events and stored histograms (> 0)
+	MaxTries         int           // tries per transaction (>= 1)
+	ReconnectTimeout time.Duration
+	Seed             uint64
+	HasSeed          bool
+	Labels           map[string]string
+	Sampling         Sampling
+	// NoVacuum skips the workload's pre-run tidying (pgbench -n); see
+	// workload.PreRunner. What was done or skipped is kept in the run's options.
+	NoVacuum bool
+	// ConnectPerTxn opens a new connection for each transaction (pgbench -C).
+	ConnectPerTxn bool
+	// TxnLog, when set, writes pgbench's transaction log (-l); Clients, Lag, Retries
+	// and Seed are filled in by Execute.
+	TxnLog *txlog.Options
+
+	// Provenance.
+	ToolVersion string
+	Command     string            // the front end's request, passwords masked
+	Settings    map[string]string // read back by the caller (an experiment); win over the target's
+	// OnCreate is called with the new run's id before anything is measured (an
+	// experiment links it); an error abandons the run.
+	OnCreate func(ctx context.Context, st store.Store, runID int64) error
+	// OnClock is called with the run's clock origin (what its intervals' and samples'
+	// offsets count from) as the run starts; it must not block. A run from agents,
+	// whose clock the agents keep, reports the moment just before it is started.
+	OnClock func(start time.Time)
+	Now     func() time.Time // default time.Now
+	// Tuner changes GOMAXPROCS and the GC percent for network clients (nil: the
+	// process is left as it is); what was in effect is recorded with the run.
+	Tuner runner.Tuner
+	// OpenFiles is the process's open-files limit (0: unknown): a client count beyond
+	// it is refused before anything is opened.
+	OpenFiles uint64
+	// Remote, when set, runs the clients on other machines instead of this process.
+	Remote Remote
+	// PrepareHint is how the front end's user prepares the workload on target (shown
+	// when a prepare was left unfinished), e.g. "`fathom prepare --workload tpcb …`".
+	PrepareHint func(target string) string
+}
+
+// Started is the first event of a run, once it is recorded.
+type Started struct {
+	RunID    int64
+	Workload string
+	Target   string // redacted
+	Config   runner.Config
+	// Run is the run as recorded (UUID, labels, target kind, transaction types, start).
+	Run *store.Run
+}
+
+// Listener receives a run's live events. Interval is called from the runner's sink:
+// it must not block for long.
+type Listener interface {
+	Started(*Started)
+	Interval(*measure.Interval)
+	Finished()
+	// Warning is something the user should know that did not stop the run.
+	Warning(msg string)
+}
+
+// Result is a finished (complete, failed or interrupted) run.
+type Result struct {
+	Summary  measure.Summary // Warnings: about the numbers (the front end shows them)
+	Run      *store.Run
+	Sampling *SamplingResult // nil: not sampled
+	TxnLog   string          // the transaction log's file, "" if none
+}
+
+// RunnerConfig checks the options and turns them into the runner's; mistakes are
+// usage errors.
+func (o *Options) RunnerConfig() (runner.Config, error) {
+	cfg := runner.Config{
+		Clients:          o.Clients,
+		Duration:         o.Duration,
+		Transactions:     o.Transactions,
+		Warmup:           o.Warmup,
+		Rate:             o.Rate,
+		LatencyLimit:     o.LatencyLimit,
+		Interval:         o.Interval,
+		MaxTries:         o.MaxTries,
+		ReconnectTimeout: o.ReconnectTimeout,
+		Seed:             o.Seed,
+		Tuner:            o.Tuner,
+		ConnectPerTxn:    o.ConnectPerTxn,
+	}
+	if cfg.Duration == 0 && cfg.Transactions == 0 {
+		cfg.Duration = 10 * time.Second
+	}
+	if !o.HasSeed {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		cfg.Seed = binary.LittleEndian.Uint64(b[:]) >> 1
+	}
+	if o.Rate < 0 {
+		return cfg, fault.Usagef("--rate %v: use a positive number of transactions per second", o.Rate)
+	}
+	if o.LatencyLimit > 0 && o.Rate == 0 {
+		return cfg, fault.Usagef("--latency-limit (-L) goes with --rate (-R): it drops transactions late against the open-loop schedule, and a closed loop has none; add -R or leave -L out")
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fault.Usagef("%v", err)
+	}
+	if o.TxnLog != nil {
+		if err := o.TxnLog.Check(); err != nil {
+			return cfg, fault.Usagef("%v", err)
+		}
+	}
+	return cfg, nil
+}
+
+// Execute runs the workload. Cancelling ctx stops the run gracefully (it is recorded
+// as interrupted); the store is written with a context that ctx's cancellation does
+// not reach, so that what was measured is kept. Errors before the run is recorded
+// are returned with a nil Result; after that, the Result is always returned, and the
+// error says the run failed or was interrupted.
+func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	wl, err := o.openWorkload()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := o.RunnerConfig()
+	if err != nil {
+		return nil, err
+	}
+	// A store path that cannot work, or that another user could read or replace, is
+	// refused before anything else is spent.
+	if err := stores.Check(o.Store); err != nil {
+		return nil, fault.Usagef("%v", err)
+	}
+	tgt, err := o.Target.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer tgt.Close()
+	if err := o.Sampling.Check(tgt.Kind()); err != nil {
+		return nil, err
+	}
+	clients := workloadClients(wl, cfg.Clients)
+	if o.Remote == nil {
+		if err := checkOpenFiles(o.OpenFiles, tgt.Kind(), clients); err != nil {
+			return nil, err
+		}
+	}
+	// The store is opened before the target is touched: a store that cannot work
+	// (empty path, a directory, unwritable, damaged) costs nothing.
+	st, err := OpenStore(o.Store)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	connectTimeout := o.ConnectTimeout
+	if connectTimeout == 0 {
+		connectTimeout = 10 * time.Second
+	}
+	setupCtx, cancel := context.WithTimeout(ctx, connectTimeout+time.Minute)
+	defer cancel()
+	conn, err := Connect(setupCtx, tgt)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkServerRoom(setupCtx, conn, tgt, clients); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	err = wl.Setup(setupCtx, conn)
+	if err != nil {
+		conn.Close()
+		return nil, setupError(tgt, err)
+	}
+	var warnings []string
+	d := tgt.Dialect()
+	preRun, err := preRun(setupCtx, o.NoVacuum, wl, conn, &d)
+	if err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	if msg, err := workload.Unfinished(setupCtx, tgt, conn, wl); err != nil {
+		warnings = append(warnings, fmt.Sprintf("could not check for an unfinished prepare: %v", err))
+	} else if msg != "" {
+		how := "fathom prepare"
+		if o.PrepareHint != nil {
+			how = o.PrepareHint(tgt.Redacted())
+		}
+		warnings = append(warnings, fmt.Sprintf("%s; run %s again", msg, how))
+	}
+	conn.Close()
+	for _, w := range warnings {
+		l.Warning(w)
+	}
+	info, err := tgt.Info(setupCtx)
+	if err != nil {
+		info = target.Info{Version: "unknown (" + err.Error() + ")"}
+	}
+
+	r, err := o.clients(setupCtx, st, tgt, wl, cfg)
+	if err != nil {
+		if o.Remote != nil {
+			return nil, err
+		}
+		if target.ClassOf(err) == target.ClassAuth || target.ClassOf(err) == target.ClassConnection {
+			return nil, ConnectError(tgt, err)
+		}
+		return nil, fault.WithKind(fault.Failed, fmt.Errorf("starting %d clients: %v", cfg.Clients, err))
+	}
+	defer r.Close()
+	cfg.Clients = r.Clients() // client groups decide their own number
+	var tlog *txlog.Log
+	if o.TxnLog != nil {
+		lo := *o.TxnLog
+		lo.Clients, lo.Seed, lo.Retries, lo.Lag = r.Clients(), cfg.Seed, cfg.MaxTries > 1, openLoop(wl, cfg.Rate)
+		if tlog, err = txlog.Open(lo, now()); err != nil {
+			return nil, fault.WithKind(fault.Failed, err)
+		}
+		r.(*runner.Runner).SetTxnLog(tlog)
+	}
+
+	h := collect.HostFacts()
+	run := &store.Run{
+		ToolVersion:   o.ToolVersion,
+		Command:       o.Command,
+		Workload:      wl.Name(),
+		Options:       runOptions(wl, preRun, o.ConnectPerTxn),
+		Seed:          cfg.Seed,
+		TargetKind:    tgt.Kind(),
+		Target:        tgt.Redacted(),
+		ServerVersion: info.Version,
+		Settings:      info.Settings,
+		Host: store.Host{Hostname: h.Hostname, OS: h.OS, Kernel: h.Kernel, CPUModel: h.CPUModel,
+			CPUs: h.CPUs, MemoryBytes: h.MemoryBytes, GoVersion: h.GoVersion, Runtime: r.Tuning(),
+			Sockets: Sockets(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
+		Labels:       o.Labels,
+		Clients:      cfg.Clients,
+		Rate:         cfg.Rate,
+		Duration:     cfg.Duration,
+		Transactions: cfg.Transactions,
+		Warmup:       cfg.Warmup,
+		Interval:     cfg.Interval,
+		TxnTypes:     wl.TxnTypes(),
+		StartedAt:    now(),
+		QueryMode:    o.QueryMode,
+		MaxTries:     cfg.MaxTries,
+		LatencyLimit: cfg.LatencyLimit,
+		Warnings:     warnings,
+	}
+	if run.Labels == nil {
+		run.Labels = map[string]string{}
+	}
+	rec, _ := r.(Recorded)
+	if rec != nil {
+		for k, v := range rec.RunOptions() {
+			run.Options[k] = v
+		}
+	}
+	if len(o.Settings) > 0 {
+		if run.Settings == nil {
+			run.Settings = map[string]string{}
+		}
+		for k, v := range o.Settings {
+			run.Settings[k] = v
+		}
+	}
+	if run.QueryMode == "" {
+		run.QueryMode = "prepared"
+	}
+	bg := context.WithoutCancel(ctx)
+	id, err := st.CreateRun(bg, run)
+	if err != nil {
+		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the run in %s: %v", o.Store, err))
+	}
+	run.ID = id
+	if o.OnCreate != nil {
+		if err := o.OnCreate(bg, st, id); err != nil {
+			_ = st.MarkAbandoned(bg, id, "could not be linked to its experiment: "+err.Error())
+			return nil, fault.WithKind(fault.Failed, fmt.Errorf("linking run %d to its experiment in %s: %v", id, st.Path(), err))
+		}
+	}
+	if rec != nil {
+		rec.Recorded(id)
+	}
+	smp := startSampling(bg, o.Sampling, l.Warning, tgt, o.DSN, st, id, cfg.Interval)
+
+	l.Started(&Started{RunID: id, Workload: wl.Name(), Target: tgt.Redacted(), Config: cfg, Run: run})
+	totals := measure.NewTotals(wl.TxnTypes())
+	var cmdTotals measure.Interval // -r: the measured intervals' command times
+	r.OnCut(smp.cut)
+	if o.OnClock != nil {
+		if s, ok := r.(interface{ OnStart(func(time.Time)) }); ok {
+			s.OnStart(o.OnClock)
+		} else {
+			o.OnClock(now())
+		}
+	}
+	res := r.Run(ctx, func(iv *measure.Interval) error {
+		if err := st.AddInterval(bg, id, iv); err != nil {
+			return fmt.Errorf("writing interval %d to %s: %v", iv.Index, o.Store, err)
+		}
+		totals.Add(iv)
+		if !iv.Warmup {
+			cmdTotals.AddCommands(iv.Commands)
+		}
+		l.Interval(iv)
+		smp.interval(r.Start(), iv)
+		return nil
+	})
+	l.Finished()
+	sres := smp.finish(bg, r.Start())
+	logPath := ""
+	if tlog != nil {
+		logPath = tlog.Path()
+		if err := tlog.Close(); err != nil {
+			l.Warning(err.Error())
+		}
+	}
+
+	sum := totals.Summary()
+	sum.RunID, sum.Status, sum.Reason = id, res.Status, res.Reason
+	sum.Workload, sum.Target, sum.Clients, sum.Rate = wl.Name(), tgt.Redacted(), cfg.Clients, cfg.Rate
+	for _, w := range res.Warnings {
+		sum.Warnings = append(sum.Warnings, w.Text)
+	}
+	if t, ok := wl.(workload.CommandTimer); ok {
+		if names := t.Commands(); len(names) > 0 {
+			sum.PerCommand = measure.CommandLatencies(names, cmdTotals.Commands)
+			sum.PerCommandWindow = commandWindow(sum, cfg.Warmup)
+		}
+	}
+	js, _ := json.Marshal(sum)
+	if err := st.FinishRun(bg, id, res.Status, res.Reason, res.End, js); err != nil {
+		l.Warning(fmt.Sprintf("could not mark run %d %s in %s: %v", id, res.Status, o.Store, err))
+	}
+	run.Status, run.Reason, run.EndedAt = res.Status, res.Reason, res.End
+	out := &Result{Summary: sum, Run: run, Sampling: sres, TxnLog: logPath}
+	switch res.Status {
+	case runner.StatusInterrupted:
+		return out, fault.WithKind(fault.Interrupted, fmt.Errorf("run %d interrupted; %d finished intervals kept in %s", id, sum.Intervals, o.Store))
+	case StatusPartial:
+		return out, fault.WithKind(fault.Failed, fmt.Errorf("run %d is partial: %s (what was measured is kept in %s)", id, res.Reason, o.Store))
+	case runner.StatusFailed:
+		return out, fault.WithKind(fault.Failed, fmt.Errorf("run %d failed: %s (what ran is kept in %s)", id, res.Reason, o.Store))
+	}
+	return out, nil
+}
+
+// commandWindow says which part of the run the per-command latencies cover: the
+// intervals the summary counts, without the warm-up.
+func commandWindow(sum measure.Summary, warmup time.Duration) string {
+	w := fmt.Sprintf("the %d measured intervals (%.1f s)", sum.Intervals, sum.Seconds)
+	if warmup > 0 {
+		return w + ", warm-up of " + warmup.String() + " excluded"
+	}
+	return w + ", the whole run (no warm-up)"
+}

@@ -1,0 +1,222 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/store/stores"
+	"github.com/fathom-lab/fathom/internal/workload"
+)
+
+// events records what a run reported, in order.
+type events struct {
+	mu        sync.Mutex
+	order     []string
+	started   *Started
+	intervals []int
+	warnings  []string
+	onIv      func(*measure.Interval)
+}
+
+func (e *events) Started(s *Started) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.order = append(e.order, "started")
+	e.started = s
+}
+
+func (e *events) Interval(iv *measure.Interval) {
+	e.mu.Lock()
+	e.order = append(e.order, "interval")
+	e.intervals = append(e.intervals, iv.Index)
+	f := e.onIv
+	e.mu.Unlock()
+	if f != nil {
+		f(iv)
+	}
+}
+
+func (e *events) Finished() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.order = append(e.order, "finished")
+}
+
+func (e *events) Warning(msg string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.warnings = append(e.warnings, msg)
+}
+
+var smallOLTP = workload.Params{"tables": "1", "table_size": "100"}
+
+// preparedSQLite is a SQLite target with a small sbtest table loaded.
+func preparedSQLite(t *testing.T) Target {
+	t.Helper()
+	tg := Target{DSN: "sqlite:" + filepath.Join(t.TempDir(), "t.db") + "?busy_timeout=5000", ConnectTimeout: 5 * time.Second}
+	_, wl, err := OpenWorkload("oltp_point_select", smallOLTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgt, err := tg.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	if err := wl.Prepare(context.Background(), tgt, func(string, int64, int64) {}); err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func smallRun(t *testing.T, tg Target) Options {
+	return Options{
+		Target: tg, Workload: "oltp_point_select", Params: smallOLTP,
+		Store:   filepath.Join(t.TempDir(), "results.db"),
+		Clients: 2, Transactions: 200, Interval: 50 * time.Millisecond, MaxTries: 1,
+		ReconnectTimeout: 5 * time.Second, Seed: 42, HasSeed: true,
+		Labels: map[string]string{"via": "library"}, ToolVersion: "test", Command: "run_test",
+	}
+}
+
+// A run driven as a library call, without any command framework: events arrive in
+// order, and what the Result says is what the store keeps.
+func TestExecuteSQLite(t *testing.T) {
+	o := smallRun(t, preparedSQLite(t))
+	ev := &events{}
+	res, err := Execute(context.Background(), o, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Status != runner.StatusComplete {
+		t.Fatalf("status %q (%s)", res.Summary.Status, res.Summary.Reason)
+	}
+	if ev.order[0] != "started" || ev.order[len(ev.order)-1] != "finished" || len(ev.intervals) == 0 {
+		t.Fatalf("events %v", ev.order)
+	}
+	for i, idx := range ev.intervals {
+		if i > 0 && idx <= ev.intervals[i-1] {
+			t.Fatalf("interval indexes not increasing: %v", ev.intervals)
+		}
+	}
+	if ev.started.RunID != res.Summary.RunID || ev.started.Config.Seed != 42 || ev.started.Config.Clients != 2 {
+		t.Errorf("started %+v, run %d", ev.started, res.Summary.RunID)
+	}
+	if want := int64(2 * 200); res.Summary.Transactions != want {
+		t.Errorf("summary counts %d transactions, want %d", res.Summary.Transactions, want)
+	}
+	if res.Sampling == nil {
+		t.Error("sampling was on but there is no sampling result")
+	}
+
+	st, err := stores.Open(o.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	run, err := st.Run(ctx, res.Summary.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != runner.StatusComplete || run.Seed != 42 || run.Labels["via"] != "library" || run.Command != "run_test" || run.ToolVersion != "test" {
+		t.Errorf("stored run %+v", run)
+	}
+	// The runtime settings in effect are recorded with the run.
+	if !strings.Contains(run.Host.Runtime, "GOMAXPROCS") || !strings.Contains(run.Host.Runtime, "in-process SQLite") {
+		t.Errorf("runtime tuning recorded as %q", run.Host.Runtime)
+	}
+	ivs, err := st.Intervals(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ivs) != len(ev.intervals) {
+		t.Errorf("%d intervals stored, %d reported live", len(ivs), len(ev.intervals))
+	}
+}
+
+// Cancelling the context stops the run gracefully: it is stored as interrupted with
+// what it measured, and the error says so.
+func TestExecuteInterrupted(t *testing.T) {
+	o := smallRun(t, preparedSQLite(t))
+	o.Transactions, o.Duration = 0, time.Hour
+	o.Sampling.Off = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := &events{onIv: func(*measure.Interval) { cancel() }}
+	res, err := Execute(ctx, o, ev)
+	if fault.KindOf(err) != fault.Interrupted || res == nil {
+		t.Fatalf("err %v (kind %d), result %v", err, fault.KindOf(err), res)
+	}
+	st, err := stores.Open(o.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run, err := st.Run(context.Background(), res.Summary.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ivs, _ := st.Intervals(context.Background(), run.ID)
+	if run.Status != runner.StatusInterrupted || len(ivs) == 0 {
+		t.Errorf("stored status %q with %d intervals", run.Status, len(ivs))
+	}
+}
+
+// Mistakes are usage errors found before anything is stored.
+func TestExecuteRefusals(t *testing.T) {
+	tg := Target{DSN: "sqlite:" + filepath.Join(t.TempDir(), "empty.db")}
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		kind fault.Kind
+	}{
+		{"unknown workload", func(o *Options) { o.Workload = "no-such-workload" }, fault.Usage},
+		{"zero max tries", func(o *Options) { o.MaxTries = 0 }, fault.Usage},
+		{"negative rate", func(o *Options) { o.Rate = -1 }, fault.Usage},
+		{"bad query mode", func(o *Options) { o.QueryMode = "telepathic" }, fault.Usage},
+		{"unknown collector", func(o *Options) { o.Sampling.Only = []string{"nosuchcollector"} }, fault.Usage},
+		{"not prepared", func(o *Options) {}, fault.Failed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := smallRun(t, tg)
+			tc.edit(&o)
+			ev := &events{}
+			res, err := Execute(context.Background(), o, ev)
+			if err == nil || res != nil || fault.KindOf(err) != tc.kind {
+				t.Fatalf("err %v (kind %d), result %v", err, fault.KindOf(err), res)
+			}
+			if len(ev.order) > 0 {
+				t.Errorf("events before the refusal: %v", ev.order)
+			}
+			// Usage mistakes are found before the store is opened; a missing table is
+			// found after (the store is opened before the server is touched), and no
+			// run is recorded.
+			if _, serr := os.Stat(o.Store); serr == nil {
+				if tc.kind == fault.Usage {
+					t.Errorf("the store was created for a refused run")
+				} else if st, err := stores.Open(o.Store); err == nil {
+					runs, _ := st.Runs(context.Background(), store.RunFilter{})
+					st.Close()
+					if len(runs) > 0 {
+						t.Errorf("a refused run was recorded: %+v", runs)
+					}
+				}
+			}
+			var np *NotPreparedError
+			if tc.name == "not prepared" && (!errors.As(err, &np) || !errors.Is(err, workload.ErrNotPrepared)) {
+				t.Errorf("not prepared: %v is not a NotPreparedError", err)
+			}
+		})
+	}
+}

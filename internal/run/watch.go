@@ -1,0 +1,241 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/analyze"
+	"github.com/fathom-lab/fathom/internal/collect"
+	"github.com/fathom-lab/fathom/internal/db"
+	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/store/stores"
+	"github.com/fathom-lab/fathom/internal/target"
+)
+
+// WatchWorkload is the workload name of stored watch sessions.
+const WatchWorkload = "watch"
+
+// WatchOptions are a watch session's: the collectors of a run without a workload.
+type WatchOptions struct {
+	DSN            string
+	ConnectTimeout time.Duration
+	PollerSockets  bool
+	Getenv         func(string) string // the environment for the DSN's defaults
+	Store          string
+	Duration       time.Duration // 0: until ctx is cancelled
+	Interval       time.Duration // at least 100ms
+	Labels         map[string]string
+	Sampling       Sampling
+	ToolVersion    string
+	Command        string
+	Now            func() time.Time
+	// Downsampling keeps a long session's size bounded (nil: store.WatchDownsampling):
+	// it is applied as the session goes, at least every 5 minutes.
+	Downsampling []store.DownsampleTier
+}
+
+// WatchListener receives a watch session's live events.
+type WatchListener interface {
+	// WatchStarted: the session is recorded as run id.
+	WatchStarted(id int64, target string)
+	// Sample is each interval's sample and the time since the start.
+	Sample(s *metric.Sample, elapsed time.Duration)
+	Finished()
+	Warning(msg string)
+}
+
+// WatchSummary is the end of a watch session.
+type WatchSummary struct {
+	RunID    int64             `json:"run_id"`
+	Status   string            `json:"status"`
+	Samples  int               `json:"samples"`
+	Duration time.Duration     `json:"duration_ns"`
+	Skipped  int               `json:"skipped"`
+	Failures map[string]string `json:"collector_failures,omitempty"`
+	Stalls   []store.Stall     `json:"stalls"`
+	// HostWarning says the client host was saturated ("" when not).
+	HostWarning string `json:"host_warning,omitempty"`
+}
+
+// Watch samples the server and the OS every interval until the duration is over or
+// ctx is cancelled, storing the session as a run, then finds its stalls. Errors
+// before the session is recorded come with a nil summary; a failed or interrupted
+// session returns its summary with the error.
+func Watch(ctx context.Context, o WatchOptions, l WatchListener) (*WatchSummary, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	if o.Interval < 100*time.Millisecond {
+		return nil, fault.Usagef("--report-interval %s: use at least 100ms", o.Interval)
+	}
+	if o.Duration < 0 {
+		return nil, fault.Usagef("--time %s: use a positive duration", o.Duration)
+	}
+	tgt, err := db.Open(o.DSN, target.Config{ConnectTimeout: o.ConnectTimeout, AppName: "fathom watch", PollerSockets: o.PollerSockets, Getenv: o.Getenv})
+	if err != nil {
+		return nil, fault.Usagef("%v", err)
+	}
+	defer tgt.Close()
+	if err := o.Sampling.Check(tgt.Kind()); err != nil {
+		return nil, err
+	}
+	stallP, _ := o.Sampling.StallParams()
+	if err := stores.Check(o.Store); err != nil {
+		return nil, fault.Usagef("%v", err)
+	}
+	bg := context.WithoutCancel(ctx)
+	// A server that cannot be reached is a clear error before anything is stored.
+	cctx, cancel := context.WithTimeout(bg, o.ConnectTimeout+5*time.Second)
+	conn, err := Connect(cctx, tgt)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	conn.Close()
+	info, err := tgt.Info(bg)
+	if err != nil {
+		info = target.Info{Version: "unknown (" + strings.Join(strings.Fields(err.Error()), " ") + ")"}
+	}
+	st, err := OpenStore(o.Store)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	smp, err := o.Sampling.Sampler(tgt, o.DSN, o.Interval)
+	if err != nil {
+		return nil, err
+	}
+	defer smp.Close()
+	srv := smp.Start(bg)
+
+	h := collect.HostFacts()
+	labels := o.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	run := &store.Run{
+		ToolVersion: o.ToolVersion, Command: o.Command, Workload: WatchWorkload,
+		Options:    map[string]string{"interval": o.Interval.String()},
+		TargetKind: tgt.Kind(), Target: tgt.Redacted(), ServerVersion: info.Version, Settings: info.Settings,
+		Host: store.Host{Hostname: h.Hostname, OS: h.OS, Kernel: h.Kernel, CPUModel: h.CPUModel, CPUs: h.CPUs,
+			MemoryBytes: h.MemoryBytes, GoVersion: h.GoVersion, Sockets: Sockets(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
+		Labels: labels, Duration: o.Duration, Interval: o.Interval, TxnTypes: []string{}, StartedAt: now(),
+	}
+	id, err := st.CreateRun(bg, run)
+	if err != nil {
+		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the watch session in %s: %v", o.Store, err))
+	}
+	start := time.Now()
+	w, err := st.SampleWriter(bg, id, start, srv, o.Interval)
+	if err != nil {
+		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the watch session in %s: %v", o.Store, err))
+	}
+	l.WatchStarted(id, tgt.Redacted())
+	sum := WatchSummary{RunID: id, Status: "complete", Failures: map[string]string{}}
+	var writeErr error
+	record := func(s *metric.Sample) {
+		if err := w.Add(bg, s); err != nil && writeErr == nil {
+			writeErr = err
+		}
+		sum.Samples++
+		for _, r := range s.Results {
+			if r.Status == metric.StatusFailed || r.Status == metric.StatusTimeout {
+				sum.Failures[r.Collector] = r.Error
+			}
+		}
+	}
+	record(smp.Sample(ctx, -1, time.Now()))
+	tiers := o.Downsampling
+	if tiers == nil {
+		tiers = store.WatchDownsampling
+	}
+	every := 5 * time.Minute
+	for _, t := range tiers {
+		every = min(every, t.Bucket)
+	}
+	every = max(every, o.Interval)
+	lastDown := time.Duration(0)
+	interrupted := false
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for k := 0; ; k++ {
+		next := time.Duration(k+1) * o.Interval
+		if o.Duration > 0 && next > o.Duration {
+			break
+		}
+		timer.Reset(time.Until(start.Add(next)))
+		select {
+		case <-ctx.Done():
+			interrupted = true
+		case <-timer.C:
+		}
+		if interrupted {
+			break
+		}
+		s := smp.Sample(ctx, k, time.Now())
+		record(s)
+		l.Sample(s, time.Since(start))
+		if writeErr != nil {
+			break
+		}
+		if el := time.Since(start); el-lastDown >= every {
+			lastDown = el
+			if _, err := st.Downsample(bg, id, el, tiers); err != nil {
+				l.Warning(fmt.Sprintf("older samples not downsampled: %v", err))
+			}
+		}
+		// Sampling slower than the interval: skip the boundaries already past.
+		if late := time.Since(start) - next; late > o.Interval {
+			skip := int(late / o.Interval)
+			sum.Skipped += skip
+			k += skip
+		}
+	}
+	l.Finished()
+	if _, err := st.Downsample(bg, id, time.Since(start), tiers); err != nil && writeErr == nil {
+		l.Warning(fmt.Sprintf("older samples not downsampled: %v", err))
+	}
+	end := time.Now()
+	sum.Duration = end.Sub(start)
+	reason := ""
+	switch {
+	case writeErr != nil:
+		sum.Status, reason = "failed", fmt.Sprintf("writing samples to %s: %v", o.Store, writeErr)
+	case interrupted && o.Duration > 0:
+		sum.Status, reason = "interrupted", "interrupted by signal"
+	case interrupted:
+		reason = "stopped by signal"
+	}
+	if sum.Skipped > 0 {
+		_ = w.Skipped(bg, int64(sum.Skipped))
+	}
+	js, _ := json.Marshal(sum)
+	if err := st.FinishRun(bg, id, sum.Status, reason, end, js); err != nil {
+		l.Warning(fmt.Sprintf("could not mark watch %d %s in %s: %v", id, sum.Status, o.Store, err))
+	}
+	if stored, err := st.Run(bg, id); err == nil {
+		sum.Stalls, err = analyze.AnalyzeStored(bg, st, stored, stallP, db.StallRulesOf(stored.TargetKind))
+		if err != nil {
+			l.Warning(fmt.Sprintf("stalls not analysed: %v", err))
+		}
+		if h, ok, err := analyze.RunHostLoad(bg, st, stored); err == nil && ok {
+			sum.HostWarning = h.Warning()
+		}
+	}
+	if sum.Stalls == nil {
+		sum.Stalls = []store.Stall{}
+	}
+	switch sum.Status {
+	case "failed":
+		return &sum, fault.WithKind(fault.Failed, fmt.Errorf("watch %d failed: %s", id, reason))
+	case "interrupted":
+		return &sum, fault.WithKind(fault.Interrupted, fmt.Errorf("watch %d interrupted; %d samples kept in %s", id, sum.Samples, o.Store))
+	}
+	return &sum, nil
+}

@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
+)
+
+// The multiplexed path: with more than muxClients clients of a closed-loop run whose
+// every transaction is one prepared statement (workload.Single, target.Exchanger),
+// the clients are not goroutines each blocked in a read. muxThreads worker threads
+// each own a share of the connections and one epoll set, and run every client as a
+// small state machine: write the request, read the reply as it arrives, record the
+// transaction as the goroutine path does (Runner.finish, on the run's clock), draw
+// the next one. One wake-up serves every connection that is ready, as pgbench -j
+// does with its threads, instead of one thread sleeping and waking per reply.
+//
+// What cannot run this way keeps the goroutine path: open loop (a rate), -C, a
+// workload of several statements or explicit transactions, a target without
+// Exchanger (Redis, SQLite; PostgreSQL and MySQL in simple query mode or over TLS),
+// systems other than Linux. A client whose
+// connection is lost during the run leaves its thread, reconnects and goes on with a
+// goroutine of its own (Runner.client).
+
+// muxClients: with more clients than this, a run that can be multiplexed is; a
+// variable for tests and measurements.
+var muxClients = 1
+
+// muxThreads is how many worker threads multiplex the clients: one per CPU, at
+// most one per client.
+func muxThreads(clients int) int { return max(1, min(runtime.NumCPU(), clients)) }
+
+// muxable reports whether the run's clients could be multiplexed, before connecting:
+// the config and the workload's shape. Whether each statement is an Exchanger with a
+// socket is known only once bound (muxReady).
+func (r *Runner) muxable() bool {
+	x, ok := r.tgt.(target.Exchanging)
+	if !muxSupported || !ok || !x.Exchanges() || r.cfg.ConnectPerTxn || len(r.clients) <= muxClients {
+		return false
+	}
+	for _, c := range r.clients {
+		s, ok := c.worker.(workload.Single)
+		if c.rate > 0 || !ok || !s.Single() {
+			return false
+		}
+	}
+	return true
+}
+
+// muxReady reports whether every bound client's statement can be driven on its
+// socket.
+func (r *Runner) muxReady() bool {
+	for _, c := range r.clients {
+		if _, _, ok := muxState(c); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// muxState returns the client's drawn statement as an Exchanger, its arguments and
+// whether its connection's socket can be used directly.
+func muxState(c *client) (target.Exchanger, int, bool) {
+	st, _ := c.worker.(workload.Single).Statement()
+	ex, ok := st.(target.Exchanger)
+	if !ok {
+		return nil, -1, false
+	}
+	fd, ok := ex.Socket()
+	return ex, fd, ok
+}
+
+// muxTuning names the multiplexed path for the run's provenance.
+func (r *Runner) muxTuning() string {
+	w := muxThreads(len(r.clients))
+	return fmt.Sprintf("epoll, %d threads multiplexing %d clients (more than %d)", w, len(r.clients), muxClients)
+}
+
+// muxConn is one client's state on the multiplexed path.
+type muxConn struct {
+	c     *client
+	fd    int
+	ex    target.Exchanger
+	args  []target.Value
+	out   []byte // the request, out[sent:] still to write
+	sent  int
+	in    []byte // reply bytes received and not yet parsed
+	typ   int
+	start time.Time
+	stmts int64 // statements sent for the current transaction (one per try)
+	tries int
+	retry int64
+	busy  bool // a request is in flight
+}

@@ -1,0 +1,265 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/fathom-lab/fathom/internal/chart"
+	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/report"
+)
+
+func (s *Server) apiExperiments(w http.ResponseWriter, r *http.Request) {
+	exps, err := s.o.Store.Experiments(r.Context(), 0)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	for i := range exps {
+		exps[i].Plan = "" // the list needs no plan text
+	}
+	writeJSON(w, exps)
+}
+
+func (s *Server) apiExperiment(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	exp, err := s.o.Store.Experiment(r.Context(), id)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	v, err := report.ExperimentJSON(r.Context(), s.o.Store, exp)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, v)
+}
+
+// apiExperimentFigures answers the experiment's charts as models (report's
+// ExperimentFigures): the same box plots, bars, scaling curves, time overlays and
+// small multiples that the static report draws as SVG.
+func (s *Server) apiExperimentFigures(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	if _, err := s.o.Store.Experiment(ctx, id); err != nil {
+		storeError(w, err) // 404 for one that does not exist
+		return
+	}
+	sel, err := report.Select(ctx, s.o.Store, []string{fmt.Sprintf("exp:%d", id)})
+	if err != nil {
+		compareError(w, err)
+		return
+	}
+	data, err := report.LoadRuns(ctx, s.o.Store, sel.Runs, report.DefaultMaxPoints)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	if err := report.SetJudge(data, sel.Exp.Judge); err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	rep, err := report.Build(sel, data, report.Options{Selection: sel.What, Judge: sel.Exp.Judge})
+	if err != nil {
+		compareError(w, err)
+		return
+	}
+	writeJSON(w, rep.ExperimentFigures())
+}
+
+// experimentReport serves the files of the experiment's static report (what
+// `fathom report exp:ID` writes: index.html with the cells, box plots, scaling curves,
+// per-cell time series side by side and comparisons, and the CSV files it links to);
+// the experiment page shows index.html in a frame.
+func (s *Server) experimentReport(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	name := r.PathValue("file")
+	ctx := r.Context()
+	sel, err := report.Select(ctx, s.o.Store, []string{fmt.Sprintf("exp:%d", id)})
+	if err != nil {
+		htmlError(w, err)
+		return
+	}
+	rep, err := s.buildReport(ctx, sel, sel.Exp.Judge)
+	if err != nil {
+		htmlError(w, err)
+		return
+	}
+	files, err := rep.Files()
+	if err != nil {
+		htmlError(w, err)
+		return
+	}
+	for _, f := range files {
+		if f.Name != name {
+			continue
+		}
+		ct := "text/csv; charset=utf-8"
+		switch {
+		case strings.HasSuffix(name, ".html"):
+			ct = "text/html; charset=utf-8"
+		case strings.HasSuffix(name, ".md"):
+			ct = "text/markdown; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(f.Data)
+		return
+	}
+	http.NotFound(w, r)
+}
+
+func (s *Server) buildReport(ctx context.Context, sel *report.Selection, judge string) (*report.Report, error) {
+	data, err := report.LoadRuns(ctx, s.o.Store, sel.Runs, report.DefaultMaxPoints)
+	if err != nil {
+		return nil, err
+	}
+	if err := report.LoadSamples(ctx, s.o.Store, data, false); err != nil {
+		return nil, err
+	}
+	if err := report.SetJudge(data, judge); err != nil {
+		return nil, err
+	}
+	return report.Build(sel, data, report.Options{Selection: sel.What, Judge: judge, Generated: "fathom serve " + s.o.Version})
+}
+
+func htmlError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	if fault.KindOf(err) == fault.Usage {
+		code = http.StatusBadRequest
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, err.Error())
+}
+
+// comparePage is what GET /api/compare answers: `fathom compare`'s table (as text and
+// as its JSON) and the runs' throughput and p99 latency overlaid.
+type comparePage struct {
+	A, B       string          `json:"-"`
+	Text       string          `json:"text"`
+	Comparison json.RawMessage `json:"comparison"`
+	Notes      []string        `json:"notes,omitempty"`
+	Charts     []chart.Chart   `json:"charts"`
+}
+
+func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	args := [2]string{strings.TrimSpace(q.Get("a")), strings.TrimSpace(q.Get("b"))}
+	if args[0] == "" || args[1] == "" {
+		apiError(w, http.StatusBadRequest, "compare needs two sides, a and b: runs (12, 3-7, 3,5,9), label:k=v or exp:NAME:k=v")
+		return
+	}
+	judge := q.Get("judge")
+	var sides [2]report.Side
+	var page comparePage
+	for i, arg := range args {
+		sel, err := report.Select(ctx, s.o.Store, []string{arg})
+		if err != nil {
+			compareError(w, err)
+			return
+		}
+		data, err := report.LoadRuns(ctx, s.o.Store, sel.Runs, report.DefaultMaxPoints)
+		if err != nil {
+			storeError(w, err)
+			return
+		}
+		sides[i] = report.Side{Name: arg, Runs: data}
+		if judge == "" && sel.Exp != nil {
+			judge = sel.Exp.Judge
+		}
+	}
+	if err := report.SetJudge(append(append([]*report.RunData(nil), sides[0].Runs...), sides[1].Runs...), judge); err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	for _, a := range sides[0].Runs {
+		for _, b := range sides[1].Runs {
+			if a.Run.ID == b.Run.ID {
+				apiError(w, http.StatusBadRequest, fmt.Sprintf("run %d is on both sides: A and B must be different runs", a.Run.ID))
+				return
+			}
+		}
+	}
+	for _, side := range sides {
+		for _, d := range side.Runs {
+			if d.Run.Status != "complete" {
+				page.Notes = append(page.Notes, fmt.Sprintf("run %d: %s; its %d finished intervals are compared", d.Run.ID, d.Run.Status, d.Summary.Intervals))
+			}
+		}
+	}
+	c := report.Compare("", sides[0], sides[1])
+	var t, j bytes.Buffer
+	if err := c.WriteText(&t); err != nil {
+		apiError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if err := c.WriteJSON(&j); err != nil {
+		apiError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	page.Text, page.Comparison = t.String(), json.RawMessage(bytes.TrimSpace(j.Bytes()))
+	page.Charts = overlays(sides)
+	writeJSON(w, page)
+}
+
+func compareError(w http.ResponseWriter, err error) {
+	if fault.KindOf(err) == fault.Usage {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	storeError(w, err)
+}
+
+// overlays draws every run of both sides on one time axis (seconds since each run's
+// start): throughput and p99 latency, side A solid, side B dashed in the UI.
+func overlays(sides [2]report.Side) []chart.Chart {
+	tps := chart.Chart{ID: "compare-tps", Title: "Throughput over time", XLabel: "time since start (s)", YLabel: "transactions per second", YZero: true}
+	p99 := chart.Chart{ID: "compare-p99", Title: "p99 latency over time", XLabel: "time since start (s)", YLabel: "latency", YZero: true}
+	var tv, lv []float64
+	for si, side := range sides {
+		for _, d := range side.Runs {
+			name := fmt.Sprintf("%s: run %d", "AB"[si:si+1], d.Run.ID)
+			var x, y1, y2 []float64
+			for _, p := range d.Points {
+				x = append(x, (p.Start+p.End)/2)
+				y1 = append(y1, p.TPS)
+				y2 = append(y2, p.P99)
+			}
+			tv, lv = append(tv, y1...), append(lv, y2...)
+			// The run's colour from the style cycle; side A solid, side B dashed.
+			st := len(tps.Series)
+			colour, dash := chart.StyleOf(st).Colour, ""
+			if si == 1 {
+				dash = "6 3"
+			}
+			ts := chart.Series{Name: name, X: x, Y: y1, Style: st, Colour: colour, Dash: dash}
+			ls := chart.Series{Name: name, X: x, Y: y2, Style: st, Colour: colour, Dash: dash}
+			tps.Series, p99.Series = append(tps.Series, ts), append(p99.Series, ls)
+		}
+	}
+	tps.YUnit = chart.Unit(report.UnitFor(report.KindCount, tv...))
+	p99.YUnit = chart.Unit(report.UnitFor(report.KindMillis, lv...))
+	tps.Resolve()
+	p99.Resolve()
+	return []chart.Chart{tps, p99}
+}
+
+func (s *Server) apiInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]any{"store": s.o.Store.Path(), "writable": s.o.Token != "", "version": s.o.Version})
+}

@@ -1,0 +1,158 @@
+// Package serve is `fathom serve`: a web UI and a JSON API over a results store. The
+// UI's assets (HTML, JavaScript, CSS and the vendored uPlot chart library) are
+// embedded, so the browser needs no network. It reads through the store's interfaces
+// and draws the charts package report builds for the static report (the chart model
+// in package chart), so the two never disagree. Writes (labels, notes, deleting a run)
+// need the token given at start; without one the server is read-only.
+package serve
+
+import (
+	"crypto/subtle"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+//go:embed ui
+var uiFS embed.FS
+
+// Options configure a Server.
+type Options struct {
+	Store store.Store
+	// Token authorises writes (Authorization: Bearer TOKEN); "" makes the server
+	// read-only.
+	Token string
+	// Extra handlers mounted on the server's mux by pattern, e.g. "GET /metrics"
+	// for a Prometheus exposition.
+	Extra map[string]http.Handler
+	// Poll is how often a live page's run is re-read from the store (default 250ms).
+	Poll time.Duration
+	// Version is shown in the page footer.
+	Version string
+}
+
+// Server is the web UI and API; it is an http.Handler.
+type Server struct {
+	o    Options
+	mux  *http.ServeMux
+	live *hub
+	sums summaryCache
+	list runList
+}
+
+// New builds a server over the store.
+func New(o Options) (*Server, error) {
+	if o.Store == nil {
+		return nil, errors.New("serve: no store")
+	}
+	if o.Poll <= 0 {
+		o.Poll = 250 * time.Millisecond
+	}
+	s := &Server{o: o, mux: http.NewServeMux()}
+	s.live = newHub(s)
+	sub, err := fs.Sub(uiFS, "ui")
+	if err != nil {
+		return nil, err
+	}
+	static := http.FileServerFS(sub)
+	s.mux.Handle("GET /ui/", http.StripPrefix("/ui/", cacheStatic(static)))
+	s.mux.HandleFunc("GET /{$}", s.index)
+	s.mux.HandleFunc("GET /api/runs", s.apiRuns)
+	s.mux.HandleFunc("GET /api/runs/{id}", s.apiRun)
+	s.mux.HandleFunc("GET /api/runs/{id}/live", s.apiLive)
+	s.mux.HandleFunc("GET /api/runs/{id}/window", s.apiWindow)
+	s.mux.HandleFunc("POST /api/runs/{id}/labels", s.write(s.apiLabels))
+	s.mux.HandleFunc("DELETE /api/runs/{id}", s.write(s.apiDelete))
+	s.mux.HandleFunc("GET /api/experiments", s.apiExperiments)
+	s.mux.HandleFunc("GET /api/experiments/{id}", s.apiExperiment)
+	s.mux.HandleFunc("GET /api/experiments/{id}/figures", s.apiExperimentFigures)
+	s.mux.HandleFunc("GET /experiments/{id}/report/{file}", s.experimentReport)
+	s.mux.HandleFunc("GET /api/compare", s.apiCompare)
+	s.mux.HandleFunc("GET /api/info", s.apiInfo)
+	for pattern, h := range o.Extra {
+		s.mux.Handle(pattern, h)
+	}
+	return s, nil
+}
+
+// ServeHTTP serves the UI and the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	s.mux.ServeHTTP(w, r)
+}
+
+// Close stops the live feeds.
+func (s *Server) Close() { s.live.close() }
+
+func cacheStatic(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	b, err := uiFS.ReadFile("ui/index.html")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'self'")
+	_, _ = w.Write(b)
+}
+
+// write wraps a handler that changes the store: it needs the token.
+func (s *Server) write(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.o.Token == "" {
+			apiError(w, http.StatusForbidden, "this server is read-only: start `fathom serve` with --token or --token-file to allow changes")
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) != 1 {
+			apiError(w, http.StatusUnauthorized, "a change needs the server's token (Authorization: Bearer TOKEN)")
+			return
+		}
+		if _, ok := s.o.Store.(store.RunEditor); !ok {
+			apiError(w, http.StatusNotImplemented, "this store cannot change runs")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// CheckListen refuses to bind anywhere but loopback unless the connection is
+// encrypted (TLS files given) or the user said it may be plain (insecure).
+func CheckListen(addr string, tls, insecure bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return fmt.Errorf("--addr %q: give host:port, e.g. 127.0.0.1:8080", addr)
+	}
+	if Loopback(host) || tls || insecure {
+		return nil
+	}
+	shown := host
+	if shown == "" {
+		shown = "every interface"
+	}
+	return fmt.Errorf("--addr %s listens on %s, not only this machine: give --tls-cert and --tls-key, or --insecure-listen to serve plain HTTP to the network", addr, shown)
+}
+
+// Loopback reports whether host names only this machine.
+func Loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,48 @@
+package sqlstore
+
+import (
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Migration is one numbered change of a store's schema.
+type Migration struct {
+	Version int
+	Name    string // its file's name
+	SQL     string
+}
+
+// Migrations reads fsys's migrations/NNNN_what.sql files (a store embeds its own), in
+// version order.
+func Migrations(fsys fs.FS) ([]Migration, error) {
+	ents, err := fs.ReadDir(fsys, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []Migration
+	for _, e := range ents {
+		v, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with its version", e.Name())
+		}
+		b, err := fs.ReadFile(fsys, "migrations/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, Migration{v, e.Name(), string(b)})
+	}
+	slices.SortFunc(ms, func(a, b Migration) int { return a.Version - b.Version })
+	return ms, nil
+}
+
+// Latest is the newest schema version of fsys's migrations (0 for none).
+func Latest(fsys fs.FS) int {
+	ms, _ := Migrations(fsys)
+	if len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].Version
+}

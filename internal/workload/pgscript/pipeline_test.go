@@ -1,0 +1,194 @@
+package pgscript
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
+)
+
+// turnProxy forwards TCP connections to a server and counts round trips: the times the
+// client sent something after the server had answered (or first).
+type turnProxy struct {
+	ln    net.Listener
+	to    string
+	mu    sync.Mutex
+	turns int
+	last  map[net.Conn]bool // per client connection: the last bytes went to the server
+}
+
+func newTurnProxy(t *testing.T, to string) *turnProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &turnProxy{ln: ln, to: to, last: map[net.Conn]bool{}}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", to)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go p.copy(c, s, c, true)
+			go p.copy(c, c, s, false)
+		}
+	}()
+	return p
+}
+
+func (p *turnProxy) copy(client net.Conn, dst, src net.Conn, up bool) {
+	defer dst.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			if up && !p.last[client] {
+				p.turns++
+			}
+			p.last[client] = up
+			p.mu.Unlock()
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				return
+			}
+			return
+		}
+	}
+}
+
+func (p *turnProxy) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.turns
+}
+
+// TestPipelineOneRoundTrip: a pipeline of ten statements costs one round trip (counted
+// by a proxy between fathom and PostgreSQL), where the same statements without the
+// pipeline cost ten; in -M prepared the statements are prepared before the first
+// pipeline, in -M extended each is parsed in it.
+func TestPipelineOneRoundTrip(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dsn := dbtest.PostgresDatabase(t, "pgscript")
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newTurnProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	body := strings.Repeat("SELECT :a + 1;\n", 5) + "\\syncpipeline\n" + strings.Repeat("SELECT :a * 2, :a;\n", 5)
+	piped := writeScript(t, "piped.sql", "\\set a random(1, 1000)\n\\startpipeline\n"+body+"\\endpipeline\n")
+	plain := writeScript(t, "plain.sql", "\\set a random(1, 1000)\n"+strings.ReplaceAll(body, "\\syncpipeline\n", ""))
+	for _, c := range []struct {
+		file, mode string
+		want       int
+	}{{piped, "prepared", 1}, {piped, "extended", 1}, {plain, "prepared", 10}} {
+		w, err := Open(Options{Files: []string{c.file}, Mode: c.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, conn := openConn(t, ctx, u.String(), c.mode == "extended")
+		if err := w.Setup(ctx, conn); err != nil {
+			t.Fatal(err)
+		}
+		k := w.NewWorker(0, 1)
+		_ = k.Bind(ctx, conn)
+		k.Next()
+		if _, err := k.Do(ctx); err != nil { // prepares, in -M prepared
+			t.Fatal(err)
+		}
+		const txns = 20
+		before := proxy.count()
+		for range txns {
+			k.Next()
+			if n, err := k.Do(ctx); err != nil || n != 10 {
+				t.Fatalf("%s -M %s: %d statements, %v", c.file, c.mode, n, err)
+			}
+		}
+		if got := proxy.count() - before; got != c.want*txns {
+			t.Errorf("%s -M %s: %d round trips for %d transactions, want %d each", c.file, c.mode, got, txns, c.want)
+		}
+	}
+}
+
+// TestPipelineErrors: a failing statement in a pipeline fails the transaction with its
+// own error class and script line; the server skips the statements after it up to the
+// next sync point (their implicit transaction is rolled back) and runs the ones after
+// that, as pgbench's pipelines do. A serialization failure keeps its class, so that it
+// is retried.
+func TestPipelineErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, conn := openConn(t, ctx, dbtest.PostgresDatabase(t, "pgscript"), false)
+	for _, s := range []string{"DROP TABLE IF EXISTS pl_t", "CREATE TABLE pl_t (k int PRIMARY KEY)"} {
+		if err := conn.Exec(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(src string) (int, error) {
+		t.Helper()
+		w, err := Open(Options{Files: []string{writeScript(t, "e.sql", src)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Setup(ctx, conn); err != nil {
+			t.Fatal(err)
+		}
+		k := w.NewWorker(0, 1)
+		_ = k.Bind(ctx, conn)
+		k.Next()
+		return k.Do(ctx)
+	}
+	n, err := run("\\startpipeline\nINSERT INTO pl_t VALUES (1);\nINSERT INTO pl_t VALUES (1 / 0);\nINSERT INTO pl_t VALUES (2);\nINSERT INTO pl_t VALUES (3);\n\\syncpipeline\nINSERT INTO pl_t VALUES (4);\n\\endpipeline\n")
+	if n != 3 || target.ClassOf(err) != target.ClassOther || !strings.Contains(fmtErr(err), "e.sql line 3 (INSERT INTO pl_t VALUES (1 / 0)), in the pipeline of line 1") ||
+		!strings.Contains(fmtErr(err), "division by zero") || !strings.Contains(fmtErr(err), "skipped the 2 statements after it") {
+		t.Errorf("%d statements ran, error %v (class %v)", n, err, target.ClassOf(err))
+	}
+	if got := query1(t, ctx, conn, "SELECT coalesce(sum(k), 0) FROM pl_t"); got != 4 {
+		t.Errorf("rows after the pipeline sum to %d, want 4 (only the statement after the sync point)", got)
+	}
+	if !conn.Alive() {
+		t.Fatal("the connection did not survive a statement's error")
+	}
+	_, err = run("\\startpipeline\nSELECT 1;\nDO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$;\n\\endpipeline\n")
+	if target.ClassOf(err) != target.ClassSerialization {
+		t.Errorf("serialization failure in a pipeline: %v (class %v)", err, target.ClassOf(err))
+	}
+	// An undefined variable inside the pipeline aborts with nothing sent.
+	_, err = run("\\startpipeline\nINSERT INTO pl_t VALUES (10);\nINSERT INTO pl_t VALUES (:nope);\n\\endpipeline\n")
+	var ab *workload.AbortError
+	if !errors.As(err, &ab) || !strings.Contains(err.Error(), "undefined variable") {
+		t.Errorf("undefined variable in a pipeline: %v", err)
+	}
+	_, check := openConn(t, ctx, dbtest.PostgresDatabase(t, "pgscript"), false)
+	if got := query1(t, ctx, check, "SELECT count(*) FROM pl_t WHERE k = 10"); got != 0 {
+		t.Errorf("an abandoned pipeline's statement ran")
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

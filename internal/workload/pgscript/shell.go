@@ -1,0 +1,54 @@
+package pgscript
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// shell runs \shell and \setshell commands (only when the workload allows them; Open
+// refuses a script that uses them otherwise). As pgbench does, the words are joined
+// with spaces and given to the system's shell; :variables are substituted first.
+func (k *worker) shell(ctx context.Context, s *Script, c *command) error {
+	words := make([]string, len(c.shell))
+	for i, a := range c.shell {
+		if a.slot < 0 {
+			words[i] = a.lit
+			continue
+		}
+		v := &k.st.vars[a.slot]
+		if !v.set {
+			return k.abort(s, c, evalErrf("undefined variable %q", k.st.names[a.slot]))
+		}
+		words[i] = string(v.appendSQL(nil))
+	}
+	line := strings.Join(words, " ")
+	var cmd *exec.Cmd
+	if runtime.GOOS == "windows" {
+		cmd = exec.CommandContext(ctx, "cmd", "/C", line)
+	} else {
+		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", line)
+	}
+	var out bytes.Buffer
+	if c.kind == cSetShell {
+		cmd.Stdout = &out
+	}
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return k.abort(s, c, evalErrf("shell command failed: %v", err))
+	}
+	if c.kind == cSetShell {
+		t := strings.TrimSpace(out.String())
+		i, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return k.abort(s, c, evalErrf("\\setshell: the command must print an integer, it printed %q", t))
+		}
+		k.st.vars[c.slot].setValue(intVal(i))
+	}
+	return nil
+}

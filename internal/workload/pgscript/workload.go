@@ -1,0 +1,296 @@
+package pgscript
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
+)
+
+// Options configure a run of pgbench scripts (pgbench's -f, -b, -D, -M, -s).
+type Options struct {
+	Files    []string // -f path[@weight]
+	Builtins []string // -b name[@weight] (-S and -N are select-only and simple-update)
+	Defines  []string // -D name=value
+	Mode     string   // simple, extended or prepared (default prepared)
+	Scale    string   // -s: the :scale of custom scripts (built-ins read it from the data)
+	// AllowShell lets \shell and \setshell run commands; without it a script that uses
+	// them is refused.
+	AllowShell bool
+	// PerStatement times every command of every script (pgbench's -r).
+	PerStatement bool
+	// Debug receives debug()'s lines (nil: discarded).
+	Debug io.Writer
+}
+
+// Workload runs a weighted mix of scripts; each script is a transaction type.
+type Workload struct {
+	scripts  []*Script
+	total    int
+	vars     *varTable
+	defines  []define
+	mode     string
+	scale    int64
+	scaleSet bool
+	builtin  bool // a built-in script is used: scale comes from pgbench_branches
+	nStmts   int  // SQL statements over all scripts (ids)
+	maxArgs  int
+	allow    bool
+	debug    io.Writer
+	dialect  target.Dialect // the target's, known after Setup (zero: none)
+	opts     map[string]string
+	timed    bool  // -r
+	nCmds    int   // commands over all scripts
+	maxCmds  int   // commands of the longest script
+	base     []int // by script: the index of its first command among all
+
+	// Fixed at Setup.
+	slots struct{ clientID, scale, randomSeed, defaultSeed int }
+}
+
+type define struct {
+	slot int
+	text string
+}
+
+var _ workload.Workload = (*Workload)(nil)
+
+// Open reads and parses the scripts. Every mistake is one line naming the file and
+// line, or the option.
+func Open(o Options) (*Workload, error) {
+	w := &Workload{vars: newVarTable(), mode: o.Mode, allow: o.AllowShell, debug: o.Debug, opts: map[string]string{}, timed: o.PerStatement}
+	switch w.mode {
+	case "":
+		w.mode = "prepared"
+	case "simple", "extended", "prepared":
+	default:
+		return nil, fmt.Errorf("-M %s: use simple, extended or prepared", o.Mode)
+	}
+	// Automatic variables first, so that their slots are known.
+	w.slots.clientID = w.vars.slot("client_id")
+	w.slots.scale = w.vars.slot("scale")
+	w.slots.randomSeed = w.vars.slot("random_seed")
+	w.slots.defaultSeed = w.vars.slot("default_seed")
+	for _, b := range o.Builtins {
+		name, weight, err := splitWeight(b, "-b")
+		if err != nil {
+			return nil, err
+		}
+		full, src, err := builtinSource(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.add(full, src, weight, "builtin:"+full); err != nil {
+			return nil, err
+		}
+		w.builtin = true
+	}
+	for _, f := range o.Files {
+		path, weight, err := splitWeight(f, "-f")
+		if err != nil {
+			return nil, err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("-f %s: cannot read the script: %v", path, err)
+		}
+		if err := w.add(filepath.Base(path), string(data), weight, path); err != nil {
+			return nil, err
+		}
+	}
+	if len(w.scripts) == 0 {
+		return nil, fmt.Errorf("no script to run: give -f FILE, -b tpcb-like|simple-update|select-only, -S or -N")
+	}
+	if w.total <= 0 {
+		return nil, fmt.Errorf("the scripts' weights add up to 0: give at least one a positive weight (-f FILE@1)")
+	}
+	for _, d := range o.Defines {
+		name, val, ok := strings.Cut(d, "=")
+		if !ok || !legalName(name) {
+			return nil, fmt.Errorf("-D %q: use -D name=value (name of letters, digits and underscores)", d)
+		}
+		w.defines = append(w.defines, define{slot: w.vars.slot(name), text: val})
+		w.opts["define."+name] = val
+	}
+	if o.Scale != "" {
+		s, err := strconv.ParseInt(o.Scale, 10, 64)
+		if err != nil || s < 1 {
+			return nil, fmt.Errorf("--scale %q: use a whole number of at least 1", o.Scale)
+		}
+		w.scale, w.scaleSet = s, true
+	} else {
+		w.scale = 1
+	}
+	for _, s := range w.scripts {
+		if s.shell && !w.allow {
+			return nil, fmt.Errorf("%s uses \\shell or \\setshell, which run commands on this machine: allow them with --allow-shell", s.Name)
+		}
+		if s.pipeline && w.mode == "simple" {
+			return nil, fmt.Errorf("%s uses \\startpipeline, which needs -M extended or -M prepared (as in pgbench)", s.Name)
+		}
+	}
+	w.opts["mode"] = w.mode
+	return w, nil
+}
+
+// splitWeight splits "name@weight" (weight default 1).
+func splitWeight(s, flag string) (string, int, error) {
+	i := strings.LastIndexByte(s, '@')
+	if i < 0 {
+		return s, 1, nil
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	if err != nil || n < 0 {
+		return "", 0, fmt.Errorf("%s %s: the weight after @ must be a whole number of at least 0", flag, s)
+	}
+	return s[:i], n, nil
+}
+
+func (w *Workload) add(name, src string, weight int, origin string) error {
+	cmds, err := parseScript(origin, src, w.vars)
+	if err != nil {
+		return err
+	}
+	if len(cmds) == 0 {
+		return fmt.Errorf("%s: the script has no commands", origin)
+	}
+	s := &Script{Name: name, Weight: weight, Source: src, commands: cmds}
+	w.base = append(w.base, w.nCmds)
+	w.nCmds += len(cmds)
+	w.maxCmds = max(w.maxCmds, len(cmds))
+	for i := range cmds {
+		c := &cmds[i]
+		switch c.kind {
+		case cShell, cSetShell:
+			s.shell = true
+		case cStartPipeline:
+			s.pipeline = true
+		case cSQL:
+			for k := range c.parts {
+				c.parts[k].id = w.nStmts
+				w.nStmts++
+				w.maxArgs = max(w.maxArgs, len(c.parts[k].params))
+			}
+		}
+	}
+	// Names are unique: a second use of a file gets "#2".
+	base, n := s.Name, 1
+	for w.hasScript(s.Name) {
+		n++
+		s.Name = base + "#" + strconv.Itoa(n)
+	}
+	w.scripts = append(w.scripts, s)
+	w.total += weight
+	k := strconv.Itoa(len(w.scripts))
+	sum := sha256.Sum256([]byte(src))
+	w.opts["script."+k] = origin + "@" + strconv.Itoa(weight)
+	w.opts["script."+k+".sha256"] = hex.EncodeToString(sum[:8])
+	return nil
+}
+
+func (w *Workload) hasScript(name string) bool {
+	for _, s := range w.scripts {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Scripts returns the parsed scripts in transaction-type order.
+func (w *Workload) Scripts() []*Script { return w.scripts }
+
+// Name is "pgbench:" and the scripts, e.g. pgbench:tpcb-like or pgbench:a.sql+b.sql.
+func (w *Workload) Name() string {
+	names := make([]string, len(w.scripts))
+	for i, s := range w.scripts {
+		names[i] = s.Name
+	}
+	return "pgbench:" + strings.Join(names, "+")
+}
+
+// Options returns the scripts (origin, weight, digest), mode, scale and defines.
+func (w *Workload) Options() map[string]string {
+	out := make(map[string]string, len(w.opts)+1)
+	for k, v := range w.opts {
+		out[k] = v
+	}
+	out["scale"] = strconv.FormatInt(w.scale, 10)
+	return out
+}
+
+// TxnTypes are the scripts' names.
+func (w *Workload) TxnTypes() []string {
+	out := make([]string, len(w.scripts))
+	for i, s := range w.scripts {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// Prepare: scripts bring no data of their own.
+func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
+	return errors.New("pgbench scripts bring no data: create their tables yourself, or for the built-in scripts run `fathom prepare --workload tpcb --scale N`")
+}
+
+// Cleanup drops nothing: the tables are not the scripts'.
+func (w *Workload) Cleanup(ctx context.Context, conn target.Conn) error { return nil }
+
+// Setup learns the target's kind and, when a built-in script runs, reads the scale
+// from pgbench_branches as pgbench does.
+func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
+	if d, ok := conn.(interface{ Dialect() target.Dialect }); ok {
+		w.dialect = d.Dialect()
+	}
+	if !w.dialect.Pipeline {
+		for _, s := range w.scripts {
+			if s.pipeline {
+				return fmt.Errorf("%s uses \\startpipeline, which runs on PostgreSQL only", s.Name)
+			}
+		}
+	}
+	if !w.builtin {
+		return nil
+	}
+	rows, err := conn.Query(ctx, "SELECT count(*) FROM pgbench_branches")
+	if err != nil || len(rows) != 1 {
+		_ = conn.Rollback(ctx)
+		return fmt.Errorf("the built-in scripts need the pgbench tables: %w", workload.ErrNotPrepared)
+	}
+	n, err := strconv.ParseInt(rows[0][0], 10, 64)
+	if err != nil || n < 1 {
+		return fmt.Errorf("pgbench_branches is empty: %w", workload.ErrNotPrepared)
+	}
+	w.scale = n
+	return nil
+}
+
+// Commands names every command of every script, in script order, by the index the
+// workers record their times under (with -r; nil without).
+func (w *Workload) Commands() []measure.StatementLatency {
+	if !w.timed {
+		return nil
+	}
+	out := make([]measure.StatementLatency, 0, w.nCmds)
+	for _, s := range w.scripts {
+		for ci := range s.commands {
+			c := &s.commands[ci]
+			out = append(out, measure.StatementLatency{Txn: s.Name, Line: c.line, Text: c.text})
+		}
+	}
+	return out
+}
