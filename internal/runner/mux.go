@@ -20,7 +20,8 @@ import (
 //
 // What cannot run this way keeps the goroutine path: open loop (a rate), -C, a
 // workload of several statements or explicit transactions, a target without
-// Exchanger (Redis, SQLite; PostgreSQL and MySQL in simple query mode or over TLS),
+// Exchanger (SQLite; PostgreSQL and MySQL in simple query mode, any of them over TLS;
+// Redis workloads other than redis-bench and redis-kv, whose batches are),
 // systems other than Linux. A client whose
 // connection is lost during the run leaves its thread, reconnects and goes on with a
 // goroutine of its own (Runner.client).

@@ -201,7 +201,11 @@ func (w *muxWorker) send(i int, m *muxConn) {
 		return
 	}
 	m.sent = 0
-	m.stmts++
+	if b, ok := m.ex.(target.Batched); ok {
+		m.stmts += int64(b.Statements())
+	} else {
+		m.stmts++
+	}
 	m.tries++
 	w.sendq = append(w.sendq, i)
 }

@@ -10,10 +10,13 @@ import (
 	"time"
 
 	mysql "github.com/fathom-lab/fathom/internal/db/mysql/target"
+	redis "github.com/fathom-lab/fathom/internal/db/redis/target"
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
+	"github.com/fathom-lab/fathom/internal/workload/builtin"
 )
 
 // txnTimes is a TxnLog that keeps every transaction's start and end, per client (each
@@ -48,15 +51,14 @@ type pathRun struct {
 	spans  [][2]time.Duration // when each cut began and ended, since the start
 }
 
-// runPath runs tpcb-select with the given client count, multiplexed or not.
-func runPath(t *testing.T, tg target.Target, mux bool, cfg runner.Config) pathRun {
+// runPath runs the workload with the given client count, multiplexed or not.
+func runPath(t *testing.T, tg target.Target, wl workload.Workload, mux bool, cfg runner.Config) pathRun {
 	t.Helper()
 	restore := runner.SetMuxClients(math.MaxInt)
 	if mux {
 		runner.SetMuxClients(0)
 	}
 	defer restore()
-	wl := tpcbSelect(t, tg)
 	r, err := runner.Connect(context.Background(), tg, wl, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -78,28 +80,57 @@ func runPath(t *testing.T, tg target.Target, mux bool, cfg runner.Config) pathRu
 // transactions' own timestamps, its latency histogram holds one latency per
 // transaction and agrees with the timestamps' durations, each client has one
 // transaction in flight at a time, and a run by transaction count runs exactly that
-// many on either path.
+// many on either path. On Redis the workload is redis-bench with four commands per
+// transaction (a pipeline): statements are counted four to a transaction.
 func TestMultiplexedAgreesWithGoroutines(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the multiplexed path is Linux only")
 	}
-	t.Run("postgres", func(t *testing.T) { agreeOnPaths(t, pgTarget(t, dbtest.PostgresDatabase(t, "runner"))) })
+	t.Run("postgres", func(t *testing.T) {
+		tg := pgTarget(t, dbtest.PostgresDatabase(t, "runner"))
+		agreeOnPaths(t, tg, tpcbSelect(t, tg), 1)
+	})
 	t.Run("mysql", func(t *testing.T) {
 		tg, err := mysql.Open(dbtest.MySQLDatabase(t, "runner"), target.Config{ConnectTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		agreeOnPaths(t, tg)
+		agreeOnPaths(t, tg, tpcbSelect(t, tg), 1)
+	})
+	t.Run("redis", func(t *testing.T) {
+		tg, err := redis.Open(dbtest.RedisURL(t), target.Config{ConnectTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tg.Close() })
+		spec, err := builtin.Lookup("redis-bench")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Keys under this test's prefix; nothing to prepare (redis-bench runs on an
+		// empty database, as redis-benchmark does), removed afterwards.
+		pfx := dbtest.Prefix() + "mux:"
+		wl, err := spec.New(workload.Params{"tests": "set,get,incr", "keys": "1000", "pipeline": "4", "prefix": pfx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if c, err := tg.Connect(context.Background()); err == nil {
+				_ = wl.Cleanup(context.Background(), c)
+				c.Close()
+			}
+		})
+		agreeOnPaths(t, tg, wl, 4)
 	})
 }
 
-func agreeOnPaths(t *testing.T, tg target.Target) {
+func agreeOnPaths(t *testing.T, tg target.Target, wl workload.Workload, stmts int64) {
 	const (
 		clients  = 16
 		interval = 100 * time.Millisecond
 	)
 	for _, mux := range []bool{false, true} {
-		p := runPath(t, tg, mux, runner.Config{Clients: clients, Duration: 2 * time.Second, Interval: interval, MaxTries: 1, Seed: 1})
+		p := runPath(t, tg, wl, mux, runner.Config{Clients: clients, Duration: 2 * time.Second, Interval: interval, MaxTries: 1, Seed: 1})
 		name := map[bool]string{false: "goroutines", true: "multiplexed"}[mux]
 		if strings.Contains(p.tuning, "epoll") != mux {
 			t.Fatalf("%s: tuning %q", name, p.tuning)
@@ -107,25 +138,25 @@ func agreeOnPaths(t *testing.T, tg target.Target) {
 		if p.res.Status != runner.StatusComplete {
 			t.Fatalf("%s: run %s: %s", name, p.res.Status, p.res.Reason)
 		}
-		checkAgainstLog(t, name, p, clients)
+		checkAgainstLog(t, name, p, clients, stmts)
 	}
-	// By transaction count: exactly clients × n, one statement each, on both paths.
+	// By transaction count: exactly clients × n, stmts statements each, on both paths.
 	for _, mux := range []bool{false, true} {
 		const n = 300
-		p := runPath(t, tg, mux, runner.Config{Clients: clients, Transactions: n, Interval: interval, MaxTries: 1, Seed: 1})
-		tot := measure.NewTotals([]string{"select-only"})
+		p := runPath(t, tg, wl, mux, runner.Config{Clients: clients, Transactions: n, Interval: interval, MaxTries: 1, Seed: 1})
+		tot := measure.NewTotals(wl.TxnTypes())
 		for _, iv := range p.ivs {
 			tot.Add(iv)
 		}
 		s := tot.Summary()
-		if p.res.Status != runner.StatusComplete || s.Transactions != clients*n || s.Statements != clients*n || s.Errors != 0 {
-			t.Errorf("multiplexed %v, -t %d: %s, %d transactions, %d statements, %d errors; want %d each", mux, n, p.res.Status, s.Transactions, s.Statements, s.Errors, clients*n)
+		if p.res.Status != runner.StatusComplete || s.Transactions != clients*n || s.Statements != stmts*clients*n || s.Errors != 0 {
+			t.Errorf("multiplexed %v, -t %d: %s, %d transactions, %d statements, %d errors; want %d transactions of %d statements", mux, n, p.res.Status, s.Transactions, s.Statements, s.Errors, clients*n, stmts)
 		}
 	}
 }
 
 // checkAgainstLog checks a run's intervals against its transactions' own timestamps.
-func checkAgainstLog(t *testing.T, name string, p pathRun, clients int) {
+func checkAgainstLog(t *testing.T, name string, p pathRun, clients int, stmts int64) {
 	t.Helper()
 	var ends []time.Duration
 	var logged time.Duration // the transactions' summed durations
@@ -152,7 +183,7 @@ func checkAgainstLog(t *testing.T, name string, p pathRun, clients int) {
 		}
 		prev = iv.End
 		tot := iv.Total()
-		if tot.ErrorTotal() != 0 || tot.Statements != tot.OK {
+		if tot.ErrorTotal() != 0 || tot.Statements != stmts*tot.OK {
 			t.Errorf("%s: interval %d: %d errors, %d statements for %d transactions", name, i, tot.ErrorTotal(), tot.Statements, tot.OK)
 		}
 		if n := tot.Latency.TotalCount(); n != tot.OK {

@@ -31,3 +31,10 @@ type Exchanger interface {
 type Exchanging interface {
 	Exchanges() bool
 }
+
+// Batched is an optional ability of an Exchanger whose request holds several
+// statements (a Redis pipeline): Statements is how many the next request holds, what
+// a runner counts as statements for each try.
+type Batched interface {
+	Statements() int
+}

@@ -123,6 +123,7 @@ type benchWorker struct {
 	g    *gen.Rand
 	conn *redis.Conn
 	b    *redis.Batch
+	x    *redis.Exchange
 	val  []byte
 }
 
@@ -132,8 +133,16 @@ func (k *benchWorker) Bind(_ context.Context, c target.Conn) error {
 		return err
 	}
 	k.conn, k.b = rc, rc.NewBatch()
+	k.x = rc.Exchange(k.b)
 	return nil
 }
+
+// Single implements workload.Single: every transaction is one batch, one request and
+// its replies (redis.Exchange).
+func (k *benchWorker) Single() bool { return true }
+
+// Statement implements workload.Single.
+func (k *benchWorker) Statement() (target.Stmt, []target.Value) { return k.x, nil }
 
 func (k *benchWorker) Next() int {
 	typ := 0

@@ -71,6 +71,7 @@ type kvWorker struct {
 	g    *gen.Rand
 	conn *redis.Conn
 	b    *redis.Batch
+	x    *redis.Exchange
 	val  []byte
 	typ  int
 }
@@ -81,8 +82,16 @@ func (k *kvWorker) Bind(_ context.Context, c target.Conn) error {
 		return err
 	}
 	k.conn, k.b = rc, rc.NewBatch()
+	k.x = rc.Exchange(k.b)
 	return nil
 }
+
+// Single implements workload.Single: every transaction is one batch, one request and
+// its replies (redis.Exchange).
+func (k *kvWorker) Single() bool { return true }
+
+// Statement implements workload.Single.
+func (k *kvWorker) Statement() (target.Stmt, []target.Value) { return k.x, nil }
 
 func (k *kvWorker) Next() int {
 	k.typ = 1

@@ -58,19 +58,7 @@ func classify(err error, what, password string) *target.Error {
 		msg = what + ": " + msg
 	}
 	if re, ok := rueidis.IsRedisErr(err); ok {
-		// rueidis drops the generic "ERR " prefix; other codes stay.
-		code, _, _ := strings.Cut(re.Error(), " ")
-		if !isCode(code) {
-			code = "ERR"
-		}
-		class, known := codeClass[code]
-		if !known {
-			class = target.ClassOther
-			if code == "ERR" && strings.HasPrefix(re.Error(), "unknown command") {
-				class = target.ClassUndefined
-			}
-		}
-		return &target.Error{Class: class, Code: code, Msg: msg, Err: err}
+		return classifyReply(re.Error(), what, password, err)
 	}
 	e := &target.Error{Class: target.ClassOther, Msg: msg, Err: err}
 	var ne net.Error
@@ -89,6 +77,30 @@ func classify(err error, what, password string) *target.Error {
 		e.Class = target.ClassConnection
 	}
 	return e
+}
+
+// classifyReply classifies an error reply's text (without its generic "ERR "
+// prefix, as rueidis gives it) by its code.
+func classifyReply(text, what, password string, err error) *target.Error {
+	msg := text
+	if password != "" {
+		msg = strings.ReplaceAll(msg, password, "xxxxx")
+	}
+	if what != "" {
+		msg = what + ": " + msg
+	}
+	code, _, _ := strings.Cut(text, " ")
+	if !isCode(code) {
+		code = "ERR"
+	}
+	class, known := codeClass[code]
+	if !known {
+		class = target.ClassOther
+		if code == "ERR" && strings.HasPrefix(text, "unknown command") {
+			class = target.ClassUndefined
+		}
+	}
+	return &target.Error{Class: class, Code: code, Msg: msg, Err: err}
 }
 
 func ctxError(err error) *target.Error {
