@@ -231,13 +231,7 @@ func (l *lab) coordinator(name string, args ...string) *proc {
 // poll waits for cond, failing after limit.
 func poll(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, limit)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	dbtest.WaitFor(t, limit, 50*time.Millisecond, what, cond)
 }
 
 // job returns the named job, its run, agents and agents' intervals.

@@ -103,16 +103,10 @@ func queryRow(t *testing.T, tg target.Target, q string) []string {
 // waitFor polls cond until it holds, failing the test after timeout.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s (last: %s)", what, timeout, last)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var last string
+	err := dbtest.Poll(timeout, 200*time.Millisecond, what, func() (ok bool) { ok, last = cond(); return ok })
+	if err != nil {
+		t.Fatalf("%v (last: %s)", err, last)
 	}
 }
 

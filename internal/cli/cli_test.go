@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store/stores"
 )
@@ -111,14 +111,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func poll(what string, cond func() bool) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("waited 2 minutes for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return nil
+	return dbtest.Poll(2*time.Minute, 20*time.Millisecond, what, cond)
 }
 
 // storedIntervals is how many intervals the store at path holds for run id, and how

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/store/sqlite"
 )
 
@@ -86,13 +87,7 @@ func freePort(t *testing.T) int {
 // poll calls f until it says done, for up to two minutes (the machine may be busy).
 func poll(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 2 minutes for %s", what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	dbtest.WaitFor(t, 2*time.Minute, 200*time.Millisecond, what, f)
 }
 
 type promSample struct {
