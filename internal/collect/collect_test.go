@@ -569,11 +569,26 @@ func TestResetDetectionMySQL(t *testing.T) {
 	s.Start(ctx)
 	work(t, tg, 20)
 	s.Sample(ctx, 0, time.Now())
-	time.Sleep(1100 * time.Millisecond) // Uptime_since_flush_status counts seconds
-	work(t, tg, 20)
-	before := s.Sample(ctx, 1, time.Now())
-	if r := result(t, before, "mysql_global_status"); r.Reset {
-		t.Fatal("reset without FLUSH STATUS")
+	// Uptime_since_flush_status counts whole seconds, and a flush shows as it going
+	// down: sample until it has reached 3 (none of these samples a reset), so that the
+	// sample after the flush sees it lower even if a busy machine delays that sample
+	// by two seconds.
+	var before *metric.Sample
+	var upBefore float64
+	for i := 1; ; i++ {
+		work(t, tg, 5)
+		before = s.Sample(ctx, i, time.Now())
+		if r := result(t, before, "mysql_global_status"); r.Reset {
+			t.Fatalf("reset without FLUSH STATUS (sample %d)", i)
+		}
+		if u, ok := collecttest.Reading(before, "mysql.Uptime_since_flush_status"); ok && u.Value >= 3 {
+			upBefore = u.Value
+			break
+		}
+		if i > 600 {
+			t.Fatal("Uptime_since_flush_status did not reach 3 s in 600 samples")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	c, err := tg.Connect(ctx)
 	if err != nil {
@@ -583,17 +598,18 @@ func TestResetDetectionMySQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	after := s.Sample(ctx, 2, time.Now())
+	after := s.Sample(ctx, before.Index+1, time.Now())
 	collecttest.CheckReadings(t, after)
 	if r := result(t, after, "mysql_global_status"); !r.Reset {
-		t.Errorf("FLUSH STATUS not detected")
+		u, _ := collecttest.Reading(after, "mysql.Uptime_since_flush_status")
+		t.Errorf("FLUSH STATUS not detected: Uptime_since_flush_status %v before, %v after (%+v)", upBefore, u.Value, r)
 	}
 	if q, _ := collecttest.Reading(after, "mysql.Questions"); !q.Reset || q.HasRate {
 		t.Errorf("mysql.Questions after FLUSH STATUS: %+v", q)
 	}
 	time.Sleep(1100 * time.Millisecond)
 	work(t, tg, 5)
-	next := s.Sample(ctx, 3, time.Now())
+	next := s.Sample(ctx, after.Index+1, time.Now())
 	collecttest.CheckReadings(t, next)
 	if q, _ := collecttest.Reading(next, "mysql.Questions"); q.Reset || !q.HasRate {
 		t.Errorf("mysql.Questions a sample later: %+v", q)
