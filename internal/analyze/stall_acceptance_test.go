@@ -91,18 +91,7 @@ func TestCheckpointStallsExample(t *testing.T) {
 			t.Fatalf("stalls of run %d: analysed %v, %v", id, analyzed, err)
 		}
 		// When did checkpoints start? From the stored samples.
-		starts = map[int]bool{}
-		ser, err := st.MetricSeries(ctx, id, "pg.checkpoints_timed", "pg.checkpoints_req")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range ser {
-			for i := range s.Points {
-				if y, ok := s.Y(i); ok && y > 0 {
-					starts[s.Points[i].Interval] = true
-				}
-			}
-		}
+		starts = positive(t, st, id, "pg.checkpoints_timed", "pg.checkpoints_req")
 		if len(starts) == 0 {
 			t.Fatalf("no checkpoint started during the run: the example does not do what it says")
 		}
@@ -123,18 +112,7 @@ func TestCheckpointStallsExample(t *testing.T) {
 	// checkpoint_completion_target of checkpoint_timeout (27 of 30 s here), so a stall
 	// well after the start can still be the checkpoint's: on a busy machine the dips
 	// come wherever the checkpoint's writes meet the other load.
-	writing := map[int]bool{}
-	act, err := st.MetricSeries(ctx, id, "pg.checkpointer_busy", "pg.buffers_checkpoint")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range act {
-		for i := range s.Points {
-			if y, ok := s.Y(i); ok && y > 0 {
-				writing[s.Points[i].Interval] = true
-			}
-		}
-	}
+	writing := positive(t, st, id, "pg.checkpointer_busy", "pg.buffers_checkpoint")
 	var attributed int
 	for _, s := range stalls {
 		t.Logf("stall %d: intervals %d–%d, %.0f → %.0f tps: %s [%s]", s.Number, s.FirstInterval, s.LastInterval, s.Baseline, s.Mean, s.Title, s.Cause)
@@ -179,4 +157,23 @@ func TestCheckpointStallsExample(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "PostgreSQL checkpoint") || !strings.Contains(out, "checkpoint_timeout=30s") {
 		t.Errorf("fathom show: exit %d\n%s\n%s", code, out, errs)
 	}
+}
+
+// positive is the set of intervals of run id in which any of the metrics (a counter's
+// rate, or a gauge) was above zero.
+func positive(t *testing.T, st store.Store, id int64, metrics ...string) map[int]bool {
+	t.Helper()
+	ser, err := st.MetricSeries(context.Background(), id, metrics...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]bool{}
+	for _, s := range ser {
+		for i := range s.Points {
+			if y, ok := s.Y(i); ok && y > 0 {
+				out[s.Points[i].Interval] = true
+			}
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/target/targettest"
 )
 
 // ParseReply takes whatever the server sends, in whatever pieces: it never panics,
@@ -26,23 +27,7 @@ func FuzzParseReply(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte, cacheMeta bool, piece uint8) {
 		s := &Stmt{c: &Conn{t: &Target{mc: mysql.NewConfig()}}, x: exchange{ok: true, cacheMeta: cacheMeta}}
-		step := max(int(piece), 1)
-		var buf []byte
-		for i := 0; i < len(in); i += step {
-			buf = append(buf, in[i:min(i+step, len(in))]...)
-			used, done, err := s.ParseReply(buf)
-			if used < 0 || used > len(buf) {
-				t.Fatalf("used %d of %d bytes", used, len(buf))
-			}
-			buf = buf[used:]
-			var te *target.Error
-			if err != nil && !errors.As(err, &te) {
-				t.Fatalf("unclassified error %v", err)
-			}
-			if done {
-				return
-			}
-		}
+		targettest.FeedPieces(t, s, in, int(piece), "")
 	})
 }
 

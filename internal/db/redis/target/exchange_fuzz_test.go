@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/target/targettest"
 )
 
 // newTestExchange is an Exchange waiting for replies to n commands, with no connection.
@@ -109,25 +110,6 @@ func FuzzParseReply(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte, replies, piece uint8) {
 		x := newTestExchange(max(int(replies%8), 1))
-		step := max(int(piece), 1)
-		var buf []byte
-		for i := 0; i < len(in); i += step {
-			buf = append(buf, in[i:min(i+step, len(in))]...)
-			used, done, err := x.ParseReply(buf)
-			if used < 0 || used > len(buf) {
-				t.Fatalf("used %d of %d bytes", used, len(buf))
-			}
-			buf = buf[used:]
-			var te *target.Error
-			if err != nil && !errors.As(err, &te) {
-				t.Fatalf("unclassified error %v", err)
-			}
-			if err != nil && strings.Contains(err.Error(), "hunter2") {
-				t.Fatalf("password in %v", err)
-			}
-			if done {
-				return
-			}
-		}
+		targettest.FeedPieces(t, x, in, int(piece), "hunter2")
 	})
 }
