@@ -12,6 +12,9 @@
 // goroutines, as a C client does; cancellation instead closes the socket (see
 // target.Canceler). Periodic PINGs and per-command deadlines are off. Sockets are read
 // with blocking system calls where sock.Blocking can (Linux), as for the SQL targets.
+// Because rueidis then holds nothing between replies, a Batch can also run without it:
+// Exchange writes its commands in RESP on the socket and reads their replies, so that
+// the runner drives many connections from one thread (exchange.go).
 //
 // DSNs: redis://[user[:password]@]host[:port][/db], rediss://… (TLS), and
 // unix:///path/to/redis.sock?db=N (also redis+unix://). The password may instead come
