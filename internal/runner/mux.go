@@ -85,13 +85,14 @@ type muxConn struct {
 	c     *client
 	fd    int
 	ex    target.Exchanger
+	batch target.Batched // ex as a Batched, if it is one: asked when ex changes
 	args  []target.Value
 	out   []byte // the request, out[sent:] still to write
 	sent  int
 	in    []byte // reply bytes received and not yet parsed
 	typ   int
 	start time.Time
-	stmts int64 // statements sent for the current transaction (one per try)
+	stmts int64 // statements sent for the current transaction (per try: one, or the batch's)
 	tries int
 	retry int64
 	busy  bool // a request is in flight

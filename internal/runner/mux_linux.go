@@ -89,6 +89,7 @@ func (w *muxWorker) run() {
 			continue
 		}
 		m.ex, m.fd = ex, fd
+		m.batch, _ = ex.(target.Batched)
 		w.live[i] = true
 		w.active++
 	}
@@ -184,6 +185,9 @@ func (w *muxWorker) begin(i int, m *muxConn) {
 		w.leave(i)
 		return
 	}
+	if ex != m.ex {
+		m.batch, _ = ex.(target.Batched)
+	}
 	m.ex, m.args, m.start = ex, args, now
 	m.stmts, m.tries, m.retry = 0, 0, 0
 	w.send(i, m)
@@ -201,8 +205,8 @@ func (w *muxWorker) send(i int, m *muxConn) {
 		return
 	}
 	m.sent = 0
-	if b, ok := m.ex.(target.Batched); ok {
-		m.stmts += int64(b.Statements())
+	if m.batch != nil {
+		m.stmts += int64(m.batch.Statements())
 	} else {
 		m.stmts++
 	}

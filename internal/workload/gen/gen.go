@@ -23,13 +23,14 @@ func New(seed, stream uint64) *Rand {
 	g := &Rand{}
 	// PCG takes a 128-bit seed; the stream half goes through a mixer so that
 	// neighbouring worker ids start far apart in the state space.
-	g.pcg.Seed(seed, mix64(stream^0x9e3779b97f4a7c15))
+	g.pcg.Seed(seed, Mix64(stream^0x9e3779b97f4a7c15))
 	g.r = rand.New(&g.pcg)
 	return g
 }
 
-// mix64 is the splitmix64 finalizer.
-func mix64(x uint64) uint64 {
+// Mix64 is the splitmix64 finalizer: it spreads the bits of x over the whole word
+// (neighbouring inputs give unrelated outputs).
+func Mix64(x uint64) uint64 {
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
 	x ^= x >> 27

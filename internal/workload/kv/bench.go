@@ -119,30 +119,13 @@ func (w *Bench) NewWorker(id int, seed uint64) workload.Worker {
 }
 
 type benchWorker struct {
-	w    *Bench
-	g    *gen.Rand
-	conn *redis.Conn
-	b    *redis.Batch
-	x    *redis.Exchange
-	val  []byte
+	batchClient
+	w   *Bench
+	g   *gen.Rand
+	val []byte
 }
 
-func (k *benchWorker) Bind(_ context.Context, c target.Conn) error {
-	rc, err := conn(c, k.w.name)
-	if err != nil {
-		return err
-	}
-	k.conn, k.b = rc, rc.NewBatch()
-	k.x = rc.Exchange(k.b)
-	return nil
-}
-
-// Single implements workload.Single: every transaction is one batch, one request and
-// its replies (redis.Exchange).
-func (k *benchWorker) Single() bool { return true }
-
-// Statement implements workload.Single.
-func (k *benchWorker) Statement() (target.Stmt, []target.Value) { return k.x, nil }
+func (k *benchWorker) Bind(_ context.Context, c target.Conn) error { return k.bind(c, k.w.name) }
 
 func (k *benchWorker) Next() int {
 	typ := 0
@@ -163,8 +146,4 @@ func (k *benchWorker) Next() int {
 		k.b.End()
 	}
 	return typ
-}
-
-func (k *benchWorker) Do(ctx context.Context) (int, error) {
-	return k.b.Len(), k.conn.SendKeep(ctx, k.b)
 }

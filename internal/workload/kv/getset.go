@@ -67,31 +67,14 @@ func (w *KV) NewWorker(id int, seed uint64) workload.Worker {
 }
 
 type kvWorker struct {
-	w    *KV
-	g    *gen.Rand
-	conn *redis.Conn
-	b    *redis.Batch
-	x    *redis.Exchange
-	val  []byte
-	typ  int
+	batchClient
+	w   *KV
+	g   *gen.Rand
+	val []byte
+	typ int
 }
 
-func (k *kvWorker) Bind(_ context.Context, c target.Conn) error {
-	rc, err := conn(c, k.w.name)
-	if err != nil {
-		return err
-	}
-	k.conn, k.b = rc, rc.NewBatch()
-	k.x = rc.Exchange(k.b)
-	return nil
-}
-
-// Single implements workload.Single: every transaction is one batch, one request and
-// its replies (redis.Exchange).
-func (k *kvWorker) Single() bool { return true }
-
-// Statement implements workload.Single.
-func (k *kvWorker) Statement() (target.Stmt, []target.Value) { return k.x, nil }
+func (k *kvWorker) Bind(_ context.Context, c target.Conn) error { return k.bind(c, k.w.name) }
 
 func (k *kvWorker) Next() int {
 	k.typ = 1
@@ -108,10 +91,4 @@ func (k *kvWorker) Next() int {
 		}
 	}
 	return k.typ
-}
-
-// Do sends the drawn batch. After a retryable error it is sent again as drawn.
-func (k *kvWorker) Do(ctx context.Context) (int, error) {
-	n := k.b.Len()
-	return n, k.conn.SendKeep(ctx, k.b)
 }

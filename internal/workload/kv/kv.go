@@ -290,3 +290,34 @@ func distOptions(def string) []workload.Option {
 func errOption(name, v, want string) error {
 	return fmt.Errorf("option %s: %q is not %s", name, v, want)
 }
+
+// batchClient is the connection side of a worker whose every transaction is one batch
+// of commands (redis-bench, redis-kv): its connection, its batch, and the batch as an
+// Exchanger, so that the runner may multiplex it (workload.Single).
+type batchClient struct {
+	conn *redis.Conn
+	b    *redis.Batch
+	x    *redis.Exchange
+}
+
+func (k *batchClient) bind(c target.Conn, name string) error {
+	rc, err := conn(c, name)
+	if err != nil {
+		return err
+	}
+	k.conn, k.b = rc, rc.NewBatch()
+	k.x = rc.Exchange(k.b)
+	return nil
+}
+
+// Single implements workload.Single: every transaction is one batch, one request and
+// its replies (redis.Exchange).
+func (k *batchClient) Single() bool { return true }
+
+// Statement implements workload.Single.
+func (k *batchClient) Statement() (target.Stmt, []target.Value) { return k.x, nil }
+
+// Do sends the drawn batch. After a retryable error it is sent again as drawn.
+func (k *batchClient) Do(ctx context.Context) (int, error) {
+	return k.b.Len(), k.conn.SendKeep(ctx, k.b)
+}

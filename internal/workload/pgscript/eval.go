@@ -188,13 +188,9 @@ func operate(o op, a, b Value) (Value, error) {
 		return intVal(^i), err
 	case opAdd, opSub, opMul, opDiv:
 		if a.K == kDouble || b.K == kDouble {
-			x, err := toDouble(a)
+			x, y, bad, err := bothDouble(a, b)
 			if err != nil {
-				return a, err
-			}
-			y, err := toDouble(b)
-			if err != nil {
-				return b, err
+				return bad, err
 			}
 			switch o {
 			case opAdd:
@@ -209,23 +205,15 @@ func operate(o op, a, b Value) (Value, error) {
 			}
 			return dblVal(x / y), nil
 		}
-		x, err := toInt(a)
+		x, y, bad, err := bothInt(a, b)
 		if err != nil {
-			return a, err
-		}
-		y, err := toInt(b)
-		if err != nil {
-			return b, err
+			return bad, err
 		}
 		return intArith(o, x, y)
 	case opMod, opBitAnd, opBitOr, opBitXor, opShl, opShr:
-		x, err := toInt(a)
+		x, y, bad, err := bothInt(a, b)
 		if err != nil {
-			return a, err
-		}
-		y, err := toInt(b)
-		if err != nil {
-			return b, err
+			return bad, err
 		}
 		switch o {
 		case opMod:
@@ -244,23 +232,15 @@ func operate(o op, a, b Value) (Value, error) {
 	// Comparisons: as doubles if either side is one, else as integers.
 	var c int
 	if a.K == kDouble || b.K == kDouble {
-		x, err := toDouble(a)
+		x, y, bad, err := bothDouble(a, b)
 		if err != nil {
-			return a, err
-		}
-		y, err := toDouble(b)
-		if err != nil {
-			return b, err
+			return bad, err
 		}
 		c = cmpF(x, y)
 	} else {
-		x, err := toInt(a)
+		x, y, bad, err := bothInt(a, b)
 		if err != nil {
-			return a, err
-		}
-		y, err := toInt(b)
-		if err != nil {
-			return b, err
+			return bad, err
 		}
 		c = cmpI(x, y)
 	}
@@ -388,4 +368,27 @@ func (s *state) debugf(v Value) {
 	default:
 		fmt.Fprintf(s.debug, "debug(script=%d,command=%d): double %.*g\n", s.script, s.command, 15, v.F)
 	}
+}
+
+// bothInt converts both operands to integers; on failure bad is the operand that failed.
+func bothInt(a, b Value) (x, y int64, bad Value, err error) {
+	if x, err = toInt(a); err != nil {
+		return 0, 0, a, err
+	}
+	if y, err = toInt(b); err != nil {
+		return 0, 0, b, err
+	}
+	return x, y, a, nil
+}
+
+// bothDouble converts both operands to doubles; on failure bad is the operand that
+// failed.
+func bothDouble(a, b Value) (x, y float64, bad Value, err error) {
+	if x, err = toDouble(a); err != nil {
+		return 0, 0, a, err
+	}
+	if y, err = toDouble(b); err != nil {
+		return 0, 0, b, err
+	}
+	return x, y, a, nil
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/fathom-lab/fathom/internal/workload/gen"
 )
 
 // fnSpec is one built-in function of the expression language.
@@ -381,8 +383,8 @@ func permute(v, n, seed uint64) int64 {
 	if w == 64 {
 		mask = ^uint64(0)
 	}
-	k1 := mix(seed ^ 0x9e3779b97f4a7c15)
-	k2 := mix(k1 + n)
+	k1 := gen.Mix64(seed ^ 0x9e3779b97f4a7c15)
+	k2 := gen.Mix64(k1 + n)
 	for {
 		for r := range 4 {
 			key := k1
@@ -408,14 +410,4 @@ func countLeadingZeros(x uint64) int {
 		n++
 	}
 	return n
-}
-
-// mix is the splitmix64 finalizer.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
 }

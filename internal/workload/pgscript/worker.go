@@ -10,6 +10,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
+	"github.com/fathom-lab/fathom/internal/workload/gen"
 )
 
 // worker runs one client's scripts. Next draws the script and keeps the random state;
@@ -52,7 +53,7 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 	k := &worker{
 		w:     w,
 		id:    id,
-		st:    newState(w.vars, seed, mix(uint64(id)^0x6a09e667f3bcc909), w.debug),
+		st:    newState(w.vars, seed, gen.Mix64(uint64(id)^0x6a09e667f3bcc909), w.debug),
 		stmts: make([]target.Stmt, w.nStmts),
 		cols:  make([][]int, w.nStmts),
 		args:  make([]target.Value, w.maxArgs),
@@ -61,7 +62,7 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 	vars := k.st.vars
 	vars[w.slots.scale].setValue(intVal(w.scale))
 	vars[w.slots.randomSeed].setValue(intVal(int64(seed)))
-	vars[w.slots.defaultSeed].setValue(intVal(int64(mix(seed ^ 0x3c6ef372fe94f82b))))
+	vars[w.slots.defaultSeed].setValue(intVal(int64(gen.Mix64(seed ^ 0x3c6ef372fe94f82b))))
 	for _, d := range w.defines {
 		vars[d.slot].setText([]byte(d.text))
 	}
