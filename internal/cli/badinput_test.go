@@ -240,6 +240,9 @@ func TestStorePathMistakes(t *testing.T) {
 		// As another user (nobody), in a directory only root may write.
 		setpriv, err := exec.LookPath("setpriv")
 		if err != nil || os.Getuid() != 0 {
+			if dbtest.Required() {
+				t.Fatal("needs root and setpriv to run as nobody (FATHOM_TEST_REQUIRE=1)")
+			}
 			t.Skip("needs root and setpriv to run as nobody")
 		}
 		for _, d := range []string{dir, filepath.Dir(dir)} { // t.TempDir's are 0700
