@@ -64,35 +64,38 @@ add() { awk -v a="$1" -v b="$2" 'BEGIN{print a+b}'; }
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
 ROWS=()
-# row PAIR CLIENTS anchor_tps anchor_cpu anchor_tx anchor_rss fathom_tps fathom_cpu fathom_tx fathom_rss
+# row PAIR CLIENTS anchor_tps anchor_cpu anchor_tx anchor_rss fathom_tps fathom_cpu fathom_tx fathom_rss SPREAD
 row() {
   local au fu; au=$(per_tx_us "$4" "$5"); fu=$(per_tx_us "$8" "$9")
-  ROWS+=("$(printf '%-10s %7s | %10.0f %10.0f %6s | %8s %8s %6s | %7s %7s' "$1" "$2" "$3" "$7" "$(ratio "$7" "$3")" "$au" "$fu" "$(ratio "$fu" "$au")" "$6" "${10}")")
+  ROWS+=("$(printf '%-10s %7s | %10.0f %10.0f %6s | %8s %8s %6s | %7s %7s | %s' "$1" "$2" "$3" "$7" "$(ratio "$7" "$3")" "$au" "$fu" "$(ratio "$fu" "$au")" "$6" "${10}" "${11}")")
   echo "${ROWS[-1]}"
 }
 table() {
   echo
   echo "load average before: $LOAD_BEFORE   after: $(cut -d' ' -f1-3 /proc/loadavg)   ($(nproc) CPUs)"
-  printf '%-10s %7s | %10s %10s %6s | %8s %8s %6s | %7s %7s\n' pair clients "anchor tps" "fathom tps" ratio "anchor µs" "fathom µs" ratio "anch MB" "fath MB"
+  printf '%-10s %7s | %10s %10s %6s | %8s %8s %6s | %7s %7s | %s\n' pair clients "anchor tps" "fathom tps" ratio "anchor µs" "fathom µs" ratio "anch MB" "fath MB" "per-round ratios tps; µs"
   printf '%s\n' "${ROWS[@]}"
-  echo "(µs: client CPU per transaction; MB: max RSS; ratios fathom/anchor, averaged over $ROUNDS round(s) of ${SECS}s)"
+  echo "(µs: client CPU per transaction; MB: max RSS; ratios fathom/anchor, averaged over $ROUNDS round(s) of ${SECS}s;"
+  echo " the last column gives each round's own ratios, anchor and fathom run back to back: their spread is this machine's noise)"
 }
 
 # pair NAME CLIENTS ANCHOR_FN FATHOM_URL WORKLOAD
 pair() {
   local name=$1 c=$2 anchor=$3 url=$4 wl=$5
-  local at=0 ac=0 an=0 am=0 ft=0 fc=0 fn=0 fm=0
+  local at=0 ac=0 an=0 am=0 ft=0 fc=0 fn=0 fm=0 spread="" rt rc
   for r in $(seq "$ROUNDS"); do
     "$anchor" "$c"
+    rt=$tps; rc=$(per_tx_us "$cpu" "$n")
     echo "  $name c=$c round $r anchor: $tps tps, $n tx, ${cpu}s cpu, ${rss} MB"
     at=$(add "$at" "$tps"); ac=$(add "$ac" "$cpu"); an=$((an+n)); am=$(( rss > am ? rss : am ))
     timed "$FATHOM" run --store "$STORE" --target "$url" --workload "$wl" -c "$c" -T "$SECS" --json -q
     tps=$(json_field tps <<<"$out"); n=$(json_field transactions <<<"$out")
     echo "  $name c=$c round $r fathom: $tps tps, $n tx, ${cpu}s cpu, ${rss} MB"
     ft=$(add "$ft" "$tps"); fc=$(add "$fc" "$cpu"); fn=$((fn+n)); fm=$(( rss > fm ? rss : fm ))
+    spread+="${spread:+, }$(ratio "$tps" "$rt"); $(ratio "$(per_tx_us "$cpu" "$n")" "$rc")"
   done
   row "$name" "$c" "$(awk -v a="$at" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$ac" "$an" "$am" \
-    "$(awk -v a="$ft" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$fc" "$fn" "$fm"
+    "$(awk -v a="$ft" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$fc" "$fn" "$fm" "$spread"
 }
 
 pgbench_run() {
@@ -191,18 +194,20 @@ redis_part() {
 # pair_redis NAME CLIENTS ANCHOR_FN URL PIPELINE: as pair, counting statements (commands).
 pair_redis() {
   local name=$1 c=$2 anchor=$3 url=$4 p=$5
-  local at=0 ac=0 an=0 am=0 ft=0 fc=0 fn=0 fm=0
+  local at=0 ac=0 an=0 am=0 ft=0 fc=0 fn=0 fm=0 spread="" rt rc
   for r in $(seq "$ROUNDS"); do
     "$anchor" "$c"
+    rt=$tps; rc=$(per_tx_us "$cpu" "$n")
     echo "  $name c=$c round $r anchor: $tps req/s, $n req, ${cpu}s cpu, ${rss} MB"
     at=$(add "$at" "$tps"); ac=$(add "$ac" "$cpu"); an=$((an+n)); am=$(( rss > am ? rss : am ))
     timed "$FATHOM" run --store "$STORE" --target "$url" --workload redis-bench --set tests=set,get --set keys="${REDIS_KEYS:-100000}" --pipeline "$p" -c "$c" -T "$SECS" --json -q
     tps=$(json_field qps <<<"$out"); n=$(json_field statements <<<"$out")
     echo "  $name c=$c round $r fathom: $tps req/s, $n req, ${cpu}s cpu, ${rss} MB"
     ft=$(add "$ft" "$tps"); fc=$(add "$fc" "$cpu"); fn=$((fn+n)); fm=$(( rss > fm ? rss : fm ))
+    spread+="${spread:+, }$(ratio "$tps" "$rt"); $(ratio "$(per_tx_us "$cpu" "$n")" "$rc")"
   done
   row "$name" "$c" "$(awk -v a="$at" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$ac" "$an" "$am" \
-    "$(awk -v a="$ft" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$fc" "$fn" "$fm"
+    "$(awk -v a="$ft" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$fc" "$fn" "$fm" "$spread"
 }
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
