@@ -575,21 +575,18 @@ func TestResetDetectionMySQL(t *testing.T) {
 	// by two seconds.
 	var before *metric.Sample
 	var upBefore float64
-	for i := 1; ; i++ {
+	i := 0
+	dbtest.WaitFor(t, time.Minute, 100*time.Millisecond, "Uptime_since_flush_status to reach 3 s", func() bool {
+		i++
 		work(t, tg, 5)
 		before = s.Sample(ctx, i, time.Now())
 		if r := result(t, before, "mysql_global_status"); r.Reset {
 			t.Fatalf("reset without FLUSH STATUS (sample %d)", i)
 		}
-		if u, ok := collecttest.Reading(before, "mysql.Uptime_since_flush_status"); ok && u.Value >= 3 {
-			upBefore = u.Value
-			break
-		}
-		if i > 600 {
-			t.Fatal("Uptime_since_flush_status did not reach 3 s in 600 samples")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		u, ok := collecttest.Reading(before, "mysql.Uptime_since_flush_status")
+		upBefore = u.Value
+		return ok && u.Value >= 3
+	})
 	c, err := tg.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
