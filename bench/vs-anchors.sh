@@ -23,7 +23,8 @@
 #   REDIS_CLIENTS=50  REDIS_PIPELINES="1 16"  REDIS_KEYS=100000  REDIS_REQUESTS=500000
 #   ONLY=pg|mysql|big|redis   to run one part
 # Redis: a throwaway instance; redis-benchmark gets its password with -a (the
-# instance's, removed with it). Its tps column is requests (commands) per second: the
+# instance's, removed with it): redis-benchmark takes it no other way, so while it runs
+# other local users can read it in the process list. Its tps column is requests (commands) per second: the
 # SET and GET tests' requests over their summed times; fathom's is statements per
 # second of a 50/50 SET/GET mix. CPU per transaction is per request.
 set -euo pipefail
