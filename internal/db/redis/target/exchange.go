@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -128,7 +129,7 @@ func replyErr(reply []byte, password string) error {
 	var text string
 	if reply[0] == '!' {
 		_, body, _ := cutLine(reply)
-		text = string(body[:len(body)-2])
+		text = string(bytes.TrimSuffix(body, []byte("\r\n")))
 	} else {
 		line, _, _ := cutLine(reply)
 		text = string(line[1:])
@@ -189,7 +190,10 @@ func respReply(src []byte) (int, int, error) {
 				return 0, 0, err
 			}
 			if n < 0 {
-				if first && typ == '$' {
+				if typ != '$' {
+					return 0, 0, errMalformed // RESP3 has no null blob error or verbatim string
+				}
+				if first {
 					kind = replyNull
 				}
 				continue

@@ -104,7 +104,9 @@ func TestParseReplyPieces(t *testing.T) {
 // ParseReply never panics, never uses more than it was given, and ends a malformed
 // reply with a classified error, whatever the bytes and however they are cut.
 func FuzzParseReply(f *testing.F) {
-	for _, seed := range []string{"+OK\r\n", "$3\r\nabc\r\n", "*2\r\n:1\r\n_\r\n", "%1\r\n+a\r\n-ERR x\r\n", ">1\r\n+p\r\n+OK\r\n", "|1\r\n+a\r\n+b\r\n:1\r\n", "$-1\r\n", "*-1\r\n"} {
+	for _, seed := range []string{"+OK\r\n", "$3\r\nabc\r\n", "*2\r\n:1\r\n_\r\n", "%1\r\n+a\r\n-ERR x\r\n", ">1\r\n+p\r\n+OK\r\n", "|1\r\n+a\r\n+b\r\n:1\r\n", "$-1\r\n", "*-1\r\n",
+		// a null blob error or verbatim string: no such thing in RESP3, once a panic
+		"!-1\r\n", "=-1\r\n", "!0\r\n\r\n", "*1\r\n!-1\r\n"} {
 		f.Add([]byte(seed), uint8(2), uint8(1))
 		f.Add([]byte(seed), uint8(1), uint8(3))
 	}
