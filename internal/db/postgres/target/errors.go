@@ -83,7 +83,7 @@ func classify(err error, what, secret string, closed bool) *target.Error {
 	switch {
 	case errors.As(err, &pe):
 		e.Class = classOf(pe.Code)
-		e.Code = pe.Code
+		e.Code = oneLine(pe.Code, secret) // a SQLSTATE; whatever else a server (or a fuzzer) puts there is masked too
 		e.Msg = pe.Message
 		if pe.Detail != "" && e.Class == target.ClassConstraint {
 			e.Msg += ": " + pe.Detail
