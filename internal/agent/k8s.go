@@ -2,15 +2,19 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fathom-lab/fathom/internal/fault"
@@ -32,9 +36,24 @@ type K8s struct {
 	LimitCPU    string
 	LimitMemory string
 	Wait        string // how long agents wait for the coordinator (fathom agent --wait)
+	Deadline    string // the Jobs' activeDeadlineSeconds, as a duration
+	TTL         string // the Jobs' ttlSecondsAfterFinished, as a duration
 	Coordinator bool
 	RunArgs     []string // the coordinator's `fathom run` arguments (workload, target, clients …)
+
+	deadline int64 // seconds, from Deadline
+	ttl      int32 // seconds, from TTL
 }
+
+// The image's user (distroless's nonroot) and the pods' only writable directory: the
+// root filesystem is read-only, as the restricted Pod Security level asks of a pod
+// that needs nothing else.
+const (
+	defaultDeadline, defaultTTL = "6h", "24h"
+
+	podUser    = 65532
+	scratchDir = "/var/lib/fathom"
+)
 
 // Register adds the flags to fs.
 func (k *K8s) Register(fs *pflag.FlagSet) {
@@ -48,6 +67,8 @@ func (k *K8s) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&k.LimitCPU, "limit-cpu", "", "CPU limit of each agent pod (default: none)")
 	fs.StringVar(&k.LimitMemory, "limit-memory", "", "memory limit of each agent pod (default: the request)")
 	fs.StringVar(&k.Wait, "agents-wait", "10m", "how long agent pods wait for the coordinator to open the run")
+	fs.StringVar(&k.Deadline, "deadline", defaultDeadline, "the Jobs' active deadline: Kubernetes stops pods still running after this long (activeDeadlineSeconds; longer than --agents-wait plus the run)")
+	fs.StringVar(&k.TTL, "ttl", defaultTTL, "Kubernetes deletes finished Jobs and their pods after this long (ttlSecondsAfterFinished; 0 keeps them); the results are in the store")
 	fs.BoolVar(&k.Coordinator, "coordinator", false, "also write the coordinator's Job, running fathom run with the arguments after --")
 }
 
@@ -63,6 +84,24 @@ func (k *K8s) Jobs() ([]*batchv1.Job, error) {
 	case !k.Coordinator && len(k.RunArgs) > 0:
 		return nil, fault.Usagef("arguments after -- are the coordinator's: add --coordinator")
 	}
+	// The name is the Jobs' names' stem ("NAME-coordinator") and a label value: a
+	// DNS-1123 label of at most 63 characters with the longest suffix.
+	if len(validation.IsDNS1123Label(k.Name)) > 0 || len(validation.IsDNS1123Label(k.Name+"-coordinator")) > 0 {
+		return nil, fault.Usagef("--name %q: Kubernetes names are lower-case letters, digits and '-', starting and ending with a letter or digit, at most %d characters here (e.g. big-1)", k.Name, validation.DNS1123LabelMaxLength-len("-coordinator"))
+	}
+	wait, err := time.ParseDuration(k.Wait)
+	if err != nil || wait <= 0 {
+		return nil, fault.Usagef("--agents-wait %q: give a duration such as 10m", k.Wait)
+	}
+	deadline, err := time.ParseDuration(cmp.Or(k.Deadline, defaultDeadline))
+	if err != nil || deadline <= wait {
+		return nil, fault.Usagef("--deadline %q: give a duration longer than --agents-wait (%s) plus the run, such as 6h", k.Deadline, k.Wait)
+	}
+	ttl, err := time.ParseDuration(cmp.Or(k.TTL, defaultTTL))
+	if err != nil || ttl < 0 {
+		return nil, fault.Usagef("--ttl %q: give a duration such as 24h (0 keeps finished Jobs)", k.TTL)
+	}
+	k.deadline, k.ttl = int64(deadline/time.Second), int32(min(ttl/time.Second, math.MaxInt32))
 	for _, a := range k.RunArgs {
 		if target.RedactString(a) != a {
 			return nil, fault.Usagef("a password in the coordinator's arguments would be in the manifest: put the target in the Secret as FATHOM_TARGET (or its password as PGPASSWORD / MYSQL_PWD) and leave it out here")
@@ -109,22 +148,48 @@ func (k *K8s) Jobs() ([]*batchv1.Job, error) {
 
 // job is a Job of one container running fathom with args, never restarted: an agent
 // that died cannot rejoin a started run, and a second coordinator would open another.
+//
+// The pods meet the restricted Pod Security level: a numeric non-root user (the
+// kubelet cannot verify a user name), the runtime's default seccomp profile, no
+// privilege escalation, every capability dropped, a read-only root filesystem with
+// one emptyDir for HOME and temporary files. Finished Jobs are deleted after TTL; a
+// Job still running after Deadline is stopped.
 func (k *K8s) job(name string, labels map[string]string, args []string, res corev1.ResourceRequirements) *batchv1.Job {
 	zero := int32(0)
-	nonRoot := true
+	yes, no := true, false
+	user := int64(podUser)
+	var ttl *int32
+	if k.ttl > 0 {
+		ttl = &k.ttl
+	}
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.Namespace, Labels: labels},
 		Spec: batchv1.JobSpec{
-			BackoffLimit: &zero,
+			BackoffLimit:            &zero,
+			ActiveDeadlineSeconds:   &k.deadline,
+			TTLSecondsAfterFinished: ttl,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					RestartPolicy:   corev1.RestartPolicyNever,
-					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &nonRoot},
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: &no, // fathom never talks to the Kubernetes API
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot: &yes, RunAsUser: &user, RunAsGroup: &user, FSGroup: &user,
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Volumes: []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 					Containers: []corev1.Container{{
 						Name: "fathom", Image: k.Image, Args: args, Resources: res,
-						EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: k.Secret}}}},
+						WorkingDir:   scratchDir,
+						Env:          []corev1.EnvVar{{Name: "HOME", Value: scratchDir}, {Name: "TMPDIR", Value: scratchDir}},
+						EnvFrom:      []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: k.Secret}}}},
+						VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: scratchDir}},
+						SecurityContext: &corev1.SecurityContext{
+							RunAsNonRoot: &yes, RunAsUser: &user,
+							AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes,
+							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
 					}},
 				},
 			},

@@ -6,7 +6,11 @@ import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation"
+	psapi "k8s.io/pod-security-admission/api"
+	psapolicy "k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 )
 
@@ -61,6 +65,76 @@ func TestK8sRefuses(t *testing.T) {
 			t.Errorf("%+v: no error", k)
 		} else if strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+}
+
+// Every pod the manifests make passes the restricted Pod Security level, as the
+// admission controller itself evaluates it (k8s.io/pod-security-admission's checks,
+// the code the API server runs), and the Jobs clean up after themselves.
+func TestK8sRestricted(t *testing.T) {
+	k := K8s{Agents: 3, Name: "big-1", Image: "fathom:1", Secret: "fathom", CPU: "1", Memory: "256Mi", Wait: "10m",
+		Coordinator: true, RunArgs: []string{"--workload", "tpcb", "-T", "10m"}}
+	jobs, err := k.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval, err := psapolicy.NewEvaluator(psapolicy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
+	for _, j := range jobs {
+		pod := j.Spec.Template
+		for _, r := range eval.EvaluatePod(level, &pod.ObjectMeta, &pod.Spec) {
+			if !r.Allowed {
+				t.Errorf("%s: restricted level refuses it: %s: %s", j.Name, r.ForbiddenReason, r.ForbiddenDetail)
+			}
+		}
+		if j.Spec.TTLSecondsAfterFinished == nil || *j.Spec.TTLSecondsAfterFinished != 24*3600 ||
+			j.Spec.ActiveDeadlineSeconds == nil || *j.Spec.ActiveDeadlineSeconds != 6*3600 || *j.Spec.BackoffLimit != 0 {
+			t.Errorf("%s: ttl %v, deadline %v, backoff %v", j.Name, j.Spec.TTLSecondsAfterFinished, j.Spec.ActiveDeadlineSeconds, *j.Spec.BackoffLimit)
+		}
+		if u := pod.Spec.SecurityContext.RunAsUser; u == nil || *u == 0 {
+			t.Errorf("%s: no numeric non-root user: the kubelet cannot verify a user name", j.Name)
+		}
+	}
+	// The test can fail: the same evaluator refuses the pod spec fathom printed before.
+	old := jobs[0].Spec.Template.DeepCopy()
+	old.Spec.SecurityContext = &corev1.PodSecurityContext{}
+	old.Spec.Containers[0].SecurityContext = nil
+	refused := false
+	for _, r := range eval.EvaluatePod(level, &old.ObjectMeta, &old.Spec) {
+		refused = refused || !r.Allowed
+	}
+	if !refused {
+		t.Error("the evaluator allows a pod with no security context: the check proves nothing")
+	}
+}
+
+// Names that Kubernetes would refuse are refused before anything is printed, with
+// the form that works; the Job names that come out are valid DNS-1123 labels.
+func TestK8sNames(t *testing.T) {
+	for _, name := range []string{"Big_1", "big1-", "-big1", "UPPER", strings.Repeat("a", 52), "a.b"} {
+		k := K8s{Agents: 1, Name: name, Wait: "1m"}
+		var b bytes.Buffer
+		if err := k.Write(&b); err == nil || !strings.Contains(err.Error(), "--name") || b.Len() != 0 {
+			t.Errorf("--name %q: err %v, printed %d bytes", name, err, b.Len())
+		}
+	}
+	for _, k := range []K8s{{Agents: 1, Name: "x", Wait: "10m", Deadline: "5m"}, {Agents: 1, Name: "x", Wait: "10m", TTL: "soon"}} {
+		if _, err := k.Jobs(); err == nil {
+			t.Errorf("%+v: no error", k)
+		}
+	}
+	k := K8s{Agents: 1, Name: strings.Repeat("a", 51), Wait: "1m", Coordinator: true, RunArgs: []string{"-T", "1m"}}
+	jobs, err := k.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if errs := validation.IsDNS1123Label(j.Name); len(errs) > 0 {
+			t.Errorf("Job name %q: %v", j.Name, errs)
 		}
 	}
 }
