@@ -103,6 +103,16 @@ ensure_chromium() {
   log "installing chromium for the report's browser test"; apt_install chromium
 }
 
+# The Prometheus scrape test (internal/promexp) runs Debian's prometheus binary on a
+# spare port. Installed only for CI (FATHOM_TEST_REQUIRE=1): on a developer's machine
+# the package would also enable a system Prometheus on :9090, so there the test skips
+# with the apt-get line instead. --no-install-recommends keeps node-exporter out.
+ensure_prometheus() {
+  command -v prometheus >/dev/null 2>&1 && return 0
+  [ "${FATHOM_TEST_REQUIRE:-}" = 1 ] || return 1
+  log "installing prometheus for the scrape test"; apt_install --no-install-recommends prometheus
+}
+
 # --- PostgreSQL version matrix -------------------------------------------------------
 pg_cache_dir() {
   if [ -n "${FATHOM_PG_CACHE:-}" ]; then echo "$FATHOM_PG_CACHE"
@@ -178,6 +188,12 @@ if [ -n "$matrix" ]; then
 fi
 
 ensure_chromium || log "chromium unavailable: the browser test will skip (or fail with FATHOM_TEST_REQUIRE=1)"
+if ensure_prometheus; then
+  # installed (or there already): a scrape test that then skips would hide a gap
+  [ "${FATHOM_TEST_REQUIRE:-}" = 1 ] && export FATHOM_TEST_REQUIRE_PROMETHEUS=1
+else
+  log "prometheus unavailable: the scrape test will skip (apt-get install --no-install-recommends prometheus)"
+fi
 ensure_postgres || log "PostgreSQL unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
 ensure_mysql || log "MariaDB unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
 ensure_redis || log "Redis unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"

@@ -581,3 +581,25 @@ func (a *SparseSum) Reset() {
 	}
 	a.total = 0
 }
+
+// AddBuckets adds s's values to per, a count per bound: per[j] counts the values
+// above bounds[j-1] and at or below bounds[j] (bounds ascending; per has one more
+// element, for the values above every bound). Each value is taken as the highest of
+// its bucket, as ValueAtQuantile reports it, so a value within the histogram's
+// resolution (0.1% at 3 significant figures) of a bound may be counted above it. It
+// returns the sum of the values, each at the middle of its bucket (as Mean takes them).
+func (s *Sparse) AddBuckets(bounds []int64, per []uint64) (sum float64) {
+	if s.TotalCount() == 0 {
+		return 0
+	}
+	j := 0
+	for k, c := range s.cnt {
+		low, w := s.geo.bucket(s.idx[k])
+		for j < len(bounds) && bounds[j] < low+w-1 {
+			j++
+		}
+		per[j] += uint64(c)
+		sum += float64(c) * float64(low+w>>1)
+	}
+	return sum
+}

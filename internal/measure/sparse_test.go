@@ -2,8 +2,10 @@ package measure
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -263,4 +265,38 @@ func BenchmarkEncode(b *testing.B) {
 			_, _ = Encode(h)
 		}
 	})
+}
+
+// AddBuckets puts every value in the bucket of the first bound at or above it (taking
+// each value as the highest of its HDR bucket), loses none, and sums them as Mean does.
+func TestSparseAddBuckets(t *testing.T) {
+	h := NewHistogram()
+	// 100,000 ns sits in the HDR bucket 99,840-100,351 ns (512 ns wide there): taken
+	// as its highest value, it counts above the 100 µs bound, as documented.
+	for _, v := range []int64{50_000, 99_000, 100_000, 200_000, 2_000_000, 3_000_000_000, 90_000_000_000} {
+		record(h, v)
+	}
+	blob, err := Encode(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dec SparseDecoder
+	s, err := dec.Decode(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds := []int64{100_000, 1_000_000, 1_000_000_000, 60_000_000_000}
+	per := make([]uint64, len(bounds)+1)
+	sum := s.AddBuckets(bounds, per)
+	if want := []uint64{2, 2, 1, 1, 1}; !slices.Equal(per, want) {
+		t.Errorf("per bound %v, want %v", per, want)
+	}
+	if m := s.Mean() * float64(s.TotalCount()); math.Abs(sum-m) > 1e-6*m {
+		t.Errorf("sum %v, mean × count %v", sum, m)
+	}
+	// Adding twice adds.
+	s.AddBuckets(bounds, per)
+	if per[0] != 4 || per[4] != 2 {
+		t.Errorf("after a second add: %v", per)
+	}
 }

@@ -185,18 +185,23 @@ func TestPrometheusScrapes(t *testing.T) {
 		return liveAddr != ""
 	})
 
-	// Prometheus scraping both every second.
+	// A second `fathom serve`, over the live run's store: the README's scrape
+	// configuration (serve plus each run) then sees the live run twice.
+	liveHub := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	start(t, "fathom serve (live store)", exec.Command(bin, "serve", "--store", liveStore, "--addr", liveHub))
+
+	// Prometheus scraping all three every second.
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
 scrape_configs:
   - job_name: fathom-serve
     static_configs:
-      - targets: [%q]
+      - targets: [%q, %q]
   - job_name: fathom-run
     static_configs:
       - targets: [%q]
-`, hubAddr, liveAddr)
+`, hubAddr, liveHub, liveAddr)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -213,15 +218,15 @@ scrape_configs:
 		resp.Body.Close()
 		return resp.StatusCode == 200
 	})
-	poll(t, "both targets up", func() bool {
+	poll(t, "the three targets up", func() bool {
 		up := query(t, api, `up == 1`)
-		return len(up) == 2
+		return len(up) == 3
 	})
 
 	// The hub's run: exactly what the store holds, as the exporter says it.
 	var got []promSample
 	poll(t, "the hub's run in Prometheus", func() bool {
-		got = query(t, api, `fathom_run_transactions_total{job="fathom-serve"}`)
+		got = query(t, api, fmt.Sprintf(`fathom_run_transactions_total{job="fathom-serve",instance=%q}`, hubAddr))
 		return len(got) == 1
 	})
 	if l := got[0].labels; l["run_id"] != r.UUID || l["workload"] != "tpcb" || l["target_kind"] != "postgres" || l["label_env"] != "hub" || l["txn"] != "deposit" {
@@ -230,7 +235,7 @@ scrape_configs:
 	if got[0].value != 120 {
 		t.Errorf("Prometheus has %v transactions of the hub's run, the store 3 × 40", got[0].value)
 	}
-	p99 := query(t, api, `fathom_run_latency_seconds{job="fathom-serve",window="run",quantile="0.99",txn="deposit"}`)
+	p99 := query(t, api, fmt.Sprintf(`fathom_run_latency_seconds{instance=%q,window="run",quantile="0.99",txn="deposit"}`, hubAddr))
 	want := samples(direct, "fathom_run_latency_seconds", map[string]string{"window": "run", "quantile": "0.99", "txn": "deposit"})
 	var exported []float64
 	for _, v := range want {
@@ -278,6 +283,36 @@ scrape_configs:
 	}
 	t.Logf("live run: Prometheus %v transactions, store %d after %d intervals", got[0].value, stored, len(ivs))
 
+	// The live run is on the page of its own process and on its store's serve: two
+	// series of every metric. Each of the dashboard's queries counts it once (one
+	// series per key, throughput not doubled), and its histogram counts what its
+	// counter counts, scrape by scrape.
+	live := lr.UUID
+	poll(t, "the live run from both sources", func() bool {
+		return len(query(t, api, fmt.Sprintf(`fathom_run_transactions_total{run_id=%q} > 0`, live))) == 2
+	})
+	tput := fmt.Sprintf(`sum by (run_id, workload) (max without (job, instance) (rate(fathom_run_transactions_total{run_id=%q}[1m])))`, live)
+	single := fmt.Sprintf(`sum by (run_id) (rate(fathom_run_transactions_total{run_id=%q, job="fathom-run"}[1m]))`, live)
+	var dash, one []promSample
+	poll(t, "the live run's throughput from both sources", func() bool {
+		dash, one = query(t, api, tput), query(t, api, single)
+		return len(dash) == 1 && len(one) == 1 && one[0].value > 0
+	})
+	if r := dash[0].value / one[0].value; r < 0.6 || r > 1.4 {
+		t.Errorf("the dashboard's throughput of the live run is %v tx/s, one source says %v: counted twice?", dash[0].value, one[0].value)
+	}
+	t.Logf("live run scraped twice: dashboard %.1f tx/s, its own page %.1f tx/s", dash[0].value, one[0].value)
+	for _, src := range []string{`job="fathom-run"`, fmt.Sprintf(`instance=%q`, liveHub)} {
+		diff := query(t, api, fmt.Sprintf(`sum(fathom_run_response_seconds_count{run_id=%q, %s}) - sum(fathom_run_transactions_total{run_id=%q, %s})`, live, src, live, src))
+		if len(diff) != 1 || diff[0].value != 0 {
+			t.Errorf("%s: histogram count minus transactions = %v, want 0", src, diff)
+		}
+	}
+	poll(t, "a p99 from the histogram", func() bool {
+		q := query(t, api, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (max without (job, instance) (rate(fathom_run_response_seconds_bucket{run_id=%q}[1m]))))`, live))
+		return len(q) == 1 && q[0].value > 0 && q[0].value <= 60
+	})
+
 	// Every query of the Grafana dashboard, as Grafana would send it (its variables
 	// replaced: all runs, all transaction types, a one-minute rate window), is
 	// evaluated by this Prometheus; those about throughput, latency and progress must
@@ -298,6 +333,15 @@ scrape_configs:
 			poll(t, fmt.Sprintf("panel %q's query %s to answer", p.Title, expr), func() bool {
 				return len(query(t, api, expr)) > 0
 			})
+			// One series per key for the live run, though two sources have it.
+			seen := map[string]bool{}
+			for _, r := range query(t, api, strings.ReplaceAll(vars.Replace(q.Expr), `run_id=~".+"`, fmt.Sprintf(`run_id=%q`, live))) {
+				k := fmt.Sprint(r.labels)
+				if seen[k] {
+					t.Errorf("panel %q: query %s answers %v twice", p.Title, expr, r.labels)
+				}
+				seen[k] = true
+			}
 		}
 	}
 }

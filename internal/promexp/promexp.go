@@ -55,6 +55,7 @@ var (
 	descErrors     = desc("fathom_run_errors_total", "Failed attempts so far by error class (retried ones included).", "txn", "class")
 	descTPS        = desc("fathom_run_tps", "Successful transactions per second in the run's latest finished interval.", "txn")
 	descLatency    = desc("fathom_run_latency_seconds", "Response time quantile of successful transactions: window=\"interval\" is the latest finished interval, window=\"run\" the run's measured (non warm-up) intervals so far; txn=\"all\" is every type together.", "txn", "window", "quantile")
+	descResponse   = desc("fathom_run_response_seconds", "Response times of successful transactions so far, warm-up included, as a histogram: unlike fathom_run_latency_seconds it can be summed over types, runs and agents (histogram_quantile). A value within 0.1% of a bucket's bound may be counted in the next bucket.", "txn")
 	descLatencyMax = desc("fathom_run_latency_max_seconds", "Highest response time of a successful transaction, by window as fathom_run_latency_seconds.", "txn", "window")
 
 	descInProgress = plainDesc("fathom_runs_in_progress", "Runs in progress exposed on this page.", nil)
@@ -151,6 +152,20 @@ func (s *runState) collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- m
 	}
+	sendHist := func(d *prometheus.Desc, h *histState, labels ...string) {
+		buckets := make(map[float64]uint64, len(histBounds))
+		var cum uint64
+		for j, b := range histBounds {
+			cum += h.per[j]
+			buckets[b] = cum
+		}
+		cum += h.per[len(histBounds)]
+		var m prometheus.Metric = prometheus.MustNewConstHistogram(d, cum, h.sum, buckets, append(s.values[:len(s.values):len(s.values)], labels...)...)
+		if len(extra) > 0 {
+			m = labeled{m, extra}
+		}
+		ch <- m
+	}
 	gauge, counter := prometheus.GaugeValue, prometheus.CounterValue
 	send(descInfo, gauge, 1)
 	send(descStart, gauge, float64(s.start.UnixNano())/1e9)
@@ -180,6 +195,7 @@ func (s *runState) collect(ch chan<- prometheus.Metric) {
 		}
 		send(descTPS, gauge, t.tps, t.name)
 		t.lat.collect(send, t.name)
+		sendHist(descResponse, &t.hist, t.name)
 	}
 	if !s.hasTypeNamed("all") {
 		s.all.collect(send, "all")

@@ -192,6 +192,7 @@ func TestStoreHandler(t *testing.T) {
 		if ms := sum.ByTxn[name].Latency.P99; math.Abs(ms-1e3*secs(runLat.ValueAtQuantile(99))) > 0.0005 {
 			t.Errorf("%s: the summary's p99 %v ms is not the exposed one", name, ms)
 		}
+		checkHistogram(t, fams, txn, ivs, i, 600)
 		if got := samples(fams, "fathom_run_late_total", txn); len(got) != 0 {
 			t.Errorf("closed loop run has late counts: %v", got)
 		}
@@ -212,18 +213,22 @@ func TestStoreHandler(t *testing.T) {
 	if got := samples(fams, "fathom_run_elapsed_seconds", map[string]string{"run_id": r.UUID}); got[sortedLabels(run, "run_id")] != 3 {
 		t.Errorf("elapsed = %v, want 3", got)
 	}
-	// The README's count: 16 + 23 per transaction type for a closed-loop run.
+	// The README's count: 16 + 44 per transaction type for a closed-loop run (a
+	// histogram is a series per bucket, +Inf, _sum and _count).
 	series := 0
 	for _, f := range fams {
 		for _, m := range f.Metric {
 			for _, l := range m.Label {
 				if l.GetName() == "run_id" && l.GetValue() == r.UUID {
 					series++
+					if m.Histogram != nil {
+						series += len(m.Histogram.Bucket) + 1 // the buckets (+Inf among them), _sum and _count: one is counted above
+					}
 				}
 			}
 		}
 	}
-	if want := 16 + 23*len(types); series != want {
+	if want := 16 + 44*len(types); series != want {
 		t.Errorf("the run has %d series, the README says %d", series, want)
 	}
 	if got := samples(fams, "fathom_runs_in_progress", nil); got[""] != 1 {
@@ -416,4 +421,51 @@ func scrapeHTTP(t *testing.T, url string) map[string]*dto.MetricFamily {
 		t.Fatal(err)
 	}
 	return fams
+}
+
+// checkHistogram: the type's fathom_run_response_seconds counts every interval's
+// successful transactions (warm-up included, want of them), and each bucket holds the
+// values whose HDR bucket ends at or below its bound, as the library's own
+// distribution of the merged intervals says.
+func checkHistogram(t *testing.T, fams map[string]*dto.MetricFamily, match map[string]string, ivs []*measure.Interval, typ int, want uint64) {
+	t.Helper()
+	var h *dto.Histogram
+	for _, m := range fams["fathom_run_response_seconds"].GetMetric() {
+		n := 0
+		for _, l := range m.Label {
+			if v, ok := match[l.GetName()]; ok && v == l.GetValue() {
+				n++
+			}
+		}
+		if n == len(match) {
+			h = m.Histogram
+		}
+	}
+	if h == nil {
+		t.Fatalf("no fathom_run_response_seconds%v", match)
+	}
+	merged := measure.NewHistogram()
+	for _, iv := range ivs {
+		merged.Merge(iv.Types[typ].Latency)
+	}
+	if h.GetSampleCount() != want || uint64(merged.TotalCount()) != want {
+		t.Errorf("%v: histogram count %d, merged intervals %d, want %d", match, h.GetSampleCount(), merged.TotalCount(), want)
+	}
+	if m := merged.Mean() * float64(want) / 1e9; math.Abs(h.GetSampleSum()-m) > 1e-9*m {
+		t.Errorf("%v: histogram sum %v s, merged intervals' mean × count %v s", match, h.GetSampleSum(), m)
+	}
+	if len(h.Bucket) != len(histBounds)+1 || !math.IsInf(h.Bucket[len(histBounds)].GetUpperBound(), 1) || h.Bucket[len(histBounds)].GetCumulativeCount() != want {
+		t.Fatalf("%d buckets, want %d and +Inf holding every value: %v", len(h.Bucket), len(histBounds), h.Bucket)
+	}
+	for _, b := range h.Bucket[:len(histBounds)] {
+		var at uint64
+		for _, bar := range merged.Distribution() {
+			if float64(bar.To) <= b.GetUpperBound()*1e9+0.5 {
+				at += uint64(bar.Count)
+			}
+		}
+		if b.GetCumulativeCount() != at {
+			t.Errorf("%v: bucket le=%v has %d, the merged intervals %d", match, b.GetUpperBound(), b.GetCumulativeCount(), at)
+		}
+	}
 }

@@ -41,7 +41,29 @@ type txnState struct {
 	total measure.Counts // every interval so far, warm-up included
 	tps   float64        // the latest interval's successful transactions per second
 	lat   latencyState
+	hist  histState
 }
+
+// histState is a transaction type's response times over every interval so far,
+// warm-up included (as the counters), in the buckets of histBounds: a Prometheus
+// histogram, which unlike the quantile gauges can be summed over types, runs and
+// agents.
+type histState struct {
+	per []uint64 // per bound, and the last for the values above every bound
+	sum float64  // seconds
+}
+
+// histBounds are the histogram's upper bounds in seconds, and in nanoseconds.
+var (
+	histBounds   = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	histBoundsNs = func() []int64 {
+		out := make([]int64, len(histBounds))
+		for i, b := range histBounds {
+			out[i] = int64(b*1e9 + 0.5)
+		}
+		return out
+	}()
+)
 
 // latencyState is a latency distribution's figures over the latest interval and over
 // the run's measured (non warm-up) intervals so far; cum is kept to add the next.
@@ -74,7 +96,7 @@ func newRunState(r *store.Run) *runState {
 	}
 	s.values = []string{s.id, validUTF8(r.Workload), validUTF8(r.TargetKind)}
 	for _, n := range r.TxnTypes {
-		s.types = append(s.types, txnState{name: validUTF8(n)})
+		s.types = append(s.types, txnState{name: validUTF8(n), hist: histState{per: make([]uint64, len(histBounds)+1)}})
 	}
 	return s
 }
@@ -159,6 +181,18 @@ func (s *runState) add(rd *reader, ivs []store.EncodedInterval) error {
 		}
 		lastH[i] = h
 	}
+	// Every interval's response times, warm-up included, into the histograms' buckets.
+	hist := make([]histState, len(s.types))
+	for i := range s.types {
+		hist[i].per = make([]uint64, len(histBounds)+1)
+		for k := range ivs {
+			h, err := rd.dec.DecodeTemp(ivs[k].Types[i].Latency)
+			if err != nil {
+				return fmt.Errorf("interval %d, %s: %v", ivs[k].Index, s.types[i].name, err)
+			}
+			hist[i].sum += h.AddBuckets(histBoundsNs, hist[i].per) / 1e9
+		}
+	}
 	allCum, err := rd.total(cum)
 	if err != nil {
 		return err
@@ -179,6 +213,10 @@ func (s *runState) add(rd *reader, ivs []store.EncodedInterval) error {
 			st.tps = float64(last.Types[i].OK) / secs
 		}
 		st.lat.set(lastH[i], cum[i])
+		for j, n := range hist[i].per {
+			st.hist.per[j] += n
+		}
+		st.hist.sum += hist[i].sum
 	}
 	s.all.set(allLast, allCum)
 	for k := range ivs {
