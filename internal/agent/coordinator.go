@@ -74,6 +74,7 @@ type coordinator struct {
 	members []store.AgentMember
 	runID   int64
 	start   time.Time
+	clock   [2]time.Duration // the coordinator's own offset from the store and round trip
 	onCut   func(int)
 	done    bool
 }
@@ -122,8 +123,8 @@ func (c *coordinator) gather(ctx context.Context) error {
 		for _, m := range members {
 			if !seen[m.Index] {
 				seen[m.Index] = true
-				c.plan.Log("agent %d joined from %s (fathom %s): %d clients%s; clock %+.3fms from the store's", m.Index, m.Host, m.Version,
-					m.Clients, rateText(m.Rate), -ms(m.Offset))
+				c.plan.Log("agent %d joined from %s (fathom %s): %d clients%s; clock %+.3fms ±%.3fms from the store's (%+.3fms applied)", m.Index, m.Host, m.Version,
+					m.Clients, rateText(m.Rate), -ms(m.Offset), ms(m.RTT/2), ms(-clockApplied(m.Offset, m.RTT)))
 			}
 		}
 		if len(members) == c.plan.Agents {
@@ -177,8 +178,26 @@ func (c *coordinator) Close() {
 func (c *coordinator) RunOptions() map[string]string {
 	m := map[string]string{"agents": strconv.Itoa(c.plan.Agents), "agents.name": c.plan.Name}
 	for _, a := range c.members {
-		m[fmt.Sprintf("agent.%d", a.Index)] = fmt.Sprintf("host=%s version=%s clients=%d rate=%g seed=%d clock_offset=%+.3fms rtt=%.3fms",
-			a.Host, a.Version, a.Clients, a.Rate, a.Seed, -ms(a.Offset), ms(a.RTT))
+		m[fmt.Sprintf("agent.%d", a.Index)] = fmt.Sprintf("host=%s version=%s clients=%d rate=%g seed=%d clock_offset=%+.3fms clock_uncertainty=%.3fms clock_applied=%+.3fms rtt=%.3fms",
+			a.Host, a.Version, a.Clients, a.Rate, a.Seed, -ms(a.Offset), ms(a.RTT/2), ms(-clockApplied(a.Offset, a.RTT)), ms(a.RTT))
 	}
 	return m
+}
+
+// WarnClock: a machine's clock is known too loosely, or was off by enough, for the
+// intervals of the agents to line up within 5% of the interval.
+const WarnClock = "clock"
+
+// clockWarnings are the coordinator's and the agents' clock warnings.
+func (c *coordinator) clockWarnings() []string {
+	var out []string
+	if w := clockWarning("the coordinator", c.clock[0], c.clock[1], c.spec.Interval); w != "" {
+		out = append(out, w)
+	}
+	for _, a := range c.members {
+		if w := clockWarning(fmt.Sprintf("agent %d (%s)", a.Index, a.Host), a.Offset, a.RTT, c.spec.Interval); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }

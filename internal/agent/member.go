@@ -152,8 +152,8 @@ func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcom
 		}
 		return nil, fault.WithKind(fault.Failed, err)
 	}
-	a.Log("joined job %q as agent %d of %d: %d clients%s, seed %d; store clock %+.3fms from ours (round trip %.3fms)",
-		j.Name, index, j.Agents, sh.Clients, rateText(sh.Rate), sh.Seed, ms(off), ms(rtt))
+	a.Log("joined job %q as agent %d of %d: %d clients%s, seed %d; store clock %+.3fms ±%.3fms from ours (round trip %.3fms), %+.3fms applied",
+		j.Name, index, j.Agents, sh.Clients, rateText(sh.Rate), sh.Seed, ms(off), ms(rtt/2), ms(rtt), ms(clockApplied(off, rtt)))
 	out := &Outcome{Job: j.Name, Share: sh}
 	fail := func(err error) (*Outcome, error) {
 		a.final(j.ID, index, store.AgentFailed, err.Error())
@@ -184,7 +184,7 @@ func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcom
 	case start = <-b.started:
 	case <-runCtx.Done():
 	}
-	if start.IsZero() || !sleepUntil(runCtx, start.Add(-off)) {
+	if start.IsZero() || !sleepUntil(runCtx, start.Add(-clockApplied(off, rtt))) {
 		stopBeat()
 		cause := context.Cause(runCtx)
 		a.final(j.ID, index, store.AgentDone, "stopped before the start: "+cause.Error())

@@ -34,7 +34,7 @@ func ended(state string) bool {
 func (c *coordinator) Run(ctx context.Context, sink runner.Sink) runner.Result {
 	bg := context.WithoutCancel(ctx)
 	res := runner.Result{Status: runner.StatusComplete}
-	off, _, err := storeClock(bg, c.as)
+	off, rtt, err := storeClock(bg, c.as)
 	var startAt time.Time
 	if err == nil {
 		startAt, err = c.as.StartAgentJob(bg, c.job.ID, c.runID, c.plan.Lead)
@@ -44,7 +44,12 @@ func (c *coordinator) Run(ctx context.Context, sink runner.Sink) runner.Result {
 		now := time.Now()
 		return runner.Result{Status: runner.StatusFailed, Reason: "starting the agents: " + err.Error(), Start: now, End: now}
 	}
-	c.start = startAt.Add(-off)
+	c.start = startAt.Add(-clockApplied(off, rtt))
+	c.clock = [2]time.Duration{off, rtt}
+	for _, w := range c.clockWarnings() {
+		c.plan.Log("warning: %s", w)
+		res.Warnings = append(res.Warnings, runner.Warning{Kind: WarnClock, Text: w})
+	}
 	res.Start = c.start
 	m := &merger{c: c, types: c.spec.Types, cover: map[int][]int{}}
 	var stopAt time.Time

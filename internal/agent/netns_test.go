@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -581,4 +582,109 @@ func skipUnlessRequired(t *testing.T, why string) {
 		t.Fatal(why + " (FATHOM_TEST_REQUIRE=1)")
 	}
 	t.Skip(why)
+}
+
+// delayProxy forwards connections on addr to upstream, holding every byte the client
+// sends for delay before passing it on (the replies go straight back): a path to the
+// store that is slow one way only, which a midpoint reading of the clock cannot tell
+// from a clock that is off by half the round trip.
+func delayProxy(t *testing.T, addr, upstream string, delay time.Duration) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			type chunk struct {
+				at time.Time
+				b  []byte
+			}
+			q := make(chan chunk, 1024)
+			go func() { // client -> queue
+				defer close(q)
+				for {
+					b := make([]byte, 32<<10)
+					n, err := c.Read(b)
+					if n > 0 {
+						q <- chunk{time.Now().Add(delay), b[:n]}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+			go func() { // queue -> server, each chunk at its time
+				defer u.Close()
+				for ch := range q {
+					time.Sleep(time.Until(ch.at))
+					if _, err := u.Write(ch.b); err != nil {
+						return
+					}
+				}
+			}()
+			go func() { // server -> client, at once
+				defer c.Close()
+				_, _ = io.Copy(c, u)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestAgentClockDelay: an agent whose path to the store is 300 ms slower one way, on
+// the same clock as everyone: the midpoint reading says its clock is 150 ms off. It
+// records the uncertainty (±150 ms), applies no offset (an identical clock is within
+// what was measured), and the run warns that its intervals may be out of line.
+func TestAgentClockDelay(t *testing.T) {
+	l := newLab(t)
+	name := "ns-clock"
+	port := l.inst.Port
+	slow := delayProxy(t, l.server()+":0", fmt.Sprintf("127.0.0.1:%d", port), 300*time.Millisecond)
+	_, slowPort, _ := net.SplitHostPort(slow)
+	var agents []*proc
+	for i := 0; i < 3; i++ {
+		u := l.url(i+1, "fathom")
+		if i == 1 {
+			u = strings.Replace(u, fmt.Sprintf(":%d/", port), ":"+slowPort+"/", 1)
+		}
+		agents = append(agents, l.start(i+1, "agent", "--store", u, "--run", name, "--index", fmt.Sprint(i), "--wait", "2m", "--lost-after", "10s"))
+	}
+	co := l.coordinator(name, "-c", "3", "-T", "4", "-P", "1")
+	if code := co.wait(t, 3*time.Minute); code != 0 {
+		t.Fatalf("coordinator exit %d: %s", code, co.stderr.String())
+	}
+	for i, a := range agents {
+		if c := a.wait(t, time.Minute); c != 0 {
+			t.Errorf("agent %d exit %d: %s", i, c, a.stderr.String())
+		}
+	}
+	_, run, _, _ := l.job(name)
+	rec := run.Options["agent.1"]
+	var off, unc, applied, rtt float64
+	if _, err := fmt.Sscanf(rec[strings.Index(rec, "clock_offset="):], "clock_offset=%fms clock_uncertainty=%fms clock_applied=%fms rtt=%fms", &off, &unc, &applied, &rtt); err != nil {
+		t.Fatalf("agent 1's record %q: %v", rec, err)
+	}
+	if unc < 150 || math.Abs(off) < 100 || applied != 0 {
+		t.Errorf("agent 1 behind a 300 ms one-way delay: offset %v ms ±%v ms, applied %v ms; want about ±150 measured and nothing applied", off, unc, applied)
+	}
+	if !strings.Contains(co.stderr.String(), "agent 1") || !strings.Contains(co.stderr.String(), "clock is known only to ±") {
+		t.Errorf("the coordinator did not warn about agent 1's clock:\n%s", co.stderr.String())
+	}
+	for _, k := range []string{"agent.0", "agent.2"} {
+		if strings.Contains(co.stderr.String(), strings.Replace(k, ".", " ", 1)+" (") {
+			t.Errorf("a warning about %s, whose path is fast:\n%s", k, co.stderr.String())
+		}
+	}
+	t.Logf("agent 1: %s", rec)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"strings"
@@ -79,11 +80,13 @@ func AgentStore(st store.Store) (store.AgentStore, error) {
 	return nil, fault.Usagef("agents coordinate through a PostgreSQL results store that every machine reaches: give --store postgres://user@host/fathom (store %s cannot be shared)", st.Path())
 }
 
-// storeClock measures the store's clock against this machine's: the offset (store
-// minus local, read halfway through the round trip) of the fastest of a few reads.
+// storeClock measures the store's clock against this machine's, the NTP way: of a few
+// reads, the one with the shortest round trip, its reading taken as made halfway
+// through. offset is the store's clock minus ours as measured; the truth lies within
+// ±rtt/2 of it (a delay on one way only shifts the midpoint by up to that much).
 func storeClock(ctx context.Context, as store.AgentStore) (offset, rtt time.Duration, err error) {
 	rtt = -1
-	for i := 0; i < 5; i++ {
+	for i := 0; i < clockSamples; i++ {
 		t0 := time.Now()
 		st, err := as.Clock(ctx)
 		t1 := time.Now()
@@ -96,6 +99,41 @@ func storeClock(ctx context.Context, as store.AgentStore) (offset, rtt time.Dura
 		}
 	}
 	return offset, rtt, nil
+}
+
+const clockSamples = 8
+
+// clockApplied is the offset a machine starts by: of the offsets the measurement
+// allows (offset ± rtt/2), the one nearest zero. Clocks kept by NTP agree to a few
+// milliseconds, while a slow or asymmetric path to the store fakes an offset of up to
+// half its round trip: an offset within the uncertainty is not applied, and a larger
+// one only by what the uncertainty cannot explain.
+func clockApplied(offset, rtt time.Duration) time.Duration {
+	u := rtt / 2
+	switch {
+	case offset > u:
+		return offset - u
+	case offset < -u:
+		return offset + u
+	}
+	return 0
+}
+
+// clockWarning says when a machine's clock is known too loosely, or was far enough off,
+// for its intervals to line up with the others' within a material share (5%) of the
+// interval; "" when it is fine.
+func clockWarning(who string, offset, rtt, interval time.Duration) string {
+	u, applied := rtt/2, clockApplied(offset, rtt)
+	limit := interval / 20
+	switch {
+	case u > limit:
+		return fmt.Sprintf("%s's clock is known only to ±%.1f ms (round trip %.1f ms to the store), %.0f%% of the %s interval: its intervals may be that far out of line with the others'",
+			who, ms(u), ms(rtt), 100*float64(u)/float64(interval), interval)
+	case applied > limit || applied < -limit:
+		return fmt.Sprintf("%s's clock was %+.1f ms off the store's (±%.1f ms), %.0f%% of the %s interval: it started by the store's clock, but check its time synchronisation",
+			who, ms(-applied), ms(u), 100*math.Abs(float64(applied))/float64(interval), interval)
+	}
+	return ""
 }
 
 // decodeSpec reads a job's spec.
