@@ -56,7 +56,7 @@ func (p Plan) Remote(o run.Options) run.Remote {
 			Workload: o.Workload, Params: o.Params, Types: wl.TxnTypes(), Clients: cfg.Clients, Rate: cfg.Rate, Seed: cfg.Seed,
 			Duration: cfg.Duration, Transactions: cfg.Transactions, Warmup: cfg.Warmup, Interval: cfg.Interval,
 			LatencyLimit: cfg.LatencyLimit, MaxTries: cfg.MaxTries, ReconnectTimeout: cfg.ReconnectTimeout, ConnectPerTxn: cfg.ConnectPerTxn}
-		c := &coordinator{plan: p, as: as, spec: spec, cfg: cfg}
+		c := &coordinator{plan: p, as: as, st: st, spec: spec, cfg: cfg}
 		c.defaults()
 		if err := c.gather(ctx); err != nil {
 			return nil, err
@@ -68,6 +68,7 @@ func (p Plan) Remote(o run.Options) run.Remote {
 type coordinator struct {
 	plan    Plan
 	as      store.AgentStore
+	st      store.Store // the same store, for closing a dead coordinator's run
 	spec    Spec
 	cfg     runner.Config
 	job     store.AgentJob
@@ -101,9 +102,19 @@ func (c *coordinator) defaults() {
 // gather opens the job and waits for every agent to join.
 func (c *coordinator) gather(ctx context.Context) error {
 	c.job = store.AgentJob{Name: c.plan.Name, Agents: c.plan.Agents, Spec: mustJSON(c.spec)}
-	if err := c.as.CreateAgentJob(ctx, &c.job); err != nil {
+	err := c.as.CreateAgentJob(ctx, &c.job)
+	if errors.Is(err, store.ErrTaken) && c.st != nil {
+		// A job of that name whose coordinator is gone is closed (its agents' late
+		// intervals merged into its run) and the name taken anew.
+		rec, rerr := Recover(ctx, c.st, c.plan.Name, c.plan.LossTimeout)
+		if rerr == nil {
+			c.plan.Log("%s", rec.Line())
+			err = c.as.CreateAgentJob(ctx, &c.job)
+		}
+	}
+	if err != nil {
 		if errors.Is(err, store.ErrTaken) {
-			return fault.Usagef("%v: give the run another --name, or wait for that run to end", err)
+			return fault.Usagef("%v: its coordinator is alive; give the run another --name, or wait for that run to end", err)
 		}
 		return fault.WithKind(fault.Failed, err)
 	}

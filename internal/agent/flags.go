@@ -69,6 +69,7 @@ type Flags struct {
 	Wait        time.Duration
 	Target      string
 	LossTimeout time.Duration
+	Recover     string
 }
 
 // Register adds the flags to fs.
@@ -78,6 +79,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.Wait, "wait", 10*time.Minute, "with --run: how long to wait for the coordinator to open the run")
 	fs.StringVar(&f.Target, "target", "", "reach the target with this DSN instead of the run's (the run's carries no password: it comes from PGPASSWORD, .pgpass, MYSQL_PWD …)")
 	fs.DurationVar(&f.LossTimeout, "lost-after", 10*time.Second, "stop when the store or the coordinator is unreachable this long")
+	fs.StringVar(&f.Recover, "recover", "", "close the run `NAME` whose coordinator is gone (silent for --lost-after): its agents are stopped, the intervals they stored after it died are merged into the run, which ends interrupted, and the name is free again")
 }
 
 // Host is what an agent process needs of its environment.
@@ -103,7 +105,7 @@ func (f *Flags) Execute(ctx context.Context, storeURL string, h Host) error {
 			return fault.Usagef("JOB_COMPLETION_INDEX=%q: want a whole number of 0 or more", v)
 		}
 		index = n
-	} else if f.Run == "" && index >= 0 {
+	} else if f.Run == "" && index >= 0 && f.Recover == "" {
 		return fault.Usagef("--index goes with --run NAME; without --run an agent takes the lowest free index of any run")
 	}
 	if f.Wait <= 0 || f.LossTimeout <= 0 {
@@ -117,6 +119,17 @@ func (f *Flags) Execute(ctx context.Context, storeURL string, h Host) error {
 		return err
 	}
 	defer st.Close()
+	if f.Recover != "" {
+		if f.Run != "" {
+			return fault.Usagef("--recover closes a run; --run joins one: give one of them")
+		}
+		rec, err := Recover(ctx, st, f.Recover, f.LossTimeout)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h.Log, "fathom agent: %s\n", rec.Line())
+		return nil
+	}
 	as, err := AgentStore(st)
 	if err != nil {
 		return err

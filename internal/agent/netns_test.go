@@ -688,3 +688,79 @@ func TestAgentClockDelay(t *testing.T) {
 	}
 	t.Logf("agent 1: %s", rec)
 }
+
+// TestCoordinatorKilled: the coordinator dies (SIGKILL) mid-run. Its agents stop by
+// themselves once it has been silent for their --lost-after; the run reads
+// interrupted (process gone); a new coordinator given the same --name closes the old
+// job, merges the intervals the agents stored after the death into the old run (which
+// then holds every agent interval, as an independent merge of them says), and runs;
+// `fathom agent --recover` on a closed job says there is nothing to do.
+func TestCoordinatorKilled(t *testing.T) {
+	l := newLab(t)
+	name := "ns-dead"
+	agents := l.agents(name, 3)
+	co := l.coordinator(name, "-c", "3", "-T", "30", "-P", "0.5")
+	poll(t, 2*time.Minute, "the run stores 2 intervals", func() bool {
+		j, err := l.st.AgentJob(context.Background(), name)
+		if err != nil || j.RunID == 0 {
+			return false
+		}
+		ivs, _ := l.st.Intervals(context.Background(), j.RunID)
+		return len(ivs) >= 2
+	})
+	if err := co.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range agents {
+		if c := a.wait(t, time.Minute); c == 0 {
+			t.Logf("agent %d exit 0", i)
+		}
+	}
+	old, oldRun, _, _ := l.job(name)
+	if oldRun.Status != "interrupted" || !oldRun.Gone {
+		t.Errorf("the dead coordinator's run reads %s (%q), want interrupted, process gone", oldRun.Status, oldRun.Reason)
+	}
+	before, _ := l.st.Intervals(context.Background(), old.RunID)
+
+	// The name again: the old job is closed and its run completed from the agents' intervals.
+	agents2 := l.agents(name, 3)
+	co2 := l.coordinator(name, "-c", "3", "-T", "2", "-P", "0.5")
+	if code := co2.wait(t, 3*time.Minute); code != 0 {
+		t.Fatalf("second coordinator exit %d: %s", code, co2.stderr.String())
+	}
+	for _, a := range agents2 {
+		a.wait(t, time.Minute)
+	}
+	if !strings.Contains(co2.stderr.String(), fmt.Sprintf("closed %q (run %d, now interrupted)", name, old.RunID)) {
+		t.Errorf("the second coordinator did not say it closed the old run:\n%s", co2.stderr.String())
+	}
+	r, err := l.st.Run(context.Background(), old.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := l.st.Intervals(context.Background(), old.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aivs, err := l.st.AgentIntervals(context.Background(), old.ID, 0, r.TxnTypes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []*measure.Interval
+	for _, a := range aivs {
+		all = append(all, a.Interval)
+	}
+	n, _, p99, mx := figures(total(r.TxnTypes, merged))
+	an, _, ap99, amx := figures(total(r.TxnTypes, all))
+	if r.Status != "interrupted" || !strings.Contains(r.Reason, "merged after it died") || len(merged) <= len(before) ||
+		n != an || p99 != ap99 || mx != amx {
+		t.Errorf("old run %s %q: %d intervals (%d before), %d tx p99 %d max %d; the agents stored %d tx p99 %d max %d",
+			r.Status, r.Reason, len(merged), len(before), n, p99, mx, an, ap99, amx)
+	}
+	t.Logf("old run: %s", r.Reason)
+
+	rc := l.start(0, "agent", "--store", l.url(0, "fathom"), "--recover", name, "--lost-after", "3s")
+	if code := rc.wait(t, time.Minute); code != 2 || !strings.Contains(rc.stderr.String(), "nothing to recover") {
+		t.Errorf("--recover on a finished job: exit %d: %s", code, rc.stderr.String())
+	}
+}
