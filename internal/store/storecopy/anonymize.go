@@ -128,20 +128,22 @@ func (a *anonymizer) host(h string) string {
 }
 
 var (
-	urlRE     = regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*)://([^\s'"<>\x02\x03` + "`" + `]*)`)
-	sqliteRE  = regexp.MustCompile(`\bsqlite:([^\s'"\x02\x03]+)`)
-	kvRE      = regexp.MustCompile(`(?i)\b(host|hostaddr|hostname|server|servername|address|addr|bind|user|username|login|owner|dbname|database|db|port|password|passwd|pwd|passfile|sslcert|sslkey|sslrootcert|sslcrl|service|socket|datadir|data_directory|pgdata|pid)(\s*[=:]\s*)('[^']*'|"[^"]*"|[^\s,;&'"\x02\x03]+)`)
-	flagRE    = regexp.MustCompile(`(^|\s)(-h|--host|-U|--user|--username|-u|-d|--dbname|--database|-p|--port|--socket|--pgdata|--datadir|--defaults-file|--ssh|-i)(=|\s+)([^\s\x02\x03-][^\s\x02\x03]*)`)
-	emailRE   = regexp.MustCompile(`\b([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)`)
-	macRE     = regexp.MustCompile(`(?i)\b[0-9a-f]{2}(?::[0-9a-f]{2}){5}\b`)
-	uuidRE    = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
-	ipv4RE    = regexp.MustCompile(`\b(\d{1,3}(?:\.\d{1,3}){3})(:\d{1,5})?\b`)
-	ipv6RE    = regexp.MustCompile(`(?i)\[?[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?:%\w+)?\]?`)
-	pathRE    = regexp.MustCompile(`(^|[\s=:'"(,\[{>])((?:/|~/)[^\s'"),;\]}<\x02\x03]+|[A-Za-z]:\\[^\s'"),;\]}<\x02\x03]+)`)
-	domainRE  = regexp.MustCompile(`(?i)\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|net|org|io|local|localdomain|internal|intranet|intra|lan|corp|home|arpa|cloud|dev|app|biz|info|edu|gov|mil|int|eu|de|uk|fr|nl|ch|at|be|se|no|dk|fi|es|it|pl|cz|ru|cn|jp|kr|in|br|au|ca|us|nz|za)\b`)
-	pidRE     = regexp.MustCompile(`(?i)\b(pid|process|postmaster|mysqld|redis-server)(\s*[:=#]?\s*)(\d{2,})\b`)
-	homeRE    = regexp.MustCompile(`^(?:/home|/Users|/export/home|/var/home)/([^/]+)`)
-	personKey = regexp.MustCompile(`(?i)^(user|username|owner|author|by|who|email|mail|operator|person|name|contact|team|customer|client|host|hostname|server|machine|node|instance|ip|address)$`)
+	urlRE      = regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*)://([^\s'"<>\x02\x03` + "`" + `]*)`)
+	sqliteRE   = regexp.MustCompile(`\bsqlite:([^\s'"\x02\x03]+)`)
+	kvRE       = regexp.MustCompile(`(?i)\b(host|hostaddr|hostname|server|servername|address|addr|bind|user|username|login|owner|dbname|database|db|port|password|passwd|pwd|passfile|sslcert|sslkey|sslrootcert|sslcrl|service|socket|datadir|data_directory|pgdata|pid)(\s*[=:]\s*)('[^']*'|"[^"]*"|[^\s,;&'"\x02\x03]+)`)
+	flagRE     = regexp.MustCompile(`(^|\s)(-h|--host|-U|--user|--username|-u|-d|--dbname|--database|-p|--port|--socket|--pgdata|--datadir|--defaults-file|--ssh|-i)(=|\s+)([^\s\x02\x03-][^\s\x02\x03]*)`)
+	emailRE    = regexp.MustCompile(`\b([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)`)
+	macRE      = regexp.MustCompile(`(?i)\b[0-9a-f]{2}(?::[0-9a-f]{2}){5}\b`)
+	uuidRE     = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	ipv4RE     = regexp.MustCompile(`\b(\d{1,3}(?:\.\d{1,3}){3})(:\d{1,5})?\b`)
+	ipv6RE     = regexp.MustCompile(`(?i)\[?[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?:%\w+)?\]?`)
+	pathRE     = regexp.MustCompile(`(^|[\s=:'"(,\[{>])((?:/|~/)[^\s'"),;\]}<\x02\x03]+|[A-Za-z]:\\[^\s'"),;\]}<\x02\x03]+)`)
+	domainRE   = regexp.MustCompile(`(?i)\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|net|org|io|local|localdomain|internal|intranet|intra|lan|corp|home|arpa|cloud|dev|app|biz|info|edu|gov|mil|int|eu|de|uk|fr|nl|ch|at|be|se|no|dk|fi|es|it|pl|cz|ru|cn|jp|kr|in|br|au|ca|us|nz|za)\b(:\d{1,5}\b)?`)
+	hostPortRE = regexp.MustCompile(`\b((?:host|ip)-[0-9a-f]{8}):(\d{1,5})\b`)
+	pidRE      = regexp.MustCompile(`(?i)\b(pid|process|postmaster|mysqld|redis-server)(\s*[:=#]?\s*)(\d{2,})\b`)
+	homeRE     = regexp.MustCompile(`^(?:/home|/Users|/export/home|/var/home)/([^/]+)`)
+	personKey  = regexp.MustCompile(`(?i)^(user|username|owner|author|by|who|email|mail|operator|person|contact|customer)$`)
+	machineKey = regexp.MustCompile(`(?i)^(host|hostname|server|machine|node|ip|address|addr)$`)
 )
 
 // words returns the known names, longest first.
@@ -289,12 +291,24 @@ func (a *anonymizer) text(s string) string {
 		}
 		return g[1] + st.put(a.path(g[2]))
 	})
-	s = domainRE.ReplaceAllStringFunc(s, func(m string) string { return st.put(a.pseudo("host", m)) })
+	s = domainRE.ReplaceAllStringFunc(s, func(m string) string {
+		g := domainRE.FindStringSubmatch(m)
+		h := strings.TrimSuffix(m, g[1])
+		if g[1] != "" {
+			return st.put(a.pseudo("host", h) + ":" + a.pseudo("port", g[1][1:]))
+		}
+		return st.put(a.pseudo("host", h))
+	})
 	s = pidRE.ReplaceAllStringFunc(s, func(m string) string {
 		g := pidRE.FindStringSubmatch(m)
 		return g[1] + g[2] + st.put(a.pseudo("pid", g[3]))
 	})
-	return st.restore(a.replaceKnown(s))
+	// A known host name replaced as a word may have had its port after it.
+	s = hostPortRE.ReplaceAllStringFunc(a.replaceKnown(s), func(m string) string {
+		g := hostPortRE.FindStringSubmatch(m)
+		return g[1] + ":" + a.pseudo("port", g[2])
+	})
+	return st.restore(s)
 }
 
 // path is the pseudonym of a path; a home directory's owner is learnt as a user.
@@ -450,10 +464,18 @@ func (a *anonymizer) setting(name, v string) string {
 }
 
 // label scrubs a label's value: labels that name a person or a machine are replaced
-// whole.
+// whole, a person as the user of the same name anywhere else.
 func (a *anonymizer) label(k, v string) string {
-	if personKey.MatchString(k) {
-		return a.pseudo("name", v)
+	switch {
+	case v == "":
+		return v
+	case personKey.MatchString(k):
+		if u, h, ok := strings.Cut(v, "@"); ok { // an e-mail address
+			return a.pseudo("user", u) + "@" + a.host(h)
+		}
+		return a.pseudo("user", v)
+	case machineKey.MatchString(k):
+		return a.host(v)
 	}
 	return a.text(v)
 }
@@ -484,9 +506,11 @@ func (a *anonymizer) json(raw json.RawMessage, f func(string) string) json.RawMe
 			}
 		case map[string]any:
 			for k := range x {
-				if personKey.MatchString(k) {
+				if personKey.MatchString(k) || machineKey.MatchString(k) {
 					if s, ok := x[k].(string); ok && s != "" {
-						x[k], changed = a.pseudo("name", s), true
+						if y := a.label(k, s); y != s {
+							x[k], changed = y, true
+						}
 						continue
 					}
 				}
