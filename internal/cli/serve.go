@@ -8,7 +8,7 @@ import (
 )
 
 func newServeCmd(env *Env) *cobra.Command {
-	path, l := "", serve.Listen{EnvToken: env.Getenv("FATHOM_SERVE_TOKEN")}
+	path, l := "", serve.Listen{EnvToken: env.Getenv("FATHOM_SERVE_TOKEN"), EnvReadToken: env.Getenv("FATHOM_SERVE_READ_TOKEN")}
 	cmd := &cobra.Command{Use: "serve", Short: serve.Short, Long: serve.Long, Example: serve.Example,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := env.Interrupts(cmd.Context())
@@ -18,8 +18,13 @@ func newServeCmd(env *Env) *cobra.Command {
 	fs := cmd.Flags()
 	storeFlag(fs, env, &path)
 	fs.StringVar(&l.Addr, "addr", "127.0.0.1:8080", "host:port to listen on (loopback unless TLS or --insecure-listen)")
-	fs.StringVar(&l.Token, "token", "", "token that allows changes (labels, notes, deleting runs); default read-only")
-	fs.StringVar(&l.TokenFile, "token-file", "", "file whose first line is the token (mode 600)")
+	fs.StringVar(&l.Token, "token", "", "token that allows changes (labels, notes, deleting runs); shows in ps: prefer --token-file or $FATHOM_SERVE_TOKEN; default read-only")
+	fs.StringVar(&l.TokenFile, "token-file", "", "file whose first line is the write token (mode 600)")
+	fs.StringVar(&l.ReadTokenFile, "read-token-file", "", "file whose first line is a token that allows reading only (mode 600; or $FATHOM_SERVE_READ_TOKEN)")
+	fs.StringVar(&l.UsersFile, "users", "", "file of users for HTTP basic auth (over TLS or loopback), NAME:ROLE:PASSWORD a line, ROLE read or write (mode 600)")
+	fs.BoolVar(&l.RequireAuth, "require-auth", false, "reads need credentials on loopback too (always beyond loopback)")
+	fs.StringSliceVar(&l.HostNames, "host-name", nil, "a name this server is reached by, e.g. behind a proxy (the Host header is checked; repeatable)")
+	fs.StringVar(&l.AccessLog, "access-log", "-", "where to log each request (time, remote, user, role, method, path, status): - for stderr, a file, or none")
 	fs.StringVar(&l.TLSCert, "tls-cert", "", "TLS certificate (PEM) to serve HTTPS")
 	fs.StringVar(&l.TLSKey, "tls-key", "", "TLS private key (PEM)")
 	fs.BoolVar(&l.Insecure, "insecure-listen", false, "allow plain HTTP on a non-loopback address")

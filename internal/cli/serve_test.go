@@ -33,6 +33,11 @@ func TestServeBadInput(t *testing.T) {
 		{"both tokens", []string{"serve", "--token", "a", "--token-file", open}, "give one of them"},
 		{"token file others read", []string{"serve", "--token-file", open}, "chmod 600"},
 		{"missing token file", []string{"serve", "--token-file", filepath.Join(dir, "none")}, "no such file"},
+		{"network without credentials", []string{"serve", "--addr", "0.0.0.0:8080", "--insecure-listen"}, "reads need credentials"},
+		{"read token file others read", []string{"serve", "--read-token-file", open}, "chmod 600"},
+		{"users file others read", []string{"serve", "--users", open}, "chmod 600"},
+		{"host name with port", []string{"serve", "--host-name", "fathom.example:8080"}, "--host-name"},
+		{"require auth without credentials", []string{"serve", "--require-auth"}, "--require-auth needs credentials"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/chart"
@@ -165,6 +166,12 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "compare needs two sides, a and b: runs (12, 3-7, 3,5,9), label:k=v or exp:NAME:k=v")
 		return
 	}
+	for _, arg := range args {
+		if countRuns(arg) > MaxCompareRuns {
+			apiError(w, http.StatusBadRequest, fmt.Sprintf("compare: a side names more than %d runs: compare at most %d a side", MaxCompareRuns, MaxCompareRuns))
+			return
+		}
+	}
 	judge := q.Get("judge")
 	var sides [2]report.Side
 	var page comparePage
@@ -172,6 +179,10 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		sel, err := report.Select(ctx, s.o.Store, []string{arg})
 		if err != nil {
 			compareError(w, err)
+			return
+		}
+		if len(sel.Runs) > MaxCompareRuns {
+			apiError(w, http.StatusBadRequest, fmt.Sprintf("compare: %s selects %d runs, at most %d: narrow it (e.g. exp:NAME:k=v)", arg, len(sel.Runs), MaxCompareRuns))
 			return
 		}
 		data, err := report.LoadRuns(ctx, s.o.Store, sel.Runs, report.DefaultMaxPoints)
@@ -218,6 +229,34 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, page)
 }
 
+// MaxCompareRuns bounds each side of GET /api/compare, so that one request cannot
+// hold the server's CPUs for long.
+const MaxCompareRuns = 300
+
+// countRuns is how many runs a list of ids and ranges (3,5,9-12) names, counted
+// before anything is read and only up to just past MaxCompareRuns (label: and exp:
+// selections count after).
+func countRuns(arg string) int {
+	if strings.Contains(arg, ":") {
+		return 0
+	}
+	n := 0
+	for part := range strings.SplitSeq(arg, ",") {
+		lo, hi, ok := strings.Cut(part, "-")
+		a, err1 := strconv.ParseInt(lo, 10, 64)
+		b, err2 := strconv.ParseInt(hi, 10, 64)
+		if ok && err1 == nil && err2 == nil && b >= a && b-a < 1<<20 {
+			n += int(b - a + 1)
+		} else {
+			n++
+		}
+		if n > MaxCompareRuns {
+			return n
+		}
+	}
+	return n
+}
+
 func compareError(w http.ResponseWriter, err error) {
 	if fault.KindOf(err) == fault.Usage {
 		apiError(w, http.StatusBadRequest, err.Error())
@@ -261,5 +300,7 @@ func overlays(sides [2]report.Side) []chart.Chart {
 }
 
 func (s *Server) apiInfo(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, map[string]any{"store": s.o.Store.Path(), "writable": s.o.Token != "", "version": s.o.Version})
+	id := who(r)
+	writeJSON(w, map[string]any{"store": s.o.Store.Path(), "writable": s.write, "version": s.o.Version,
+		"user": id.name, "role": id.role.String(), "basic": id.basic})
 }

@@ -25,6 +25,26 @@ type Listen struct {
 	Insecure         bool // plain HTTP on a non-loopback address, on purpose
 	Token, TokenFile string
 	EnvToken         string // $FATHOM_SERVE_TOKEN, used when neither flag is given
+	// ReadTokenFile holds a token with the read role; EnvReadToken is
+	// $FATHOM_SERVE_READ_TOKEN, used without the flag.
+	ReadTokenFile, EnvReadToken string
+	// UsersFile lists users for basic authentication (and tokens), one a line:
+	// NAME:ROLE:SECRET, ROLE read or write.
+	UsersFile string
+	// HostNames are the names the server is reached by, besides loopback ones and the
+	// listen address (the Host header is checked against them).
+	HostNames []string
+	// RequireAuth: reads need credentials on loopback too.
+	RequireAuth bool
+	// AccessLog is where the access log goes: "" or "-" the given writer (stderr),
+	// "none" nowhere, else a file it is appended to.
+	AccessLog string
+}
+
+// Beyond reports whether the address listens beyond this machine.
+func (l *Listen) Beyond() bool {
+	host, _, err := net.SplitHostPort(l.Addr)
+	return err != nil || !Loopback(host)
 }
 
 // Check refuses, before anything is opened, a setup that cannot work or would expose
@@ -35,6 +55,11 @@ func (l *Listen) Check() error {
 	}
 	if l.Token != "" && l.TokenFile != "" {
 		return fault.Usagef("--token and --token-file: give one of them")
+	}
+	for _, n := range l.HostNames {
+		if n == "" || strings.ContainsAny(n, ":/ []") {
+			return fault.Usagef("--host-name %q: give a host name without port or scheme, e.g. fathom.example.com", n)
+		}
 	}
 	if err := CheckListen(l.Addr, l.TLSCert != "", l.Insecure); err != nil {
 		return fault.Usagef("%v", err)
@@ -69,22 +94,97 @@ func (l *Listen) ReadToken() (string, error) {
 		}
 		return strings.TrimSpace(l.Token), nil
 	}
-	fi, err := os.Stat(l.TokenFile)
+	return readToken("--token-file", l.TokenFile)
+}
+
+// Credentials are every credential the flags give: the write token, the read token
+// and the users file.
+func (l *Listen) Credentials() (write string, users []User, err error) {
+	if write, err = l.ReadToken(); err != nil {
+		return "", nil, err
+	}
+	read := strings.TrimSpace(l.EnvReadToken)
+	if l.ReadTokenFile != "" {
+		if read, err = readToken("--read-token-file", l.ReadTokenFile); err != nil {
+			return "", nil, err
+		}
+	}
+	if read != "" {
+		if read == write {
+			return "", nil, fault.Usagef("the read token is the write token: give the read role a token of its own")
+		}
+		users = append(users, User{Name: "read-token", Role: RoleRead, Secret: read, Token: true})
+	}
+	if l.UsersFile != "" {
+		us, err := readUsers(l.UsersFile)
+		if err != nil {
+			return "", nil, err
+		}
+		users = append(users, us...)
+	}
+	return write, users, nil
+}
+
+// readPrivate reads a file that holds secrets: on Unix it must not be readable by
+// others.
+func readPrivate(flag, path string) ([]byte, error) {
+	fi, err := os.Stat(path)
 	if err != nil {
-		return "", fault.Usagef("--token-file %s: %v", l.TokenFile, pathReason(err))
+		return nil, fault.Usagef("%s %s: %v", flag, path, pathReason(err))
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		return "", fault.Usagef("--token-file %s is readable by others (mode %04o): chmod 600 it", l.TokenFile, fi.Mode().Perm())
+		return nil, fault.Usagef("%s %s is readable by others (mode %04o): chmod 600 it", flag, path, fi.Mode().Perm())
 	}
-	b, err := os.ReadFile(l.TokenFile)
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fault.Usagef("--token-file %s: %v", l.TokenFile, pathReason(err))
+		return nil, fault.Usagef("%s %s: %v", flag, path, pathReason(err))
+	}
+	return b, nil
+}
+
+func readToken(flag, path string) (string, error) {
+	b, err := readPrivate(flag, path)
+	if err != nil {
+		return "", err
 	}
 	tok, _, _ := strings.Cut(string(b), "\n")
 	if tok = strings.TrimSpace(tok); tok == "" {
-		return "", fault.Usagef("--token-file %s is empty: put the token on its first line", l.TokenFile)
+		return "", fault.Usagef("%s %s is empty: put the token on its first line", flag, path)
 	}
 	return tok, nil
+}
+
+// readUsers reads --users: NAME:ROLE:SECRET a line; blank lines and # comments skipped.
+func readUsers(path string) ([]User, error) {
+	b, err := readPrivate("--users", path)
+	if err != nil {
+		return nil, err
+	}
+	var users []User
+	seen := map[string]bool{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		name, rest, ok1 := strings.Cut(line, ":")
+		role, secret, ok2 := strings.Cut(rest, ":")
+		r, okRole := ParseRole(role)
+		switch {
+		case !ok1 || !ok2 || !okRole || secret == "":
+			return nil, fault.Usagef("--users %s line %d: write NAME:ROLE:PASSWORD, ROLE read or write", path, i+1)
+		case name == "" || strings.IndexFunc(name, func(c rune) bool { return c <= ' ' || c == 0x7f }) >= 0:
+			return nil, fault.Usagef("--users %s line %d: the user name must not be empty or hold spaces or control characters", path, i+1)
+		case seen[name]:
+			return nil, fault.Usagef("--users %s line %d: user %q is listed twice", path, i+1, name)
+		}
+		seen[name] = true
+		users = append(users, User{Name: name, Role: r, Secret: secret})
+	}
+	if len(users) == 0 {
+		return nil, fault.Usagef("--users %s lists no user: write NAME:ROLE:PASSWORD lines", path)
+	}
+	return users, nil
 }
 
 // Help texts of `fathom serve`.
@@ -94,12 +194,15 @@ const (
 sort them, open one with every chart of its report (hover, zoom a time range, hide a
 series, stalls shaded and listed), experiments, compare any two selections, and runs in
 progress updating as their intervals finish. Everything is in the binary: the browser
-needs no network. It is read-only unless a token is given (--token-file, or
-$FATHOM_SERVE_TOKEN; --token shows it to other users of this machine in ps): then
-labels, notes (the label "note") and deleting runs need it. Another address than
-loopback needs --tls-cert and --tls-key, or --insecure-listen.`
+needs no network. It is read-only unless a write credential is given (--token-file, or
+$FATHOM_SERVE_TOKEN; --token shows it to other users of this machine in ps, or a write
+user of --users): then labels, notes (the label "note") and deleting runs need it.
+Another address than loopback needs --tls-cert and --tls-key, or --insecure-listen, and
+credentials for reading too (--read-token-file, --token-file or --users). The Host
+header must be a loopback name, an address, or a --host-name; every request is logged
+(--access-log).`
 	Example = `  fathom serve
-  fathom serve --store /srv/fathom/results.db --addr 0.0.0.0:8443 --tls-cert c.pem --tls-key k.pem --token-file /etc/fathom/token`
+  fathom serve --store /srv/fathom/results.db --addr 0.0.0.0:8443 --tls-cert c.pem --tls-key k.pem --users /etc/fathom/users --host-name fathom.example.com`
 )
 
 // Run is `fathom serve`: it checks the setup, opens the store (with open, only once
@@ -108,9 +211,37 @@ func Run(ctx context.Context, l Listen, open func() (store.Store, error), versio
 	if err := l.Check(); err != nil {
 		return err
 	}
-	tok, err := l.ReadToken()
+	tok, users, err := l.Credentials()
 	if err != nil {
 		return err
+	}
+	beyond := l.Beyond()
+	readAuth := beyond || l.RequireAuth
+	if readAuth && tok == "" && len(users) == 0 {
+		if beyond {
+			return fault.Usagef("--addr %s serves beyond this machine, where reads need credentials: give --read-token-file FILE (or $FATHOM_SERVE_READ_TOKEN), --token-file FILE or --users FILE", l.Addr)
+		}
+		return fault.Usagef("--require-auth needs credentials: give --read-token-file FILE (or $FATHOM_SERVE_READ_TOKEN), --token-file FILE or --users FILE")
+	}
+	if l.Token != "" {
+		fmt.Fprintln(w, "fathom serve: --token shows the token to every user of this machine (ps): use --token-file FILE or $FATHOM_SERVE_TOKEN")
+	}
+	var accessLog io.Writer = w
+	switch l.AccessLog {
+	case "", "-":
+	case "none":
+		accessLog = nil
+	default:
+		f, err := os.OpenFile(l.AccessLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fault.Usagef("--access-log %s: %v: give a file this user can write, - for stderr or none", l.AccessLog, pathReason(err))
+		}
+		defer f.Close()
+		accessLog = f
+	}
+	hostNames := l.HostNames
+	if host, _, err := net.SplitHostPort(l.Addr); err == nil && host != "" && net.ParseIP(host) == nil {
+		hostNames = append(hostNames, host)
 	}
 	st, err := open()
 	if err != nil {
@@ -119,13 +250,18 @@ func Run(ctx context.Context, l Listen, open func() (store.Store, error), versio
 	defer st.Close()
 	// /metrics: the runs in progress in the Prometheus text format (internal/promexp).
 	metrics := promexp.NewHandler(st, promexp.Options{Warn: func(msg string) { fmt.Fprintf(w, "fathom serve: /metrics: %s\n", msg) }})
-	srv, err := New(Options{Store: st, Token: tok, Version: version, Extra: map[string]http.Handler{"GET /metrics": metrics}})
+	srv, err := New(Options{Store: st, Token: tok, Users: users, ReadAuth: readAuth, NoBasic: beyond && l.TLSCert == "",
+		HostNames: hostNames, AnyIP: beyond, AccessLog: accessLog,
+		Version: version, Extra: map[string]http.Handler{"GET /metrics": metrics}})
 	if err != nil {
 		return err
 	}
 	mode := "read-only"
-	if tok != "" {
-		mode = "changes need the token"
+	if srv.write {
+		mode = "changes need the write role"
+	}
+	if readAuth {
+		mode = "reads need credentials, " + mode
 	}
 	return Serve(ctx, srv, l, func(url string) {
 		fmt.Fprintf(w, "fathom serve: %s (store %s, %s); Ctrl-C stops\n", url, st.Path(), mode)
@@ -140,7 +276,9 @@ func Serve(ctx context.Context, s *Server, l Listen, ready func(url string)) err
 		return fault.Usagef("--addr %s: %v: pick a free port or another address", l.Addr, errors.Unwrap(err))
 	}
 	scheme := "http"
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// MaxHeaderBytes: a request line or headers over 64 KiB are answered 431 before
+	// any handler runs.
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	if l.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(l.TLSCert, l.TLSKey)
 		if err != nil {

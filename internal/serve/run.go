@@ -103,6 +103,10 @@ func (s *Server) apiLabels(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
+		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
+			apiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("labels: the body is over %d bytes: send fewer or shorter labels", tooBig.Limit))
+			return
+		}
 		apiError(w, http.StatusBadRequest, fmt.Sprintf(`labels: %v: send {"set": {"key": "value"}, "remove": ["key"]}`, err))
 		return
 	}

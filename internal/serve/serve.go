@@ -3,18 +3,20 @@
 // embedded, so the browser needs no network. It reads through the store's interfaces
 // and draws the charts package report builds for the static report (the chart model
 // in package chart), so the two never disagree. Writes (labels, notes, deleting a run)
-// need the token given at start; without one the server is read-only.
+// need a credential with the write role; without one the server is read-only. Reads
+// need a credential too when Options.ReadAuth is set (beyond loopback); every request
+// has its Host header checked (DNS rebinding) and is logged to Options.AccessLog.
 package serve
 
 import (
-	"crypto/subtle"
+	"crypto/sha256"
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/store"
@@ -26,9 +28,21 @@ var uiFS embed.FS
 // Options configure a Server.
 type Options struct {
 	Store store.Store
-	// Token authorises writes (Authorization: Bearer TOKEN); "" makes the server
-	// read-only.
+	// Token authorises writes (Authorization: Bearer TOKEN): a User with the write
+	// role. Without a write credential the server is read-only.
 	Token string
+	// Users are further credentials: tokens and basic-auth users with their roles.
+	Users []User
+	// ReadAuth: reads need a credential too (serve beyond loopback, or asked).
+	ReadAuth bool
+	// NoBasic refuses basic authentication (plain HTTP beyond loopback).
+	NoBasic bool
+	// HostNames are the names besides loopback ones the Host header may carry;
+	// AnyIP accepts any IP address there (a server listening beyond loopback).
+	HostNames []string
+	AnyIP     bool
+	// AccessLog gets one line per request; nil: none.
+	AccessLog io.Writer
 	// Extra handlers mounted on the server's mux by pattern, e.g. "GET /metrics"
 	// for a Prometheus exposition.
 	Extra map[string]http.Handler
@@ -40,11 +54,14 @@ type Options struct {
 
 // Server is the web UI and API; it is an http.Handler.
 type Server struct {
-	o    Options
-	mux  *http.ServeMux
-	live *hub
-	sums summaryCache
-	list runList
+	o     Options
+	mux   *http.ServeMux
+	creds []credential
+	log   *logger
+	write bool // some credential has the write role
+	live  *hub
+	sums  summaryCache
+	list  runList
 }
 
 // New builds a server over the store.
@@ -56,6 +73,20 @@ func New(o Options) (*Server, error) {
 		o.Poll = 250 * time.Millisecond
 	}
 	s := &Server{o: o, mux: http.NewServeMux()}
+	users := o.Users
+	if o.Token != "" {
+		users = append([]User{{Name: "token", Role: RoleWrite, Secret: o.Token, Token: true}}, users...)
+	}
+	for _, u := range users {
+		if u.Secret == "" || u.Role == RoleNone {
+			return nil, fmt.Errorf("serve: credential %q has no secret or no role", u.Name)
+		}
+		s.creds = append(s.creds, credential{name: u.Name, role: u.Role, sum: sha256.Sum256([]byte(u.Secret)), token: u.Token})
+		s.write = s.write || u.Role == RoleWrite
+	}
+	if o.AccessLog != nil {
+		s.log = &logger{w: o.AccessLog}
+	}
 	s.live = newHub(s)
 	sub, err := fs.Sub(uiFS, "ui")
 	if err != nil {
@@ -68,8 +99,8 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/runs/{id}", s.apiRun)
 	s.mux.HandleFunc("GET /api/runs/{id}/live", s.apiLive)
 	s.mux.HandleFunc("GET /api/runs/{id}/window", s.apiWindow)
-	s.mux.HandleFunc("POST /api/runs/{id}/labels", s.write(s.apiLabels))
-	s.mux.HandleFunc("DELETE /api/runs/{id}", s.write(s.apiDelete))
+	s.mux.HandleFunc("POST /api/runs/{id}/labels", s.writer(s.apiLabels))
+	s.mux.HandleFunc("DELETE /api/runs/{id}", s.writer(s.apiDelete))
 	s.mux.HandleFunc("GET /api/experiments", s.apiExperiments)
 	s.mux.HandleFunc("GET /api/experiments/{id}", s.apiExperiment)
 	s.mux.HandleFunc("GET /api/experiments/{id}/figures", s.apiExperimentFigures)
@@ -87,7 +118,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	s.mux.ServeHTTP(w, r)
+	s.guard(w, r)
 }
 
 // Close stops the live feeds.
@@ -111,16 +142,25 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// write wraps a handler that changes the store: it needs the token.
-func (s *Server) write(h http.HandlerFunc) http.HandlerFunc {
+// write wraps a handler that changes the store: it needs the write role. A browser
+// sends basic credentials by itself, also with a form another site posts: a change
+// made with them must carry the header X-Fathom-Request, which no cross-site form
+// can set.
+func (s *Server) writer(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.o.Token == "" {
-			apiError(w, http.StatusForbidden, "this server is read-only: start `fathom serve` with --token or --token-file to allow changes")
+		if !s.write {
+			apiError(w, http.StatusForbidden, "this server is read-only: start `fathom serve` with --token-file (or a write user in --users) to allow changes")
 			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) != 1 {
-			apiError(w, http.StatusUnauthorized, "a change needs the server's token (Authorization: Bearer TOKEN)")
+		switch id := who(r); {
+		case id.role == RoleNone:
+			s.challenge(w, http.StatusUnauthorized, "a change needs a credential with the write role (Authorization: Bearer TOKEN)")
+			return
+		case id.role < RoleWrite:
+			apiError(w, http.StatusForbidden, fmt.Sprintf("%s has the read role: a change needs the write role", id.name))
+			return
+		case id.basic && r.Header.Get("X-Fathom-Request") == "":
+			apiError(w, http.StatusForbidden, "a change made with basic authentication needs the header X-Fathom-Request: 1 (against cross-site requests)")
 			return
 		}
 		if _, ok := s.o.Store.(store.RunEditor); !ok {

@@ -351,12 +351,12 @@ func TestExtraHandlers(t *testing.T) {
 	}
 	defer s.Close()
 	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/metrics", nil))
 	if rec.Code != 200 || rec.Body.String() != "fathom_up 1\n" {
 		t.Errorf("/metrics: %d %q", rec.Code, rec.Body.String())
 	}
 	rec = httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/", nil))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "uPlot.iife.min.js") || rec.Header().Get("Content-Security-Policy") == "" {
 		t.Errorf("index: %d, CSP %q", rec.Code, rec.Header().Get("Content-Security-Policy"))
 	}

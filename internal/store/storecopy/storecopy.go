@@ -6,12 +6,13 @@ package storecopy
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +33,8 @@ func (e *selectError) Is(target error) bool { return target == ErrSelect }
 
 func selectf(format string, args ...any) error { return &selectError{fmt.Sprintf(format, args...)} }
 
-// Anonymized replaces what --anonymize drops.
+// Anonymized stood for what --anonymize dropped in copies made before pseudonyms;
+// such text is left as it is.
 const Anonymized = "(anonymized)"
 
 // Options say what to copy and what to leave out.
@@ -41,9 +43,16 @@ type Options struct {
 	// by name (exp:NAME, the newest of that name, with all its runs). None: every run
 	// and every experiment.
 	Select []string
-	// Anonymize drops host names, targets (DSNs), command lines, plan texts and paths,
-	// hook commands and outputs, and data directories, for publishing results.
+	// Anonymize replaces what identifies hosts, networks and people (host names,
+	// targets' hosts, ports, users and databases, IP addresses, paths and data
+	// directories, devices, pids, UUIDs, kernel and CPU strings) with stable
+	// pseudonyms, wherever they stand, for publishing results.
 	Anonymize bool
+	// KeepHardware keeps the kernel and CPU model strings when anonymizing.
+	KeepHardware bool
+	// Key is the secret the pseudonyms are made with (HMAC-SHA256); nil: a random
+	// key for this copy. The same key gives the same pseudonyms in another copy.
+	Key []byte
 	// DropLabels are labels to leave out (with Anonymize or alone).
 	DropLabels []string
 }
@@ -94,6 +103,39 @@ func Copy(ctx context.Context, src, dst store.Store, o Options) (*Result, error)
 		return nil, err
 	}
 	res := &Result{}
+	var anon *anonymizer
+	if o.Anonymize {
+		key := o.Key
+		if len(key) == 0 {
+			key = make([]byte, 32)
+			if _, err := rand.Read(key); err != nil {
+				return nil, err
+			}
+		}
+		anon = newAnonymizer(key, o.KeepHardware)
+		// A first pass learns every name the records give in their structured fields
+		// (hosts, users, databases, devices), so that a name is replaced wherever it
+		// stands, also in the records copied before the one that names it.
+		for _, id := range runIDs {
+			rec, err := src.ExportRun(ctx, id)
+			if err != nil {
+				return res, err
+			}
+			anon.learnPIDs(rec.Run.PID)
+			if rec.Source != nil {
+				anon.learnPIDs(rec.Source.Server.PID)
+			}
+			anon.run(rec)
+		}
+		for _, id := range expIDs {
+			rec, err := src.ExportExperiment(ctx, id)
+			if err != nil {
+				return res, err
+			}
+			anon.learnPIDs(rec.Experiment.PID)
+			anon.experiment(rec)
+		}
+	}
 	for _, id := range runIDs {
 		rec, err := src.ExportRun(ctx, id)
 		if err != nil {
@@ -103,7 +145,10 @@ func Copy(ctx context.Context, src, dst store.Store, o Options) (*Result, error)
 			res.Skipped = append(res.Skipped, fmt.Sprintf("run %d is still running: copy it when it has ended", id))
 			continue
 		}
-		anonymizeRun(rec, o)
+		dropLabels(rec, o.DropLabels)
+		if anon != nil {
+			anon.run(rec)
+		}
 		if _, existed, err := dst.ImportRun(ctx, rec); err != nil {
 			return res, fmt.Errorf("run %d: %w", id, err)
 		} else if existed {
@@ -117,7 +162,9 @@ func Copy(ctx context.Context, src, dst store.Store, o Options) (*Result, error)
 		if err != nil {
 			return res, err
 		}
-		anonymizeExperiment(rec, o)
+		if anon != nil {
+			anon.experiment(rec)
+		}
 		if _, err := dst.ImportExperiment(ctx, rec); err != nil {
 			return res, fmt.Errorf("experiment %d: %w", id, err)
 		}
@@ -190,35 +237,38 @@ func selection(ctx context.Context, src store.Store, sel []string) (runs, exps [
 	return slices.Compact(runs), slices.Compact(exps), nil
 }
 
-func anonymizeRun(rec *store.RunRecord, o Options) {
-	r := &rec.Run
-	for _, k := range o.DropLabels {
-		delete(r.Labels, k)
-	}
-	if !o.Anonymize {
-		return
-	}
-	r.Host.Hostname, r.Command, r.Target = Anonymized, Anonymized, Anonymized
-	delete(r.Settings, "data_directory")
-	if rec.Source != nil {
-		rec.Source.Server.DataDir = ""
+func dropLabels(rec *store.RunRecord, keys []string) {
+	for _, k := range keys {
+		delete(rec.Run.Labels, k)
 	}
 }
 
-func anonymizeExperiment(rec *store.ExperimentRecord, o Options) {
-	if !o.Anonymize {
-		return
+// ReadKey reads a pseudonym key file (--pseudonym-key): at least 16 bytes, not
+// readable by others.
+func ReadKey(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, selectf("--pseudonym-key %s: %v: create one with: head -c 32 /dev/urandom > %s; chmod 600 %s", path, reason(err), path, path)
 	}
-	e := &rec.Experiment
-	e.Host, e.Target, e.Plan, e.PlanDir = Anonymized, Anonymized, Anonymized, Anonymized
-	e.PlanPath = path.Base(strings.ReplaceAll(e.PlanPath, `\`, "/"))
-	for i := range rec.Hooks {
-		h := &rec.Hooks[i]
-		if h.Phase == "restart" {
-			// A measured restart's output is its figures (store.RestartFacts), nothing else.
-			h.Server, h.Error = "", ""
-			continue
-		}
-		h.Command, h.Server, h.Output, h.Error = Anonymized, "", "", ""
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		return nil, selectf("--pseudonym-key %s is readable by others (mode %04o): chmod 600 it", path, fi.Mode().Perm())
 	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, selectf("--pseudonym-key %s: %v", path, reason(err))
+	}
+	if len(b) < 16 {
+		return nil, selectf("--pseudonym-key %s holds %d bytes, fewer than 16: create one with: head -c 32 /dev/urandom > %s", path, len(b), path)
+	}
+	return b, nil
+}
+
+func reason(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	return err.Error()
 }
