@@ -407,8 +407,8 @@ func (p *exprParser) primary() (*node, error) {
 		}
 		return &node{op: opConst, val: intVal(i)}, nil
 	case tDouble:
-		f, err := strconv.ParseFloat(t.text, 64)
-		if err != nil {
+		f, ok := parseDouble(t.text)
+		if !ok { // too large, or too small for a normal double, as pgbench refuses it
 			return nil, fmt.Errorf("double constant overflow: %s", t.text)
 		}
 		return &node{op: opConst, val: dblVal(f)}, nil
