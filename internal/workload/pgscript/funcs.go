@@ -135,7 +135,9 @@ func extreme(a []Value, sign int) (Value, error) {
 			if err != nil {
 				return v, err
 			}
-			if i == 0 || cmpF(x, best) == sign {
+			// As pgbench: keep best only while it compares strictly better, so a NaN
+			// argument replaces it (and is replaced by the next one).
+			if i == 0 || !(cmpF(best, x) == sign && !math.IsNaN(best) && !math.IsNaN(x)) {
 				best = x
 			}
 		}
