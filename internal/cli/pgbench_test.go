@@ -65,8 +65,8 @@ func TestPgbenchScriptsRun(t *testing.T) {
 	if len(s.PerCommand) != 7 || s.PerCommand[2].Text != "\\set x random(1, 10) * :mult" || s.PerCommand[2].Count != c.Transactions {
 		t.Errorf("per-command latencies: %+v", s.PerCommand)
 	}
-	r = fathom(t, env, nil, "run", "-f", scriptFile(t, "undef.sql", "\\set x 1\nSELECT :nope;\n"), "-t", "5", "-q", tgt)
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "undef.sql line 2 (SELECT :nope): undefined variable \"nope\"") {
+	r = fathom(t, env, nil, "run", "-f", scriptFile(t, "undef.sql", "SELECT 1;\n\\set x :nope + 1\n"), "-t", "5", "-q", tgt)
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "client 0 script undef.sql line 2 (\\set x :nope + 1): undefined variable \"nope\"") {
 		t.Errorf("undefined variable: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -105,6 +105,12 @@ func (o *runOpts) options(env *Env) (run.Options, error) {
 	if err != nil {
 		return run.Options{}, usagef("%v", err)
 	}
+	if scripts != nil { // \shell prints on stdout as in pgbench; with --json, on stderr
+		scripts.Stdout = env.Stdout
+		if o.json {
+			scripts.Stdout = env.Stderr
+		}
+	}
 	ro := run.Options{Scripts: scripts,
 		Target:   run.Target{DSN: o.target, QueryMode: o.queryMode, ConnectTimeout: o.connectTimeout, PollerSockets: portable, Getenv: env.Getenv},
 		Workload: o.workload, Params: params, Store: o.store,

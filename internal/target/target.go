@@ -92,8 +92,10 @@ type Result struct {
 	RowsAffected int64
 	Rows         int64
 	// Keep asks the target to copy the first row's columns into First.
-	Keep  bool
-	First []Value
+	Keep bool
+	// KeepLast, with Keep, keeps the last row instead of the first (pgbench's \aset).
+	KeepLast bool
+	First    []Value
 	// Names asks the target to fill Columns with the result's column names (once:
 	// the caller clears Names when it has them).
 	Names   bool

@@ -184,6 +184,22 @@ type AbortError struct{ Err error }
 func (e *AbortError) Error() string { return e.Err.Error() }
 func (e *AbortError) Unwrap() error { return e.Err }
 
+// ScriptError places an error in a workload's script: the client that ran it, the
+// script, and the command's line and text as written. The error it wraps keeps its
+// own type (a server's *target.Error keeps its SQLSTATE and class).
+type ScriptError struct {
+	Client  int
+	Script  string
+	Line    int
+	Command string
+	Err     error
+}
+
+func (e *ScriptError) Error() string {
+	return fmt.Sprintf("client %d script %s line %d (%s): %v", e.Client, e.Script, e.Line, e.Command, e.Err)
+}
+func (e *ScriptError) Unwrap() error { return e.Err }
+
 // CommandTimer is implemented by workloads that time each command of their
 // transactions (pgbench's -r). Their workers implement CommandRecorder: the runner
 // has them record each attempt's command times into the recorder of the interval the

@@ -169,17 +169,15 @@ func (s *state) eval(n *node) (Value, error) {
 func operate(o op, a, b Value) (Value, error) {
 	switch o {
 	case opNeg:
+		// As pgbench: 0 - a (so -0.0 is 0, and -MinInt64 overflows).
 		if a.K == kDouble {
-			return dblVal(-a.F), nil
+			return dblVal(0 - a.F), nil
 		}
 		i, err := toInt(a)
 		if err != nil {
 			return a, err
 		}
-		if i == math.MinInt64 {
-			return a, evalErrf("bigint out of range")
-		}
-		return intVal(-i), nil
+		return intArith(opSub, 0, i)
 	case opNot:
 		x, err := toBool(a)
 		return boolVal(!x), err
@@ -200,10 +198,7 @@ func operate(o op, a, b Value) (Value, error) {
 			case opMul:
 				return dblVal(x * y), nil
 			}
-			if y == 0 {
-				return a, evalErrf("division by zero")
-			}
-			return dblVal(x / y), nil
+			return dblVal(x / y), nil // IEEE: ±Infinity or NaN when y is 0, as in pgbench
 		}
 		x, y, bad, err := bothInt(a, b)
 		if err != nil {
@@ -334,6 +329,10 @@ func abs64(x int64) int64 {
 	return x
 }
 
+// maxFuncArgs is pgbench's limit on a function's arguments: more is an error when
+// the call is evaluated (not when the script is read).
+const maxFuncArgs = 16
+
 // call evaluates a function's arguments onto the stack and calls it.
 func (s *state) call(n *node) (Value, error) {
 	base := len(s.stack)
@@ -346,6 +345,9 @@ func (s *state) call(n *node) (Value, error) {
 		}
 		null = null || v.isNull()
 		s.stack = append(s.stack, v)
+	}
+	if len(n.args) > maxFuncArgs {
+		return nullVal(), evalErrf("too many function arguments, maximum is %d", maxFuncArgs)
 	}
 	if null && !n.fn.nullOK {
 		return nullVal(), nil
@@ -366,7 +368,7 @@ func (s *state) debugf(v Value) {
 	case kInt:
 		fmt.Fprintf(s.debug, "debug(script=%d,command=%d): int %d\n", s.script, s.command, v.I)
 	default:
-		fmt.Fprintf(s.debug, "debug(script=%d,command=%d): double %.*g\n", s.script, s.command, 15, v.F)
+		fmt.Fprintf(s.debug, "debug(script=%d,command=%d): double %s\n", s.script, s.command, v.appendText(nil))
 	}
 }
 

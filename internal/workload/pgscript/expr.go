@@ -258,12 +258,26 @@ func (p *exprParser) not() (*node, error) {
 	return p.is()
 }
 
-// is parses IS [NOT] NULL|TRUE|FALSE, ISNULL and NOTNULL (not associative).
+// is parses IS [NOT] NULL|TRUE|FALSE, ISNULL and NOTNULL. As in pgbench's grammar,
+// the test is a postfix operator whose result may go on as the left operand of a
+// binary operator: a IS NULL >> 1 is (a IS NULL) >> 1.
 func (p *exprParser) is() (*node, error) {
-	n, err := p.cmp()
-	if err != nil {
-		return nil, err
+	n, err := p.cmp(nil)
+	for err == nil {
+		var t *node
+		if t, err = p.isTest(n); err != nil || t == nil {
+			break
+		}
+		n = t
+		if k := p.peek(); k.kind == tOp {
+			n, err = p.cmp(n)
+		}
 	}
+	return n, err
+}
+
+// isTest wraps n in the IS test that follows, or returns nil when none does.
+func (p *exprParser) isTest(n *node) (*node, error) {
 	switch {
 	case p.isKw("isnull"):
 		p.next()
@@ -297,20 +311,22 @@ func (p *exprParser) is() (*node, error) {
 		p.i--
 		return nil, p.unexpected("NULL, TRUE or FALSE after IS")
 	}
-	return n, nil
+	return nil, nil
 }
 
 var cmpOps = map[string]op{"=": opEq, "<>": opNe, "!=": opNe, "<": opLt, "<=": opLe, ">": opGt, ">=": opGe}
 
-func (p *exprParser) cmp() (*node, error) {
-	n, err := p.bits()
+// cmp, bits, add and mul parse their level; left, when not nil, is the left operand
+// already parsed.
+func (p *exprParser) cmp(left *node) (*node, error) {
+	n, err := p.bits(left)
 	if err != nil {
 		return nil, err
 	}
 	if t := p.peek(); t.kind == tOp {
 		if o, ok := cmpOps[t.text]; ok {
 			p.next()
-			r, err := p.bits()
+			r, err := p.bits(nil)
 			if err != nil {
 				return nil, err
 			}
@@ -325,8 +341,8 @@ func (p *exprParser) cmp() (*node, error) {
 
 var bitOps = map[string]op{"&": opBitAnd, "|": opBitOr, "#": opBitXor, "<<": opShl, ">>": opShr}
 
-func (p *exprParser) bits() (*node, error) {
-	n, err := p.add()
+func (p *exprParser) bits(left *node) (*node, error) {
+	n, err := p.add(left)
 	for err == nil {
 		t := p.peek()
 		o, ok := bitOps[t.text]
@@ -335,30 +351,33 @@ func (p *exprParser) bits() (*node, error) {
 		}
 		p.next()
 		var r *node
-		if r, err = p.add(); err == nil {
+		if r, err = p.add(nil); err == nil {
 			n = bin(o, n, r)
 		}
 	}
 	return n, err
 }
 
-func (p *exprParser) add() (*node, error) {
-	n, err := p.mul()
+func (p *exprParser) add(left *node) (*node, error) {
+	n, err := p.mul(left)
 	for err == nil && (p.isOp("+") || p.isOp("-")) {
 		o := opAdd
 		if p.next().text == "-" {
 			o = opSub
 		}
 		var r *node
-		if r, err = p.mul(); err == nil {
+		if r, err = p.mul(nil); err == nil {
 			n = bin(o, n, r)
 		}
 	}
 	return n, err
 }
 
-func (p *exprParser) mul() (*node, error) {
-	n, err := p.unary()
+func (p *exprParser) mul(left *node) (*node, error) {
+	n, err := left, error(nil)
+	if n == nil {
+		n, err = p.unary()
+	}
 	for err == nil && (p.isOp("*") || p.isOp("/") || p.isOp("%")) {
 		o := map[string]op{"*": opMul, "/": opDiv, "%": opMod}[p.next().text]
 		var r *node
@@ -407,8 +426,8 @@ func (p *exprParser) primary() (*node, error) {
 		}
 		return &node{op: opConst, val: intVal(i)}, nil
 	case tDouble:
-		f, err := strconv.ParseFloat(t.text, 64)
-		if err != nil {
+		f, ok := parseDouble(t.text)
+		if !ok { // too large, or too small for a normal double, as pgbench refuses it
 			return nil, fmt.Errorf("double constant overflow: %s", t.text)
 		}
 		return &node{op: opConst, val: dblVal(f)}, nil

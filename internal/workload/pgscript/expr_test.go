@@ -71,10 +71,15 @@ var exprCases = []struct {
 	{"4611686018427387904 * 2", "error: bigint out of range"},
 	{"-4611686018427387904 * 2", "int -9223372036854775808"},
 	{"-(-9223372036854775808)", "error: bigint out of range"},
-	{"abs(-9223372036854775808)", "error: bigint out of range"},
+	{"abs(-9223372036854775808)", "int -9223372036854775808"}, // pgbench 15: no error
+	{"abs(true)", "double 4.94065645841247e-324"},
+	{"-(0.0)", "double 0"},
+	{"0.0 * -1", "double -0"},
 	{"9223372036854775808", "error: bigint constant overflow: 9223372036854775808"},
 	{"1 / 0", "error: division by zero"},
-	{"1.0 / 0", "error: division by zero"},
+	{"1.0 / 0", "double Infinity"}, // IEEE for doubles, as in pgbench
+	{"-1.0 / 0", "double -Infinity"},
+	{"0.0 / 0", "double NaN"},
 	{"1 % 0", "error: division by zero"},
 	{"mod(-7, 3)", "int -1"},
 	{"-7 % 3", "int -1"},
@@ -193,7 +198,7 @@ func TestEvalDoesNotAllocate(t *testing.T) {
 }
 
 func TestParseTextVariables(t *testing.T) {
-	for in, want := range map[string]string{"12": "int 12", " -3 ": "int -3", "2.5": "double 2.5", "1e3": "double 1000", "true": "boolean true", "off": "boolean false", "NULL": "null"} {
+	for in, want := range map[string]string{"12": "int 12", " -3": "int -3", "0x10": "double 16", "of": "boolean false", "TrU": "boolean true", "n": "boolean false", "nUlL": "null", "inf": "double Infinity", "2.5": "double 2.5", "1e3": "double 1000", "true": "boolean true", "off": "boolean false", "NULL": "null"} {
 		v, ok := parseText([]byte(in))
 		if !ok || show(v, nil) != want {
 			t.Errorf("parseText(%q) = %s %v, want %s", in, show(v, nil), ok, want)
@@ -212,7 +217,7 @@ func TestParseTextVariables(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { parseText([]byte("-12345")) }); n != 0 {
 		t.Errorf("parseText of an integer allocates %v times", n)
 	}
-	for _, in := range []string{"abc", "", "0x10", "1_000"} {
+	for _, in := range []string{"abc", "", "1_000", " -3 ", " true", "o", "nul", "1e-310", "1e400", "infinit", "-"} {
 		if _, ok := parseText([]byte(in)); ok {
 			t.Errorf("parseText(%q) is accepted, want refused", in)
 		}

@@ -69,18 +69,24 @@ func dbl1(f func(float64) float64) func(*state, []Value) (Value, error) {
 	}
 }
 
+// fnAbs is abs as pgbench 15 computes it: abs of the smallest integer is itself (no
+// error), and a boolean gives the double whose bits are the boolean's (true:
+// 4.94065645841247e-324, false: 0).
 func fnAbs(_ *state, a []Value) (Value, error) {
-	if a[0].K == kDouble {
+	switch a[0].K {
+	case kDouble:
 		return dblVal(math.Abs(a[0].F)), nil
+	case kBool:
+		if a[0].B {
+			return dblVal(math.Float64frombits(1)), nil
+		}
+		return dblVal(0), nil
 	}
-	i, err := toInt(a[0])
-	if err != nil {
-		return a[0], err
+	i := a[0].I
+	if i < 0 {
+		i = -i // MinInt64 stays as it is
 	}
-	if i == math.MinInt64 {
-		return a[0], evalErrf("bigint out of range")
-	}
-	return intVal(abs64(i)), nil
+	return intVal(i), nil
 }
 
 func fnDebug(s *state, a []Value) (Value, error) {
@@ -129,7 +135,9 @@ func extreme(a []Value, sign int) (Value, error) {
 			if err != nil {
 				return v, err
 			}
-			if i == 0 || cmpF(x, best) == sign {
+			// As pgbench: keep best only while it compares strictly better, so a NaN
+			// argument replaces it (and is replaced by the next one).
+			if i == 0 || !(cmpF(best, x) == sign && !math.IsNaN(best) && !math.IsNaN(x)) {
 				best = x
 			}
 		}

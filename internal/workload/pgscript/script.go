@@ -2,6 +2,7 @@ package pgscript
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -63,8 +64,9 @@ type command struct {
 	aset   bool      // \aset: store every statement's row when it has exactly one
 	prefix string
 
-	slot int   // cSet, cSetShell: the variable
-	expr *node // cSet, cIf, cElif
+	slot    int    // cSet, cSetShell: the variable (-1: badName)
+	badName string // cSet, cSetShell: a name pgbench refuses when the command runs
+	expr    *node  // cSet, cIf, cElif
 
 	sleepN    int64 // cSleep: a constant amount, or
 	sleepSlot int   // a variable's slot (-1: constant)
@@ -74,6 +76,16 @@ type command struct {
 
 	jump int // cIf, cElif: the next branch (\elif, \else or \endif) when false
 	end  int // cIf, cElif, cElse: the \endif; cStartPipeline: the \endpipeline
+}
+
+// setName sets the variable a \set or \setshell assigns. As in pgbench, a name that
+// is not a variable name fails the command when it runs, not when it is read.
+func (c *command) setName(vars *varTable, name string) {
+	if !legalName(name) {
+		c.slot, c.badName = -1, name
+		return
+	}
+	c.slot = vars.slot(name)
 }
 
 // shellArg is a word of a shell command: text, or a variable (slot >= 0).
@@ -322,29 +334,25 @@ func firstLine(t string) string {
 	return t
 }
 
-// compileSQL finds the :variables of one statement (outside quotes; '::' is a cast)
-// and makes its text for each query mode.
+// compileSQL finds the :variables of one statement and makes its text for each query
+// mode. As in pgbench, a variable is recognised anywhere in the text, inside quotes
+// and comments too; a run of two or more colons (a '::' cast) is not one.
 func (s *scanner) compileSQL(text string) sqlPart {
 	p := sqlPart{text: text, txn: txnOf(text)}
 	var lit, bound strings.Builder
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		switch {
-		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(text) && text[j] != c {
+		case c == ':' && i+1 < len(text) && text[i+1] == ':':
+			j := i
+			for j < len(text) && text[j] == ':' {
 				j++
 			}
-			lit.WriteString(text[i:min(j+1, len(text))])
-			bound.WriteString(text[i:min(j+1, len(text))])
-			i = j
+			lit.WriteString(text[i:j])
+			bound.WriteString(text[i:j])
+			i = j - 1
 			continue
-		case c == ':' && i+1 < len(text) && text[i+1] == ':':
-			lit.WriteString("::")
-			bound.WriteString("::")
-			i++
-			continue
-		case c == ':' && i+1 < len(text) && isVarChar(text[i+1]):
+		case c == ':' && i+1 < len(text) && isIdentStart(text[i+1]):
 			j := i + 1
 			for j < len(text) && isVarChar(text[j]) {
 				j++
@@ -457,15 +465,13 @@ func (s *scanner) meta() error {
 		if len(args) < 2 {
 			return s.errf(line, "\\set needs a variable name and an expression: \\set name expression")
 		}
-		if !legalName(args[0]) {
-			return s.errf(line, "\\set: invalid variable name %q (letters, digits and underscores)", args[0])
-		}
 		exprText := strings.TrimSpace(strings.TrimPrefix(rest, args[0]))
 		e, err := parseExpr(exprText, s.vars)
 		if err != nil {
 			return s.errf(line, "\\set %s: %v", args[0], err)
 		}
-		cmd.kind, cmd.slot, cmd.expr = cSet, s.vars.slot(args[0]), e
+		cmd.kind, cmd.expr = cSet, e
+		cmd.setName(s.vars, args[0])
 	case "if", "elif":
 		e, err := parseExpr(rest, s.vars)
 		if err != nil {
@@ -501,16 +507,18 @@ func (s *scanner) meta() error {
 			return s.errf(line, "\\shell needs a command")
 		}
 		if name == "setshell" {
-			if !legalName(args[0]) {
-				return s.errf(line, "\\setshell: invalid variable name %q", args[0])
-			}
-			cmd.slot = s.vars.slot(args[0])
+			cmd.setName(s.vars, args[0])
 			args = args[1:]
 		}
+		// As pgbench: a word starting with ':' is a variable (the rest of the word
+		// is its name), '::' starts a literal with one colon.
 		for _, a := range args {
-			if len(a) > 1 && a[0] == ':' && legalName(a[1:]) {
+			switch {
+			case strings.HasPrefix(a, "::"):
+				cmd.shell = append(cmd.shell, shellArg{lit: a[1:], slot: -1})
+			case len(a) > 1 && a[0] == ':':
 				cmd.shell = append(cmd.shell, shellArg{slot: s.vars.slot(a[1:])})
-			} else {
+			default:
 				cmd.shell = append(cmd.shell, shellArg{lit: a, slot: -1})
 			}
 		}
@@ -528,41 +536,77 @@ func (s *scanner) meta() error {
 	return nil
 }
 
+// sleep reads \sleep's arguments as pgbench does: a whole number (as C's atoi reads
+// it, so a value beyond an int wraps), with its unit attached (2ms) or as a second
+// argument; or a :variable, whose value is read the same way when the command runs.
 func (s *scanner) sleep(cmd *command, args []string) error {
 	cmd.kind = cSleep
-	if len(args) < 1 || len(args) > 2 {
+	if len(args) == 0 {
 		return s.errf(cmd.line, "\\sleep needs a duration: \\sleep number [us|ms|s] or \\sleep :variable [us|ms|s]")
 	}
-	cmd.sleepUnit = 1e9
+	if len(args) > 2 {
+		return s.errf(cmd.line, "\\sleep: too many arguments (\\sleep number [us|ms|s])")
+	}
+	unit := "s"
 	if len(args) == 2 {
-		switch strings.ToLower(args[1]) {
-		case "us":
-			cmd.sleepUnit = 1e3
-		case "ms":
-			cmd.sleepUnit = 1e6
-		case "s":
-		default:
-			return s.errf(cmd.line, "\\sleep: unknown time unit %q (us, ms or s)", args[1])
-		}
+		unit = args[1]
 	}
 	a := args[0]
 	if a[0] == ':' {
-		if !legalName(a[1:]) {
-			return s.errf(cmd.line, "\\sleep: invalid variable name %q", a)
-		}
 		cmd.sleepSlot = s.vars.slot(a[1:])
-		return nil
+	} else {
+		n, rest, ok := atoiPrefix(a)
+		if !ok || (rest != "" && len(args) == 2) {
+			return s.errf(cmd.line, "\\sleep: invalid sleep time %q: must be an integer", a)
+		}
+		if rest != "" {
+			unit = rest
+		}
+		cmd.sleepN = n
 	}
-	n, err := strconv.ParseInt(a, 10, 64)
-	if err != nil || n < 0 {
-		return s.errf(cmd.line, "\\sleep: %q is not a whole number of units", a)
+	switch strings.ToLower(unit) {
+	case "us":
+		cmd.sleepUnit = 1e3
+	case "ms":
+		cmd.sleepUnit = 1e6
+	case "s":
+		cmd.sleepUnit = 1e9
+	default:
+		return s.errf(cmd.line, "\\sleep: unknown time unit %q (us, ms or s)", unit)
 	}
-	cmd.sleepN = n
 	return nil
 }
 
+// atoiPrefix reads a whole number at the start of a as C's atoi does: spaces, a sign,
+// at least one digit (ok false without), saturated to 64 bits then cut to a C int.
+// rest is what follows the digits.
+func atoiPrefix(a string) (n int64, rest string, ok bool) {
+	i := len(a) - len(strings.TrimLeft(a, cSpace))
+	j := i
+	if j < len(a) && (a[j] == '+' || a[j] == '-') {
+		j++
+	}
+	k := j
+	for k < len(a) && isDigit(a[k]) {
+		k++
+	}
+	if k == j {
+		return 0, a, false
+	}
+	v, err := strconv.ParseInt(a[i:k], 10, 64)
+	if err != nil { // out of range: strtol saturates
+		v = math.MaxInt64
+		if a[i] == '-' {
+			v = math.MinInt64
+		}
+	}
+	return int64(int32(v)), a[k:], true
+}
+
+// legalName: pgbench's variable names are letters (any non-ASCII byte counts as
+// one), digits and underscores, not starting with a digit.
 func legalName(n string) bool {
-	if n == "" {
+	if n == "" || isDigit(n[0]) {
 		return false
 	}
 	for i := 0; i < len(n); i++ {

@@ -66,7 +66,8 @@ func TestParseEveryCommand(t *testing.T) {
 		t.Fatalf("gset command: %+v", sel)
 	}
 	p := sel.parts[0]
-	if !strings.Contains(p.bound, "WHERE aid = ?") || !strings.Contains(p.bound, "'it''s :aid'") || !strings.Contains(p.bound, "'{}'::jsonb") || len(p.params) != 1 {
+	if !strings.Contains(p.bound, "WHERE aid = ?") || !strings.Contains(p.bound, "'it''s ?'") || !strings.Contains(p.bound, "'{}'::jsonb") || len(p.params) != 2 {
+		// :aid inside the quotes is a variable too, as in pgbench.
 		t.Errorf("bound text %q params %v", p.bound, p.params)
 	}
 	if c := cmds[5]; !c.aset || len(c.parts) != 2 {
@@ -94,7 +95,6 @@ func TestParseEveryCommand(t *testing.T) {
 var badScripts = []struct{ src, want string }{
 	{"\\set x 1 +\n", "s.sql:1: \\set x: expression ends where a value was expected"},
 	{"SELECT 1;\n\\sett x 1\n", "s.sql:2: invalid command \\sett"},
-	{"\\set 9$ 1\n", "s.sql:1: \\set: invalid variable name"},
 	{"\\set x\n", "s.sql:1: \\set needs a variable name and an expression"},
 	{"\n\\gset\n", "s.sql:2: \\gset must follow an SQL command"},
 	{"\\set a 1\n\\gset\n", "s.sql:2: \\gset must follow an SQL command"},
@@ -106,7 +106,11 @@ var badScripts = []struct{ src, want string }{
 	{"\\if 1\n\\else\n\\else\n\\endif\n", "s.sql:3: \\else after \\else"},
 	{"\\sleep\n", "s.sql:1: \\sleep needs a duration"},
 	{"\\sleep 1 h\n", "s.sql:1: \\sleep: unknown time unit"},
-	{"\\sleep x\n", "s.sql:1: \\sleep: \"x\" is not a whole number"},
+	{"\\sleep x\n", "s.sql:1: \\sleep: invalid sleep time \"x\""},
+	{"\\sleep 1.5 s\n", "s.sql:1: \\sleep: invalid sleep time \"1.5\""},
+	{"\\sleep 2ms ms\n", "s.sql:1: \\sleep: invalid sleep time \"2ms\""},
+	{"\\sleep 2x\n", "s.sql:1: \\sleep: unknown time unit \"x\""},
+	{"\\sleep 2 ms x\n", "s.sql:1: \\sleep: too many arguments"},
 	{"\\setshell x\n", "s.sql:1: \\setshell needs a variable name and a command"},
 	{"\\shell\n", "s.sql:1: \\shell needs a command"},
 	{"\\startpipeline\nSELECT 1;\n", "s.sql:1: \\startpipeline without \\endpipeline"},

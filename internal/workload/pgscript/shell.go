@@ -3,6 +3,7 @@ package pgscript
 import (
 	"bytes"
 	"context"
+	"math"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -35,6 +36,8 @@ func (k *worker) shell(ctx context.Context, s *Script, c *command) error {
 	var out bytes.Buffer
 	if c.kind == cSetShell {
 		cmd.Stdout = &out
+	} else if k.w.stdout != nil {
+		cmd.Stdout = k.w.stdout // as pgbench, \shell's output goes to the standard output
 	}
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
@@ -43,12 +46,37 @@ func (k *worker) shell(ctx context.Context, s *Script, c *command) error {
 		return k.abort(s, c, evalErrf("shell command failed: %v", err))
 	}
 	if c.kind == cSetShell {
-		t := strings.TrimSpace(out.String())
-		i, err := strconv.ParseInt(t, 10, 64)
-		if err != nil {
-			return k.abort(s, c, evalErrf("\\setshell: the command must print an integer, it printed %q", t))
+		i, ok := shellInt(out.String())
+		if !ok {
+			return k.abort(s, c, evalErrf("\\setshell: the command must print an integer, it printed %q", out.String()))
+		}
+		if c.slot < 0 {
+			return k.abort(s, c, evalErrf("invalid variable name %q", c.badName))
 		}
 		k.st.vars[c.slot].setValue(intVal(i))
 	}
 	return nil
+}
+
+// shellInt reads \setshell's output as pgbench does (C's strtol): spaces, a sign and
+// digits, then nothing but spaces; no digits at all reads as 0.
+func shellInt(out string) (int64, bool) {
+	t := strings.Trim(out, cSpace)
+	if t == "" {
+		return 0, true
+	}
+	if !intLike(t) {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(t, 10, 64)
+	if err != nil {
+		if t == "+" || t == "-" {
+			return 0, true
+		}
+		i = math.MaxInt64 // strtol saturates
+		if t[0] == '-' {
+			i = math.MinInt64
+		}
+	}
+	return i, true
 }

@@ -54,12 +54,21 @@ func (v Value) String() string               { return string(v.appendText(nil)) 
 func (v Value) appendTextTo(b []byte) []byte { return v.appendText(b) }
 
 // appendText renders v as pgbench substitutes it into SQL: integers in decimal,
-// doubles with 15 significant digits, booleans as true/false, NULL as empty.
+// doubles with 15 significant digits (Infinity, -Infinity and NaN spelled as
+// PostgreSQL reads them), booleans as true/false, NULL as the word NULL.
 func (v Value) appendText(b []byte) []byte {
 	switch v.K {
 	case kInt:
 		return strconv.AppendInt(b, v.I, 10)
 	case kDouble:
+		switch {
+		case math.IsInf(v.F, 1):
+			return append(b, "Infinity"...)
+		case math.IsInf(v.F, -1):
+			return append(b, "-Infinity"...)
+		case math.IsNaN(v.F):
+			return append(b, "NaN"...)
+		}
 		return strconv.AppendFloat(b, v.F, 'g', 15, 64)
 	case kBool:
 		if v.B {
@@ -67,7 +76,7 @@ func (v Value) appendText(b []byte) []byte {
 		}
 		return append(b, "false"...)
 	}
-	return b
+	return append(b, "NULL"...)
 }
 
 // EvalError is an expression or script error at run time (pgbench aborts the client).
@@ -131,28 +140,120 @@ func toBool(v Value) (bool, error) {
 	return v.B, nil
 }
 
-// parseText reads a variable's text (from -D, \gset, \setshell) as pgbench does: NULL,
-// a boolean word, an integer, or a double. ok is false when it is none of them.
+// parseText reads a variable's text (from -D, \gset, \aset) as pgbench does when an
+// expression uses it: NULL (any case); a boolean as PostgreSQL's boolean input takes
+// it without spaces (a unique prefix of true, false, yes or no; on; of or off); an
+// integer (spaces before, a sign, digits: out of range is an error, not a double); or
+// a double as C's strtod reads it (spaces before, hexadecimal, inf, nan), neither
+// overflowing nor underflowing. ok is false when it is none of them.
 func parseText(s []byte) (Value, bool) {
 	if i, ok := parseInt(s); ok {
 		return intVal(i), true // the common case, without allocating
 	}
-	t := strings.TrimSpace(string(s))
-	switch strings.ToLower(t) {
-	case "null":
+	t := string(s)
+	if strings.EqualFold(t, "null") {
 		return nullVal(), true
-	case "true", "on", "yes", "t", "y":
-		return boolVal(true), true
-	case "false", "off", "no", "f", "n":
-		return boolVal(false), true
 	}
-	if i, err := strconv.ParseInt(t, 10, 64); err == nil {
+	if b, ok := parseBoolPrefix(t); ok {
+		return boolVal(b), true
+	}
+	u := strings.TrimLeft(t, cSpace)
+	if intLike(u) {
+		i, err := strconv.ParseInt(u, 10, 64)
+		if err != nil {
+			return Value{}, false
+		}
 		return intVal(i), true
 	}
-	if f, err := strconv.ParseFloat(t, 64); err == nil && !strings.ContainsAny(t, "xXpP_") {
+	if f, ok := parseDouble(u); ok {
 		return dblVal(f), true
 	}
 	return Value{}, false
+}
+
+// cSpace is what C's isspace takes.
+const cSpace = " \t\n\v\f\r"
+
+// intLike: an optional sign and digits only (pgbench then reads it as a bigint).
+func intLike(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseBoolPrefix reads PostgreSQL's boolean words and their unique prefixes.
+func parseBoolPrefix(s string) (bool, bool) {
+	if s == "" {
+		return false, false
+	}
+	l := strings.ToLower(s)
+	switch {
+	case strings.HasPrefix("true", l), strings.HasPrefix("yes", l):
+		return true, true
+	case strings.HasPrefix("false", l), strings.HasPrefix("no", l):
+		return false, true
+	case l == "on":
+		return true, true
+	case len(l) >= 2 && strings.HasPrefix("off", l):
+		return false, true
+	}
+	return false, false
+}
+
+// parseDouble reads a whole string as C's strtod does (s has no leading spaces):
+// decimal or hexadecimal (0x1.8, 0x10 without an exponent), inf, infinity, nan and
+// nan(chars); a value too large or too small for a normal double is refused, as
+// strtod reports it out of range.
+func parseDouble(s string) (float64, bool) {
+	if s == "" || strings.ContainsRune(s, '_') {
+		return 0, false
+	}
+	body := s
+	if body[0] == '+' || body[0] == '-' {
+		body = body[1:]
+	}
+	l := strings.ToLower(body)
+	if strings.HasPrefix(l, "nan(") && strings.HasSuffix(l, ")") {
+		for _, c := range l[4 : len(l)-1] {
+			if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+				return 0, false
+			}
+		}
+		return math.NaN(), true
+	}
+	hex := strings.HasPrefix(l, "0x")
+	if hex && !strings.ContainsAny(l, "p") {
+		s += "p0"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, false
+	}
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return f, strings.HasPrefix(l, "inf") || strings.HasPrefix(l, "nan")
+	}
+	if a := math.Abs(f); a < 0x1p-1022 && (a != 0 || nonZeroMantissa(l, hex)) {
+		return 0, false // underflow: strtod says out of range
+	}
+	return f, true
+}
+
+// nonZeroMantissa: the number's digits before its exponent are not all zero.
+func nonZeroMantissa(l string, hex bool) bool {
+	exp := "e"
+	if hex {
+		l, exp = l[2:], "p"
+	}
+	if i := strings.Index(l, exp); i >= 0 {
+		l = l[:i]
+	}
+	return strings.Trim(l, "0.") != ""
 }
 
 // parseInt reads a plain decimal integer (optional sign, no spaces) without allocating.

@@ -41,6 +41,10 @@ type worker struct {
 	pipe     target.Pipeline
 	pipeCmds []int
 	pipeAt   int // the \startpipeline's command
+
+	// inTxn: a BEGIN went through the connection's Begin and no COMMIT or ROLLBACK
+	// yet (targets whose transactions are not SQL; PostgreSQL's connection knows).
+	inTxn bool
 }
 
 type cmdTime struct {
@@ -63,10 +67,11 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 	vars[w.slots.scale].setValue(intVal(w.scale))
 	vars[w.slots.randomSeed].setValue(intVal(int64(seed)))
 	vars[w.slots.defaultSeed].setValue(intVal(int64(gen.Mix64(seed ^ 0x3c6ef372fe94f82b))))
+	vars[w.slots.clientID].setValue(intVal(int64(id)))
+	// -D comes last: it takes precedence over the automatic variables, as in pgbench.
 	for _, d := range w.defines {
 		vars[d.slot].setText([]byte(d.text))
 	}
-	vars[w.slots.clientID].setValue(intVal(int64(id)))
 	if w.timed {
 		k.lat = make([]cmdTime, 0, w.maxCmds)
 	}
@@ -164,12 +169,12 @@ func (k *worker) Do(ctx context.Context) (n int, err error) {
 			}
 			n += m
 			if err != nil {
-				return n, err
+				return n, k.fail(ctx, s, c, err)
 			}
 			pc++
 		case cStartPipeline:
 			if err := k.startPipeline(ctx, s, pc); err != nil {
-				return n, err
+				return n, k.fail(ctx, s, c, err)
 			}
 			pc++
 		case cSyncPipeline:
@@ -182,13 +187,16 @@ func (k *worker) Do(ctx context.Context) (n int, err error) {
 			m, err := k.endPipeline(ctx, s, c)
 			n += m
 			if err != nil {
-				return n, err
+				return n, k.fail(ctx, s, c, err)
 			}
 			pc++
 		case cSet:
 			v, err := k.st.eval(c.expr)
 			if err != nil {
 				return n, k.abort(s, c, err)
+			}
+			if c.slot < 0 {
+				return n, k.abort(s, c, evalErrf("invalid variable name %q", c.badName))
 			}
 			k.st.vars[c.slot].setValue(v)
 			pc++
@@ -221,7 +229,39 @@ func (k *worker) Do(ctx context.Context) (n int, err error) {
 	if k.pipe != nil {
 		return n, k.abort(s, &cmds[k.pipeAt], evalErrf("the script ended inside this pipeline (its \\endpipeline was skipped by an \\if)"))
 	}
+	if k.inTransaction() {
+		last := &cmds[len(cmds)-1]
+		return n, k.abort(s, last, evalErrf("end of script reached with a transaction still open: pgbench aborts the client there; end the script's transaction with COMMIT or END"))
+	}
 	return n, nil
+}
+
+// inTransaction reports whether the script left a transaction open.
+func (k *worker) inTransaction() bool {
+	if !k.txnSQL {
+		return k.inTxn
+	}
+	if c, ok := k.conn.(interface{ InTransaction() bool }); ok {
+		return c.InTransaction()
+	}
+	return false
+}
+
+// fail places an SQL command's error in the script. As pgbench does, a serialization
+// failure or a deadlock is left to the runner's retries, and any other error of the
+// server aborts the client; a lost connection is left to the runner's reconnects,
+// and a stop (the run's end) stays what it is.
+func (k *worker) fail(ctx context.Context, s *Script, c *command, err error) error {
+	var ab *workload.AbortError
+	if ctx.Err() != nil || errors.As(err, &ab) {
+		return err
+	}
+	se := &workload.ScriptError{Client: k.id, Script: s.Name, Line: c.line, Command: c.text, Err: err}
+	switch target.ClassOf(err) {
+	case target.ClassSerialization, target.ClassDeadlock, target.ClassConnection, target.ClassCanceled:
+		return se
+	}
+	return &workload.AbortError{Err: se}
 }
 
 // startPipeline prepares the pipeline's statements that are not yet prepared on this
@@ -301,9 +341,9 @@ func (k *worker) branch(s *Script, j int) (int, error) {
 	}
 }
 
-// abort makes a script mistake found while running fail the run, with its place.
+// abort makes a script mistake found while running abort the client, with its place.
 func (k *worker) abort(s *Script, c *command, err error) error {
-	return &workload.AbortError{Err: fmt.Errorf("client %d, %s line %d (%s): %v", k.id, s.Name, c.line, c.text, err)}
+	return &workload.AbortError{Err: &workload.ScriptError{Client: k.id, Script: s.Name, Line: c.line, Command: c.text, Err: err}}
 }
 
 // sql runs an SQL command's statements.
@@ -318,10 +358,13 @@ func (k *worker) sql(ctx context.Context, s *Script, c *command) (int, error) {
 			switch p.txn {
 			case txBegin:
 				err = k.conn.Begin(ctx)
+				k.inTxn = err == nil
 			case txCommit:
 				err = k.conn.Commit(ctx)
+				k.inTxn = false
 			default:
 				err = k.conn.Rollback(ctx)
+				k.inTxn = false
 			}
 			if err != nil {
 				return n, err
@@ -330,7 +373,7 @@ func (k *worker) sql(ctx context.Context, s *Script, c *command) (int, error) {
 		}
 		var err error
 		if k.w.mode == "simple" {
-			err = k.runText(ctx, p, want)
+			err = k.runText(ctx, c, p, want)
 		} else {
 			err = k.runBound(ctx, s, c, p, want)
 		}
@@ -356,7 +399,7 @@ func (k *worker) runBound(ctx context.Context, s *Script, c *command, p *sqlPart
 	if err != nil {
 		return err
 	}
-	k.res.Keep = want
+	k.res.Keep, k.res.KeepLast = want, c.aset
 	k.res.Names = want && k.cols[p.id] == nil
 	return st.Run(ctx, args, &k.res)
 }
@@ -375,13 +418,15 @@ func (k *worker) prepared(ctx context.Context, p *sqlPart) (target.Stmt, error) 
 	return st, nil
 }
 
-// bind returns the statement's arguments: its variables' values.
+// bind returns the statement's arguments: its variables' values. An undefined
+// variable is sent as NULL, as pgbench sends it in -M extended and prepared.
 func (k *worker) bind(s *Script, c *command, p *sqlPart) ([]target.Value, error) {
 	args := k.args[:len(p.params)]
 	for i, slot := range p.params {
 		v := &k.st.vars[slot]
 		if !v.set {
-			return nil, k.abort(s, c, evalErrf("undefined variable %q", k.st.names[slot]))
+			args[i] = target.Null()
+			continue
 		}
 		args[i] = k.arg(v, i)
 	}
@@ -393,19 +438,17 @@ func (k *worker) arg(v *variable, i int) target.Value {
 	if v.isText {
 		return target.Text(v.text)
 	}
-	switch v.val.K {
-	case kInt:
+	if v.val.K == kInt {
 		return target.Int64(v.val.I)
-	case kNull:
-		return target.Null()
 	}
+	// Doubles, booleans and NULL go as pgbench's text of them ("NULL" included).
 	k.abuf[i] = v.val.appendText(k.abuf[i][:0])
 	return target.Text(k.abuf[i])
 }
 
 // runText substitutes the variables into the statement's text and sends it (-M
 // simple). A name that is not a variable stays as written, as in pgbench.
-func (k *worker) runText(ctx context.Context, p *sqlPart, want bool) error {
+func (k *worker) runText(ctx context.Context, c *command, p *sqlPart, want bool) error {
 	b := k.text[:0]
 	for _, sg := range p.segs {
 		if sg.slot >= 0 && k.st.vars[sg.slot].set {
@@ -422,37 +465,51 @@ func (k *worker) runText(ctx context.Context, p *sqlPart, want bool) error {
 	if err != nil {
 		return err
 	}
-	k.res.Keep = true
+	k.res.Keep, k.res.KeepLast = true, c.aset
 	k.res.Names = k.cols[p.id] == nil
 	err = st.Run(ctx, nil, &k.res)
 	_ = st.Close()
 	return err
 }
 
-// store assigns the result's one row to variables (\gset, \aset).
+// store assigns a result's row to variables as pgbench does: \gset needs exactly one
+// row; \aset takes the last row and assigns nothing without one. A column whose
+// name (with the prefix) is not a variable name aborts the client; NULL is stored
+// as an empty text.
 func (k *worker) store(s *Script, c *command, p *sqlPart) error {
 	if k.res.Rows != 1 {
 		if c.aset {
-			return nil // \aset stores only results of exactly one row
+			if k.res.Rows == 0 {
+				return nil
+			}
+		} else {
+			return k.abort(s, c, evalErrf("\\gset expects one row, the query returned %d", k.res.Rows))
 		}
-		return k.abort(s, c, evalErrf("\\gset expects one row, the query returned %d", k.res.Rows))
 	}
 	cols := k.cols[p.id]
 	if cols == nil && k.res.Names {
 		cols = make([]int, len(k.res.Columns))
 		for i, name := range k.res.Columns {
-			cols[i] = k.w.vars.lookup(c.prefix + name)
+			switch full := c.prefix + name; {
+			case !legalName(full):
+				cols[i] = badColumn
+			default:
+				cols[i] = k.w.vars.lookup(full)
+			}
 		}
 		k.cols[p.id] = cols
 	}
 	for i, slot := range cols {
+		if slot == badColumn {
+			return k.abort(s, c, evalErrf("cannot store column %q into a variable: %q is not a variable name (name the column with AS)", k.res.Columns[i], c.prefix+k.res.Columns[i]))
+		}
 		if slot < 0 || i >= len(k.res.First) {
 			continue
 		}
 		v := &k.st.vars[slot]
 		switch f := &k.res.First[i]; f.Kind {
 		case target.KindNull:
-			v.setValue(nullVal())
+			v.setText(nil)
 		case target.KindInt:
 			v.setValue(intVal(f.Int))
 		case target.KindFloat:
@@ -466,6 +523,9 @@ func (k *worker) store(s *Script, c *command, p *sqlPart) error {
 	return nil
 }
 
+// badColumn marks a result column whose name is not a variable name.
+const badColumn = -2
+
 // sleep waits as \sleep says, or until ctx ends.
 func (k *worker) sleep(ctx context.Context, s *Script, c *command) error {
 	n := c.sleepN
@@ -474,10 +534,14 @@ func (k *worker) sleep(ctx context.Context, s *Script, c *command) error {
 		if !v.set {
 			return k.abort(s, c, evalErrf("undefined variable %q", k.st.names[c.sleepSlot]))
 		}
-		if v.val.K != kInt || !v.valid {
-			return k.abort(s, c, evalErrf("invalid sleep time %q: must be an integer", v.appendSQL(nil)))
+		// As pgbench: the value's text read as C's atoi does ("1.6" sleeps 1 unit).
+		t := v.appendSQL(k.text[:0])
+		k.text = t
+		i, _, ok := atoiPrefix(string(t))
+		if !ok {
+			return k.abort(s, c, evalErrf("invalid sleep time %q for variable %q: must be an integer", t, k.st.names[c.sleepSlot]))
 		}
-		n = v.val.I
+		n = i
 	}
 	d := time.Duration(n * c.sleepUnit)
 	if d <= 0 {

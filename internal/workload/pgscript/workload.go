@@ -31,7 +31,16 @@ type Options struct {
 	PerStatement bool
 	// Debug receives debug()'s lines (nil: discarded).
 	Debug io.Writer
+	// Stdout receives what \shell commands print, as pgbench lets them print on its
+	// standard output (nil: discarded).
+	Stdout io.Writer
 }
+
+// Limits pgbench enforces before running, which fathom enforces the same way.
+const (
+	maxScripts = 128 // -f and -b scripts together
+	maxParams  = 255 // variables in one SQL command sent with -M extended or prepared
+)
 
 // Workload runs a weighted mix of scripts; each script is a transaction type.
 type Workload struct {
@@ -43,10 +52,12 @@ type Workload struct {
 	scale    int64
 	scaleSet bool
 	builtin  bool // a built-in script is used: scale comes from pgbench_branches
+	joined   bool // joinCompounds ran
 	nStmts   int  // SQL statements over all scripts (ids)
 	maxArgs  int
 	allow    bool
 	debug    io.Writer
+	stdout   io.Writer
 	dialect  target.Dialect // the target's, known after Setup (zero: none)
 	opts     map[string]string
 	timed    bool  // -r
@@ -68,7 +79,7 @@ var _ workload.Workload = (*Workload)(nil)
 // Open reads and parses the scripts. Every mistake is one line naming the file and
 // line, or the option.
 func Open(o Options) (*Workload, error) {
-	w := &Workload{vars: newVarTable(), mode: o.Mode, allow: o.AllowShell, debug: o.Debug, opts: map[string]string{}, timed: o.PerStatement}
+	w := &Workload{vars: newVarTable(), mode: o.Mode, allow: o.AllowShell, debug: o.Debug, stdout: o.Stdout, opts: map[string]string{}, timed: o.PerStatement}
 	switch w.mode {
 	case "":
 		w.mode = "prepared"
@@ -112,6 +123,9 @@ func Open(o Options) (*Workload, error) {
 			return nil, err
 		}
 	}
+	if n := len(w.scripts); n > maxScripts {
+		return nil, fmt.Errorf("%d scripts: pgbench runs at most %d (-f and -b together)", n, maxScripts)
+	}
 	if len(w.scripts) == 0 {
 		return nil, fmt.Errorf("no script to run: give -f FILE, -b tpcb-like|simple-update|select-only, -S or -N")
 	}
@@ -120,8 +134,8 @@ func Open(o Options) (*Workload, error) {
 	}
 	for _, d := range o.Defines {
 		name, val, ok := strings.Cut(d, "=")
-		if !ok || !legalName(name) {
-			return nil, fmt.Errorf("-D %q: use -D name=value (name of letters, digits and underscores)", d)
+		if !ok || !legalName(name) || val == "" {
+			return nil, fmt.Errorf("-D %q: use -D name=value (a value that is not empty; a name of letters, digits and underscores, not starting with a digit)", d)
 		}
 		w.defines = append(w.defines, define{slot: w.vars.slot(name), text: val})
 		w.opts["define."+name] = val
@@ -136,6 +150,18 @@ func Open(o Options) (*Workload, error) {
 		w.scale = 1
 	}
 	for _, s := range w.scripts {
+		if w.mode != "simple" {
+			for i := range s.commands {
+				c := &s.commands[i]
+				n := 0
+				for _, p := range c.parts {
+					n += len(p.params)
+				}
+				if n > maxParams {
+					return nil, fmt.Errorf("%s line %d: %d variables in one SQL command; pgbench sends at most %d as parameters with -M %s (-M simple has no limit)", s.Name, c.line, n, maxParams, w.mode)
+				}
+			}
+		}
 		if s.shell && !w.allow {
 			return nil, fmt.Errorf("%s uses \\shell or \\setshell, which run commands on this machine: allow them with --allow-shell", s.Name)
 		}
@@ -180,11 +206,13 @@ func (w *Workload) add(name, src string, weight int, origin string) error {
 		case cStartPipeline:
 			s.pipeline = true
 		case cSQL:
+			n := 0
 			for k := range c.parts {
 				c.parts[k].id = w.nStmts
 				w.nStmts++
-				w.maxArgs = max(w.maxArgs, len(c.parts[k].params))
+				n += len(c.parts[k].params)
 			}
+			w.maxArgs = max(w.maxArgs, n) // a compound command may be sent as one
 		}
 	}
 	// Names are unique: a second use of a file gets "#2".
@@ -263,6 +291,9 @@ func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
 			}
 		}
 	}
+	if w.dialect.Name == "postgres" && !w.joined {
+		w.joinCompounds()
+	}
 	if !w.builtin {
 		return nil
 	}
@@ -293,4 +324,34 @@ func (w *Workload) Commands() []measure.StatementLatency {
 		}
 	}
 	return out
+}
+
+// joinCompounds makes each \; compound command one statement, as pgbench sends it to
+// PostgreSQL: one simple query (its statements one implicit transaction) with -M
+// simple, which the server refuses with -M extended and prepared ("cannot insert
+// multiple commands into a prepared statement") so that the client aborts as in
+// pgbench. With -M simple and \gset or \aset the statements stay apart, since each
+// one's result is needed.
+func (w *Workload) joinCompounds() {
+	w.joined = true
+	for _, s := range w.scripts {
+		for i := range s.commands {
+			c := &s.commands[i]
+			if c.kind != cSQL || len(c.parts) < 2 || (w.mode == "simple" && (c.gset || c.aset)) {
+				continue
+			}
+			j := sqlPart{id: c.parts[0].id}
+			var text, bound []string
+			for k, p := range c.parts {
+				if k > 0 {
+					j.segs = append(j.segs, segment{lit: ";\n", slot: -1})
+				}
+				text, bound = append(text, p.text), append(bound, p.bound)
+				j.segs = append(j.segs, p.segs...)
+				j.params = append(j.params, p.params...)
+			}
+			j.text, j.bound = strings.Join(text, ";\n"), strings.Join(bound, ";\n")
+			c.parts = []sqlPart{j}
+		}
+	}
 }

@@ -125,7 +125,7 @@ func (s *Stmt) runQuery(res *target.Result) error {
 		if err = rows.Next(dest); err != nil {
 			break
 		}
-		if count == 0 && res.Keep {
+		if res.Keep && (count == 0 || res.KeepLast) {
 			keep(res, dest)
 		}
 		count++

@@ -131,6 +131,10 @@ func (c *Conn) Begin(ctx context.Context) error { return c.Exec(ctx, "BEGIN") }
 // Commit commits the current transaction.
 func (c *Conn) Commit(ctx context.Context) error { return c.Exec(ctx, "COMMIT") }
 
+// InTransaction reports whether the session is inside a transaction block (pgbench
+// aborts a client whose script ends in one).
+func (c *Conn) InTransaction() bool { return c.Alive() && c.pg.TxStatus() != 'I' }
+
 // Rollback rolls back the current transaction; outside one it does nothing.
 func (c *Conn) Rollback(ctx context.Context) error {
 	if c.Alive() && c.pg.TxStatus() == 'I' {

@@ -80,7 +80,7 @@ func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result)
 	}
 	var count int64
 	for rr.NextRow() {
-		if count == 0 && res.Keep {
+		if res.Keep && (count == 0 || res.KeepLast) {
 			keep(res, rr.Values())
 		}
 		count++
