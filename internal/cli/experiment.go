@@ -9,11 +9,12 @@ import (
 	"github.com/fathom-lab/fathom/internal/experiment"
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/report"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
 type experimentOpts struct {
-	store       string
+	store       secret.DSN
 	check       bool
 	resume      string
 	retryFailed bool

@@ -27,6 +27,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/plan"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
@@ -1137,7 +1138,7 @@ func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell,
 		Target:           t,
 		Workload:         x.p.WorkloadPath(cell.Workload),
 		Params:           params,
-		Store:            x.st.Path(),
+		Store:            secret.NewDSN(x.st.Path()),
 		Clients:          cell.Clients,
 		Duration:         cell.Duration,
 		Transactions:     cell.Transactions,
