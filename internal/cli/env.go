@@ -58,16 +58,16 @@ func (e *Env) tuner() tune.Tuner {
 // OSEnv returns the Env of this process.
 func OSEnv() *Env {
 	return &Env{
-		Args:     os.Args[1:],
-		Stdin:    os.Stdin,
-		Stdout:   os.Stdout,
-		Stderr:   os.Stderr,
-		Getenv:   os.Getenv,
-		Environ:  os.Environ(),
-		Terminal: term.IsTerminal(int(os.Stderr.Fd())),
-		Now:      time.Now,
+		Args:       os.Args[1:],
+		Stdin:      os.Stdin,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		Getenv:     os.Getenv,
+		Environ:    os.Environ(),
+		Terminal:   term.IsTerminal(int(os.Stderr.Fd())),
+		Now:        time.Now,
 		Interrupts: osInterrupts,
-		OpenFiles: openFiles,
+		OpenFiles:  openFiles,
 	}
 }
 
