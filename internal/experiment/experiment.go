@@ -115,7 +115,7 @@ func Start(ctx context.Context, st store.Store, p *plan.Plan, path string, o Opt
 	}
 	schedule := plan.Schedule(len(cells), p.Repetitions, p.Order, seed)
 	exp := &store.Experiment{
-		Name: p.Name, Description: p.Description, PlanPath: path, PlanDir: p.Dir, Plan: target.MaskSecrets(string(p.Data)),
+		Name: p.Name, Description: p.Description, PlanPath: path, PlanDir: p.Dir, Plan: target.MaskText(string(p.Data)),
 		Repetitions: p.Repetitions, Order: p.Order, Target: x.targetText(), ToolVersion: o.ToolVersion,
 		Host: collect.HostFacts().Hostname, PID: instance.CurrentPID(), CreatedAt: x.now(),
 	}
@@ -242,7 +242,7 @@ func resumePlan(exp *store.Experiment) (*plan.Plan, error) {
 			path = filepath.Join(exp.PlanDir, filepath.Base(path))
 		}
 		p, err := plan.ReadFile(path)
-		if err != nil || target.MaskSecrets(string(p.Data)) != exp.Plan {
+		if err != nil || target.MaskText(string(p.Data)) != exp.Plan {
 			return nil, fault.WithKind(fault.Failed, fmt.Errorf("experiment %d: its plan held a password, which fathom does not store, and %s no longer says the same: it cannot be resumed", exp.ID, path))
 		}
 		text = p.Data
