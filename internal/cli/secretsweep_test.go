@@ -340,7 +340,11 @@ hooks:
 		close(stopX)
 	}()
 	sw.run(t, "experiment (interrupted)", env, stopX, "experiment", planPath)
-	sw.run(t, "experiment (resumed)", env, nil, "experiment", planPath)
+	// Each run of an experiment reopens the store with the --store value, password and
+	// all (not its shown form, which has none).
+	if r := sw.run(t, "experiment (again)", env, nil, "experiment", planPath); strings.Contains(r.stdout+r.stderr, "authentication failed") || !strings.Contains(r.stdout, "runs complete") {
+		t.Errorf("experiment: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 
 	// The agent store: a coordinator no agent joins, an agent whose run never opens,
 	// and the Kubernetes manifests of both.

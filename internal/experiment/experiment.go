@@ -36,6 +36,9 @@ import (
 // Options are how an experiment runs and where it reports. Progress, each run's live
 // lines and the results go to Stdout as text lines; warnings to Stderr.
 type Options struct {
+	// StoreDSN is the store's --store value, which each run reopens (zero: the store's
+	// Path, which holds no password).
+	StoreDSN    secret.DSN
 	Quiet       bool   // no live interval lines (progress and results only)
 	Keep        bool   // leave the instances (stopped, with their data)
 	RetryFailed bool   // Resume: run failed cells again too
@@ -1131,6 +1134,15 @@ func resultLine(s *measure.Summary) string {
 	return line
 }
 
+// storeDSN is the store each run reopens: the --store value with its password when
+// the front end gave it, else the store's Path.
+func (x *experimentRun) storeDSN() secret.DSN {
+	if !x.o.StoreDSN.IsZero() {
+		return x.o.StoreDSN
+	}
+	return secret.NewDSN(x.st.Path())
+}
+
 // runOptionsFor builds the run engine's options for a cell on a server.
 func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell, srv *plan.Server, part int) run.Options {
 	t, params := x.targetFor(cell, srv)
@@ -1138,7 +1150,7 @@ func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell,
 		Target:           t,
 		Workload:         x.p.WorkloadPath(cell.Workload),
 		Params:           params,
-		Store:            secret.NewDSN(x.st.Path()),
+		Store:            x.storeDSN(),
 		Clients:          cell.Clients,
 		Duration:         cell.Duration,
 		Transactions:     cell.Transactions,
