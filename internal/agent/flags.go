@@ -14,6 +14,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/postgres"
 )
@@ -45,7 +46,7 @@ func (f *RunFlags) Apply(o *run.Options, log io.Writer) error {
 		return nil
 	case f.Agents < 0:
 		return fault.Usagef("--agents %d: give a number of agents of 1 or more", f.Agents)
-	case !postgres.IsURL(o.Store):
+	case !postgres.IsDSN(o.Store.Reveal()):
 		return fault.Usagef("--agents: agents coordinate through a PostgreSQL results store that every machine reaches; give --store postgres://user@host/fathom (%q is a file on this machine)", o.Store)
 	case o.Scripts != nil:
 		return fault.Usagef("--agents: pgbench scripts (-f, -b) are not run by agents yet; use a workload (--workload)")
@@ -56,7 +57,7 @@ func (f *RunFlags) Apply(o *run.Options, log io.Writer) error {
 	if name == "" {
 		name = "run-" + time.Now().UTC().Format("20060102-150405")
 	}
-	p := Plan{Agents: f.Agents, Name: name, Wait: f.Wait, LossTimeout: f.LossTimeout, StoreShown: postgres.Display(o.Store),
+	p := Plan{Agents: f.Agents, Name: name, Wait: f.Wait, LossTimeout: f.LossTimeout, StoreShown: o.Store.Masked(),
 		Log: func(format string, args ...any) { fmt.Fprintf(log, "fathom: "+format+"\n", args...) }}
 	o.Remote = p.Remote(*o)
 	return nil
@@ -93,7 +94,7 @@ type Host struct {
 
 // Execute runs `fathom agent` against the store at storeURL until its run ends
 // (--run) or ctx ends.
-func (f *Flags) Execute(ctx context.Context, storeURL string, h Host) error {
+func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error {
 	index := f.Index
 	if f.Run != "" && index < 0 {
 		v := strings.TrimSpace(h.Getenv("JOB_COMPLETION_INDEX"))
@@ -111,10 +112,10 @@ func (f *Flags) Execute(ctx context.Context, storeURL string, h Host) error {
 	if f.Wait <= 0 || f.LossTimeout <= 0 {
 		return fault.Usagef("--wait and --lost-after must be above zero")
 	}
-	if !postgres.IsURL(storeURL) {
+	if !postgres.IsDSN(storeURL.Reveal()) {
 		return fault.Usagef("agents coordinate through a PostgreSQL results store that every machine reaches: give --store postgres://user@host/fathom (%q is a file on this machine)", storeURL)
 	}
-	st, err := run.OpenStore(storeURL)
+	st, err := run.OpenStore(storeURL.Reveal())
 	if err != nil {
 		return err
 	}

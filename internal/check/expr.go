@@ -27,6 +27,10 @@ import (
 //	rate(X)                   delta per second; a counter that went down is a reset
 //	elapsed()                 seconds between the previous run and now
 //	abs, min, max, round, ceil, floor
+//
+// Every number is a float64, integer literals too, as in the Perl of check_mysql_health
+// and check_postgres: a sum past 2^63 is a large positive number, never a wrapped
+// negative one that would alert CRITICAL; % is the floating-point remainder.
 type Expression struct {
 	Source  string
 	program *vm.Program
@@ -54,12 +58,26 @@ type evalEnv = map[string]any
 
 func envFor(ev *evaluation) evalEnv {
 	return evalEnv{
+		modFunc:   mod,
 		"current": ev.current,
 		"lastrun": ev.lastrun,
 		"delta":   ev.delta,
 		"rate":    ev.rate,
 		"elapsed": ev.elapsed,
 	}
+}
+
+// modFunc is what a % b becomes: the remainder of floats (expr-lang's % takes
+// integers only). Its name cannot be written in an expression.
+const modFunc = "$mod"
+
+func mod(a, b any) (float64, error) {
+	x, ok1 := a.(float64)
+	y, ok2 := b.(float64)
+	if !ok1 || !ok2 {
+		return 0, fmt.Errorf("invalid operation: %T %% %T: %% takes numbers", a, b)
+	}
+	return math.Mod(x, y), nil
 }
 
 // ParseExpression compiles src. Errors are one line that says what is wrong and where.
@@ -202,6 +220,17 @@ func (p *patcher) fail(format string, args ...any) {
 
 func (p *patcher) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
+	case *ast.IntegerNode:
+		// Integer arithmetic would wrap past 2^63 (expr-lang's ints are Go's).
+		ast.Patch(node, &ast.FloatNode{Value: float64(n.Value)})
+	case *ast.UnaryNode:
+		if f, ok := n.Node.(*ast.FloatNode); ok && n.Operator == "-" {
+			ast.Patch(node, &ast.FloatNode{Value: -f.Value})
+		}
+	case *ast.BinaryNode:
+		if n.Operator == "%" {
+			ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: modFunc}, Arguments: []ast.Node{n.Left, n.Right}})
+		}
 	case *ast.IdentifierNode:
 		if exprFuncs[strings.ToLower(n.Value)] {
 			return

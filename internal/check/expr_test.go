@@ -74,6 +74,20 @@ var exprTests = []struct {
 	{src: "{1}", err: "'{' is only used as current{NAME}"},
 	{src: "\"abc", err: "literal not terminated"},
 	{src: "Questions.x", err: "cannot fetch x"},
+	// Numbers are floats: integer literals past 2^63 do not wrap negative (which would
+	// alert CRITICAL on a "below 0" threshold); % is the float remainder.
+	{src: "9223372036854775807 + 1", want: 9223372036854775808},
+	{src: "9223372036854775807 + 9223372036854775807 > 0", want: 1},
+	{src: "9223372036854775807 * 4", want: 4 * 9223372036854775808.0},
+	{src: "-9223372036854775807 - 10 < 0", want: 1},
+	{src: "-(3) * 2", want: -6},
+	{src: "7 % 2", want: 1},
+	{src: "Questions % 7", want: 4},
+	{src: "(Questions + 0.5) % 7", want: 4.5},
+	{src: "5 % 0", err: "not a finite number"},
+	{src: "log_bin % 2", err: "% takes numbers"},
+	{src: "$mod(1, 2)", err: "unknown function"},
+	{src: "99999999999999999999", err: "out of range"},
 }
 
 func TestExpressions(t *testing.T) {

@@ -4,11 +4,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/agent"
+	"github.com/fathom-lab/fathom/internal/secret"
 )
 
 func newAgentCmd(env *Env) *cobra.Command {
 	var f agent.Flags
-	var store string
+	var store secret.DSN
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Run clients for runs coordinated through a PostgreSQL store (fathom run --agents N)",

@@ -48,6 +48,9 @@ func TestCheckCommand(t *testing.T) {
 				{[]string{"--mode", "nope"}, 3, `FATHOM UNKNOWN - unknown mode "nope"`},
 				{[]string{"--bogus"}, 3, "FATHOM UNKNOWN - unknown flag: --bogus"},
 				{[]string{"-e", "1 +"}, 3, `FATHOM UNKNOWN - expression "1 +": unexpected token EOF`},
+				// A sum past 2^63 is a large number (floats, as in the Perl plugins), not a
+				// wrapped negative one below the critical range.
+				{[]string{"-e", "max_connections + 9223372036854775807 + 9223372036854775807", "-c", "0:", "-n", "big"}, 0, "big OK - "},
 				{[]string{"--mode", "connections", "--connect-failure", "maybe"}, 3, `FATHOM UNKNOWN - --connect-failure "maybe"`},
 				{[]string{"--mode", "replication-lag", "--heartbeat"}, 2, "replication-lag CRITICAL - "},
 				{[]string{"--mode", "connections", "--heartbeat"}, 3, "FATHOM UNKNOWN - --heartbeat goes with --mode replication-lag"},

@@ -6,10 +6,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/report"
+	"github.com/fathom-lab/fathom/internal/secret"
 )
 
 func newCompareCmd(env *Env) *cobra.Command {
-	var path, format, judge string
+	var path secret.DSN
+	var format, judge string
 	var maxPoints int
 	cmd := &cobra.Command{
 		Use:   "compare A B",

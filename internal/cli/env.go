@@ -31,7 +31,7 @@ type Env struct {
 	// Terminal reports whether stderr is a terminal (progress bar) .
 	Terminal bool
 	Now      func() time.Time
-	// Interrupts is cancelled on SIGINT or SIGTERM (nil: never).
+	// Interrupts is cancelled on SIGINT, SIGTERM or SIGHUP (nil: never).
 	Interrupts func(ctx context.Context) (context.Context, context.CancelFunc)
 	// OpenFiles is how many files this process may have open (RLIMIT_NOFILE), or 0
 	// when unknown (nil: the process's own limit).
@@ -58,19 +58,26 @@ func (e *Env) tuner() tune.Tuner {
 // OSEnv returns the Env of this process.
 func OSEnv() *Env {
 	return &Env{
-		Args:     os.Args[1:],
-		Stdin:    os.Stdin,
-		Stdout:   os.Stdout,
-		Stderr:   os.Stderr,
-		Getenv:   os.Getenv,
-		Environ:  os.Environ(),
-		Terminal: term.IsTerminal(int(os.Stderr.Fd())),
-		Now:      time.Now,
-		Interrupts: func(ctx context.Context) (context.Context, context.CancelFunc) {
-			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		},
-		OpenFiles: openFiles,
+		Args:       os.Args[1:],
+		Stdin:      os.Stdin,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		Getenv:     os.Getenv,
+		Environ:    os.Environ(),
+		Terminal:   term.IsTerminal(int(os.Stderr.Fd())),
+		Now:        time.Now,
+		Interrupts: osInterrupts,
+		OpenFiles:  openFiles,
 	}
+}
+
+// stopSignals stop a run, watch or experiment gracefully (the interval in progress
+// stored, the summary printed): Ctrl-C, SIGTERM, and SIGHUP, sent when the terminal
+// or ssh session closes, whose default action would kill fathom on the spot.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+func osInterrupts(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, stopSignals...)
 }
 
 // Main runs fathom in this process and exits with its code. FATHOM_CPUPROFILE=FILE

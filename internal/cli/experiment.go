@@ -9,11 +9,12 @@ import (
 	"github.com/fathom-lab/fathom/internal/experiment"
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/report"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
 type experimentOpts struct {
-	store       string
+	store       secret.DSN
 	check       bool
 	resume      string
 	retryFailed bool
@@ -117,7 +118,7 @@ func (o *experimentOpts) options(env *Env) (experiment.Options, error) {
 	return experiment.Options{Quiet: o.quiet, Keep: o.keep, RetryFailed: o.retryFailed, InstanceDir: o.instanceDir,
 		ToolVersion: version(), Command: redactArgs(env.Args), NoProcfs: portable, OpenFiles: env.openFiles(), Tuner: env.tuner(),
 		Stdout: env.Stdout, Stderr: env.Stderr, Listener: &experiment.Lines{W: env.Stdout}, Terminal: env.Terminal, Now: env.Now,
-		Getenv: env.Getenv, Environ: env.Environ}, err
+		Getenv: env.Getenv, Environ: env.Environ, StoreDSN: o.store}, err
 }
 
 // printOutcome prints the cell table at the end.

@@ -10,11 +10,12 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/experiment"
 	"github.com/fathom-lab/fathom/internal/report"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
 func newExperimentsCmd(env *Env) *cobra.Command {
-	var path string
+	var path secret.DSN
 	var limit int
 	var asJSON bool
 	cmd := &cobra.Command{

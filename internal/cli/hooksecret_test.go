@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,6 +27,8 @@ hooks:
   before_experiment:
     - shell: MYSQL_PWD=%[2]s sh -c 'echo "pwd is $MYSQL_PWD"; echo mysql -uroot -p%[2]s --password=%[2]s'
     - shell: PGPASSWORD='%[2]s' env | grep PGPASSWORD
+    - shell: |
+        echo curl -u admin:%[2]s -H "'Authorization: Bearer %[2]s'" http://127.0.0.1:1/; printf 'admin:%[2]s' | base64
   before_run:
     - sql: SELECT 'host=db password=%[2]s' AS dsn
   after_experiment:
@@ -39,12 +42,13 @@ hooks:
 	if !strings.Contains(r.stdout+r.stderr, "xxxxx") {
 		t.Errorf("no masked value on screen:\n%s\n%s", r.stdout, r.stderr)
 	}
-	if strings.Contains(r.stdout+r.stderr, pw) {
+	basic := base64.StdEncoding.EncodeToString([]byte("admin:" + pw)) // what curl -u sends
+	if strings.Contains(r.stdout+r.stderr, pw) || strings.Contains(r.stdout+r.stderr, basic) {
 		t.Errorf("the password is on screen:\n%s\n%s", r.stdout, r.stderr)
 	}
 	for _, args := range [][]string{{"experiments", "secrets", "--json"}, {"experiments", "secrets"}} {
 		r := fathom(t, env, nil, args...)
-		if r.code != 0 || strings.Contains(r.stdout+r.stderr, pw) {
+		if r.code != 0 || strings.Contains(r.stdout+r.stderr, pw) || strings.Contains(r.stdout+r.stderr, basic) {
 			t.Errorf("%v: exit %d, shows the password:\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
 	}
@@ -68,7 +72,7 @@ hooks:
 		if err != nil && f == env["FATHOM_STORE"] {
 			t.Fatal(err)
 		}
-		if bytes.Contains(b, []byte(pw)) {
+		if bytes.Contains(b, []byte(pw)) || bytes.Contains(b, []byte(basic)) {
 			t.Errorf("%s holds the password", f)
 		}
 	}

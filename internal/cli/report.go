@@ -9,15 +9,17 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/safefile"
+	"github.com/fathom-lab/fathom/internal/secret"
 )
 
 func newReportCmd(env *Env) *cobra.Command {
 	var (
-		path, out, slo, compareBy, title string
-		judge, baseline                  string
-		labels, axes                     []string
-		maxPoints                        int
-		force                            bool
+		path                       secret.DSN
+		out, slo, compareBy, title string
+		judge, baseline            string
+		labels, axes               []string
+		maxPoints                  int
+		force                      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "report RUN|EXPERIMENT [more…]",

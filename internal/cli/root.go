@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"strings"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fathom-lab/fathom/internal/compat"
+	"github.com/fathom-lab/fathom/internal/secret"
+	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -40,6 +43,8 @@ func version() string {
 // Run runs fathom with env and returns the exit code. Errors are printed as one line.
 func Run(ctx context.Context, env *Env) int {
 	root := newRoot(env)
+	maskDefaults(root)
+	warnCommandLinePasswords(env.Args, env.Stderr)
 	root.SetArgs(env.Args)
 	err := root.ExecuteContext(ctx)
 	if err != nil && !errors.Is(err, errReported) { // check prints its own Nagios line
@@ -130,11 +135,63 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// storeFlag adds --store, defaulting to $FATHOM_STORE or fathom.db.
-func storeFlag(fs *pflag.FlagSet, env *Env, p *string) {
+// storeFlag adds --store, defaulting to $FATHOM_STORE or fathom.db. The value is held
+// as a secret.DSN: wherever it is formatted (messages, errors, help) it shows without
+// its password; only Reveal hands it to the store.
+func storeFlag(fs *pflag.FlagSet, env *Env, p *secret.DSN) {
 	def := env.Getenv("FATHOM_STORE")
 	if def == "" {
 		def = "fathom.db"
 	}
-	fs.StringVar(p, "store", def, "results store: a SQLite file or a postgres:// URL (also $FATHOM_STORE)")
+	*p = stores.DSN(def)
+	fs.Var(storeValue{p}, "store", "results store: a SQLite file, a postgres:// URL or libpq's host=… dbname=… (also $FATHOM_STORE)")
+}
+
+// storeValue is --store as a pflag.Value.
+type storeValue struct{ p *secret.DSN }
+
+func (v storeValue) String() string     { return v.p.Masked() }
+func (v storeValue) Set(s string) error { *v.p = stores.DSN(s); return nil }
+func (v storeValue) Type() string       { return "string" }
+
+// dsnFlags are the flags whose values are DSNs, which may hold a password.
+var dsnFlags = map[string]string{
+	"--target": "PGPASSWORD or ~/.pgpass (MySQL: MYSQL_PWD or ~/.my.cnf [client]; Redis: REDISCLI_AUTH), or the whole DSN in $FATHOM_TARGET",
+	"--store":  "PGPASSWORD or ~/.pgpass, or the whole URL in $FATHOM_STORE",
+}
+
+// warnCommandLinePasswords warns, one line per flag, when a --target or --store on the
+// command line holds a password: every user of the machine can read a process's
+// arguments (ps, /proc/PID/cmdline) for as long as it runs.
+func warnCommandLinePasswords(args []string, w io.Writer) {
+	warned := map[string]bool{}
+	for i, a := range args {
+		if a == "--" {
+			return
+		}
+		name, val, ok := strings.Cut(a, "=")
+		if !ok {
+			if i+1 >= len(args) {
+				continue
+			}
+			val = args[i+1]
+		}
+		alt, isDSN := dsnFlags[name]
+		if !isDSN || warned[name] || secret.MaskDSN(val) == val {
+			continue
+		}
+		warned[name] = true
+		fmt.Fprintf(w, "fathom: warning: the password in %s can be read by every user of this machine (ps, /proc) while fathom runs: put it in %s instead\n", name, alt)
+	}
+}
+
+// maskDefaults masks passwords in the flags' defaults ($FATHOM_TARGET, $FATHOM_STORE
+// …), which --help and errors show.
+func maskDefaults(c *cobra.Command) {
+	mask := func(f *pflag.Flag) { f.DefValue = target.RedactString(f.DefValue) }
+	c.Flags().VisitAll(mask)
+	c.PersistentFlags().VisitAll(mask)
+	for _, sub := range c.Commands() {
+		maskDefaults(sub)
+	}
 }

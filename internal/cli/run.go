@@ -17,13 +17,14 @@ import (
 	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload/pgscript"
 )
 
 type runOpts struct {
 	targetOpts
-	store        string
+	store        secret.DSN
 	clients      int
 	duration     time.Duration
 	transactions int64

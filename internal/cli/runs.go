@@ -11,11 +11,12 @@ import (
 	"github.com/fathom-lab/fathom/internal/report"
 	fathomrun "github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/safefile"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/storecopy"
 )
 
-func openStore(path string) (store.Store, error) { return fathomrun.OpenStore(path) }
+func openStore(path secret.DSN) (store.Store, error) { return fathomrun.OpenStore(path.Reveal()) }
 
 // storeError is a usage mistake when the path or a copy's selection cannot work.
 func storeError(err error) error {
@@ -26,7 +27,8 @@ func storeError(err error) error {
 }
 
 func newRunsCmd(env *Env) *cobra.Command {
-	var path, workload, status string
+	var path secret.DSN
+	var workload, status string
 	var limit int
 	var labels []string
 	var asJSON bool
@@ -88,7 +90,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 }
 
 func newShowCmd(env *Env) *cobra.Command {
-	var path string
+	var path secret.DSN
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show RUN|EXPERIMENT",
@@ -132,7 +134,8 @@ func newShowCmd(env *Env) *cobra.Command {
 }
 
 func newExportCmd(env *Env) *cobra.Command {
-	var path, format, perCommand = "", "", false
+	var path secret.DSN
+	var format, perCommand = "", false
 	cmd := &cobra.Command{
 		Use:   "export RUN",
 		Short: "Export a run's per-interval throughput, errors and latency percentiles as CSV or JSON",

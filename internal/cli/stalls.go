@@ -10,13 +10,14 @@ import (
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/report"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
 // newStallsCmd shows a run's stalls, re-analysing them with other thresholds when
 // asked: shown only, unless --save replaces the stored analysis with it.
 func newStallsCmd(env *Env) *cobra.Command {
-	var path string
+	var path secret.DSN
 	var asJSON, save bool
 	var o samplingOpts
 	cmd := &cobra.Command{

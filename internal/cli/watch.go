@@ -15,11 +15,12 @@ import (
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/run"
+	"github.com/fathom-lab/fathom/internal/secret"
 )
 
 type watchOpts struct {
 	target         string
-	store          string
+	store          secret.DSN
 	duration       time.Duration
 	interval       time.Duration
 	connectTimeout time.Duration

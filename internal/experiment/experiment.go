@@ -27,6 +27,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/plan"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
@@ -35,6 +36,9 @@ import (
 // Options are how an experiment runs and where it reports. Progress, each run's live
 // lines and the results go to Stdout as text lines; warnings to Stderr.
 type Options struct {
+	// StoreDSN is the store's --store value, which each run reopens (zero: the store's
+	// Path, which holds no password).
+	StoreDSN    secret.DSN
 	Quiet       bool   // no live interval lines (progress and results only)
 	Keep        bool   // leave the instances (stopped, with their data)
 	RetryFailed bool   // Resume: run failed cells again too
@@ -114,7 +118,7 @@ func Start(ctx context.Context, st store.Store, p *plan.Plan, path string, o Opt
 	}
 	schedule := plan.Schedule(len(cells), p.Repetitions, p.Order, seed)
 	exp := &store.Experiment{
-		Name: p.Name, Description: p.Description, PlanPath: path, PlanDir: p.Dir, Plan: target.MaskSecrets(string(p.Data)),
+		Name: p.Name, Description: p.Description, PlanPath: path, PlanDir: p.Dir, Plan: target.MaskText(string(p.Data)),
 		Repetitions: p.Repetitions, Order: p.Order, Target: x.targetText(), ToolVersion: o.ToolVersion,
 		Host: collect.HostFacts().Hostname, PID: instance.CurrentPID(), CreatedAt: x.now(),
 	}
@@ -241,7 +245,7 @@ func resumePlan(exp *store.Experiment) (*plan.Plan, error) {
 			path = filepath.Join(exp.PlanDir, filepath.Base(path))
 		}
 		p, err := plan.ReadFile(path)
-		if err != nil || target.MaskSecrets(string(p.Data)) != exp.Plan {
+		if err != nil || target.MaskText(string(p.Data)) != exp.Plan {
 			return nil, fault.WithKind(fault.Failed, fmt.Errorf("experiment %d: its plan held a password, which fathom does not store, and %s no longer says the same: it cannot be resumed", exp.ID, path))
 		}
 		text = p.Data
@@ -1130,6 +1134,15 @@ func resultLine(s *measure.Summary) string {
 	return line
 }
 
+// storeDSN is the store each run reopens: the --store value with its password when
+// the front end gave it, else the store's Path.
+func (x *experimentRun) storeDSN() secret.DSN {
+	if !x.o.StoreDSN.IsZero() {
+		return x.o.StoreDSN
+	}
+	return secret.NewDSN(x.st.Path())
+}
+
 // runOptionsFor builds the run engine's options for a cell on a server.
 func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell, srv *plan.Server, part int) run.Options {
 	t, params := x.targetFor(cell, srv)
@@ -1137,7 +1150,7 @@ func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell,
 		Target:           t,
 		Workload:         x.p.WorkloadPath(cell.Workload),
 		Params:           params,
-		Store:            x.st.Path(),
+		Store:            x.storeDSN(),
 		Clients:          cell.Clients,
 		Duration:         cell.Duration,
 		Transactions:     cell.Transactions,

@@ -147,7 +147,7 @@ func (h *Hook) Describe() string {
 	if len(h.SQL) > 0 {
 		s = strings.Join(h.SQL, "; ")
 	}
-	s = strings.Join(strings.Fields(target.MaskSecrets(s)), " ")
+	s = strings.Join(strings.Fields(target.MaskText(s)), " ")
 	if len(s) > 60 {
 		s = s[:57] + "..."
 	}

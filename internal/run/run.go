@@ -16,6 +16,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -32,7 +33,7 @@ type Options struct {
 	Params   workload.Params // workload options
 	// Scripts, when set, runs pgbench scripts (-f, -b) instead of Workload.
 	Scripts *pgscript.Options
-	Store   string // results store (a SQLite path)
+	Store   secret.DSN // results store (--store): shown without its password wherever it is formatted
 
 	Clients          int
 	Duration         time.Duration // measured, after warm-up (0 and no Transactions: 10s)
@@ -171,7 +172,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 	}
 	// A store path that cannot work, or that another user could read or replace, is
 	// refused before anything else is spent.
-	if err := stores.Check(o.Store); err != nil {
+	if err := stores.Check(o.Store.Reveal()); err != nil {
 		return nil, fault.Usagef("%v", err)
 	}
 	tgt, err := o.Target.Open()
@@ -190,7 +191,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 	}
 	// The store is opened before the target is touched: a store that cannot work
 	// (empty path, a directory, unwritable, damaged) costs nothing.
-	st, err := OpenStore(o.Store)
+	st, err := OpenStore(o.Store.Reveal())
 	if err != nil {
 		return nil, err
 	}
@@ -358,6 +359,9 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 		}
 	}
 
+	// The reason is kept and shown everywhere: o.Store formats without its password,
+	// and whatever a driver put in its errors is masked before it is saved.
+	res.Reason = target.RedactString(res.Reason)
 	sum := totals.Summary()
 	sum.RunID, sum.Status, sum.Reason = id, res.Status, res.Reason
 	sum.Workload, sum.Target, sum.Clients, sum.Rate = wl.Name(), tgt.Redacted(), cfg.Clients, cfg.Rate

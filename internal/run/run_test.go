@@ -13,6 +13,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/workload"
@@ -82,7 +83,7 @@ func preparedSQLite(t *testing.T) Target {
 func smallRun(t *testing.T, tg Target) Options {
 	return Options{
 		Target: tg, Workload: "oltp_point_select", Params: smallOLTP,
-		Store:   filepath.Join(t.TempDir(), "results.db"),
+		Store:   secret.NewDSN(filepath.Join(t.TempDir(), "results.db")),
 		Clients: 2, Transactions: 200, Interval: 50 * time.Millisecond, MaxTries: 1,
 		ReconnectTimeout: 5 * time.Second, Seed: 42, HasSeed: true,
 		Labels: map[string]string{"via": "library"}, ToolVersion: "test", Command: "run_test",
@@ -119,7 +120,7 @@ func TestExecuteSQLite(t *testing.T) {
 		t.Error("sampling was on but there is no sampling result")
 	}
 
-	st, err := stores.Open(o.Store)
+	st, err := stores.Open(o.Store.Reveal())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestExecuteInterrupted(t *testing.T) {
 	if fault.KindOf(err) != fault.Interrupted || res == nil {
 		t.Fatalf("err %v (kind %d), result %v", err, fault.KindOf(err), res)
 	}
-	st, err := stores.Open(o.Store)
+	st, err := stores.Open(o.Store.Reveal())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,10 +203,10 @@ func TestExecuteRefusals(t *testing.T) {
 			// Usage mistakes are found before the store is opened; a missing table is
 			// found after (the store is opened before the server is touched), and no
 			// run is recorded.
-			if _, serr := os.Stat(o.Store); serr == nil {
+			if _, serr := os.Stat(o.Store.Reveal()); serr == nil {
 				if tc.kind == fault.Usage {
 					t.Errorf("the store was created for a refused run")
-				} else if st, err := stores.Open(o.Store); err == nil {
+				} else if st, err := stores.Open(o.Store.Reveal()); err == nil {
 					runs, _ := st.Runs(context.Background(), store.RunFilter{})
 					st.Close()
 					if len(runs) > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -26,9 +27,9 @@ type WatchOptions struct {
 	ConnectTimeout time.Duration
 	PollerSockets  bool
 	Getenv         func(string) string // the environment for the DSN's defaults
-	Store          string
-	Duration       time.Duration // 0: until ctx is cancelled
-	Interval       time.Duration // at least 100ms
+	Store          secret.DSN          // results store (--store), shown without its password
+	Duration       time.Duration       // 0: until ctx is cancelled
+	Interval       time.Duration       // at least 100ms
 	Labels         map[string]string
 	Sampling       Sampling
 	ToolVersion    string
@@ -86,7 +87,7 @@ func Watch(ctx context.Context, o WatchOptions, l WatchListener) (*WatchSummary,
 		return nil, err
 	}
 	stallP, _ := o.Sampling.StallParams()
-	if err := stores.Check(o.Store); err != nil {
+	if err := stores.Check(o.Store.Reveal()); err != nil {
 		return nil, fault.Usagef("%v", err)
 	}
 	bg := context.WithoutCancel(ctx)
@@ -102,7 +103,7 @@ func Watch(ctx context.Context, o WatchOptions, l WatchListener) (*WatchSummary,
 	if err != nil {
 		info = target.Info{Version: "unknown (" + strings.Join(strings.Fields(err.Error()), " ") + ")"}
 	}
-	st, err := OpenStore(o.Store)
+	st, err := OpenStore(o.Store.Reveal())
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
 )
@@ -24,7 +25,7 @@ func (quietWatch) Warning(string)                       {}
 func TestWatchDownsamples(t *testing.T) {
 	dir := t.TempDir()
 	st := filepath.Join(dir, "fathom.db")
-	o := WatchOptions{DSN: "sqlite:" + filepath.Join(dir, "target.db"), Store: st, Duration: 2500 * time.Millisecond, Interval: 100 * time.Millisecond,
+	o := WatchOptions{DSN: "sqlite:" + filepath.Join(dir, "target.db"), Store: secret.NewDSN(st), Duration: 2500 * time.Millisecond, Interval: 100 * time.Millisecond,
 		Sampling: Sampling{Only: []string{"os"}}, ToolVersion: "test", Command: "fathom watch",
 		Downsampling: []store.DownsampleTier{{After: 500 * time.Millisecond, Bucket: 200 * time.Millisecond}}}
 	sum, err := Watch(context.Background(), o, quietWatch{})

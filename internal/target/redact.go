@@ -1,6 +1,7 @@
 package target
 
 import (
+	"encoding/base64"
 	"net/url"
 	"regexp"
 	"strings"
@@ -55,6 +56,14 @@ var (
 	// SQL: IDENTIFIED BY '…', PASSWORD '…', PASSWORD('…'), MASTER_PASSWORD='…'.
 	sqlIdentified = regexp.MustCompile(`(?i)(identified\s+(?:with\s+\S+\s+)?(?:by|as)\s+(?:password\s*)?\(?\s*)('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.)*")`)
 	sqlPassword   = regexp.MustCompile(`(?i)(\bpassword\s*(?:\(\s*|=\s*(?:password\s*\(\s*)?)?)('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.)*")`)
+	// curl -u user:pw, --user user:pw, --proxy-user=user:pw (also -uuser:pw): the part
+	// after the first ':' is the password. mysql's -uroot has no ':' and is kept.
+	userColon = regexp.MustCompile(`((?:^|[\s'"])(?:-u\s*|--(?:proxy-)?user(?:=|\s+))['"]?[^\s:'"]*:)([^\s'"]+)`)
+	// HTTP headers that carry credentials: Authorization: Basic …, Bearer …, and
+	// API-key headers, in commands (-H '…') and in what they print (curl -v).
+	userOf     = regexp.MustCompile(`(?:-u\s*|--(?:proxy-)?user(?:=|\s+))['"]?([^\s:'"]*):$`)
+	authHeader = regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization\s*:\s*(?:(?:basic|bearer|token|digest|negotiate)\s+)?)([^\s'"]+)`)
+	apiKey     = regexp.MustCompile(`(?i)(\b(?:x-)?api[-_]?key\s*[:=]\s*)([^\s'"&]+)`)
 )
 
 // MaskSecrets masks what looks like a secret in a command line, SQL statement or
@@ -72,6 +81,9 @@ func MaskSecrets(s string, known ...string) string {
 	// The most specific shapes first, so that a looser one cannot eat their context.
 	s = sqlIdentified.ReplaceAllString(s, "${1}'xxxxx'")
 	s = sqlPassword.ReplaceAllString(s, "${1}'xxxxx'")
+	s = userColon.ReplaceAllString(s, "${1}xxxxx")
+	s = authHeader.ReplaceAllString(s, "${1}xxxxx")
+	s = apiKey.ReplaceAllString(s, "${1}xxxxx")
 	s = RedactString(s)
 	s = envSecret.ReplaceAllStringFunc(s, func(m string) string {
 		name, _, _ := strings.Cut(m, "=")
@@ -91,6 +103,11 @@ func MaskSecrets(s string, known ...string) string {
 	s = kvSecret.ReplaceAllString(s, "${1}xxxxx")
 	return s
 }
+
+// MaskText is MaskSecrets of a whole text (a plan file, a hook's command) with every
+// secret it holds masked wherever else it appears in it too: the password of
+// `curl -u admin:pw` also in a later `printf admin:pw | base64`, and its base64.
+func MaskText(s string) string { return MaskSecrets(s, SecretsIn(s)...) }
 
 func isNumber(s string) bool {
 	if s == "" {
@@ -133,7 +150,7 @@ func EnvSecrets(env []string) []string {
 // too.
 func SecretsIn(s string) []string {
 	var out []string
-	for _, re := range []*regexp.Regexp{sqlIdentified, sqlPassword, envSecret, longPass, kvSecret, kvPassword, urlUserinfo} {
+	for _, re := range []*regexp.Regexp{sqlIdentified, sqlPassword, envSecret, longPass, kvSecret, kvPassword, urlUserinfo, userColon, authHeader, apiKey} {
 		for _, m := range re.FindAllStringSubmatch(s, -1) {
 			v := strings.Trim(m[2], `'"`)
 			if re == envSecret && strings.HasSuffix(strings.ToUpper(m[1]), "FILE=") {
@@ -142,6 +159,12 @@ func SecretsIn(s string) []string {
 			if len(v) >= 4 {
 				out = append(out, v)
 			}
+		}
+	}
+	// curl -u user:pw sends and prints (-v) "Authorization: Basic base64(user:pw)".
+	for _, m := range userColon.FindAllStringSubmatch(s, -1) {
+		if u := userOf.FindStringSubmatch(m[1]); u != nil {
+			out = append(out, base64.StdEncoding.EncodeToString([]byte(u[1]+":"+m[2])))
 		}
 	}
 	for _, m := range shortP.FindAllStringSubmatch(s, -1) {

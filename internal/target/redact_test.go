@@ -76,6 +76,16 @@ var maskCases = []struct{ in, keep string }{
 	{"connect pwd=Hunter2pw;server=x", "server=x"},
 	{"PGPASSFILE=/tmp/i/pgpass psql", "PGPASSFILE=/tmp/i/pgpass psql"},
 	{"echo the password is Hunter2pw", "echo the password is"}, // a known secret
+	// curl and HTTP credentials: -u user:pw in its forms, Authorization and API-key
+	// headers (in the command and in what curl -v prints).
+	{"curl -u admin:Hunter2pw http://h/", "curl -u admin:"},
+	{"curl -sS --user 'admin:Hunter2pw' h", "--user 'admin:"},
+	{"curl --user=admin:Hunter2pw h", "--user=admin:"},
+	{"curl --proxy-user p:Hunter2pw h", "--proxy-user p:"},
+	{"curl -uadmin:Hunter2pw h", "-uadmin:"},
+	{"curl -H 'Authorization: Bearer Hunter2pw.x' h", "Authorization: Bearer xxxxx"},
+	{"> Authorization: Basic Hunter2pw=", "Authorization: Basic"},
+	{"curl -H 'X-Api-Key: Hunter2pw' h", "X-Api-Key: xxxxx"},
 }
 
 func TestMaskSecrets(t *testing.T) {
@@ -91,6 +101,16 @@ func TestMaskSecrets(t *testing.T) {
 	if got := SecretsIn("MYSQL_PWD=abcd1234 mysql -pefgh5678 -p5433 PGPASSFILE=/x/y"); strings.Join(got, ",") != "abcd1234,efgh5678" {
 		t.Errorf("SecretsIn = %q", got)
 	}
+	// What curl sends and prints for -u user:pw is masked where the output echoes it.
+	known := SecretsIn("curl -v -u uuser:Hunter2pw http://h/")
+	if got := MaskSecrets("> Authorization: Basic dXVzZXI6SHVudGVyMnB3\n< 200 OK dXVzZXI6SHVudGVyMnB3", known...); strings.Contains(got, "dXVzZXI6SHVudGVyMnB3") {
+		t.Errorf("curl -v output with the credentials in base64: %q (known %q)", got, known)
+	}
+	for _, keep := range []string{"mysql -uroot -e 'select 1'", "psql -U postgres -c 'select 1'", "ssh -p 2222 user@host"} {
+		if got := MaskSecrets(keep); got != keep {
+			t.Errorf("changed a command without secrets: %q -> %q", keep, got)
+		}
+	}
 	if got := EnvSecrets([]string{"PGPASSWORD=a1b2c3", "MYSQL_PWD=d4e5f6", "PWD=/home/x", "PATH=/bin", "REDISCLI_AUTH=g7h8i9"}); len(got) != 3 || got[0] != "a1b2c3" || got[1] != "d4e5f6" || got[2] != "g7h8i9" {
 		t.Errorf("EnvSecrets = %q", got)
 	}
@@ -104,7 +124,7 @@ func FuzzMaskSecrets(f *testing.F) {
 		// The shapes a secret takes in a command: whatever surrounds them, the
 		// secret never survives.
 		const pw = "Zq7Hunter2pw"
-		for _, shape := range []string{"MYSQL_PWD=" + pw, "PGPASSWORD=" + pw, " -p" + pw, "--password=" + pw, "password=" + pw, "IDENTIFIED BY '" + pw + "'", "PASSWORD '" + pw + "'", "postgres://u:" + pw + "@h/db"} {
+		for _, shape := range []string{"curl -u admin:" + pw, "--user=u:" + pw, "Authorization: Basic " + pw, "MYSQL_PWD=" + pw, "PGPASSWORD=" + pw, " -p" + pw, "--password=" + pw, "password=" + pw, "IDENTIFIED BY '" + pw + "'", "PASSWORD '" + pw + "'", "postgres://u:" + pw + "@h/db"} {
 			for _, in := range []string{shape + " " + s, s + " " + shape} {
 				if strings.Contains(s, pw[:4]) || strings.ContainsAny(s, "'\"\\") {
 					continue

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/sqlstore"
 )
@@ -71,16 +73,34 @@ type lockKey struct {
 // SchemaVersion is the newest schema this build knows.
 func SchemaVersion() int { return sqlstore.Latest(migrationFS) }
 
-// IsURL reports whether value names a PostgreSQL store (postgres:// or postgresql://).
+// IsURL reports whether value is a PostgreSQL URL (postgres:// or postgresql://, in
+// any case).
 func IsURL(value string) bool {
 	l := strings.ToLower(value)
 	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
 }
 
-// Display is value as fathom shows and records it: the URL without its password (in
-// the user part or a password= parameter). A value that does not parse shows only its
-// scheme.
+// IsDSN reports whether value names a PostgreSQL store: a URL (IsURL) or a libpq
+// key=value string (IsKeyValue).
+func IsDSN(value string) bool { return IsURL(value) || IsKeyValue(value) }
+
+// libpqKey is a libpq connection keyword followed by '=' anywhere in a value.
+var libpqKey = regexp.MustCompile(`(?i)(?:^|[\s/\\])(host|hostaddr|port|dbname|user|password|passfile|service|servicefile|sslmode|sslpassword|sslcert|sslkey|sslrootcert|sslnegotiation|application_name|connect_timeout|options|target_session_attrs|load_balance_hosts|channel_binding|require_auth|gssencmode|krbsrvname|keepalives)\s*=`)
+
+// IsKeyValue reports whether value is, or could be mistaken for, a libpq key=value
+// connection string (host=… dbname=…, service=name): it holds a libpq keyword and
+// '=' and no "://". Such a value is never taken as a file name.
+func IsKeyValue(value string) bool {
+	return !strings.Contains(value, "://") && libpqKey.MatchString(value)
+}
+
+// Display is value as fathom shows and records it: a URL without its password (in
+// the user part or a password= parameter), a key=value string with password= and
+// sslpassword= masked. A URL that does not parse shows only its scheme.
 func Display(value string) string {
+	if !IsURL(value) {
+		return secret.MaskDSN(value)
+	}
 	u, err := url.Parse(value)
 	if err != nil {
 		if i := strings.Index(value, "://"); i > 0 {
@@ -94,7 +114,7 @@ func Display(value string) string {
 	q := u.Query()
 	changed := false
 	for k := range q {
-		if strings.EqualFold(k, "password") {
+		if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
 			q.Del(k)
 			changed = true
 		}
@@ -121,14 +141,18 @@ func Check(value string) error {
 
 func parse(value string) (*pgx.ConnConfig, error) {
 	shown := Display(value)
-	if strings.Count(strings.SplitN(strings.SplitN(value, "://", 2)[1], "/", 2)[0], "@") > 1 {
-		return nil, usagef("store %s: more than one '@' before the host: write an '@' in the user or password as %%40", shown)
-	}
 	if i := strings.Index(value, "://"); i > 0 {
+		if strings.Count(strings.SplitN(value[i+3:], "/", 2)[0], "@") > 1 {
+			return nil, usagef("store %s: more than one '@' before the host: write an '@' in the user or password as %%40", shown)
+		}
 		value = strings.ToLower(value[:i]) + value[i:] // libpq's parser knows the schemes in lower case only
 	}
 	cfg, err := pgx.ParseConfig(value)
 	if err != nil {
+		// pgx's message quotes the value, password and all: only the form is said.
+		if !IsURL(value) {
+			return nil, usagef("store %s: not a valid libpq key=value string (want host=… port=… dbname=… user=…, or service=NAME from ~/.pg_service.conf; quote values with spaces as 'a b'); a file path for a SQLite store cannot hold a libpq keyword and '='", shown)
+		}
 		return nil, usagef("store %s: not a valid PostgreSQL URL (want postgres://user@host:port/dbname?sslmode=…; percent-encode special characters)", shown)
 	}
 	if cfg.Database == "" {

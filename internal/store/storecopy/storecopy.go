@@ -70,8 +70,8 @@ type Result struct {
 // stderr.
 func Between(ctx context.Context, from, to string, sel []string, o Options, stdout, stderr io.Writer) error {
 	o.Select = sel
-	if _, err := os.Stat(from); !postgres.IsURL(from) && errors.Is(err, fs.ErrNotExist) {
-		return selectf("store %s does not exist: give FROM as an existing SQLite file or a postgres:// URL", from)
+	if _, err := os.Stat(from); !postgres.IsDSN(from) && errors.Is(err, fs.ErrNotExist) {
+		return selectf("store %s does not exist: give FROM as an existing SQLite file or a postgres:// URL", stores.Display(from))
 	}
 	src, err := stores.Open(from)
 	if err != nil {

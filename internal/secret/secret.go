@@ -1,0 +1,95 @@
+// Package secret holds passwords and DSNs so that they cannot be shown by accident.
+//
+// A Value formats as xxxxx in every fmt verb (%v %s %q %+v %#v %x …), as JSON, YAML and
+// text, and in log/slog; the secret itself comes out only through Reveal, which is
+// easy to find in a review. A DSN formats as its masked form (the password replaced by
+// xxxxx), so an error or a line built from one is safe from the moment it is made.
+//
+// Both keep the secret behind a pointer: a struct that holds one in an unexported
+// field and is printed with %v (where fmt cannot call the methods) shows an address,
+// not the text.
+package secret
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+)
+
+// Mask is what a secret shows instead of itself.
+const Mask = "xxxxx"
+
+// Value is a secret: a password, a token, a DSN that may hold one. The zero Value is
+// the empty secret.
+type Value struct{ p *string }
+
+// New holds s as a secret.
+func New(s string) Value { return Value{p: &s} }
+
+// Reveal is the secret itself: for handing to a driver or a child process, never for
+// showing.
+func (v Value) Reveal() string {
+	if v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+
+// IsZero reports whether the secret is empty.
+func (v Value) IsZero() bool { return v.Reveal() == "" }
+
+func (Value) String() string   { return Mask }
+func (Value) GoString() string { return Mask }
+
+// Format writes Mask for every verb (%q quotes it).
+func (Value) Format(f fmt.State, verb rune) { writeShown(f, verb, Mask) }
+
+func (Value) MarshalJSON() ([]byte, error)    { return json.Marshal(Mask) }
+func (Value) MarshalText() ([]byte, error)    { return []byte(Mask), nil }
+func (Value) MarshalYAML() (any, error)       { return Mask, nil }
+func (Value) LogValue() slog.Value            { return slog.StringValue(Mask) }
+func (v Value) Equal(o Value) bool            { return v.Reveal() == o.Reveal() }
+func (v *Value) UnmarshalText(b []byte) error { *v = New(string(b)); return nil }
+
+// DSN is a connection string (a URL, a libpq key=value string, a path) that may hold a
+// password. It formats, marshals and logs as its masked form; Reveal is the DSN itself.
+type DSN struct {
+	raw   Value
+	shown string
+}
+
+// NewDSN holds dsn, masked by MaskDSN wherever it is shown.
+func NewDSN(dsn string) DSN { return DSN{raw: New(dsn), shown: MaskDSN(dsn)} }
+
+// NewDSNShown holds dsn, shown as shown (a form the caller masked exactly, e.g. a
+// store's URL without its password).
+func NewDSNShown(dsn, shown string) DSN { return DSN{raw: New(dsn), shown: shown} }
+
+// Reveal is the DSN itself, for connecting.
+func (d DSN) Reveal() string { return d.raw.Reveal() }
+
+// Masked is the DSN as it is shown: its password replaced by xxxxx.
+func (d DSN) Masked() string { return d.shown }
+
+// IsZero reports whether the DSN is empty.
+func (d DSN) IsZero() bool { return d.raw.IsZero() }
+
+func (d DSN) String() string   { return d.shown }
+func (d DSN) GoString() string { return strconv.Quote(d.shown) }
+
+// Format writes the masked DSN for every verb (%q quotes it).
+func (d DSN) Format(f fmt.State, verb rune) { writeShown(f, verb, d.shown) }
+
+func (d DSN) MarshalJSON() ([]byte, error) { return json.Marshal(d.shown) }
+func (d DSN) MarshalText() ([]byte, error) { return []byte(d.shown), nil }
+func (d DSN) MarshalYAML() (any, error)    { return d.shown, nil }
+func (d DSN) LogValue() slog.Value         { return slog.StringValue(d.shown) }
+
+func writeShown(f fmt.State, verb rune, s string) {
+	if verb == 'q' || verb == 'v' && f.Flag('#') {
+		s = strconv.Quote(s)
+	}
+	io.WriteString(f, s)
+}
