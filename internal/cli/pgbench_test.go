@@ -30,7 +30,10 @@ func TestPgbenchScriptMistakes(t *testing.T) {
 		{[]string{"run", "-f", bad + "@x", tgt}, "the weight after @ must be a whole number"},
 		{[]string{"run", "-f", "/nonexistent.sql", tgt}, "-f /nonexistent.sql: cannot read the script"},
 		{[]string{"run", "-b", "tpcb-like", "--workload", "tpcb", tgt}, "--workload and pgbench scripts (-f, -b, -S, -N) do not mix"},
-		{[]string{"run", "-D", "x=1", tgt}, "-D, -r and --allow-shell are for pgbench scripts"},
+		{[]string{"run", "--allow-shell", tgt}, "-D, -r and --allow-shell are for pgbench scripts"},
+		{[]string{"run", "-w", "tpcb", "-D", "x=1", tgt}, "-D, -r and --allow-shell are for pgbench scripts"},
+		{[]string{"run", "-f", scriptFile(t, "oltp.lua", "function event() end\n"), tgt}, "oltp.lua: sysbench Lua scripts are not supported yet"},
+		{[]string{"run", "-w", "my_oltp.lua", tgt}, "my_oltp.lua: sysbench Lua scripts are not supported yet"},
 		{[]string{"run", "-S", "-D", "1 x", tgt}, `-D "1 x": use -D name=value`},
 		{[]string{"run", "-b", "nope", tgt}, "-b nope: no such built-in script (built-ins: tpcb-like, simple-update, select-only)"},
 		{[]string{"run", "-S", "-M", "fast", tgt}, "-M fast: use simple, extended or prepared"},
@@ -65,7 +68,7 @@ func TestPgbenchScriptsRun(t *testing.T) {
 	if len(s.PerCommand) != 7 || s.PerCommand[2].Text != "\\set x random(1, 10) * :mult" || s.PerCommand[2].Count != c.Transactions {
 		t.Errorf("per-command latencies: %+v", s.PerCommand)
 	}
-	r = fathom(t, env, nil, "run", "-f", scriptFile(t, "undef.sql", "\\set x 1\nSELECT :nope;\n"), "-t", "5", "-q", tgt)
+	r = fathom(t, env, nil, "run", "-f", scriptFile(t, "undef.sql", "\\set x 1\nSELECT :nope;\n"), "-M", "prepared", "-t", "5", "-q", tgt)
 	if r.code != ExitFailure || !strings.Contains(r.stderr, "undef.sql line 2 (SELECT :nope): undefined variable \"nope\"") {
 		t.Errorf("undefined variable: exit %d, stderr %q", r.code, r.stderr)
 	}
