@@ -13,7 +13,8 @@ import (
 // sysbench, a plain number of seconds ("60", "0.5").
 type durationValue struct {
 	d        *time.Duration
-	positive bool // zero is refused: the flag has no meaning at zero
+	positive bool          // zero is refused: the flag has no meaning at zero
+	unit     time.Duration // what a plain number counts (0: seconds); pgbench's -L counts ms
 }
 
 func (v durationValue) String() string {
@@ -24,7 +25,7 @@ func (v durationValue) String() string {
 }
 func (v durationValue) Type() string { return "duration" }
 func (v durationValue) Set(s string) error {
-	d, err := parseDuration(s)
+	d, err := parseDurationUnit(s, v.unit)
 	if err != nil {
 		return err
 	}
@@ -35,13 +36,19 @@ func (v durationValue) Set(s string) error {
 	return nil
 }
 
-func parseDuration(s string) (time.Duration, error) {
+func parseDuration(s string) (time.Duration, error) { return parseDurationUnit(s, time.Second) }
+
+// parseDurationUnit reads a Go duration, or a plain number of units (0: seconds).
+func parseDurationUnit(s string, unit time.Duration) (time.Duration, error) {
+	if unit == 0 {
+		unit = time.Second
+	}
 	s = strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if f < 0 || f > 1e9 {
+		if f < 0 || f*float64(unit) > 1e9*float64(time.Second) || f != f {
 			return 0, fmt.Errorf("%q is out of range", s)
 		}
-		return time.Duration(f * float64(time.Second)), nil
+		return time.Duration(f * float64(unit)), nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -63,6 +70,13 @@ func durationVarP(fs *pflag.FlagSet, p *time.Duration, name, short string, def t
 func positiveDurationVarP(fs *pflag.FlagSet, p *time.Duration, name, short string, def time.Duration, usage string) {
 	*p = def
 	fs.VarP(durationValue{d: p, positive: true}, name, short, usage)
+}
+
+// millisDurationVarP is a positive duration flag whose plain numbers are milliseconds,
+// as pgbench's -L ("-L 5" is 5 ms); Go durations ("5ms", "1s") are taken too.
+func millisDurationVarP(fs *pflag.FlagSet, p *time.Duration, name, short string, def time.Duration, usage string) {
+	*p = def
+	fs.VarP(durationValue{d: p, positive: true, unit: time.Millisecond}, name, short, usage)
 }
 
 // positiveInt is an integer flag that refuses zero and negative values when given.

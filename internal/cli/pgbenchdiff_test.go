@@ -172,11 +172,11 @@ var pgbenchCases = []diffCase{
 	{name: "shell undefined aborts", script: "\\shell echo :x:\n", args: []string{"-Dx=1"}, shell: true},
 }
 
-// TestPgbenchDifferential runs every case through pgbench 15+ and through fathom on
+// TestPgbenchScriptDifferential runs every case through pgbench 15+ and through fathom on
 // PostgreSQL, and compares what each gives: how the run ended (ok, refused before
 // running, aborted while running), the transactions counted, the rows the script
 // wrote, the values debug() printed, the server's error, \shell's output.
-func TestPgbenchDifferential(t *testing.T) {
+func TestPgbenchScriptDifferential(t *testing.T) {
 	pgbenchtest.Path(t)
 	dsn := dbtest.PostgresDatabase(t, "pgbench_diff")
 	env := storeEnv(t)

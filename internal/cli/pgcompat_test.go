@@ -3,11 +3,13 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/run"
@@ -237,15 +239,25 @@ func TestForeignFlags(t *testing.T) {
 	}{
 		{[]string{"run", "-i"}, "fathom prepare --workload tpcb"},
 		{[]string{"run", "--initialize"}, "fathom prepare --workload tpcb"},
-		{[]string{"run", "-v"}, "VACUUM pgbench_accounts"},
-		{[]string{"run", "--random-seed", "5"}, "--seed"},
+		{[]string{"run", "--progress-timestamp"}, "-P lines show the time since the start"},
+		{[]string{"run", "--random-seed", "soon"}, "use an integer, time or rand"},
+		{[]string{"run", "--random-seed", "5", "--seed", "5"}, "the same seed: give one of them"},
+		{[]string{"run", "--db-ps-mode", "disable", "-M", "prepared"}, "give one of them"},
+		{[]string{"run", "--db-ps-mode", "never"}, "use auto (prepared statements) or disable"},
+		{[]string{"run", "--percentile", "101"}, "from 1 to 100, or 0"},
+		{[]string{"run", "--warmup-time", "5", "--warmup", "3s"}, "sysbench's name for --warmup"},
+		{[]string{"run", "-j", "0"}, "give 1 or more threads"},
+		{[]string{"run", "-S", "--rate", "0"}, "--rate 0: give a rate above 0"},
+		{[]string{"run", "-w", "tpcb", "-R", "0"}, "--rate 0: give a rate above 0"},
+		{[]string{"run", "-S", "-t", "5", "--max-tries", "0"}, "--max-tries 0 (unlimited tries) needs -T or -L"},
+		{[]string{"run", "-S", "-T", "3", "-l", "--aggregate-interval", "2"}, "not a multiple of --aggregate-interval 2"},
+		{[]string{"run", "-S", "-T", "1", "-l", "--aggregate-interval", "2"}, "longer than -T 1s"},
 		{[]string{"run", "--mysql-host=db1"}, "--target mysql://"},
 		{[]string{"run", "--pgsql-password", "x"}, "~/.pgpass"},
-		{[]string{"run", "--db-ps-mode", "disable"}, "-M prepared"},
 		{[]string{"run", "--point-selects", "5"}, "--set point_selects"},
 		{[]string{"run", "--fillfactor", "90"}, "fathom prepare --fillfactor"},
 		{[]string{"run", "-U", "bob"}, "--target postgres://USER@"},
-		{[]string{"prepare", "--warmup-time", "5"}, "--warmup"},
+		{[]string{"prepare", "--max-time", "5"}, "-T/--time"},
 		{[]string{"run", "--clinets", "2"}, "did you mean --clients"},
 		{[]string{"run", "--aggregate-interval", "1"}, "add -l"},
 		{[]string{"run", "-l", "--aggregate-interval", "1", "--sampling-rate", "0.5"}, "cannot be combined"},
@@ -372,5 +384,71 @@ func TestTablesDetected(t *testing.T) {
 				t.Errorf("--tables 4 on 3 tables: exit %d: %s", r.code, r.stderr)
 			}
 		})
+	}
+}
+
+// pgbench's and sysbench's run options with their meaning, on SQLite: -L counts
+// milliseconds, scripts default to 10 transactions per client and the simple protocol,
+// sysbench's seed, warm-up, prepared-statement mode, percentile and histogram, and
+// `runs --workload` finds a benchmark under both its spellings.
+func TestPgbenchSysbenchOptions(t *testing.T) {
+	env := storeEnv(t)
+	tgt := "--target=sqlite:" + filepath.Join(t.TempDir(), "t.db")
+	if r := fathom(t, env, nil, "prepare", "--workload", "tpcb", "--scale", "1", tgt); r.code != 0 {
+		t.Fatalf("prepare: %s", r.stderr)
+	}
+	s := runJSON(t, env, "-S", "-c", "2", tgt)
+	if s.Transactions != 20 || s.QueryMode != "simple" || s.Workload != "pgbench:select-only" {
+		t.Errorf("-S -c 2: %d transactions in %s mode as %s, want pgbench's 10 per client, simple", s.Transactions, s.QueryMode, s.Workload)
+	}
+	s = runJSON(t, env, "-w", "tpcb-select", "-R", "200", "-L", "5", "-t", "3", "--rand-seed", "5", tgt)
+	if r := storedRun(t, env, s.RunID); r.LatencyLimit != 5*time.Millisecond || r.Seed != 5 || r.QueryMode != "prepared" || r.Options[run.OptionQueryMode] != "prepared" {
+		t.Errorf("-L 5 --rand-seed 5: stored limit %s, seed %d, mode %q/%q; want 5ms, 5, prepared", r.LatencyLimit, r.Seed, r.QueryMode, r.Options[run.OptionQueryMode])
+	}
+	s = runJSON(t, env, "-S", "--random-seed", "9", "--warmup-time", "1", "-T", "1", "--db-ps-mode", "auto", tgt)
+	if r := storedRun(t, env, s.RunID); r.Seed != 9 || r.Warmup != time.Second || s.QueryMode != "prepared" {
+		t.Errorf("--random-seed 9 --warmup-time 1 --db-ps-mode auto: seed %d, warm-up %s, mode %s", r.Seed, r.Warmup, s.QueryMode)
+	}
+	r := fathom(t, env, nil, "run", "-w", "tpcb-select", "-t", "50", "--percentile", "99", "--histogram", "--db-ps-mode", "disable", "-q", tgt)
+	if r.code != 0 || !strings.Contains(r.stdout, "latency 99th percentile: ") || !strings.Contains(r.stdout, "Latency histogram (values are in milliseconds)") {
+		t.Errorf("--percentile 99 --histogram: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var bars int64
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(l); len(f) == 3 && strings.HasPrefix(f[1], "|*") {
+			n, _ := strconv.ParseInt(f[2], 10, 64)
+			bars += n
+		}
+	}
+	if bars != 50 {
+		t.Errorf("the histogram's buckets hold %d transactions, want 50:\n%s", bars, r.stdout)
+	}
+	if r := fathom(t, env, nil, "run", "-w", "tpcb-select", "-t", "5", "--percentile", "0", "-q", tgt); strings.Contains(r.stdout, "percentile:") {
+		t.Errorf("--percentile 0 printed one:\n%s", r.stdout)
+	}
+	for _, w := range []string{"tpcb-select", "pgbench:select-only"} {
+		out := fathom(t, env, nil, "runs", "-w", w, "--json")
+		var runs []store.Run
+		if err := json.Unmarshal([]byte(out.stdout), &runs); err != nil {
+			t.Fatalf("runs -w %s: %v %s", w, err, out.stderr)
+		}
+		names := map[string]int{}
+		for _, r := range runs {
+			names[r.Workload]++
+		}
+		if names["tpcb-select"] != 3 || names["pgbench:select-only"] != 2 {
+			t.Errorf("runs -w %s: %v, want 3 tpcb-select and 2 pgbench:select-only", w, names)
+		}
+	}
+	// A script on a database without pgbench's tables: the pre-run steps fail, are
+	// said in one warning, and the run goes on (as pgbench's).
+	empty := "--target=sqlite:" + filepath.Join(t.TempDir(), "empty.db")
+	r = fathom(t, env, nil, "run", "-f", scriptFile(t, "one.sql", "SELECT 1;\n"), "-t", "3", "--json", "-q", empty)
+	if s := summary(t, r); r.code != 0 || s.Transactions != 3 || !strings.Contains(r.stderr, "pre-run") || !strings.Contains(r.stderr, "pgbench_history") {
+		t.Errorf("-f on an empty database: exit %d, %d transactions, stderr %q", r.code, s.Transactions, r.stderr)
+	}
+	r = fathom(t, env, nil, "run", "-f", scriptFile(t, "one.sql", "SELECT 1;\n"), "-t", "3", "-n", "--json", "-q", empty)
+	if r.code != 0 || strings.Contains(r.stderr, "pre-run") {
+		t.Errorf("-f -n on an empty database: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/agent"
@@ -55,7 +56,7 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	positiveIntVarP(fs, &o.transactions, "transactions", "t", 0, "transactions per client after warm-up (instead of -T)")
 	durationVarP(fs, &o.warmup, "warmup", "", 0, "warm-up before measuring: recorded, tagged, excluded from the summary")
 	fs.Float64VarP(&o.rate, "rate", "R", 0, "open loop: total intended transactions per second on a Poisson schedule (default closed loop)")
-	positiveDurationVarP(fs, &o.latencyLimit, "latency-limit", "L", 0, "open loop: skip (count as dropped) transactions already this late at their start")
+	millisDurationVarP(fs, &o.latencyLimit, "latency-limit", "L", 0, "open loop: skip (count as dropped) transactions already this late at their start; a plain number is milliseconds, as in pgbench (5 = 5ms)")
 	positiveDurationVarP(fs, &o.interval, "report-interval", "P", time.Second, "interval for live lines and stored histograms, e.g. 1, 10s, 250ms")
 	fs.IntVar(&o.maxTries, "max-tries", 1, "tries per transaction for serialization failures and deadlocks (1 = no retry)")
 	fs.StringVar(&o.seed, "seed", "", "random seed for reproducible values (default: random, recorded)")
@@ -69,6 +70,7 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	o.compat.Register(fs)
 	o.scripts.Register(fs) // pgbench scripts: -f, -b, -S, -N, -D, -r, --allow-shell
 	o.workloadSet = func() bool { return fs.Changed("workload") }
+	fs.SetNormalizeFunc(compat.Normalize) // pgbench's --client, --protocol, --progress
 }
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -193,8 +195,55 @@ func (o *runOpts) execute(ctx context.Context, env *Env) (*measure.Summary, erro
 		if res.TxnLog != "" {
 			fmt.Fprintf(env.Stdout, "transaction log: %s\n", res.TxnLog)
 		}
+		o.sysbenchLatency(ctx, env, sum.RunID)
 	}
 	return sum, err
+}
+
+// sysbenchLatency prints sysbench's --percentile line and --histogram, from the run's
+// stored measured intervals.
+func (o *runOpts) sysbenchLatency(ctx context.Context, env *Env, id int64) {
+	p, given := o.compat.Percentile()
+	if (!given || p == 0) && !o.compat.Histogram() {
+		return
+	}
+	h, err := measuredLatency(context.WithoutCancel(ctx), o.store, id)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "fathom: warning: reading the run's latencies for --percentile/--histogram: %v\n", err)
+		return
+	}
+	if given {
+		compat.WritePercentile(env.Stdout, h, p)
+	}
+	if o.compat.Histogram() {
+		compat.WriteHistogram(env.Stdout, h)
+	}
+}
+
+// measuredLatency merges the successful transactions' latencies of the run's
+// measured (not warm-up) intervals.
+func measuredLatency(ctx context.Context, path secret.DSN, id int64) (*hdr.Histogram, error) {
+	st, err := openStore(path)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	ivs, err := st.Intervals(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	h := measure.NewHistogram()
+	for _, iv := range ivs {
+		if iv.Warmup {
+			continue
+		}
+		for _, ty := range iv.Types {
+			if ty.Latency != nil {
+				h.Merge(ty.Latency)
+			}
+		}
+	}
+	return h, nil
 }
 
 // runError adds the command to prepare a missing workload to the engine's error.

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-lab/fathom/internal/compat"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/report"
 	fathomrun "github.com/fathom-lab/fathom/internal/run"
@@ -57,7 +61,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			runs, err := st.Runs(cmd.Context(), f)
+			runs, err := runsOf(cmd.Context(), st, f)
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
@@ -87,6 +91,30 @@ func newRunsCmd(env *Env) *cobra.Command {
 	fs.StringArrayVar(&labels, "label", nil, "only runs with label key=value (repeatable)")
 	fs.BoolVar(&asJSON, "json", false, "print the runs as JSON")
 	return cmd
+}
+
+// runsOf lists the runs f selects; a workload selects every spelling of its
+// benchmark (tpcb-select finds the runs of pgbench -S too, and the other way round).
+func runsOf(ctx context.Context, st store.Store, f store.RunFilter) ([]store.Run, error) {
+	names := compat.WorkloadSpellings(f.Workload)
+	if len(names) == 1 {
+		return st.Runs(ctx, f)
+	}
+	var all []store.Run
+	for _, n := range names {
+		g := f
+		g.Workload = n
+		rs, err := st.Runs(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rs...)
+	}
+	slices.SortFunc(all, func(a, b store.Run) int { return cmp.Compare(b.ID, a.ID) })
+	if f.Limit > 0 && len(all) > f.Limit {
+		all = all[:f.Limit]
+	}
+	return all, nil
 }
 
 func newShowCmd(env *Env) *cobra.Command {

@@ -26,15 +26,8 @@ var foreign = map[string]string{
 	"--tablespace":       "fathom prepare has no tablespace option: set the database's default_tablespace before `fathom prepare`",
 	"--index-tablespace": "fathom prepare has no tablespace option: set the database's default_tablespace before `fathom prepare`",
 	// pgbench, benchmarking
-	"-d":                   "fathom has no debug trace: errors are counted by class per interval (`fathom show RUN`)",
-	"--debug":              "fathom has no debug trace: errors are counted by class per interval (`fathom show RUN`)",
-	"-v":                   "fathom vacuums pgbench_branches and pgbench_tellers before a tpcb run (as pgbench does); run VACUUM pgbench_accounts yourself for -v",
-	"--vacuum-all":         "fathom vacuums pgbench_branches and pgbench_tellers before a tpcb run (as pgbench does); run VACUUM pgbench_accounts yourself for --vacuum-all",
-	"--random-seed":        "the seed is --seed N (every run records the seed it used)",
 	"--progress-timestamp": "-P lines show the time since the start; the stored intervals carry wall-clock times (`fathom export RUN`)",
 	"--exit-on-abort":      "fathom does not abort a client on an error: failures are counted per class and a lost server fails the run after --reconnect-timeout",
-	"--failures-detailed":  "failures are always counted per class (serialization, deadlock, …): `fathom show RUN`",
-	"--verbose-errors":     "failures are counted per class: `fathom show RUN`",
 	"--show-script":        "a workload's statements are shown by `fathom workload show NAME`",
 	"--host":               "the server goes in --target postgres://USER@HOST:PORT/DB (or PGHOST, PGPORT, PGUSER)",
 	"-p":                   "the server goes in --target postgres://USER@HOST:PORT/DB (or PGHOST, PGPORT, PGUSER)",
@@ -55,11 +48,6 @@ var foreign = map[string]string{
 	"--pgsql-user":           "the user goes in --target postgres://USER@HOST/DB (or PGUSER)",
 	"--pgsql-password":       "a password never needs the command line: put it in ~/.pgpass (or PGPASSWORD)",
 	"--pgsql-db":             "the database goes in --target postgres://USER@HOST/DB",
-	"--db-ps-mode":           "prepared statements are -M prepared (the default) or -M simple",
-	"--rand-seed":            "the seed is --seed N (every run records the seed it used)",
-	"--warmup-time":          "the warm-up is --warmup 30s (recorded, tagged, left out of the summary)",
-	"--percentile":           "every run keeps its full latency histograms: any percentile is in `fathom report RUN` and `fathom show RUN`",
-	"--histogram":            "every run keeps its full latency histograms: `fathom report RUN --format html` draws them",
 	"--max-requests":         "a transaction count is --events N (total) or -t N (per client)",
 	"--max-time":             "the duration is -T/--time",
 	"--num-threads":          "clients are -c N (or --threads N)",
@@ -133,4 +121,31 @@ func Closest(name string, candidates []string) string {
 		}
 	}
 	return best
+}
+
+// sameBenchmark groups the names under which the same benchmark is stored: fathom's
+// tpcb workloads and pgbench's built-in scripts (-b, -S, -N).
+var sameBenchmark = [][]string{
+	{"tpcb", "pgbench:tpcb-like"},
+	{"tpcb-select", "pgbench:select-only"},
+	{"tpcb-simple-update", "pgbench:simple-update"},
+}
+
+// WorkloadSpellings are the stored workload names of the benchmark name is one
+// spelling of, name first; just name when it has no other.
+func WorkloadSpellings(name string) []string {
+	for _, g := range sameBenchmark {
+		for _, n := range g {
+			if n == name {
+				out := []string{name}
+				for _, o := range g {
+					if o != name {
+						out = append(out, o)
+					}
+				}
+				return out
+			}
+		}
+	}
+	return []string{name}
 }

@@ -10,7 +10,7 @@ func TestFlagHint(t *testing.T) {
 	for _, c := range []struct{ err, want string }{
 		{"unknown shorthand flag: 'i' in -i", "-i is not a fathom run flag: pgbench -i is `fathom prepare"},
 		{"unknown flag: --mysql-host", "--mysql-host is not a fathom run flag: the server goes in --target mysql://"},
-		{"unknown flag: --random-seed", "--seed N"},
+		{"unknown flag: --progress-timestamp", "-P lines show the time since the start"},
 		{"unknown flag: --clinets", "unknown flag: --clinets: did you mean --clients?"},
 		{"unknown flag: --tim", "did you mean --time?"},
 		{"unknown flag: --zzzzzz", ""},
@@ -29,7 +29,9 @@ func TestFlagHint(t *testing.T) {
 func TestForeignTable(t *testing.T) {
 	taken := []string{"-c", "--clients", "-T", "--time", "-t", "--transactions", "-R", "--rate", "-P", "-L",
 		"-M", "-s", "--scale", "--tables", "--table-size", "--threads", "--events", "-j", "-n", "-C", "-l",
-		"--log-prefix", "--aggregate-interval", "--sampling-rate", "--max-tries", "--warmup", "--rand-type"}
+		"--log-prefix", "--aggregate-interval", "--sampling-rate", "--max-tries", "--warmup", "--rand-type",
+		"-d", "--debug", "-v", "--vacuum-all", "--random-seed", "--verbose-errors", "--failures-detailed",
+		"--db-ps-mode", "--rand-seed", "--warmup-time", "--percentile", "--histogram", "--client", "--protocol", "--progress"}
 	for _, f := range taken {
 		if _, ok := foreign[f]; ok {
 			t.Errorf("%s is a fathom flag but has a foreign hint", f)

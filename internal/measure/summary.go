@@ -65,6 +65,7 @@ type Summary struct {
 	Target     string  `json:"target"`
 	Clients    int     `json:"clients"`
 	Rate       float64 `json:"rate,omitempty"`
+	QueryMode  string  `json:"query_mode,omitempty"` // the protocol: simple, extended or prepared
 	Seconds    float64 `json:"seconds"`
 	Intervals  int     `json:"intervals"`
 	Reconnects int64   `json:"reconnects"`

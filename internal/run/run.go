@@ -51,6 +51,8 @@ type Options struct {
 	// NoVacuum skips the workload's pre-run tidying (pgbench -n); see
 	// workload.PreRunner. What was done or skipped is kept in the run's options.
 	NoVacuum bool
+	// VacuumAll also vacuums pgbench_accounts before the run (pgbench -v).
+	VacuumAll bool
 	// ConnectPerTxn opens a new connection for each transaction (pgbench -C).
 	ConnectPerTxn bool
 	// TxnLog, when set, writes pgbench's transaction log (-l); Clients, Lag, Retries
@@ -217,7 +219,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 	}
 	var warnings []string
 	d := tgt.Dialect()
-	preRun, err := preRun(setupCtx, o.NoVacuum, wl, conn, &d)
+	preRun, err := preRun(setupCtx, &o, wl, conn, &d)
 	if err != nil {
 		warnings = append(warnings, err.Error())
 	}
@@ -231,6 +233,10 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 		warnings = append(warnings, fmt.Sprintf("%s; run %s again", msg, how))
 	}
 	conn.Close()
+	mode, note := queryMode(tgt.Kind(), o.QueryMode, o.Scripts != nil)
+	if note != "" {
+		warnings = append(warnings, note)
+	}
 	for _, w := range warnings {
 		l.Warning(w)
 	}
@@ -266,7 +272,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 		ToolVersion:   o.ToolVersion,
 		Command:       o.Command,
 		Workload:      wl.Name(),
-		Options:       runOptions(wl, preRun, o.ConnectPerTxn),
+		Options:       runOptions(wl, preRun, mode, o.ConnectPerTxn),
 		Seed:          cfg.Seed,
 		TargetKind:    tgt.Kind(),
 		Target:        tgt.Redacted(),
@@ -284,7 +290,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 		Interval:     cfg.Interval,
 		TxnTypes:     wl.TxnTypes(),
 		StartedAt:    now(),
-		QueryMode:    o.QueryMode,
+		QueryMode:    mode,
 		MaxTries:     cfg.MaxTries,
 		LatencyLimit: cfg.LatencyLimit,
 		Warnings:     warnings,
@@ -365,6 +371,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 	sum := totals.Summary()
 	sum.RunID, sum.Status, sum.Reason = id, res.Status, res.Reason
 	sum.Workload, sum.Target, sum.Clients, sum.Rate = wl.Name(), tgt.Redacted(), cfg.Clients, cfg.Rate
+	sum.QueryMode = mode
 	for _, w := range res.Warnings {
 		sum.Warnings = append(sum.Warnings, w.Text)
 	}

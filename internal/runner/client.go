@@ -92,8 +92,18 @@ func (r *Runner) dropUntil(c *client, sched *schedule, until time.Time) {
 	if c.drops == nil {
 		c.drops = make([]int64, r.nTypes)
 	}
+	// With -t, a skipped start counts towards the client's transactions, as in
+	// pgbench (processed + skipped = -t): no more are drawn than the count leaves.
+	limit := int64(-1)
+	if c.txns > 0 {
+		warm := c.slot.Begin().Warmup
+		c.slot.End()
+		if !warm {
+			limit = max(c.txns-c.measured, 0)
+		}
+	}
 	n := int64(0)
-	for n < exactDrops {
+	for n < exactDrops && (limit < 0 || n < limit) {
 		t := sched.next()
 		if !t.Before(until) {
 			sched.unread()
@@ -103,7 +113,11 @@ func (r *Runner) dropUntil(c *client, sched *schedule, until time.Time) {
 		n++
 	}
 	if n == exactDrops {
-		if rest := sched.skipTo(until); rest > 0 {
+		rest := sched.skipTo(until)
+		if limit >= 0 {
+			rest = min(rest, limit-n)
+		}
+		if rest > 0 {
 			most := 0
 			for typ, k := range c.drops {
 				if k > c.drops[most] {
@@ -120,8 +134,13 @@ func (r *Runner) dropUntil(c *client, sched *schedule, until time.Time) {
 		}
 	}
 	rec := c.slot.Begin()
+	total := int64(0)
 	for typ, k := range c.drops {
 		rec.Counts[typ].Dropped += k
+		total += k
+	}
+	if !rec.Warmup {
+		c.measured += total
 	}
 	c.slot.End()
 	if r.log != nil {

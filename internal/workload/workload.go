@@ -144,10 +144,11 @@ type Grouped interface {
 }
 
 // PreRunner is implemented by workloads that tidy their tables before each run, as
-// pgbench does before running its built-in scripts. PreRun returns what it did, in
-// words for the run's provenance; d is the target's dialect.
+// pgbench does before running any script (see PgbenchVacuum). PreRun returns what it
+// did, in words for the run's provenance; d is the target's dialect; all is pgbench's
+// -v (pgbench_accounts too).
 type PreRunner interface {
-	PreRun(ctx context.Context, conn target.Conn, d *target.Dialect) (string, error)
+	PreRun(ctx context.Context, conn target.Conn, d *target.Dialect, all bool) (string, error)
 }
 
 // Layout is how prepare makes a workload's tables, with the options pgbench -i and

@@ -38,10 +38,15 @@ func (f *Flags) Options(workloadGiven bool, debug io.Writer) (*Options, error) {
 		b = append(b, "simple-update")
 	}
 	if len(f.Files)+len(b) == 0 {
-		if len(f.Defines) > 0 || f.AllowShell || f.PerStatement {
+		switch {
+		case (len(f.Defines) > 0 || f.PerStatement) && !workloadGiven:
+			// pgbench with no script runs tpcb-like: `pgbench -r -T 60` runs unchanged.
+			b = []string{"tpcb-like"}
+		case len(f.Defines) > 0 || f.AllowShell || f.PerStatement:
 			return nil, errors.New("-D, -r and --allow-shell are for pgbench scripts: add -f FILE or -b NAME")
+		default:
+			return nil, nil
 		}
-		return nil, nil
 	}
 	if workloadGiven {
 		return nil, errors.New("--workload and pgbench scripts (-f, -b, -S, -N) do not mix: give one or the other")

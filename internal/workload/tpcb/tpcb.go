@@ -289,26 +289,13 @@ func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
 	return nil
 }
 
-// PreRun does what pgbench does before running its built-in scripts unless -n is
-// given: on PostgreSQL it vacuums pgbench_branches and pgbench_tellers and truncates
-// pgbench_history, so that runs start from the same state. MySQL and SQLite have no
-// VACUUM of a table: there the history is emptied only.
-func (w *Workload) PreRun(ctx context.Context, conn target.Conn, d *target.Dialect) (string, error) {
-	var stmts []string
-	if d.VacuumSQL != "" {
-		stmts = append(stmts, fmt.Sprintf(d.VacuumSQL, branches), fmt.Sprintf(d.VacuumSQL, tellers))
-	}
-	truncate := d.TruncateSQL
-	if truncate == "" {
-		truncate = "DELETE FROM %s"
-	}
-	stmts = append(stmts, fmt.Sprintf(truncate, history))
-	for _, q := range stmts {
-		if err := conn.Exec(ctx, q); err != nil {
-			return "", fmt.Errorf("%s: %w", q, err)
-		}
-	}
-	return strings.Join(stmts, "; "), nil
+// PreRun does what pgbench does before a run unless -n is given
+// (workload.PgbenchVacuum): on PostgreSQL it vacuums pgbench_branches and
+// pgbench_tellers and truncates pgbench_history, so that runs start from the same
+// state. MySQL and SQLite have no VACUUM of a table: there the history is emptied
+// only.
+func (w *Workload) PreRun(ctx context.Context, conn target.Conn, d *target.Dialect, all bool) (string, error) {
+	return workload.PgbenchVacuum(ctx, conn, d, all)
 }
 
 // tableExists probes the table with a query that reads no rows. Setup gets a Conn but
