@@ -15,6 +15,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/analyze/stalltest"
 	"github.com/fathom-lab/fathom/internal/check"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/cli"
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
@@ -107,7 +108,7 @@ func TestFakeKind(t *testing.T) {
 	tgt.Close()
 	res, err := run.Execute(context.Background(), run.Options{
 		Target: tg, Workload: "oltp_point_select", Params: params,
-		Store:   filepath.Join(t.TempDir(), "results.db"),
+		Store:   secret.NewDSN(filepath.Join(t.TempDir(), "results.db")),
 		Clients: 2, Transactions: 100, Interval: 50 * time.Millisecond, MaxTries: 1,
 		ReconnectTimeout: 5 * time.Second, Seed: 1, HasSeed: true, ToolVersion: "test", Command: "fake_test",
 	}, &quiet{t})
