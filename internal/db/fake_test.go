@@ -15,7 +15,6 @@ import (
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/analyze/stalltest"
 	"github.com/fathom-lab/fathom/internal/check"
-	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/cli"
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
@@ -26,6 +25,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/plan"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -293,7 +293,7 @@ func TestRichKind(t *testing.T) {
 	}
 	tgt.Close()
 	res, err := run.Execute(context.Background(), run.Options{
-		Target: tg, Workload: "oltp_point_select", Params: params, Store: storePath,
+		Target: tg, Workload: "oltp_point_select", Params: params, Store: secret.NewDSN(storePath),
 		Clients: 1, Duration: time.Second, Interval: 100 * time.Millisecond, MaxTries: 1,
 		ReconnectTimeout: 5 * time.Second, Seed: 1, HasSeed: true, ToolVersion: "test", Command: "fake_test",
 	}, &quiet{t})
