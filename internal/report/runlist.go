@@ -43,6 +43,12 @@ func LoadRun(ctx context.Context, st store.Store, arg string) (*store.Run, []*me
 	if len(run.Summary) > 0 && json.Unmarshal(run.Summary, &stored) == nil {
 		s.Warnings = stored.Warnings
 		s.PerCommand, s.PerCommandWindow = stored.PerCommand, stored.PerCommandWindow
+		s.ErrorsUnlisted, s.ClientsAborted, s.MaxErrorRate = stored.ErrorsUnlisted, stored.ClientsAborted, stored.MaxErrorRate
+	}
+	// The first errors are stored as the run meets them: a run that never finished
+	// has them too.
+	if s.FirstErrors, err = st.RunErrors(ctx, id); err != nil {
+		return nil, nil, nil, fault.WithKind(fault.Failed, err)
 	}
 	return run, ivs, &s, nil
 }
