@@ -66,7 +66,8 @@ func TestPgbenchScriptsRun(t *testing.T) {
 		t.Errorf("per-command latencies: %+v", s.PerCommand)
 	}
 	r = fathom(t, env, nil, "run", "-f", scriptFile(t, "undef.sql", "\\set x 1\nSELECT :nope;\n"), "-t", "5", "-q", tgt)
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "undef.sql line 2 (SELECT :nope): undefined variable \"nope\"") {
+	if r.code != ExitErrors || !strings.Contains(r.stderr, "undef.sql line 2 (SELECT :nope): undefined variable \"nope\"") ||
+		!strings.Contains(r.stderr, "clients aborted: 1 of 1") {
 		t.Errorf("undefined variable: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
