@@ -21,6 +21,8 @@ import (
 type errorBook struct {
 	mu   sync.Mutex
 	kept []*measure.SeenError // at most measure.KeptErrors, in the order first met
+	// keys are kept's messages as met, before passwords were masked in them.
+	keys []string
 	// unlisted counts the errors that are none of kept (measured, warm-up).
 	unlisted, unlistedWarm int64
 	// onNew hears each error as it is first kept; it must not block.
@@ -82,22 +84,24 @@ func (b *errorBook) switchTo(r *Runner, c *client, typ int, class target.Class, 
 	b.flush(ce)
 	ce.set, ce.class, ce.code, ce.msg, ce.entry = true, class, code, msg, nil
 	cls := class.String()
-	for _, e := range b.kept {
-		if e.Class == cls && e.Code == code && e.Message == msg {
+	for i, e := range b.kept {
+		if e.Class == cls && e.Code == code && b.keys[i] == msg {
 			ce.entry = e
 			break
 		}
 	}
 	if ce.entry == nil && len(b.kept) < measure.KeptErrors {
-		e := &measure.SeenError{Class: cls, Code: code, Message: msg, Client: c.id,
+		// Targets mask passwords in their errors; a workload's own text is masked here.
+		e := &measure.SeenError{Class: cls, Code: code, Message: target.RedactString(msg), Client: c.id,
 			AtNs: int64(time.Since(r.start)), Aborted: abort}
 		if typ >= 0 && typ < len(r.types) {
 			e.Txn = r.types[typ]
 		}
 		if p, ok := c.worker.(workload.Placer); ok {
-			e.Where = p.Place()
+			e.Where = target.RedactString(p.Place())
 		}
 		b.kept = append(b.kept, e)
+		b.keys = append(b.keys, msg)
 		ce.entry = e
 		cp := *e
 		added = &cp

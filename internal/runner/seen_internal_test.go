@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +53,22 @@ func BenchmarkAlternatingErrors(b *testing.B) {
 		} else {
 			r.noteError(c, 0, e2, target.ClassDeadlock, false, false)
 		}
+	}
+}
+
+// A workload's own error text with a password in it is kept masked, and its repeats
+// are still counted as the same error.
+func TestKeptErrorMasksPasswords(t *testing.T) {
+	r := &Runner{types: []string{"t"}, start: time.Now()}
+	c, d := &client{id: 0}, &client{id: 1}
+	r.clients = []*client{c, d}
+	err := fmt.Errorf("cannot reach postgres://bench:s3cretpw@db1/x")
+	for range 3 {
+		r.noteError(c, 0, err, target.ClassOther, false, false)
+	}
+	r.noteError(d, 0, err, target.ClassOther, false, false) // another client meets it anew
+	errs, _ := r.book.finish(r.clients)
+	if len(errs) != 1 || strings.Contains(errs[0].Message, "s3cretpw") || errs[0].Count != 4 {
+		t.Errorf("kept %+v; want one error, masked, counted 4 times", errs)
 	}
 }
