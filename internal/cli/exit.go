@@ -12,6 +12,8 @@ const (
 	ExitOK          = 0
 	ExitFailure     = 1   // the command could not do its job (server down, run failed)
 	ExitUsage       = 2   // the user asked for something that makes no sense
+	ExitErrors      = 3   // the run's transactions failed: none succeeded, or clients aborted
+	ExitThreshold   = 4   // the run passed a limit the user set (--max-error-rate)
 	ExitInterrupted = 130 // stopped by SIGINT/SIGTERM; what was measured is kept
 )
 
@@ -50,6 +52,10 @@ func codeOf(err error) int {
 		return ExitUsage
 	case fault.Interrupted:
 		return ExitInterrupted
+	case fault.Errors:
+		return ExitErrors
+	case fault.Threshold:
+		return ExitThreshold
 	}
 	return ExitFailure
 }

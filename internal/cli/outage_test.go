@@ -94,6 +94,20 @@ func TestServerGoneFailsRunKeepsIntervals(t *testing.T) {
 			if took := time.Since(<-cut); took > 20*time.Second {
 				t.Errorf("took %s after the cut to give up (reconnect timeout 2s)", took)
 			}
+			// The lost connections are the run's first errors, printed as they
+			// happened; then the one line of the failure.
+			var live, rest []string
+			for _, l := range strings.SplitAfter(r.stderr, "\n") {
+				if strings.HasPrefix(l, "fathom: error: client ") {
+					live = append(live, l)
+				} else {
+					rest = append(rest, l)
+				}
+			}
+			if len(live) == 0 || !strings.Contains(live[0], "connection") {
+				t.Errorf("the lost connection was not printed as it happened:\n%s", r.stderr)
+			}
+			r.stderr = strings.Join(rest, "")
 			oneLine(t, r, ExitFailure, "failed")
 			s := summary(t, r)
 			if s.Status != "failed" || !strings.Contains(s.Reason, "reconnect") || s.Transactions == 0 {

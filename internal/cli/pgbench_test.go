@@ -69,7 +69,8 @@ func TestPgbenchScriptsRun(t *testing.T) {
 		t.Errorf("per-command latencies: %+v", s.PerCommand)
 	}
 	r = fathom(t, env, nil, "run", "-f", scriptFile(t, "undef.sql", "SELECT 1;\n\\set x :nope + 1\n"), "-t", "5", "-q", tgt)
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "client 0 script undef.sql line 2 (\\set x :nope + 1): undefined variable \"nope\"") {
+	if r.code != ExitErrors || !strings.Contains(r.stderr, "client 0 script undef.sql line 2 (\\set x :nope + 1): undefined variable \"nope\"") ||
+		!strings.Contains(r.stderr, "clients aborted: 1 of 1") {
 		t.Errorf("undefined variable: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

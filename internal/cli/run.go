@@ -34,6 +34,7 @@ type runOpts struct {
 	interval     time.Duration
 	latencyLimit time.Duration
 	maxTries     int
+	maxErrorRate percentValue
 	seed         string
 	labels       []string
 	json         bool
@@ -59,6 +60,7 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	millisDurationVarP(fs, &o.latencyLimit, "latency-limit", "L", 0, "open loop: skip (count as dropped) transactions already this late at their start; a plain number is milliseconds, as in pgbench (5 = 5ms)")
 	positiveDurationVarP(fs, &o.interval, "report-interval", "P", time.Second, "interval for live lines and stored histograms, e.g. 1, 10s, 250ms")
 	fs.IntVar(&o.maxTries, "max-tries", 1, "tries per transaction for serialization failures and deadlocks (1 = no retry)")
+	fs.Var(&o.maxErrorRate, "max-error-rate", "fail the run (exit 4) if more than this percent of its transactions failed, e.g. 1 or 0.5% (retried ones that succeeded do not count)")
 	fs.StringVar(&o.seed, "seed", "", "random seed for reproducible values (default: random, recorded)")
 	fs.StringArrayVar(&o.labels, "label", nil, "label key=value stored with the run (repeatable)")
 	fs.BoolVar(&o.json, "json", false, "print the final summary as JSON on stdout (live lines go to stderr)")
@@ -120,6 +122,7 @@ func (o *runOpts) options(env *Env) (run.Options, error) {
 		Clients: o.clients, Duration: o.duration, Transactions: o.transactions, Warmup: o.warmup,
 		Rate: o.rate, LatencyLimit: o.latencyLimit, Interval: o.interval, MaxTries: o.maxTries,
 		ReconnectTimeout: o.reconnect, Labels: labels, Sampling: o.sampling.Sampling,
+		MaxErrorRate: o.maxErrorRate.v, HasMaxErrorRate: o.maxErrorRate.set,
 		ToolVersion: version(), Command: redactArgs(env.Args), Now: env.Now, OpenFiles: env.openFiles(), Tuner: env.tuner(),
 		PrepareHint: func(tgt string) string {
 			return fmt.Sprintf("`fathom prepare --workload %s%s --target %s`", o.workload, o.sizeFlags(), shellQuote(tgt))

@@ -283,6 +283,10 @@ type experimentRun struct {
 	// osNow is what the current slot's tunables read back, recorded with its runs.
 	os    *plan.OSSettings
 	osNow map[string]string
+	// byErrors: the last slot's failed runs all went their course and failed by their
+	// transactions' errors (none succeeded, clients aborted, an error rate above its
+	// maximum): the experiment goes on whatever on_error says.
+	byErrors bool
 }
 
 // emit hands e to the listener, one event at a time and never within a run's line.
@@ -413,11 +417,17 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 			return nil, nil
 		}
 		sl := &x.slots[i]
+		x.byErrors = false
 		res := x.runSlot(ctx, sl, n, len(todo))
 		switch {
 		case res == "interrupted" || ctx.Err() != nil:
 			status, reason = "interrupted", "interrupted"
 			return nil, nil
+		case res == "failed" && x.byErrors:
+			// The run went its course and measured what the cell does: a result, kept
+			// and marked failed with its first errors; the next cell may do better.
+			fmt.Fprintf(x.o.Stderr, "fathom: run %d of %d (%s, repetition %d) failed by its transactions' errors; the experiment goes on (on_error applies to runs that could not go their course)\n",
+				sl.Seq+1, len(x.slots), x.cells[sl.Cell].Key(), sl.Repetition)
 		case res == "failed" && p.OnError == "stop":
 			status, reason = "failed", fmt.Sprintf("run %d of %d (%s, repetition %d) failed, and on_error is stop", sl.Seq+1, len(x.slots), x.cells[sl.Cell].Key(), sl.Repetition)
 			return nil, nil
@@ -1040,6 +1050,20 @@ func (x *experimentRun) measure(ctx context.Context, sl *store.ExperimentSlot, a
 	multi := len(servers) > 1
 	sums := make([]*measure.Summary, len(servers))
 	errs := make([]error, len(servers))
+	defer func() {
+		// Every failed run failed by its transactions' errors (see byErrors).
+		x.byErrors = false
+		for i, err := range errs {
+			if err == nil {
+				continue
+			}
+			if k := fault.KindOf(err); sums[i] == nil || k != fault.Errors && k != fault.Threshold {
+				x.byErrors = false
+				return
+			}
+			x.byErrors = true
+		}
+	}()
 	var wg sync.WaitGroup
 	for i, srv := range servers {
 		part := 0

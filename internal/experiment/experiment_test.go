@@ -257,3 +257,69 @@ func TestListenerEvents(t *testing.T) {
 		t.Errorf("progress went to Stdout though a Listener was given:\n%s", out)
 	}
 }
+
+// A cell whose run fails by its transactions' errors (none succeeded) is marked failed
+// with the first error in its reason, the run keeps its errors, and the experiment
+// goes on with the next cell although on_error is stop (the default): such a run went
+// its course and is a result.
+func TestFailedByErrorsGoesOn(t *testing.T) {
+	st := openStore(t)
+	dir := t.TempDir()
+	wl := `name: overflow
+transactions:
+  - name: abs
+    autocommit: true
+    steps:
+      - sql: SELECT abs(:v - 9223372036854775807 - 1)
+        values:
+          v: {uniform: [0, 0]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "ovf.yaml"), []byte(wl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprintf(`experiment: errs
+target: sqlite:%s
+workload: ovf.yaml
+transactions: 5
+report_interval: 50ms
+order: sequential
+matrix:
+  clients: [1, 2]
+`, filepath.Join(dir, "t.db"))
+	path := filepath.Join(dir, "plan.yaml")
+	p, err := plan.Read(path, dir, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.OnError != "stop" {
+		t.Fatalf("on_error %q, want the default stop", p.OnError)
+	}
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	ctx := context.Background()
+	oc, err := Start(ctx, st, p, path, Options{Stdout: out, Stderr: errOut, Quiet: true, ToolVersion: "test"})
+	if fault.KindOf(err) != fault.Failed || oc == nil || oc.Status != "failed" {
+		t.Fatalf("outcome %+v, error %v (kind %v); want a failed experiment", oc, err, fault.KindOf(err))
+	}
+	slots, err := st.ExperimentSlots(ctx, oc.Experiment.ID)
+	if err != nil || len(slots) != 2 {
+		t.Fatalf("slots %+v %v", slots, err)
+	}
+	for _, s := range slots {
+		if s.Status != "failed" || !strings.Contains(s.Reason, "no transaction succeeded") || !strings.Contains(s.Reason, "integer overflow") {
+			t.Errorf("slot %d: %s (%s); want failed naming the first error", s.Seq, s.Status, s.Reason)
+		}
+	}
+	runs, err := st.ExperimentRuns(ctx, oc.Experiment.ID)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs %+v %v: both cells must have run", runs, err)
+	}
+	for _, er := range runs {
+		errs, err := st.RunErrors(ctx, er.RunID)
+		if err != nil || len(errs) != 1 || !strings.Contains(errs[0].Message, "integer overflow") || errs[0].Count == 0 {
+			t.Errorf("run %d's errors: %+v %v", er.RunID, errs, err)
+		}
+	}
+	if !strings.Contains(errOut.String(), "the experiment goes on") {
+		t.Errorf("stderr does not say the experiment goes on:\n%s", errOut)
+	}
+}

@@ -19,6 +19,12 @@ const (
 	Usage
 	// Interrupted: the run or experiment was stopped; what was measured is kept.
 	Interrupted
+	// Errors: the run went its course but its transactions failed (none succeeded,
+	// or clients aborted, as pgbench aborts them); what was measured is kept.
+	Errors
+	// Threshold: the run went its course but passed a limit the caller set (its
+	// error rate above the maximum); what was measured is kept.
+	Threshold
 )
 
 // Error is an engine error with its kind. Errors without one are failures.

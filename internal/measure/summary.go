@@ -71,6 +71,19 @@ type Summary struct {
 	Reconnects int64   `json:"reconnects"`
 	// Warnings about the numbers (e.g. the machine could not keep the interval).
 	Warnings []string `json:"warnings,omitempty"`
+	// ErrorRate is the failed transactions in percent of the transactions that ended
+	// (succeeded or failed) in the measured intervals; MaxErrorRate the limit the run
+	// was given (nil: none).
+	ErrorRate    float64  `json:"error_rate_pct,omitempty"`
+	MaxErrorRate *float64 `json:"max_error_rate_pct,omitempty"`
+	// FirstErrors are the run's first distinct errors (at most KeptErrors), in the
+	// order first met, each with how often it happened; ErrorsUnlisted counts the
+	// measured errors that are none of them.
+	FirstErrors    []SeenError `json:"first_errors,omitempty"`
+	ErrorsUnlisted int64       `json:"errors_unlisted,omitempty"`
+	// ClientsAborted is how many clients stopped on a mistake of the workload (a
+	// script's error, as pgbench aborts a client); the others went on.
+	ClientsAborted int `json:"clients_aborted,omitempty"`
 	TypeSummary
 	ByTxn map[string]TypeSummary `json:"by_transaction"`
 	// Statements: each statement's latency, for workloads that time them (pgbench -r).
@@ -158,6 +171,7 @@ func (t *Totals) Add(iv *Interval) {
 func (t *Totals) Summary() Summary {
 	all := t.acc.Total()
 	s := Summary{Seconds: round3(t.secs), Intervals: t.n, Reconnects: t.acc.Reconnects, TypeSummary: typeSummary(&all, t.secs), ByTxn: map[string]TypeSummary{}}
+	s.ErrorRate = ErrorRate(s.Transactions, s.Failed)
 	for i := range t.acc.Types {
 		s.ByTxn[t.acc.Types[i].Name] = typeSummary(&t.acc.Types[i], t.secs)
 	}
@@ -171,4 +185,13 @@ func Summarize(types []string, ivs []*Interval) Summary {
 		t.Add(iv)
 	}
 	return t.Summary()
+}
+
+// ErrorRate is failed transactions in percent of ok+failed, to 3 decimals (0 when
+// none ended).
+func ErrorRate(ok, failed int64) float64 {
+	if ok+failed == 0 {
+		return 0
+	}
+	return round3(100 * float64(failed) / float64(ok+failed))
 }

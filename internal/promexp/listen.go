@@ -142,3 +142,10 @@ func (e *Exposer) Finished() {
 
 // Warning passes the warning on.
 func (e *Exposer) Warning(msg string) { e.next.Warning(msg) }
+
+// Error passes a run's distinct error on (run.ErrorListener).
+func (e *Exposer) Error(se measure.SeenError) {
+	if el, ok := e.next.(run.ErrorListener); ok {
+		el.Error(se)
+	}
+}

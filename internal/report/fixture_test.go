@@ -33,6 +33,9 @@ type fixtureRun struct {
 	// samples: server and OS samples every interval, a counter reset at interval 5,
 	// and a stored stall over dip attributed to a checkpoint.
 	samples bool
+	// seen: the run's first errors as stored; the first one is given the run's
+	// serialization errors as its counts (measured and warm-up).
+	seen []measure.SeenError
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -81,6 +84,7 @@ func writeFixtureRun(t testing.TB, st store.Store, i int, f fixtureRun) int64 {
 	}
 	rng := rand.New(rand.NewPCG(f.seed, uint64(i)))
 	tot := measure.NewTotals(f.types)
+	var warmErrs int64
 	for k := 0; k < f.intervals; k++ {
 		rec := measure.NewRecorder(len(f.types))
 		n := int(f.tps)
@@ -110,6 +114,10 @@ func writeFixtureRun(t testing.TB, st store.Store, i int, f fixtureRun) int64 {
 		iv.Start, iv.End = time.Duration(k)*time.Second, time.Duration(k+1)*time.Second
 		iv.Warmup = k < f.warmup
 		iv.AddRecorder(rec)
+		if iv.Warmup {
+			t := iv.Total()
+			warmErrs += t.ErrorTotal()
+		}
 		if err := st.AddInterval(ctx, id, iv); err != nil {
 			t.Fatal(err)
 		}
@@ -119,6 +127,13 @@ func writeFixtureRun(t testing.TB, st store.Store, i int, f fixtureRun) int64 {
 		writeFixtureSamples(t, st, id, start, f)
 	}
 	sum := tot.Summary()
+	if len(f.seen) > 0 {
+		seen := append([]measure.SeenError(nil), f.seen...)
+		seen[0].Count, seen[0].Warmup = sum.Errors, warmErrs
+		if err := st.SaveRunErrors(ctx, id, seen); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := st.FinishRun(ctx, id, "complete", "", start.Add(time.Duration(f.intervals)*time.Second), nil); err != nil {
 		t.Fatal(err)
 	}

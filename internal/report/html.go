@@ -65,6 +65,7 @@ type htmlRun struct {
 	Provenance [][2]string
 	Figures    []htmlFigure // the throughput chart first
 	Types      *htmlTable
+	Errors     *htmlTable // the run's first distinct errors (nil: none)
 	// Sampled runs only: the stall table under the throughput chart and the server
 	// and OS metrics on the same time axis.
 	Sampled      bool
@@ -569,6 +570,10 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 	}
 	if run.Rate > 0 {
 		h.Facts = append(h.Facts, [2]string{"open loop", fmt.Sprintf("late %d, dropped %d; latency counts from the intended start", s.Late, s.Dropped)})
+	}
+	h.Facts = append(h.Facts, errorFacts(d)...)
+	if rows := ErrorRows(&s); len(rows) > 0 {
+		h.Errors = &htmlTable{Head: errorHead, Numeric: []bool{true, false, false, false, true, false}, Rows: rows}
 	}
 	if len(run.TxnTypes) > 1 {
 		t := &htmlTable{Head: []string{"type", "tps", "p50", "p95", "p99", "max", "errors"}, Numeric: []bool{false, true, true, true, true, true, true}}

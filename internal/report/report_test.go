@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fathom-lab/fathom/internal/measure"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -205,14 +207,17 @@ func TestExperimentReportGolden(t *testing.T) {
 func TestSingleRunReportGolden(t *testing.T) {
 	slo, _ := ParseSLO("p95<=5ms")
 	r := buildReport(t, []fixtureRun{{clients: 4, types: []string{"read", "write"}, intervals: 25, warmup: 3, tps: 300, latencyMs: 2,
-		errEvery: 40, seed: 9, dip: [2]int{12, 16}, labels: map[string]string{"env": "test"}}},
+		errEvery: 40, seed: 9, dip: [2]int{12, 16}, labels: map[string]string{"env": "test"},
+		seen: []measure.SeenError{{Class: "serialization", Code: "40001", Message: "could not serialize access due to concurrent update",
+			Txn: "write", Where: "write.sql line 3: UPDATE t SET v = v + 1 WHERE id = :id", Client: 2, AtNs: 12_345_678}}}},
 		Options{SLO: slo, Generated: "fathom v0.4.0-test on 2026-03-01"})
 	fs := files(t, r)
 	golden(t, "single-summary.md", fs["summary.md"])
 	golden(t, "single-runs.csv", fs["runs.csv"])
 	golden(t, "single-index.outline", []byte(htmlOutline(string(fs["index.html"]))))
 	page := string(fs["index.html"])
-	for _, want := range []string{`id="fathom-data"`, "Throughput over time", "warm-up", "xxxxx"} {
+	for _, want := range []string{`id="fathom-data"`, "Throughput over time", "warm-up", "xxxxx", "could not serialize access due to concurrent update",
+		"40001", "client 2 at 0.012s in write.sql line 3"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -113,6 +113,9 @@ func LoadRuns(ctx context.Context, st store.Store, runs []*store.Run, maxPoints 
 				if err == nil {
 					out[i], err = newRunData(runs[i], ivs, maxPoints, &dec)
 				}
+				if err == nil {
+					err = storedErrors(ctx, st, runs[i], &out[i].Summary)
+				}
 				if err != nil {
 					errs[i] = fmt.Errorf("run %d: %w", runs[i].ID, err)
 				}

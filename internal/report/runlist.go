@@ -44,7 +44,26 @@ func LoadRun(ctx context.Context, st store.Store, arg string) (*store.Run, []*me
 		s.Warnings = stored.Warnings
 		s.PerCommand, s.PerCommandWindow = stored.PerCommand, stored.PerCommandWindow
 	}
+	if err := storedErrors(ctx, st, run, &s); err != nil {
+		return nil, nil, nil, fault.WithKind(fault.Failed, err)
+	}
 	return run, ivs, &s, nil
+}
+
+// storedErrors fills s's error fields that only the run knew: its first errors from
+// the store (kept as the run met them, so a run that never finished has them too),
+// the clients aborted and the error-rate limit from its stored summary.
+func storedErrors(ctx context.Context, st store.RunStore, run *store.Run, s *measure.Summary) error {
+	var stored measure.Summary
+	if len(run.Summary) > 0 && json.Unmarshal(run.Summary, &stored) == nil {
+		s.ErrorsUnlisted, s.ClientsAborted, s.MaxErrorRate = stored.ErrorsUnlisted, stored.ClientsAborted, stored.MaxErrorRate
+	}
+	errs, err := st.RunErrors(ctx, run.ID)
+	if err != nil {
+		return fmt.Errorf("run %d: %w", run.ID, err)
+	}
+	s.FirstErrors = errs
+	return nil
 }
 
 // runStatus is a run's status with the reason when its process is gone.

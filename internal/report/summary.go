@@ -6,8 +6,10 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -44,6 +46,7 @@ func WriteSummary(w io.Writer, run *store.Run, s *measure.Summary) {
 		}
 		fmt.Fprintf(w, "errors by class: %s\n", strings.Join(parts, ", "))
 	}
+	writeErrors(w, run, s)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	what := "latency (ms)"
 	if run.Rate > 0 {
@@ -109,4 +112,148 @@ func ms(v float64) string {
 		return fmt.Sprintf("%.2f", v)
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+// writeErrors lists the run's first distinct errors with their counts, the clients
+// that aborted and the error rate against its maximum.
+func writeErrors(w io.Writer, run *store.Run, s *measure.Summary) {
+	if s.ClientsAborted > 0 {
+		fmt.Fprintf(w, "clients aborted: %d of %d (the others went on)\n", s.ClientsAborted, run.Clients)
+	}
+	if s.MaxErrorRate != nil {
+		fmt.Fprintf(w, "error rate: %s%% of transactions failed (maximum %s%%)\n", fmtPct(s.ErrorRate), fmtPct(*s.MaxErrorRate))
+	}
+	if len(s.FirstErrors) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "first errors (distinct by class, code and message; times counted in the measured intervals):\n")
+	for i, e := range s.FirstErrors {
+		fmt.Fprintf(w, "  %d. %s\n     %s\n", i+1, ErrorHead(e), ErrorSeenAt(e))
+	}
+	if s.ErrorsUnlisted > 0 {
+		fmt.Fprintf(w, "  and %d more errors, none of these\n", s.ErrorsUnlisted)
+	}
+}
+
+// ErrorHead is a distinct error's class, code and message in one line.
+func ErrorHead(e measure.SeenError) string {
+	h := e.Class
+	if e.Code != "" {
+		h += " " + e.Code
+	}
+	return h + ": " + e.Message
+}
+
+// ErrorSeenAt says how often, where, by whom and when a distinct error was met.
+func ErrorSeenAt(e measure.SeenError) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s", e.Count, plural(e.Count, "time", "times"))
+	if e.Warmup > 0 {
+		fmt.Fprintf(&b, " (and %d in the warm-up)", e.Warmup)
+	}
+	fmt.Fprintf(&b, "; first by client %d at %s", e.Client, fmtAt(e.AtNs))
+	switch {
+	case e.Where != "":
+		fmt.Fprintf(&b, " in %s", e.Where)
+	case e.Txn != "":
+		fmt.Fprintf(&b, " in %s", e.Txn)
+	}
+	if e.Aborted {
+		b.WriteString("; it aborted its client")
+	}
+	return b.String()
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// fmtAt is a time from the run's start, to the millisecond.
+func fmtAt(ns int64) string {
+	return strconv.FormatFloat(float64(time.Duration(ns).Round(time.Millisecond))/1e9, 'f', -1, 64) + "s"
+}
+
+// fmtPct formats a percent without trailing zeros.
+func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// errorHead is the header of a table of a run's first errors (ErrorRows).
+var errorHead = []string{"#", "class", "code", "message", "times", "first met"}
+
+// ErrorRows are a run's first distinct errors as table rows (errorHead), with a last
+// row for the errors none of them is.
+func ErrorRows(s *measure.Summary) [][]string {
+	var rows [][]string
+	for i, e := range s.FirstErrors {
+		times := strconv.FormatInt(e.Count, 10)
+		if e.Warmup > 0 {
+			times += fmt.Sprintf(" (+%d in warm-up)", e.Warmup)
+		}
+		first := fmt.Sprintf("client %d at %s", e.Client, fmtAt(e.AtNs))
+		switch {
+		case e.Where != "":
+			first += " in " + e.Where
+		case e.Txn != "":
+			first += " in " + e.Txn
+		}
+		if e.Aborted {
+			first += "; it aborted its client"
+		}
+		code := e.Code
+		if code == "" {
+			code = "–"
+		}
+		rows = append(rows, []string{strconv.Itoa(i + 1), e.Class, code, e.Message, times, first})
+	}
+	if s.ErrorsUnlisted > 0 {
+		rows = append(rows, []string{"", "", "", "other errors, none of these", strconv.FormatInt(s.ErrorsUnlisted, 10), ""})
+	}
+	return rows
+}
+
+// errorFacts are a run's aborted clients and error-rate limit as report facts.
+func errorFacts(d *RunData) [][2]string {
+	var f [][2]string
+	s := &d.Summary
+	if s.ClientsAborted > 0 {
+		f = append(f, [2]string{"clients aborted", fmt.Sprintf("%d of %d (the others went on)", s.ClientsAborted, d.Run.Clients)})
+	}
+	if s.MaxErrorRate != nil {
+		f = append(f, [2]string{"error rate", fmt.Sprintf("%s%% of transactions failed (maximum %s%%)", fmtPct(s.ErrorRate), fmtPct(*s.MaxErrorRate))})
+	}
+	return f
+}
+
+// writeErrorsMarkdown lists each run's first distinct errors for summary.md.
+func (r *Report) writeErrorsMarkdown(w io.Writer) {
+	head := false
+	for _, d := range r.Runs {
+		rows := ErrorRows(&d.Summary)
+		facts := errorFacts(d)
+		if len(rows) == 0 && len(facts) == 0 {
+			continue
+		}
+		if !head {
+			head = true
+			fmt.Fprintf(w, "\n## Errors\n\nEach run's first distinct errors (by class, code and message), in the order the run first met them; times are counted in the measured intervals.\n")
+		}
+		fmt.Fprintf(w, "\n### Run %d\n\n", d.Run.ID)
+		for _, kv := range facts {
+			fmt.Fprintf(w, "- %s: %s\n", kv[0], mdEsc(kv[1]))
+		}
+		if len(facts) > 0 && len(rows) > 0 {
+			fmt.Fprintln(w)
+		}
+		if len(rows) > 0 {
+			fmt.Fprintf(w, "| # | class | code | message | times | first met |\n|---:|---|---|---|---:|---|\n")
+			for _, row := range rows {
+				for i := range row {
+					row[i] = mdEsc(row[i])
+				}
+				fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+			}
+		}
+	}
 }

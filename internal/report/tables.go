@@ -215,6 +215,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(w, "\nLatency objective %s: %s (%s %s).\n", mdEsc(r.SLO.Text), verdict, r.SLO.Metric, UnitFor(KindMillis, v).Format(v))
 	}
 	r.writeStallsMarkdown(w)
+	r.writeErrorsMarkdown(w)
 	fmt.Fprintf(w, "\n## Provenance\n\n")
 	for _, d := range r.Runs {
 		if c := r.cellOf(d); c != "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
@@ -17,6 +18,10 @@ type Lines struct {
 	Bar  io.Writer // progress bar (nil: none)
 	Warn io.Writer // warnings, as "fathom: warning: …" lines (nil: dropped)
 	cfg  runner.Config
+	errs int // distinct errors printed
+	// mu keeps the errors, which come from a goroutine of their own, from being
+	// written in the middle of an interval's line or the bar.
+	mu sync.Mutex
 }
 
 // Started prints the run's header line.
@@ -47,6 +52,8 @@ func (p *Lines) clearBar() {
 
 // Interval prints an interval's line.
 func (p *Lines) Interval(iv *measure.Interval) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.clearBar()
 	t := iv.Total()
 	secs := iv.Seconds()
@@ -94,12 +101,57 @@ func (p *Lines) progress(elapsed time.Duration) {
 	fmt.Fprintf(p.Bar, "[%s%s] %3.0f%% %s left", strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, left)
 }
 
+// Error prints a distinct error as the run first meets it (ErrorListener), on Warn:
+// its repeats are counted, not printed.
+func (p *Lines) Error(e measure.SeenError) {
+	if p.Warn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearBar()
+	p.errs++
+	fmt.Fprintf(p.Warn, "fathom: error: %s\n", ErrorText(e, p.errs == measure.KeptErrors))
+}
+
+// ErrorText is a distinct error in one line: who met it, when and where, its class,
+// code and message, and whether it aborted its client; last adds that further
+// distinct errors are only counted.
+func ErrorText(e measure.SeenError, last bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "client %d at %s", e.Client, fmtElapsed(time.Duration(e.AtNs).Round(time.Millisecond)))
+	switch {
+	case e.Where != "":
+		fmt.Fprintf(&b, " in %s", e.Where)
+	case e.Txn != "":
+		fmt.Fprintf(&b, " in %s", e.Txn)
+	}
+	fmt.Fprintf(&b, ": %s", e.Class)
+	if e.Code != "" {
+		fmt.Fprintf(&b, " %s", e.Code)
+	}
+	fmt.Fprintf(&b, ": %s", e.Message)
+	if e.Aborted {
+		b.WriteString(" (the client aborted)")
+	}
+	if last {
+		fmt.Fprintf(&b, " (the first %d distinct errors are shown; more are counted in the summary)", measure.KeptErrors)
+	}
+	return b.String()
+}
+
 // Finished clears the progress bar.
-func (p *Lines) Finished() { p.clearBar() }
+func (p *Lines) Finished() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearBar()
+}
 
 // Warning prints a warning line.
 func (p *Lines) Warning(msg string) {
 	if p.Warn != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
 		fmt.Fprintf(p.Warn, "fathom: warning: %s\n", msg)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/collect"
@@ -55,6 +56,10 @@ type Options struct {
 	VacuumAll bool
 	// ConnectPerTxn opens a new connection for each transaction (pgbench -C).
 	ConnectPerTxn bool
+	// MaxErrorRate, with HasMaxErrorRate, fails a run whose failed transactions are
+	// more than this percent of those that ended (measure.Summary.ErrorRate).
+	MaxErrorRate    float64
+	HasMaxErrorRate bool
 	// TxnLog, when set, writes pgbench's transaction log (-l); Clients, Lag, Retries
 	// and Seed are filled in by Execute.
 	TxnLog *txlog.Options
@@ -104,6 +109,13 @@ type Listener interface {
 	Warning(msg string)
 }
 
+// ErrorListener is an optional ability of a Listener: it hears each distinct error
+// as the run first meets it (the first measure.KeptErrors of them; the store has it
+// already), from a goroutine of its own rather than a client's.
+type ErrorListener interface {
+	Error(e measure.SeenError)
+}
+
 // Result is a finished (complete, failed or interrupted) run.
 type Result struct {
 	Summary  measure.Summary // Warnings: about the numbers (the front end shows them)
@@ -150,6 +162,9 @@ func (o *Options) RunnerConfig() (runner.Config, error) {
 		if err := o.TxnLog.Check(); err != nil {
 			return cfg, fault.Usagef("%v", err)
 		}
+	}
+	if o.HasMaxErrorRate && !(o.MaxErrorRate >= 0 && o.MaxErrorRate <= 100) {
+		return cfg, fault.Usagef("--max-error-rate %v: give a percent from 0 to 100 of the transactions that may fail, e.g. 1 or 0.5%%", o.MaxErrorRate)
 	}
 	return cfg, nil
 }
@@ -343,6 +358,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 			o.OnClock(now())
 		}
 	}
+	errsDone := o.watchErrors(bg, st, id, r, l)
 	res := r.Run(ctx, func(iv *measure.Interval) error {
 		if err := st.AddInterval(bg, id, iv); err != nil {
 			return fmt.Errorf("writing interval %d to %s: %v", iv.Index, o.Store, err)
@@ -355,6 +371,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 		smp.interval(r.Start(), iv)
 		return nil
 	})
+	errsDone()
 	l.Finished()
 	sres := smp.finish(bg, r.Start())
 	logPath := ""
@@ -381,6 +398,13 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 			sum.PerCommandWindow = commandWindow(sum, cfg.Warmup)
 		}
 	}
+	if len(res.Errors) > 0 {
+		if err := st.SaveRunErrors(bg, id, res.Errors); err != nil {
+			l.Warning(fmt.Sprintf("could not store run %d's errors in %s: %v", id, o.Store, err))
+		}
+	}
+	kind := o.verdict(&res, &sum)
+	sum.Status, sum.Reason = res.Status, res.Reason
 	js, _ := json.Marshal(sum)
 	if err := st.FinishRun(bg, id, res.Status, res.Reason, res.End, js); err != nil {
 		l.Warning(fmt.Sprintf("could not mark run %d %s in %s: %v", id, res.Status, o.Store, err))
@@ -393,10 +417,103 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 	case StatusPartial:
 		return out, fault.WithKind(fault.Failed, fmt.Errorf("run %d is partial: %s (what was measured is kept in %s)", id, res.Reason, o.Store))
 	case runner.StatusFailed:
-		return out, fault.WithKind(fault.Failed, fmt.Errorf("run %d failed: %s (what ran is kept in %s)", id, res.Reason, o.Store))
+		return out, fault.WithKind(kind, fmt.Errorf("run %d failed: %s (what ran is kept in %s)", id, res.Reason, o.Store))
 	}
 	return out, nil
 }
+
+// watchErrors has the runner's distinct errors, as it first meets them, stored with
+// the run and passed to l if it is an ErrorListener, from a goroutine of their own.
+// The returned function waits for the last of them (call it once the run returned).
+func (o *Options) watchErrors(ctx context.Context, st store.Store, id int64, r Clients, l Listener) func() {
+	w, ok := r.(interface{ OnError(func(measure.SeenError)) })
+	if !ok {
+		return func() {}
+	}
+	el, _ := l.(ErrorListener)
+	// The runner hands over at most measure.KeptErrors, so a send never blocks.
+	ch := make(chan measure.SeenError, measure.KeptErrors)
+	w.OnError(func(e measure.SeenError) {
+		select {
+		case ch <- e:
+		default:
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var seen []measure.SeenError
+		warned := false
+		for e := range ch {
+			seen = append(seen, e)
+			if err := st.SaveRunErrors(ctx, id, seen); err != nil && !warned {
+				warned = true
+				l.Warning(fmt.Sprintf("could not store run %d's errors in %s: %v", id, o.Store, err))
+			}
+			if el != nil {
+				el.Error(e)
+			}
+		}
+	}()
+	return func() {
+		close(ch)
+		<-done
+	}
+}
+
+// verdict fills the summary's error fields from the runner's result and decides how a
+// run that went its course ended: failed when no transaction succeeded, or when its
+// error rate is above Options.MaxErrorRate; res's status and reason are updated. It
+// returns the kind of error a failed run returns.
+func (o *Options) verdict(res *runner.Result, sum *measure.Summary) fault.Kind {
+	sum.FirstErrors, sum.ErrorsUnlisted, sum.ClientsAborted = res.Errors, res.ErrorsUnlisted, res.Aborted
+	if o.HasMaxErrorRate {
+		m := o.MaxErrorRate
+		sum.MaxErrorRate = &m
+	}
+	switch {
+	case res.Status == runner.StatusFailed && res.ByErrors:
+		return fault.Errors
+	case res.Status != runner.StatusComplete:
+		return fault.Failed
+	case sum.Transactions == 0 && (sum.Failed > 0 || sum.Errors > 0):
+		res.Status = runner.StatusFailed
+		res.Reason = fmt.Sprintf("no transaction succeeded (%d failed)%s", sum.Failed, firstError(res.Errors))
+		return fault.Errors
+	case o.HasMaxErrorRate && float64(sum.Failed)*100 > o.MaxErrorRate*float64(sum.Transactions+sum.Failed):
+		res.Status = runner.StatusFailed
+		rate := pct(sum.ErrorRate)
+		if sum.ErrorRate == 0 {
+			rate = "<0.001"
+		}
+		res.Reason = fmt.Sprintf("error rate %s%% (%d of %d transactions failed) is above the maximum of %s%%%s",
+			rate, sum.Failed, sum.Transactions+sum.Failed, pct(o.MaxErrorRate), firstError(res.Errors))
+		return fault.Threshold
+	}
+	return fault.Failed
+}
+
+// firstError names the run's first error for a reason: "; the first: …" ("" if none).
+func firstError(errs []measure.SeenError) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	e := errs[0]
+	s := "; the first: " + e.Class + " error"
+	if e.Code != "" {
+		s += " " + e.Code
+	}
+	s += ": " + e.Message
+	if e.Where != "" {
+		s += " (" + e.Where + ")"
+	} else if e.Txn != "" {
+		s += " (in " + e.Txn + ")"
+	}
+	return s
+}
+
+// pct formats a percent without trailing zeros (0.5, 12.345).
+func pct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // commandWindow says which part of the run the per-command latencies cover: the
 // intervals the summary counts, without the warm-up.

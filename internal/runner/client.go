@@ -65,7 +65,7 @@ func (r *Runner) client(c *client) {
 	// Intended starts that were due and never began are dropped, not hidden: before the
 	// end of a run that ran its course, before the moment of the stop of one that was
 	// interrupted or failed. (A run by transaction count ends when the count is done.)
-	if openLoop {
+	if openLoop && !c.aborted { // an aborted client's schedule is not the target's doing
 		switch {
 		case !r.stop.Load() && !r.end.IsZero():
 			r.dropUntil(c, sched, r.end)
@@ -176,7 +176,9 @@ func (r *Runner) freshConn(c *client, typ int, start, intended time.Time) (ok, s
 	}
 	rec := c.slot.Begin()
 	rec.Counts[typ].Errors[target.ClassConnection]++
+	warm := rec.Warmup
 	c.slot.End()
+	r.noteError(c, typ, err, target.ClassConnection, warm, false)
 	c.failClass = target.ClassConnection
 	r.finish(c, typ, start, intended, 0, 0, true)
 	return false, !r.reconnect(c, err)
@@ -233,13 +235,18 @@ func (r *Runner) runOne(c *client, typ int, start, intended time.Time) bool {
 		}
 		rec := c.slot.Begin()
 		rec.Counts[typ].Errors[class]++
+		warm := rec.Warmup
 		c.slot.End()
 		c.failClass = class
 		var abort *workload.AbortError
-		if errors.As(err, &abort) {
+		isAbort := errors.As(err, &abort)
+		r.noteError(c, typ, err, class, warm, isAbort)
+		if isAbort {
+			// The workload's mistake: this client stops, as pgbench aborts a
+			// client; the others go on.
 			_ = c.conn.Rollback(r.hardCtx)
 			r.finish(c, typ, start, intended, stmts, retries, true)
-			r.fail(abort)
+			r.abort(c, abort)
 			return false
 		}
 		if class == target.ClassConnection || !c.conn.Alive() {

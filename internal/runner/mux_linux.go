@@ -199,8 +199,17 @@ func (w *muxWorker) send(i int, m *muxConn) {
 	m.out = out
 	if err != nil {
 		// The workload's values do not fit its statement: its mistake, as a
-		// workload.AbortError on the goroutine path.
-		w.r.fail(&workload.AbortError{Err: err})
+		// workload.AbortError on the goroutine path, which aborts this client.
+		abort := &workload.AbortError{Err: err}
+		c := m.c
+		rec := c.slot.Begin()
+		rec.Counts[m.typ].Errors[target.ClassOther]++
+		warm := rec.Warmup
+		c.slot.End()
+		c.failClass = target.ClassOther
+		w.r.noteError(c, m.typ, abort, target.ClassOther, warm, true)
+		w.r.finish(c, m.typ, m.start, time.Time{}, m.stmts, m.retry, true)
+		w.r.abort(c, abort)
 		w.leave(i)
 		return
 	}
@@ -291,8 +300,10 @@ func (w *muxWorker) complete(i int, m *muxConn, err error) {
 	class := target.ClassOf(err)
 	rec := c.slot.Begin()
 	rec.Counts[m.typ].Errors[class]++
+	warm := rec.Warmup
 	c.slot.End()
 	c.failClass = class
+	r.noteError(c, m.typ, err, class, warm, false)
 	if class == target.ClassConnection || !c.conn.Alive() {
 		r.finish(c, m.typ, m.start, time.Time{}, m.stmts, m.retry, true)
 		w.handoff(i, err)

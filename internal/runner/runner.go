@@ -122,6 +122,16 @@ type Result struct {
 	End    time.Time
 	// Warnings about the numbers, for the user and the store.
 	Warnings []Warning
+	// Aborted is how many clients stopped on a workload.AbortError (the others went
+	// on); the run is then failed, with ByErrors set.
+	Aborted int
+	// ByErrors: the run failed because of its transactions' errors (clients
+	// aborted), not because it could not go on (a store or the server gone).
+	ByErrors bool
+	// Errors are the run's first distinct errors with their counts, in the order first
+	// met; ErrorsUnlisted counts the measured errors that are none of them.
+	Errors         []measure.SeenError
+	ErrorsUnlisted int64
 }
 
 // Sink receives each interval as soon as it is merged, in order, from one goroutine.
@@ -144,6 +154,10 @@ type client struct {
 	drops    []int64 // dropUntil's counts by type
 	// failClass is the class of the error a failed transaction gave up on (TxnLog).
 	failClass target.Class
+	// err is the last error the client met, for the run's list of errors (seen.go).
+	err clientErr
+	// aborted: the client stopped on a workload.AbortError.
+	aborted bool
 }
 
 // Runner is one run in progress.
@@ -169,6 +183,13 @@ type Runner struct {
 
 	failOnce sync.Once
 	failErr  error
+
+	// book keeps the run's first distinct errors; aborted counts the clients stopped
+	// by a workload.AbortError, firstAbort the first of those errors.
+	book       errorBook
+	aborted    atomic.Int32
+	abortMu    sync.Mutex
+	firstAbort error
 
 	onCut func(index int)
 	// onStart hears the run's clock origin (OnStart).
@@ -396,6 +417,20 @@ func (r *Runner) fail(err error) {
 	r.stop.Store(true)
 }
 
+// abort stops client c for the workload's mistake err, as pgbench aborts a client:
+// the others go on, and the run ends at once when none is left.
+func (r *Runner) abort(c *client, err error) {
+	c.aborted = true
+	r.abortMu.Lock()
+	if r.firstAbort == nil {
+		r.firstAbort = err
+	}
+	r.abortMu.Unlock()
+	if int(r.aborted.Add(1)) == len(r.clients) {
+		r.stop.Store(true)
+	}
+}
+
 // Run runs the workload until the duration or transaction count is reached, ctx is
 // cancelled (interrupted), or the target stays unreachable (failed). Every interval,
 // including the last partial one, is passed to sink before Run returns.
@@ -462,15 +497,33 @@ func (r *Runner) Run(ctx context.Context, sink Sink) Result {
 	warnings, sinkErr := r.collect(finished, sink)
 	endAt := time.Now()
 	res := Result{Status: StatusComplete, Start: r.start, End: endAt, Warnings: warnings}
+	res.Errors, res.ErrorsUnlisted = r.book.finish(r.clients)
+	res.Aborted = int(r.aborted.Load())
 	switch {
 	case sinkErr != nil:
 		res.Status, res.Reason = StatusFailed, sinkErr.Error()
 	case r.failErr != nil:
 		res.Status, res.Reason = StatusFailed, r.failErr.Error()
+	case res.Aborted > 0:
+		res.Status, res.ByErrors = StatusFailed, true
+		res.Reason = AbortReason(res.Aborted, len(r.clients), r.firstAbort)
+		if interrupted.Load() && res.Aborted < len(r.clients) {
+			res.Reason += "; then interrupted by signal"
+		}
 	case interrupted.Load():
 		res.Status, res.Reason = StatusInterrupted, "interrupted by signal"
 	}
 	return res
+}
+
+// AbortReason is the reason of a run whose clients aborted: how many, and the first
+// client's error.
+func AbortReason(aborted, clients int, first error) string {
+	s := fmt.Sprintf("clients aborted: %d of %d", aborted, clients)
+	if first != nil {
+		s += "; the first: " + first.Error()
+	}
+	return s
 }
 
 // collect cuts the run into intervals until all clients have finished, then cuts the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/report"
 )
 
@@ -176,6 +177,10 @@ func TestBrowseRuns(t *testing.T) {
 		writeRun(t, st, i, f)
 	}
 	big := writeRun(t, st, 12, fixture{intervals: 120, dip: [2]int{60, 70}, metrics: 16, labels: map[string]string{"variant": "a", "note": "checkpoint test"}})
+	if err := st.SaveRunErrors(context.Background(), big, []measure.SeenError{{Class: "serialization", Code: "40001",
+		Message: "could not serialize access <b>due</b> to concurrent update", Txn: "tpcb", Client: 3, AtNs: 1_500_000_000, Count: 12}}); err != nil {
+		t.Fatal(err)
+	}
 	_, hs := newTestServer(t, st, "")
 
 	b.open(hs.URL + "/#/runs")
@@ -207,6 +212,11 @@ func TestBrowseRuns(t *testing.T) {
 	}
 	if n := b.num(`document.querySelectorAll("#stalls table tbody tr").length`); n != 1 {
 		t.Errorf("%v stall rows, want 1", n)
+	}
+	// The run's first errors, as text (the message's markup is not markup).
+	if got := b.str(`Array.from(document.querySelectorAll("#errors tbody td")).map(td => td.textContent).join("|")`); got !=
+		"1|serialization|40001|could not serialize access <b>due</b> to concurrent update|12|client 3 at 1.5 s in tpcb" {
+		t.Errorf("error row %q", got)
 	}
 	b.shot("run.png")
 	// Zoom: drag across the middle of the throughput chart; every time chart follows.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/store"
 )
@@ -25,6 +26,11 @@ type runPage struct {
 	Sampled        bool              `json:"sampled"`
 	Types          []typeRow         `json:"types,omitempty"`
 	Live           bool              `json:"live"`
+	// Errors are the run's first distinct errors, in the order it met them (stored as
+	// it met them, so a live run has them too); ErrorsUnlisted counts the measured
+	// errors none of them is.
+	Errors         []measure.SeenError `json:"errors"`
+	ErrorsUnlisted int64               `json:"errors_unlisted,omitempty"`
 }
 
 type typeRow struct {
@@ -64,6 +70,10 @@ func (s *Server) buildRun(ctx context.Context, id int64) (*runPage, error) {
 		Stalls: d.Stalls, StallsAnalyzed: d.StallsAnalyzed, Sampled: d.Samples != nil, Live: run.Status == "running"}
 	if p.Stalls == nil {
 		p.Stalls = []store.Stall{}
+	}
+	p.Errors, p.ErrorsUnlisted = d.Summary.FirstErrors, d.Summary.ErrorsUnlisted
+	if p.Errors == nil {
+		p.Errors = []measure.SeenError{}
 	}
 	if len(run.TxnTypes) > 1 {
 		for _, n := range run.TxnTypes {

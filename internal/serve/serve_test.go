@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/report"
 )
 
@@ -82,10 +83,18 @@ func TestRunsAPI(t *testing.T) {
 func TestRunPageAPI(t *testing.T) {
 	st := openStore(t)
 	id := writeRun(t, st, 0, fixture{intervals: 60, dip: [2]int{30, 35}, metrics: 12})
+	seen := []measure.SeenError{{Class: "other", Code: "42601", Message: `syntax error at or near "SELEC"`, Txn: "bad.sql",
+		Where: "bad.sql line 1: SELEC 1", Client: 3, AtNs: 2_000_000, Count: 41, Aborted: true}}
+	if err := st.SaveRunErrors(context.Background(), id, seen); err != nil {
+		t.Fatal(err)
+	}
 	_, hs := newTestServer(t, st, "")
 	var p runPage
 	if code := getJSON(t, hs.URL+"/api/runs/1", &p); code != 200 {
 		t.Fatalf("status %d", code)
+	}
+	if len(p.Errors) != 1 || p.Errors[0] != seen[0] {
+		t.Errorf("errors %+v, want %+v", p.Errors, seen)
 	}
 	if p.Run.ID != id || p.Intervals != 60 || len(p.Figures.Time) != 3 || p.Figures.Distribution == nil || len(p.Stalls) != 1 || !p.Sampled {
 		t.Fatalf("run %d, %d intervals, %d time charts, distribution %v, %d stalls, sampled %v",

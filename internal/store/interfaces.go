@@ -21,6 +21,11 @@ type RunStore interface {
 	AddInterval(ctx context.Context, runID int64, iv *measure.Interval) error
 	FinishRun(ctx context.Context, runID int64, status, reason string, endedAt time.Time, summary json.RawMessage) error
 	AddRunWarning(ctx context.Context, runID int64, warning string) error
+	// SaveRunErrors replaces the run's first distinct errors (measure.SeenError) with
+	// errs, in the order the run met them: written as each is met and again with the
+	// final counts. RunErrors reads them back (nil: none).
+	SaveRunErrors(ctx context.Context, runID int64, errs []measure.SeenError) error
+	RunErrors(ctx context.Context, runID int64) ([]measure.SeenError, error)
 	MarkAbandoned(ctx context.Context, runID int64, reason string) error
 	Runs(ctx context.Context, f RunFilter) ([]Run, error)
 	// Run returns the run or an error wrapping ErrNotFound.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/fathom-lab/fathom/internal/measure"
 )
 
 // RunRecord is one run with everything it carries (intervals with their histograms as
@@ -19,6 +21,8 @@ type RunRecord struct {
 	Stalls    []Stall
 	// StallParams are the thresholds stall analysis used; nil when it never ran.
 	StallParams json.RawMessage
+	// Errors are the run's first distinct errors (RunStore.RunErrors).
+	Errors []measure.SeenError
 }
 
 // SampleRow is one collector's outcome in one sample, as stored.

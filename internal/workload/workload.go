@@ -201,6 +201,14 @@ func (e *ScriptError) Error() string {
 }
 func (e *ScriptError) Unwrap() error { return e.Err }
 
+// Placer is implemented by workers that can say where their last Do stopped: a
+// script's file, line and command, or a statement. The runner asks only after a
+// failed Do whose error the run has not listed yet (measure.SeenError.Where), so it
+// may allocate; "" when it does not know.
+type Placer interface {
+	Place() string
+}
+
 // CommandTimer is implemented by workloads that time each command of their
 // transactions (pgbench's -r). Their workers implement CommandRecorder: the runner
 // has them record each attempt's command times into the recorder of the interval the

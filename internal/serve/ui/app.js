@@ -527,8 +527,25 @@ function factsOf(p) {
     facts.push(["latency", `p50 ${ms(lat.p50)}, p95 ${ms(lat.p95)}, p99 ${ms(lat.p99)}, max ${ms(lat.max)}`]);
     facts.push(["errors", `${s.errors || 0}; failed ${s.failed || 0}, retries ${s.retries || 0}, reconnects ${s.reconnects || 0}`]);
     if (r.rate) facts.push(["open loop", `late ${s.late || 0}, dropped ${s.dropped || 0}; latency counts from the intended start`]);
+    if (s.clients_aborted) facts.push(["clients aborted", `${s.clients_aborted} of ${r.clients} (the others went on)`]);
+    if (s.max_error_rate_pct !== undefined) facts.push(["error rate", `${num(s.error_rate_pct || 0)}% of transactions failed (maximum ${num(s.max_error_rate_pct)}%)`]);
   }
   return el("dl", { class: "facts", id: "facts" }, facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+}
+
+// errorsOf lists the run's first distinct errors, as `fathom show` does.
+function errorsOf(p) {
+  if (!p.errors || !p.errors.length) return null;
+  const at = e => `client ${e.client} at ${num(Math.round(e.at_ns / 1e6) / 1e3)} s` + (e.where ? ` in ${e.where}` : e.transaction ? ` in ${e.transaction}` : "") +
+    (e.aborted ? "; it aborted its client" : "");
+  const rows = p.errors.map((e, i) => el("tr", {}, el("td", { class: "num" }, i + 1), el("td", {}, e.class), el("td", {}, e.code || "–"),
+    el("td", {}, e.message), el("td", { class: "num" }, String(e.count) + (e.warmup_count ? ` (+${e.warmup_count} in warm-up)` : "")), el("td", {}, at(e))));
+  if (p.errors_unlisted) rows.push(el("tr", {}, el("td", {}), el("td", {}), el("td", {}), el("td", {}, "other errors, none of these"),
+    el("td", { class: "num" }, p.errors_unlisted), el("td", {})));
+  return el("section", { id: "errors" }, el("h2", {}, "First errors"),
+    el("p", { class: "note" }, "Distinct by class, code and message, in the order the run first met them; times are counted in the measured intervals."),
+    el("table", { class: "errors" }, el("thead", {}, el("tr", {}, ["#", "class", "code", "message", "times", "first met"].map(h => el("th", {}, h)))),
+      el("tbody", {}, rows)));
 }
 
 function stallsOf(p) {
@@ -629,6 +646,8 @@ async function runPage(id) {
         el("tbody", {}, p.types.map(t => el("tr", {}, el("td", {}, t.name), el("td", { class: "num" }, rate(t.tps)), el("td", { class: "num" }, ms(t.p50_ms)),
           el("td", { class: "num" }, ms(t.p95_ms)), el("td", { class: "num" }, ms(t.p99_ms)), el("td", { class: "num" }, ms(t.max_ms)), el("td", { class: "num" }, t.errors))))));
     }
+    const errs = errorsOf(p);
+    if (errs) top.append(errs);
     bottom.replaceChildren();
     if (p.figures.flat && p.figures.flat.length) bottom.append(el("p", { class: "note" }, "Zero throughout, not drawn: " + p.figures.flat.join(", ") + "."));
     const st = stallsOf(p);

@@ -87,6 +87,9 @@ func (s *Store) ExportRun(ctx context.Context, id int64) (*store.RunRecord, erro
 	if !analyzed {
 		rec.StallParams = nil
 	}
+	if rec.Errors, err = s.RunErrors(ctx, id); err != nil {
+		return nil, err
+	}
 	return rec, nil
 }
 
@@ -195,6 +198,9 @@ func (s *Store) ImportRun(ctx context.Context, rec *store.RunRecord) (id int64, 
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO stall_params (run_id, params) VALUES (?,?)`), id, string(rec.StallParams)); err != nil {
 			return 0, false, err
 		}
+	}
+	if err := insertRunErrors(ctx, tx, s, id, rec.Errors, false); err != nil {
+		return 0, false, err
 	}
 	return id, false, tx.Commit()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/storecopy"
@@ -41,6 +42,10 @@ func fill(t *testing.T, s store.Store) (done, running int64) {
 		t.Fatal(err)
 	}
 	if err := s.AddRunWarning(ctx, done, "a warning"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveRunErrors(ctx, done, []measure.SeenError{{Class: "other", Code: "42601", Message: `syntax error at or near "SELEC"`,
+		Txn: "bad.sql", Where: "bad.sql line 1: SELEC 1", Client: 2, AtNs: 1500, Count: 7, Warmup: 1, Aborted: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.FinishRun(ctx, done, "complete", "", origin.Add(4*time.Second), json.RawMessage(`{"tps":5}`)); err != nil {
