@@ -23,6 +23,7 @@ free port and its own socket, never touching the machine's default servers. As r
 server runs as the postgres or mysql user. Plans start and remove them by themselves
 (instance: in a plan); these commands are for using one by hand.`,
 		Example: `  fathom instance start --kind postgres --name pg1 --set shared_buffers=256MB
+  fathom instance start --kind mariadb --name my1 --port-range 40000-40099
   fathom prepare --target "$(fathom instance dsn pg1)" --workload tpcb
   fathom instance list
   fathom instance stop pg1`,
@@ -155,6 +156,9 @@ func startExisting(ctx context.Context, env *Env, inst *instance.Instance, setti
 func printInstance(env *Env, inst *instance.Instance, what string) {
 	fmt.Fprintf(env.Stdout, "instance %s %s: %s %s on port %d\n", inst.Name, what, inst.Kind, inst.Version, inst.Port)
 	fmt.Fprintf(env.Stdout, "  target:  %s\n", inst.DSN())
+	if c := inst.Driver().Clients(inst).Command; c != "" {
+		fmt.Fprintf(env.Stdout, "  client:  %s\n", c)
+	}
 	fmt.Fprintf(env.Stdout, "  socket:  %s\n", inst.Socket)
 	fmt.Fprintf(env.Stdout, "  data:    %s\n", inst.DataDir())
 	fmt.Fprintf(env.Stdout, "  log:     %s\n", inst.LogFile())

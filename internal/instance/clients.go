@@ -103,6 +103,15 @@ func writeWrapper(path, inst, real string, args, yield []string) error {
 	return os.Chmod(path, 0o700)
 }
 
+// ShellWord is s as one word of an sh command line: as it is when it holds nothing sh
+// would read otherwise, else quoted.
+func ShellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@%+,") == "" {
+		return s
+	}
+	return shellQuote(s)
+}
+
 // shellQuote quotes s for sh: between single quotes, a quote in s closed, escaped and
 // reopened.
 func shellQuote(s string) string {

@@ -113,9 +113,13 @@ func TestClientsReachOnlyTheInstance(t *testing.T) {
 					t.Errorf("hook: /usr/bin/mariadb answered from port %q, want the instance's %s", got, want)
 				}
 			}
-			// By hand, as the README shows: the client file alone.
-			if got := shell(t, "mariadb --defaults-file="+inst.SecretFile()+" "+q, plantedEnv(t, home, extra...)); got != want {
-				t.Errorf("mariadb --defaults-file=client.cnf (HOME %s) answered from port %q, want the instance's %s", home, got, want)
+			// By hand, as the README and `fathom instance start` show: the client file alone.
+			manual := inst.Driver().Clients(inst).Command
+			if manual != "mariadb --defaults-file="+inst.SecretFile() {
+				t.Errorf("the printed client command is %q", manual)
+			}
+			if got := shell(t, manual+" "+q, plantedEnv(t, home, extra...)); got != want {
+				t.Errorf("%s (HOME %s) answered from port %q, want the instance's %s", manual, home, got, want)
 			}
 		}
 	})
@@ -154,9 +158,14 @@ func TestClientsReachOnlyTheInstance(t *testing.T) {
 				t.Errorf("hook: %s answered from port %q, want the instance's %s", cmd, got, want)
 			}
 		}
-		// By hand, as the README shows: the DSN, in the planted environment.
-		if got := shell(t, "psql '"+inst.DSN()+"' -XAtc 'select inet_server_port()'", env0); got != want {
-			t.Errorf("psql with the DSN answered from port %q, want the instance's %s", got, want)
+		// By hand, as the README and `fathom instance start` show: the DSN, in the planted
+		// environment.
+		manual := inst.Driver().Clients(inst).Command
+		if manual != "psql '"+inst.DSN()+"'" {
+			t.Errorf("the printed client command is %q", manual)
+		}
+		if got := shell(t, manual+" -XAtc 'select inet_server_port()'", env0); got != want {
+			t.Errorf("%s answered from port %q, want the instance's %s", manual, got, want)
 		}
 	})
 
@@ -189,8 +198,11 @@ func TestClientsReachOnlyTheInstance(t *testing.T) {
 				t.Errorf("hook: %s answered %q, want the instance's %q", cmd, got, want)
 			}
 		}
-		// By hand, as the README shows.
-		manual := "REDISCLI_AUTH=\"$(tail -n 1 " + inst.SecretFile() + ")\" redis-cli --no-auth-warning -h 127.0.0.1 -p " + strconv.Itoa(inst.Port) + " CONFIG GET port"
+		// By hand, as the README and `fathom instance start` show.
+		manual := inst.Driver().Clients(inst).Command + " --no-auth-warning CONFIG GET port"
+		if !strings.HasPrefix(manual, "REDISCLI_AUTH=") {
+			t.Errorf("the printed client command is %q", manual)
+		}
 		if got := shell(t, manual, env0); got != want {
 			t.Errorf("%s answered %q, want the instance's %q", manual, got, want)
 		}

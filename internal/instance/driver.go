@@ -87,6 +87,9 @@ type Clients struct {
 	// own option files (--no-defaults, --defaults-file=*): the wrapper then passes the
 	// arguments as they are, since the client accepts that choice only first.
 	Yield []string
+	// Command is how a person reaches the instance by hand with the server's own
+	// client, safely whatever the host's files say (`fathom instance start` prints it).
+	Command string
 }
 
 // TimedStarter is a driver that can say how long a start took until the server

@@ -116,6 +116,7 @@ func (Driver) Clients(i *instance.Instance) instance.Clients {
 	first := []string{"--no-defaults", "--host=127.0.0.1", "--port=" + strconv.Itoa(i.Port), "--socket=" + i.Socket, "--user=" + i.User}
 	if s := i.SecretFile(); s != "" {
 		first = []string{"--defaults-file=" + s}
+		c.Command = "mariadb " + instance.ShellWord("--defaults-file="+s)
 		if pw := i.Password(); pw != "" {
 			c.Env = append(c.Env, "MYSQL_PWD="+pw)
 		}

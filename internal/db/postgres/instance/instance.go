@@ -84,7 +84,7 @@ func (Driver) Clients(i *instance.Instance) instance.Clients {
 	if s := i.SecretFile(); s != "" {
 		env = append(env, "PGPASSFILE="+s)
 	}
-	return instance.Clients{Env: env, Unset: []string{"PGSERVICE", "PGSERVICEFILE", "PGSYSCONFDIR", "PGHOSTADDR", "PGPASSWORD", "PGCLUSTER",
+	return instance.Clients{Env: env, Command: "psql " + instance.ShellWord(i.DSN()), Unset: []string{"PGSERVICE", "PGSERVICEFILE", "PGSYSCONFDIR", "PGHOSTADDR", "PGPASSWORD", "PGCLUSTER",
 		"PGREQUIRESSL", "PGGSSENCMODE", "PGREQUIREAUTH", "PGCHANNELBINDING", "PGTARGETSESSIONATTRS", "PGLOADBALANCEHOSTS", "PGOPTIONS"}}
 }
 

@@ -87,7 +87,11 @@ func (Driver) Clients(i *instance.Instance) instance.Clients {
 		env = append(env, "REDISCLI_AUTH="+pw)
 	}
 	first := []string{"-h", "127.0.0.1", "-p", port}
-	return instance.Clients{Env: env, Wrap: map[string][]string{"redis-cli": first, "redis-benchmark": first}}
+	c := instance.Clients{Env: env, Wrap: map[string][]string{"redis-cli": first, "redis-benchmark": first}}
+	if s := i.SecretFile(); s != "" {
+		c.Command = "REDISCLI_AUTH=\"$(tail -n 1 " + instance.ShellWord(s) + ")\" redis-cli -h 127.0.0.1 -p " + port
+	}
+	return c
 }
 
 // Reserved are what Config writes, and what would make it read other files.
