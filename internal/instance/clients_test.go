@@ -161,11 +161,17 @@ func TestClientsReachOnlyTheInstance(t *testing.T) {
 		// By hand, as the README and `fathom instance start` show: the DSN, in the planted
 		// environment.
 		manual := inst.Driver().Clients(inst).Command
-		if manual != "psql '"+inst.DSN()+"'" {
+		if manual != "psql '"+inst.DSN()+"&hostaddr=127.0.0.1'" {
 			t.Errorf("the printed client command is %q", manual)
 		}
-		if got := shell(t, manual+" -XAtc 'select inet_server_port()'", env0); got != want {
-			t.Errorf("%s answered from port %q, want the instance's %s", manual, got, want)
+		// A service whose hostaddr (which beats a DSN's host) names another address:
+		// 127.0.0.2, where the instance does not listen.
+		trap := filepath.Join(t.TempDir(), "pg_service.conf")
+		writeFile(t, trap, "[fathomhost]\nhostaddr=127.0.0.2\nport="+hostPort+"\n")
+		for _, e := range [][]string{env0, plantedEnv(t, home, "PGSERVICE=fathomhost", "PGSERVICEFILE="+trap)} {
+			if got := shell(t, manual+" -XAtc 'select inet_server_port()'", e); got != want {
+				t.Errorf("%s answered from port %q, want the instance's %s", manual, got, want)
+			}
 		}
 	})
 

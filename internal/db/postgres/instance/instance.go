@@ -78,13 +78,15 @@ func (Driver) DSN(i *instance.Instance, secret string) string {
 // password). libpq applies a service (PGSERVICE, from ~/.pg_service.conf or
 // PGSERVICEFILE/PGSYSCONFDIR) before these variables, and PGHOSTADDR and PGPASSWORD
 // beat PGHOST and PGPASSFILE (PGCLUSTER picks a host cluster in Debian's pg_wrapper):
-// hooks do not get them. No program needs wrapping.
+// hooks do not get them. No program needs wrapping. By hand: psql with the DSN and
+// hostaddr (libpq takes a service's hostaddr, which beats the DSN's host, unless the
+// DSN names one; fathom's own driver has no hostaddr, so the DSN itself cannot).
 func (Driver) Clients(i *instance.Instance) instance.Clients {
 	env := []string{"PGHOST=127.0.0.1", "PGPORT=" + strconv.Itoa(i.Port), "PGUSER=" + i.User, "PGDATABASE=" + i.Database, "PGSSLMODE=disable"}
 	if s := i.SecretFile(); s != "" {
 		env = append(env, "PGPASSFILE="+s)
 	}
-	return instance.Clients{Env: env, Command: "psql " + instance.ShellWord(i.DSN()), Unset: []string{"PGSERVICE", "PGSERVICEFILE", "PGSYSCONFDIR", "PGHOSTADDR", "PGPASSWORD", "PGCLUSTER",
+	return instance.Clients{Env: env, Command: "psql " + instance.ShellWord(i.DSN()+"&hostaddr=127.0.0.1"), Unset: []string{"PGSERVICE", "PGSERVICEFILE", "PGSYSCONFDIR", "PGHOSTADDR", "PGPASSWORD", "PGCLUSTER",
 		"PGREQUIRESSL", "PGGSSENCMODE", "PGREQUIREAUTH", "PGCHANNELBINDING", "PGTARGETSESSIONATTRS", "PGLOADBALANCEHOSTS", "PGOPTIONS"}}
 }
 
