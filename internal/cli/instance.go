@@ -23,6 +23,7 @@ free port and its own socket, never touching the machine's default servers. As r
 server runs as the postgres or mysql user. Plans start and remove them by themselves
 (instance: in a plan); these commands are for using one by hand.`,
 		Example: `  fathom instance start --kind postgres --name pg1 --set shared_buffers=256MB
+  fathom instance start --kind mariadb --name my1 --port-range 40000-40099
   fathom prepare --target "$(fathom instance dsn pg1)" --workload tpcb
   fathom instance list
   fathom instance stop pg1`,
@@ -44,11 +45,12 @@ server runs as the postgres or mysql user. Plans start and remove them by themse
 }
 
 func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
-	var kind, name, ver, bin string
+	var kind, name, ver, bin, portRange string
 	var sets []string
+	var port int
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "start [--kind postgres|mariadb|redis] [--name NAME]",
+		Use:   "start [--kind postgres|mariadb|redis] [--name NAME] [--port N | --port-range A-B]",
 		Short: "Create and start an instance (or start a stopped one by its name)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,15 +63,37 @@ func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
 				}
 				settings = append(settings, instance.Setting{Name: k, Value: v})
 			}
+			var ports *instance.Ports
+			var err error
+			switch fl := cmd.Flags(); {
+			case fl.Changed("port") && fl.Changed("port-range"):
+				return usagef("give --port or --port-range, not both")
+			case fl.Changed("port"):
+				if ports, err = instance.PortOf(port); err != nil {
+					return usagef("--port: %v", err)
+				}
+			case fl.Changed("port-range"):
+				if ports, err = instance.ParsePorts(portRange); err != nil {
+					return usagef("--port-range: %v", err)
+				}
+			}
 			if name != "" {
 				if inst, err := instance.Find(*dir, name); err == nil {
 					inst.Env = env.Environ
+					if ports != nil {
+						if err := inst.SetPorts(ports); err != nil {
+							return withCode(ExitFailure, err)
+						}
+					}
 					return startExisting(ctx, env, inst, settings, cmd.Flags().Changed("set"), timeout)
 				}
 			}
 			k, err := instance.ParseKind(kind)
 			if err != nil {
 				return usagef("--kind: %v", err)
+			}
+			if err := instance.CheckSettings(k, settings); err != nil {
+				return usagef("--set: %v", err)
 			}
 			if name == "" {
 				name = fmt.Sprintf("%s-%s", k, env.Now().Format("20060102-150405"))
@@ -79,7 +103,8 @@ func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
 			}
 			ctx, stop := env.Interrupts(ctx)
 			defer stop()
-			inst, err := instance.Create(ctx, instance.Options{Kind: k, Name: name, Dir: *dir, Version: ver, Bin: bin, Settings: settings, StartTimeout: timeout, Owner: "fathom instance start", Env: env.Environ})
+			inst, err := instance.Create(ctx, instance.Options{Kind: k, Name: name, Dir: *dir, Version: ver, Bin: bin, Settings: settings, StartTimeout: timeout,
+				Owner: "fathom instance start", Env: env.Environ, Ports: ports})
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
@@ -97,6 +122,8 @@ func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
 	fs.StringVar(&ver, "version", "", "PostgreSQL major version (default: the newest installed)")
 	fs.StringVar(&bin, "bin", "", "directory of the server's programs (e.g. an unpacked PostgreSQL build's bin/), instead of the installed ones")
 	fs.StringArrayVar(&sets, "set", nil, "server setting name=value (repeatable)")
+	fs.IntVar(&port, "port", 0, "listen on this port (the start fails if it is taken); default: any free port")
+	fs.StringVar(&portRange, "port-range", "", "take a free port in FIRST-LAST (e.g. what a firewall lets through)")
 	positiveDurationVarP(fs, &timeout, "start-timeout", "", 60*time.Second, "how long to wait for the server to accept connections")
 	return cmd
 }
@@ -129,6 +156,9 @@ func startExisting(ctx context.Context, env *Env, inst *instance.Instance, setti
 func printInstance(env *Env, inst *instance.Instance, what string) {
 	fmt.Fprintf(env.Stdout, "instance %s %s: %s %s on port %d\n", inst.Name, what, inst.Kind, inst.Version, inst.Port)
 	fmt.Fprintf(env.Stdout, "  target:  %s\n", inst.DSN())
+	if c := inst.Driver().Clients(inst).Command; c != "" {
+		fmt.Fprintf(env.Stdout, "  client:  %s\n", c)
+	}
 	fmt.Fprintf(env.Stdout, "  socket:  %s\n", inst.Socket)
 	fmt.Fprintf(env.Stdout, "  data:    %s\n", inst.DataDir())
 	fmt.Fprintf(env.Stdout, "  log:     %s\n", inst.LogFile())

@@ -74,7 +74,7 @@ settings: {appendfsinc: always, port: 7000}
 	if r.code != ExitUsage {
 		t.Fatalf("instance plan: exit %d, want 2\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"plan.yaml:4: setting appendfsinc: Redis 7", "(did you mean appendfsync?)", "setting port: fathom sets it itself"} {
+	for _, want := range []string{"plan.yaml:4: setting appendfsinc: Redis 7", "(did you mean appendfsync?)", "setting port: fathom sets an instance's port itself"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}

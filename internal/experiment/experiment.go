@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -287,6 +288,11 @@ type experimentRun struct {
 	// transactions' errors (none succeeded, clients aborted, an error rate above its
 	// maximum): the experiment goes on whatever on_error says.
 	byErrors bool
+
+	// clients is a private temporary directory of the wrappers that take the server's
+	// own clients in shell hooks to an instance (instance.HookEnv); removed at the end.
+	clientsMu sync.Mutex
+	clients   string
 }
 
 // emit hands e to the listener, one event at a time and never within a run's line.
@@ -485,6 +491,9 @@ func (x *experimentRun) removeLeftovers(ctx context.Context, n int) {
 // teardown stops and removes the instances (or leaves them with --keep) and restores
 // an external server's settings.
 func (x *experimentRun) teardown(ctx context.Context) {
+	if x.clients != "" {
+		_ = os.RemoveAll(x.clients)
+	}
 	if x.os != nil {
 		if err := x.os.Restore(); err != nil {
 			fmt.Fprintf(x.o.Stderr, "fathom: warning: restoring OS settings (%s): %v\n", strings.Join(x.os.Changed(), ", "), err)
@@ -526,7 +535,7 @@ func (x *experimentRun) server(ctx context.Context, i int) (*plan.Server, error)
 		n := len(x.servers)
 		inst, err := instance.Create(ctx, instance.Options{
 			Kind: x.p.Instance.Kind, Name: x.instanceName(n), Dir: x.instanceDir(), Version: x.p.Instance.Version,
-			StartTimeout: x.p.Instance.StartTimeout, Owner: x.owner(), Env: x.o.Environ,
+			StartTimeout: x.p.Instance.StartTimeout, Owner: x.owner(), Env: x.o.Environ, Ports: x.p.Instance.Ports,
 		})
 		if err != nil {
 			return nil, err
@@ -899,7 +908,6 @@ func (x *experimentRun) hookEnv(sl *store.ExperimentSlot, cell *plan.Cell, serve
 	if len(servers) > 0 {
 		env = append(env, "FATHOM_TARGET="+servers[0].Redacted())
 		if servers[0].Inst != nil {
-			env = append(env, servers[0].Inst.ClientEnv()...)
 			env = append(env, "FATHOM_INSTANCE_DIR="+servers[0].Inst.Path)
 		}
 	}
@@ -918,6 +926,28 @@ func envName(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// shellEnv is what a shell hook's environment starts from: fathom's, made to reach the
+// first instance among servers (if any) with the server's own clients, whatever the
+// host's option and service files say (instance.HookEnv).
+func (x *experimentRun) shellEnv(servers []*plan.Server) ([]string, error) {
+	for _, s := range servers {
+		if s.Inst == nil {
+			continue
+		}
+		x.clientsMu.Lock()
+		defer x.clientsMu.Unlock()
+		if x.clients == "" {
+			d, err := os.MkdirTemp("", "fathom-clients-")
+			if err != nil {
+				return nil, err
+			}
+			x.clients = d
+		}
+		return s.Inst.HookEnv(x.o.Environ, filepath.Join(x.clients, s.Inst.Name))
+	}
+	return slices.Clone(x.o.Environ), nil
 }
 
 // hooks runs a phase's hooks: shell ones once, SQL ones on each server. The first
@@ -970,8 +1000,13 @@ func (x *experimentRun) runHook(ctx context.Context, phase string, index int, h 
 		if !shell {
 			return nil
 		}
-		r := plan.RunShell(ctx, h.Shell, x.p.Dir, append(append(slices.Clone(x.o.Environ), env...), "FATHOM_PHASE="+phase), h.Timeout)
-		results = append(results, r)
+		base, err := x.shellEnv(servers)
+		if err != nil {
+			results = append(results, &plan.HookResult{Kind: "shell", Command: target.MaskSecrets(h.Shell), Started: x.now(), ExitCode: -1,
+				Error: "preparing its environment: " + err.Error()})
+		} else {
+			results = append(results, plan.RunShell(ctx, h.Shell, x.p.Dir, append(append(base, env...), "FATHOM_PHASE="+phase), h.Timeout))
+		}
 	} else {
 		if !sql {
 			return nil

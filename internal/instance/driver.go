@@ -40,9 +40,13 @@ type Driver interface {
 	SecretFile() string
 	Secret(i *Instance, password string) string
 	Password(text string) string
-	// CheckSetting refuses a setting the configuration file cannot hold or fathom sets
-	// itself (beyond the generic name and one-line checks).
+	// CheckSetting refuses a setting the configuration file cannot hold (beyond the
+	// generic name and one-line checks and Reserved).
 	CheckSetting(s Setting) error
+	// Reserved are the settings (as NormalizeName spells them) that fathom writes
+	// itself: where the server listens and keeps its files. A user's value for one
+	// would send the server elsewhere than fathom and its clients look.
+	Reserved() []string
 	// Initialize creates the data directory (and the password).
 	Initialize(ctx context.Context, i *Instance) error
 	// Config renders the configuration file fathom owns: its path and text.
@@ -56,12 +60,36 @@ type Driver interface {
 	PIDFile(i *Instance) string
 	// DSN is how fathom connects (secret: the password file, or "" when there is none).
 	DSN(i *Instance, secret string) string
-	// ClientEnv points the server's own clients at the instance, for hooks.
-	ClientEnv(i *Instance) []string
+	// Clients says how the server's own clients reach the instance from a hook.
+	Clients(i *Instance) Clients
 	// Catalog lists the settings the programs in bin accept, without a server.
 	Catalog(bin string) (map[string]SettingInfo, error)
 	// NormalizeName is the canonical spelling of a setting name.
 	NormalizeName(name string) string
+}
+
+// Clients is how the server's own clients (psql, mariadb, redis-cli …) reach an
+// instance from a hook, whatever the host's option files, service files and
+// environment say (Instance.HookEnv).
+type Clients struct {
+	// Env are the variables that point them at the instance and log them in.
+	Env []string
+	// Unset are inherited variables that would point them elsewhere (a service file,
+	// an option file's directory): hooks do not get them.
+	Unset []string
+	// Wrap are programs that must be given leading arguments, because the host's
+	// option files beat every variable (MariaDB's socket in /etc/mysql/my.cnf beats
+	// MYSQL_UNIX_PORT; only --defaults-file keeps them out): hooks find a small
+	// wrapper of each first on their PATH. Arguments the hook gives come after and
+	// still win.
+	Wrap map[string][]string
+	// Yield are sh case patterns of a first argument with which the hook chooses its
+	// own option files (--no-defaults, --defaults-file=*): the wrapper then passes the
+	// arguments as they are, since the client accepts that choice only first.
+	Yield []string
+	// Command is how a person reaches the instance by hand with the server's own
+	// client, safely whatever the host's files say (`fathom instance start` prints it).
+	Command string
 }
 
 // TimedStarter is a driver that can say how long a start took until the server

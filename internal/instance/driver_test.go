@@ -38,8 +38,9 @@ func (fakeDriver) Secret(_ *Instance, pw string) string    { return "# fake\n" +
 func (fakeDriver) PIDFile(i *Instance) string              { return filepath.Join(i.Path, "fake.pid") }
 func (fakeDriver) Reload(context.Context, *Instance) error { return nil }
 func (fakeDriver) NormalizeName(n string) string           { return strings.ToUpper(n) }
-func (fakeDriver) ClientEnv(i *Instance) []string {
-	return []string{"FAKE_PORT=" + strconv.Itoa(i.Port)}
+func (fakeDriver) Reserved() []string                      { return []string{"PORT"} }
+func (fakeDriver) Clients(i *Instance) Clients {
+	return Clients{Env: []string{"FAKE_PORT=" + strconv.Itoa(i.Port)}, Unset: []string{"FAKE_SERVICE"}}
 }
 func (fakeDriver) Initialize(_ context.Context, i *Instance) error {
 	pw, err := NewPassword()
@@ -138,8 +139,9 @@ func TestRegisteredDriver(t *testing.T) {
 	if !inst.Running() || pid <= 0 || !ProcessAlive(pid) {
 		t.Fatalf("not running after Start (pid %d)", pid)
 	}
-	if env := inst.ClientEnv(); len(env) != 1 || env[0] != "FAKE_PORT="+strconv.Itoa(inst.Port) {
-		t.Errorf("ClientEnv = %v", env)
+	env, err := inst.HookEnv([]string{"FAKE_SERVICE=prod", "FAKE_PORT=1", "HOME=/h"}, t.TempDir())
+	if err != nil || strings.Join(env, " ") != "HOME=/h FAKE_PORT="+strconv.Itoa(inst.Port)+" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" {
+		t.Errorf("HookEnv = %v, %v", env, err)
 	}
 	if _, err := inst.MeasureRestart(ctx); !errors.Is(err, ErrNotRedis) {
 		t.Errorf("MeasureRestart of a driver that cannot time a start: %v", err)

@@ -17,11 +17,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,6 +70,9 @@ type Options struct {
 	Owner string
 	// Env is the environment the server's tools start from (Instance.Env).
 	Env []string
+	// Ports is where the instance's port must be (PortOf, ParsePorts); nil: any free
+	// port.
+	Ports *Ports
 }
 
 // Instance is one managed server. Its exported fields are what instance.json holds.
@@ -90,6 +93,8 @@ type Instance struct {
 	RunAs string `json:"run_as,omitempty"`
 	// Bin is the directory of the server's programs.
 	Bin string `json:"bin"`
+	// Ports is the port or range it was asked to keep to (nil: any free port).
+	Ports *Ports `json:"ports,omitempty"`
 
 	// Env is the environment the server's tools start from, as the front end read it
 	// (the variables that point them elsewhere are dropped); nil: a default PATH only.
@@ -117,9 +122,6 @@ func DefaultDir() string {
 	return filepath.Join(os.TempDir(), "fathom-instances")
 }
 
-// The machine's default ports, which an instance never uses.
-var reservedPorts = map[int]bool{5432: true, 3306: true, 6379: true}
-
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 // ValidName reports whether s can name an instance.
@@ -146,6 +148,11 @@ func Create(ctx context.Context, opts Options) (inst *Instance, err error) {
 	srv, err := driver(opts.Kind)
 	if err != nil {
 		return nil, err
+	}
+	for _, st := range opts.Settings {
+		if err := checkSetting(srv, st); err != nil {
+			return nil, err
+		}
 	}
 	var bin, version string
 	if opts.Bin != "" {
@@ -191,7 +198,7 @@ func Create(ctx context.Context, opts Options) (inst *Instance, err error) {
 	inst = &Instance{
 		Kind: opts.Kind, Name: opts.Name, Path: path, Version: version, Bin: bin,
 		Database: "fathom", Owner: opts.Owner, Created: time.Now().UTC(), Env: opts.Env,
-		Settings: append([]Setting(nil), opts.Settings...), startTimeout: opts.StartTimeout,
+		Settings: append([]Setting(nil), opts.Settings...), startTimeout: opts.StartTimeout, Ports: opts.Ports,
 	}
 	if acct != nil {
 		inst.RunAs = acct.name
@@ -199,7 +206,7 @@ func Create(ctx context.Context, opts Options) (inst *Instance, err error) {
 			return nil, fmt.Errorf("instance directory: %v", err)
 		}
 	}
-	if inst.Port, err = freePort(); err != nil {
+	if inst.Port, err = freePort(opts.Ports); err != nil {
 		return nil, err
 	}
 	inst.Socket = srv.SocketPath(path, inst.Port)
@@ -314,10 +321,6 @@ func (i *Instance) DSN() string { return i.Driver().DSN(i, i.SecretFile()) }
 // QueryPath escapes a file path for a URL query, keeping its slashes readable.
 func QueryPath(p string) string { return strings.ReplaceAll(url.QueryEscape(p), "%2F", "/") }
 
-// ClientEnv are the environment variables that point the server's own clients (psql,
-// mariadb, redis-cli) at the instance and log them in, for hooks (see each driver).
-func (i *Instance) ClientEnv() []string { return i.Driver().ClientEnv(i) }
-
 // DataDir is the server's data directory.
 func (i *Instance) DataDir() string { return filepath.Join(i.Path, dataDir) }
 
@@ -364,6 +367,21 @@ func (i *Instance) WriteConfig() error {
 		return fmt.Errorf("writing %s: %v", path, err)
 	}
 	_ = i.GiveToAccount(path)
+	return i.refreshSecret()
+}
+
+// CheckSettings refuses settings an instance of kind k cannot take (before anything
+// slow: Create checks them again).
+func CheckSettings(k Kind, settings []Setting) error {
+	d, err := driver(k)
+	if err != nil {
+		return err
+	}
+	for _, s := range settings {
+		if err := checkSetting(d, s); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -376,6 +394,12 @@ func checkSetting(d Driver, s Setting) error {
 	if strings.ContainsAny(s.Value, "\n\r\x00") {
 		return fmt.Errorf("setting %s: the value must be one line", s.Name)
 	}
+	if name := d.NormalizeName(s.Name); slices.Contains(d.Reserved(), name) {
+		if name == d.NormalizeName("port") {
+			return fmt.Errorf("setting %s: fathom sets an instance's port itself, where it and its clients look for the server: use --port N or --port-range A-B (in a plan, instance: {port: N} or {port_range: A-B})", s.Name)
+		}
+		return fmt.Errorf("setting %s: fathom sets it itself on an instance", s.Name)
+	}
 	return d.CheckSetting(s)
 }
 
@@ -384,6 +408,10 @@ func checkSetting(d Driver, s Setting) error {
 func (i *Instance) Start(ctx context.Context) error {
 	if i.Running() {
 		return nil
+	}
+	// An instance kept from an older fathom gets today's client file.
+	if err := i.refreshSecret(); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, i.StartTimeout())
 	defer cancel()
@@ -504,45 +532,4 @@ func Relevant(tail string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// freePort returns a TCP port that is free on 127.0.0.1 now and is not a default
-// database port.
-func freePort() (int, error) {
-	for tries := 0; tries < 20; tries++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, fmt.Errorf("finding a free port: %v", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if !reservedPorts[port] {
-			return port, nil
-		}
-	}
-	return 0, errors.New("finding a free port: none found")
-}
-
-// PortFree reports whether nothing listens on 127.0.0.1:port.
-func PortFree(port int) bool {
-	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
-}
-
-// NewPort moves a stopped instance to another free port (its port was taken).
-func (i *Instance) NewPort() error {
-	p, err := freePort()
-	if err != nil {
-		return err
-	}
-	i.Port = p
-	i.Socket = i.Driver().SocketPath(i.Path, p)
-	if err := i.WriteConfig(); err != nil {
-		return err
-	}
-	return i.save()
 }

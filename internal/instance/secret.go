@@ -65,6 +65,29 @@ func (i *Instance) WriteSecret(password string) error {
 	return safefile.WriteFile(filepath.Join(i.Path, d.SecretFile()), []byte(d.Secret(i, password)))
 }
 
+// refreshSecret rewrites the secret file when what it should say has changed: the
+// client file names the instance's port and socket (MariaDB's client.cnf), which move
+// with NewPort.
+func (i *Instance) refreshSecret() error {
+	p := i.SecretFile()
+	if p == "" {
+		return nil
+	}
+	if err := safefile.Check(p); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	d := i.Driver()
+	pw := d.Password(string(b))
+	if pw == "" || d.Secret(i, pw) == string(b) {
+		return nil
+	}
+	return i.WriteSecret(pw)
+}
+
 // WriteServerFile writes a file the server's account must read (initdb's password
 // file, MariaDB's init file): private to that account.
 func (i *Instance) WriteServerFile(name, text string) (string, error) {

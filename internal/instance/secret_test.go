@@ -15,7 +15,7 @@ import (
 )
 
 // TestClosedToOtherUsers: a throwaway server accepts fathom's own connections and
-// the server's own clients given ClientEnv, and nothing from another local user: no
+// the server's own clients given HookEnv, and nothing from another local user: no
 // login over TCP or the socket as the superuser, anonymously, or with the password
 // file (which they cannot read).
 func TestClosedToOtherUsers(t *testing.T) {
@@ -49,15 +49,17 @@ func TestClosedToOtherUsers(t *testing.T) {
 			if fi, err := os.Stat(inst.Path); err != nil || fi.Mode().Perm()&0o077 != 0 {
 				t.Errorf("instance directory %s mode %v: want it private", inst.Path, fi.Mode())
 			}
-			// The server's own clients, with ClientEnv, as hooks run them.
+			// The server's own clients, with HookEnv, as hooks run them.
 			port := strconv.Itoa(inst.Port)
 			client := exec.Command("psql", "-XAtc", "select current_user")
 			if k == MariaDB {
 				client = exec.Command("mariadb", "--no-defaults", "-uroot", "-Nse", "select current_user()")
 			}
-			client.Env = append(os.Environ(), inst.ClientEnv()...)
+			if client.Env, err = inst.HookEnv(os.Environ(), t.TempDir()); err != nil {
+				t.Fatal(err)
+			}
 			if out, err := client.CombinedOutput(); err != nil {
-				t.Errorf("%s with ClientEnv: %v %s", client.Args[0], err, out)
+				t.Errorf("%s with HookEnv: %v %s", client.Args[0], err, out)
 			}
 			// Another user gets nowhere.
 			var attempts []string

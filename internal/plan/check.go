@@ -78,6 +78,15 @@ func (p *Plan) check(probs *problems) {
 			}
 		}
 	}
+	if in := p.Instance; in != nil && in.Ports.Fixed() {
+		for _, c := range cells {
+			if c.Instances > 1 {
+				probs.Add(in.PortLine, "instance port: cell %s runs %d instances, which cannot share port %d: give port_range (e.g. %d-%d)",
+					c.Key(), c.Instances, in.Ports.Min, in.Ports.Min, in.Ports.Min+c.Instances-1)
+				break
+			}
+		}
+	}
 	if p.Instance != nil && p.Instance.Kind != "" {
 		cat, err := instance.Catalog(p.Instance.Kind, p.Instance.Version)
 		if err != nil {
@@ -228,7 +237,11 @@ func (p *Plan) checkSettings(probs *problems, cat SettingsCatalog, server string
 		}
 		name := instance.NormalizeName(kind, strings.TrimPrefix(prm.Key, "settings."))
 		if managed && slices.Contains(rules.Reserved, name) {
-			probs.Add(prm.Line, "setting %s: fathom sets it itself on an instance", name)
+			if name == "port" {
+				probs.Add(prm.Line, "setting port: fathom sets an instance's port itself, where it and its clients look for the server: use instance: {port: N} or {port_range: A-B}")
+			} else {
+				probs.Add(prm.Line, "setting %s: fathom sets it itself on an instance", name)
+			}
 			continue
 		}
 		info, ok := cat[name]

@@ -252,7 +252,7 @@ func (d *decoder) baseline(n *yaml.Node) {
 }
 
 func (d *decoder) instance(n *yaml.Node) {
-	f, ok := d.fields(n, "instance", "kind", "version", "count", "dir", "keep", "start_timeout")
+	f, ok := d.fields(n, "instance", "kind", "version", "count", "dir", "keep", "start_timeout", "port", "port_range")
 	if !ok {
 		return
 	}
@@ -294,6 +294,31 @@ func (d *decoder) instance(n *yaml.Node) {
 		in.Keep = d.boolean(v, "instance keep")
 	}
 	in.StartTimeout = d.duration(f["start_timeout"], "instance start_timeout", 60*time.Second)
+	switch p, r := f["port"], f["port_range"]; {
+	case p != nil && r != nil:
+		d.probs.At(r, "instance: give port or port_range, not both")
+	case p != nil:
+		if s, ok := d.scalar(p, "instance port"); ok {
+			n, err := strconv.Atoi(s)
+			if err == nil {
+				in.Ports, err = instance.PortOf(n)
+			} else {
+				err = fmt.Errorf("%q is not a port number", s)
+			}
+			if err != nil {
+				d.probs.At(p, "instance port: %v", err)
+			}
+			in.PortLine = p.Line
+		}
+	case r != nil:
+		if s, ok := d.scalar(r, "instance port_range"); ok {
+			var err error
+			if in.Ports, err = instance.ParsePorts(s); err != nil {
+				d.probs.At(r, "instance port_range: %v", err)
+			}
+			in.PortLine = r.Line
+		}
+	}
 }
 
 // param appends a checked parameter.

@@ -77,7 +77,12 @@ type Instance struct {
 	Dir          string // base directory of instances ("" = instance.DefaultDir())
 	Keep         bool
 	StartTimeout time.Duration
-	Line         int
+	// Ports is where the instances' ports must be (port: N, port_range: A-B); nil: any
+	// free port.
+	Ports *instance.Ports
+	// PortLine is the line of port or port_range (0: none).
+	PortLine int
+	Line     int
 }
 
 // Param is one parameter of a run as written: a key (clients, duration, workload,

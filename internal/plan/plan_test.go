@@ -190,6 +190,10 @@ func TestDecodeCombinations(t *testing.T) {
 		{"bundle empty", "experiment: a\ninstance: {kind: postgres}\nworkload: tpcb\nmatrix: {v: {a: {}}}\n", "sets nothing"},
 		{"collect", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\ncollect: sometimes\n", "collect (true, false, or a list"},
 		{"collect empty", "experiment: a\ntarget: sqlite:x\nworkload: tpcb\ncollect: []\n", "list collectors"},
+		{"port and range", "experiment: a\ninstance: {kind: postgres, port: 40000, port_range: 40000-40010}\nworkload: tpcb\n", "give port or port_range, not both"},
+		{"default port", "experiment: a\ninstance: {kind: postgres, port: 5432}\nworkload: tpcb\n", "instance port: port 5432 is a default database port"},
+		{"port word", "experiment: a\ninstance: {kind: postgres, port: next}\nworkload: tpcb\n", `"next" is not a port number`},
+		{"port range", "experiment: a\ninstance: {kind: postgres, port_range: 40010-40000}\nworkload: tpcb\n", "instance port_range: port range \"40010-40000\": want FIRST-LAST"},
 		{"setting multiline", "experiment: a\ninstance: {kind: postgres}\nworkload: tpcb\nsettings: {work_mem: \"1MB\\nport=5432\"}\n", "one line"},
 	}
 	for _, tc := range cases {
@@ -199,6 +203,26 @@ func TestDecodeCombinations(t *testing.T) {
 				t.Errorf("want a problem saying %q, got %v", tc.want, err)
 			}
 		})
+	}
+}
+
+// TestInstancePorts: a plan's instance port or port_range reaches the plan; one port
+// cannot serve a cell of several instances.
+func TestInstancePorts(t *testing.T) {
+	dir := t.TempDir()
+	read := func(text string) (*plan.Plan, error) {
+		return plan.Read(filepath.Join(dir, "p.yaml"), dir, []byte("experiment: a\n"+text))
+	}
+	p, err := read("instance: {kind: postgres, port_range: 41000-41099}\nworkload: tpcb\nmatrix: {instances: [1, 2]}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Instance.Ports == nil || p.Instance.Ports.String() != "41000-41099" {
+		t.Errorf("port_range decoded as %v", p.Instance.Ports)
+	}
+	_, err = read("instance: {kind: postgres, port: 41000}\nworkload: tpcb\nmatrix: {instances: [1, 2]}\n")
+	if err == nil || !strings.Contains(err.Error(), ":2: instance port: cell instances=2 runs 2 instances, which cannot share port 41000: give port_range (e.g. 41000-41001)") {
+		t.Errorf("one port for two instances: %v", err)
 	}
 }
 
@@ -328,7 +352,7 @@ matrix:
 		}
 	}
 	if _, verr := instance.Version(instance.Postgres, ""); verr == nil {
-		for _, want := range []string{":6: setting shared_bufers: PostgreSQL", "did you mean shared_buffers?", ":7: setting port: fathom sets it itself",
+		for _, want := range []string{":6: setting shared_bufers: PostgreSQL", "did you mean shared_buffers?", ":7: setting port: fathom sets an instance's port itself", "instance: {port: N}",
 			":8: setting fsync: \"maybe\" is not on or off", ":9: setting block_size"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("missing %q in:\n%s", want, msg)

@@ -1,13 +1,16 @@
 package mysql
 
-import "github.com/fathom-lab/fathom/internal/plan"
+import (
+	myinstance "github.com/fathom-lab/fathom/internal/db/mysql/instance"
+	"github.com/fathom-lab/fathom/internal/plan"
+)
 
 // PlanRules are MySQL's and MariaDB's rules in plan files. A buffer-pool dump is
 // written when the server stops, under the value it runs with, and loaded when it
 // starts: those settings act at shutdown or startup.
 func (Kind) PlanRules() plan.KindRules {
 	return plan.KindRules{
-		Reserved: []string{"port", "socket", "datadir", "bind_address", "pid_file", "log_error", "user", "basedir"},
+		Reserved: myinstance.Driver{}.Reserved(),
 		Timings: map[string]plan.Timing{
 			"innodb_buffer_pool_dump_at_shutdown": {AtShutdown: true, What: "writes the buffer pool dump when the server stops"},
 			"innodb_buffer_pool_dump_pct":         {AtShutdown: true, What: "sizes the buffer pool dump written when the server stops"},

@@ -3,6 +3,7 @@ package redis
 import (
 	"strings"
 
+	redisinstance "github.com/fathom-lab/fathom/internal/db/redis/instance"
 	"github.com/fathom-lab/fathom/internal/plan"
 )
 
@@ -11,7 +12,7 @@ import (
 // distinct names.
 func (Kind) PlanRules() plan.KindRules {
 	return plan.KindRules{
-		Reserved:   []string{"port", "bind", "protected-mode", "unixsocket", "unixsocketperm", "dir", "pidfile", "logfile", "daemonize", "requirepass", "include"},
+		Reserved:   redisinstance.Driver{}.Reserved(),
 		SettingKey: strings.ToLower,
 	}
 }

@@ -46,8 +46,14 @@ func (Driver) SocketPath(dir string, port int) string { return filepath.Join(dir
 
 func (Driver) PIDFile(i *instance.Instance) string { return filepath.Join(i.Path, myPidFile) }
 
+// Secret is client.cnf: the superuser's login and where the instance listens, so that
+// `mariadb --defaults-file=client.cnf` (which reads no other option file) reaches it
+// and nothing else: the host's option files (Debian's [client-server] socket) and
+// ~/.my.cnf are not read, and the compiled-in socket is not used. host is TCP on
+// 127.0.0.1; a client told -h localhost takes the instance's socket.
 func (Driver) Secret(i *instance.Instance, password string) string {
-	return "# written by fathom: the password of instance " + i.Name + "'s superuser\n[client]\nuser=" + i.User + "\npassword=" + password + "\n"
+	return fmt.Sprintf("# written by fathom: how to reach instance %s and its superuser's password\n[client]\nuser=%s\npassword=%s\nhost=127.0.0.1\nport=%d\nsocket=%s\n",
+		i.Name, i.User, password, i.Port, i.Socket)
 }
 
 func (Driver) Password(text string) string {
@@ -59,9 +65,19 @@ func (Driver) Password(text string) string {
 	return ""
 }
 
-// NormalizeName: MariaDB's variables use '_' where option files also allow '-'.
+// NormalizeName: MariaDB's variables use '_' where option files also allow '-', and
+// an option file's loose- prefix (ignore it when unknown) names the same variable.
 func (Driver) NormalizeName(name string) string {
-	return strings.ToLower(strings.ReplaceAll(name, "-", "_"))
+	n := strings.ToLower(strings.ReplaceAll(name, "-", "_"))
+	if rest, ok := strings.CutPrefix(n, "loose_"); ok && rest != "" {
+		return rest
+	}
+	return n
+}
+
+// Reserved are what Config writes, and what would move the server away from it.
+func (Driver) Reserved() []string {
+	return []string{"port", "socket", "bind_address", "skip_networking", "datadir", "tmpdir", "pid_file", "log_error", "init_file", "user", "basedir"}
 }
 
 func (Driver) CheckSetting(s instance.Setting) error {
@@ -80,16 +96,40 @@ func (Driver) DSN(i *instance.Instance, secret string) string {
 	return fmt.Sprintf("mysql://%s:@127.0.0.1:%d/%s", i.User, i.Port, i.Database)
 }
 
-// ClientEnv: MYSQL_UNIX_PORT, MYSQL_TCP_PORT, MYSQL_HOST, and MYSQL_PWD (the password
-// itself: the mariadb client has no variable naming a file; an environment is
-// readable only by its own user).
-func (Driver) ClientEnv(i *instance.Instance) []string {
-	env := []string{"MYSQL_UNIX_PORT=" + i.Socket, "MYSQL_TCP_PORT=" + strconv.Itoa(i.Port), "MYSQL_HOST=localhost"}
-	if pw := i.Password(); pw != "" {
-		env = append(env, "MYSQL_PWD="+pw)
+// Clients: mariadb, mysql and their siblings run with --defaults-file=client.cnf, the
+// only way to keep the host's option files out (they beat MYSQL_UNIX_PORT and the
+// other variables); MYSQL_HOST=127.0.0.1 with MYSQL_TCP_PORT still reaches the
+// instance when a hook names a client by its full path on a host whose option files
+// set only a socket (Debian's default), and MYSQL_PWD logs it in there (the mariadb
+// client has no variable naming a file; an environment is readable only by its own
+// user).
+func (Driver) Clients(i *instance.Instance) instance.Clients {
+	c := instance.Clients{
+		Env: []string{"MYSQL_HOST=127.0.0.1", "MYSQL_TCP_PORT=" + strconv.Itoa(i.Port), "MYSQL_UNIX_PORT=" + i.Socket},
+		// Other option files, and the group suffix that picks sections in them.
+		Unset: []string{"MYSQL_HOME", "MARIADB_HOME", "MYSQL_GROUP_SUFFIX", "MYSQL_TEST_LOGIN_FILE"},
+		Wrap:  map[string][]string{},
+		// A hook that names its own option file keeps it (the client takes that
+		// choice only as its first argument).
+		Yield: []string{"--no-defaults", "--defaults-file=*"},
 	}
-	return env
+	first := []string{"--no-defaults", "--host=127.0.0.1", "--port=" + strconv.Itoa(i.Port), "--socket=" + i.Socket, "--user=" + i.User}
+	if s := i.SecretFile(); s != "" {
+		first = []string{"--defaults-file=" + s}
+		c.Command = "mariadb " + instance.ShellWord("--defaults-file="+s)
+		if pw := i.Password(); pw != "" {
+			c.Env = append(c.Env, "MYSQL_PWD="+pw)
+		}
+	}
+	for _, p := range clientPrograms {
+		c.Wrap[p] = first
+	}
+	return c
 }
+
+// clientPrograms are MariaDB's and MySQL's clients that connect by their option files.
+var clientPrograms = []string{"mariadb", "mysql", "mariadb-admin", "mysqladmin", "mariadb-dump", "mysqldump",
+	"mariadb-check", "mysqlcheck", "mariadb-import", "mysqlimport", "mariadb-show", "mysqlshow", "mariadb-slap", "mysqlslap"}
 
 func (Driver) Find(version string) (string, string, error) {
 	bin, v, err := instance.FindServer("mariadbd", []string{"/usr/sbin", "/usr/bin", "/usr/local/mysql/bin"}, "MariaDB", version,

@@ -73,14 +73,27 @@ func (Driver) DSN(i *instance.Instance, secret string) string {
 	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", i.User, i.Port, i.Database)
 }
 
-// ClientEnv: PGHOST, PGPORT, PGUSER, PGDATABASE and PGPASSFILE (the password file,
-// not the password).
-func (Driver) ClientEnv(i *instance.Instance) []string {
-	env := []string{"PGHOST=" + filepath.Dir(i.Socket), "PGPORT=" + strconv.Itoa(i.Port), "PGUSER=" + i.User, "PGDATABASE=" + i.Database}
+// Clients: PGHOST (127.0.0.1, so that inet_server_port() says where a hook is),
+// PGPORT, PGUSER, PGDATABASE, PGSSLMODE and PGPASSFILE (the password file, not the
+// password). libpq applies a service (PGSERVICE, from ~/.pg_service.conf or
+// PGSERVICEFILE/PGSYSCONFDIR) before these variables, and PGHOSTADDR and PGPASSWORD
+// beat PGHOST and PGPASSFILE (PGCLUSTER picks a host cluster in Debian's pg_wrapper):
+// hooks do not get them. No program needs wrapping. By hand: psql with the DSN and
+// hostaddr (libpq takes a service's hostaddr, which beats the DSN's host, unless the
+// DSN names one; fathom's own driver has no hostaddr, so the DSN itself cannot).
+func (Driver) Clients(i *instance.Instance) instance.Clients {
+	env := []string{"PGHOST=127.0.0.1", "PGPORT=" + strconv.Itoa(i.Port), "PGUSER=" + i.User, "PGDATABASE=" + i.Database, "PGSSLMODE=disable"}
 	if s := i.SecretFile(); s != "" {
 		env = append(env, "PGPASSFILE="+s)
 	}
-	return env
+	return instance.Clients{Env: env, Command: "psql " + instance.ShellWord(i.DSN()+"&hostaddr=127.0.0.1"), Unset: []string{"PGSERVICE", "PGSERVICEFILE", "PGSYSCONFDIR", "PGHOSTADDR", "PGPASSWORD", "PGCLUSTER",
+		"PGREQUIRESSL", "PGGSSENCMODE", "PGREQUIREAUTH", "PGCHANNELBINDING", "PGTARGETSESSIONATTRS", "PGLOADBALANCEHOSTS", "PGOPTIONS"}}
+}
+
+// Reserved are what Config writes (where the server listens) and what would make it
+// read other files.
+func (Driver) Reserved() []string {
+	return []string{"port", "listen_addresses", "unix_socket_directories", "unix_socket_permissions", "data_directory", "config_file", "hba_file", "ident_file", "include", "include_if_exists", "include_dir"}
 }
 
 func (Driver) Find(version string) (string, string, error) {

@@ -75,13 +75,28 @@ func (Driver) DSN(i *instance.Instance, secret string) string {
 	return fmt.Sprintf("redis://127.0.0.1:%d/0?passfile=%s", i.Port, instance.QueryPath(secret))
 }
 
-// ClientEnv: redis-cli -s "$REDIS_SOCKET" (it reads REDISCLI_AUTH itself).
-func (Driver) ClientEnv(i *instance.Instance) []string {
-	env := []string{"REDIS_SOCKET=" + i.Socket, "REDIS_PORT=" + strconv.Itoa(i.Port)}
+// Clients: redis-cli has no variable for where to connect (it takes 127.0.0.1:6379,
+// the host's server) and reads REDISCLI_AUTH: hooks run it, and redis-benchmark,
+// through wrappers that pass -h 127.0.0.1 -p PORT first (a hook's own -h, -p, -s or
+// -u still wins), with REDISCLI_AUTH, REDIS_HOST, REDIS_PORT, REDIS_SOCKET and
+// REDIS_URL (no password in it) naming the instance.
+func (Driver) Clients(i *instance.Instance) instance.Clients {
+	port := strconv.Itoa(i.Port)
+	env := []string{"REDIS_HOST=127.0.0.1", "REDIS_PORT=" + port, "REDIS_SOCKET=" + i.Socket, "REDIS_URL=redis://127.0.0.1:" + port}
 	if pw := i.Password(); pw != "" {
 		env = append(env, "REDISCLI_AUTH="+pw)
 	}
-	return env
+	first := []string{"-h", "127.0.0.1", "-p", port}
+	c := instance.Clients{Env: env, Wrap: map[string][]string{"redis-cli": first, "redis-benchmark": first}}
+	if s := i.SecretFile(); s != "" {
+		c.Command = "REDISCLI_AUTH=\"$(tail -n 1 " + instance.ShellWord(s) + ")\" redis-cli -h 127.0.0.1 -p " + port
+	}
+	return c
+}
+
+// Reserved are what Config writes, and what would make it read other files.
+func (Driver) Reserved() []string {
+	return []string{"port", "bind", "protected-mode", "unixsocket", "unixsocketperm", "dir", "pidfile", "logfile", "daemonize", "requirepass", "include", "tls-port"}
 }
 
 func (Driver) Find(version string) (string, string, error) {
