@@ -90,6 +90,9 @@ type Host struct {
 	Version       string
 	Tuner         runner.Tuner
 	PollerSockets bool
+	// OpenStore opens the store (nil: run.OpenStore); the front end may wrap it to ride
+	// out outages (store/durable).
+	OpenStore func(path string) (store.Store, error)
 }
 
 // Execute runs `fathom agent` against the store at storeURL until its run ends
@@ -115,7 +118,11 @@ func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error 
 	if !postgres.IsDSN(storeURL.Reveal()) {
 		return fault.Usagef("agents coordinate through a PostgreSQL results store that every machine reaches: give --store postgres://user@host/fathom (%q is a file on this machine)", storeURL)
 	}
-	st, err := run.OpenStore(storeURL.Reveal())
+	open := h.OpenStore
+	if open == nil {
+		open = run.OpenStore
+	}
+	st, err := open(storeURL.Reveal())
 	if err != nil {
 		return err
 	}
