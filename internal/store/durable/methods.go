@@ -86,7 +86,9 @@ func (s *Store) Metrics(ctx context.Context, runID int64) ([]store.Metric, error
 }
 
 func (s *Store) MetricSeries(ctx context.Context, runID int64, names ...string) ([]store.MetricSeries, error) {
-	return get(s, ctx, func(ctx context.Context) ([]store.MetricSeries, error) { return s.Store.MetricSeries(ctx, runID, names...) })
+	return get(s, ctx, func(ctx context.Context) ([]store.MetricSeries, error) {
+		return s.Store.MetricSeries(ctx, runID, names...)
+	})
 }
 
 func (s *Store) Collectors(ctx context.Context, runID int64) ([]store.CollectorRun, error) {
@@ -314,7 +316,9 @@ func (s *Store) AgentJob(ctx context.Context, name string) (*store.AgentJob, err
 }
 
 func (s *Store) WaitingAgentJobs(ctx context.Context) ([]store.AgentJob, error) {
-	return agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) ([]store.AgentJob, error) { return as.WaitingAgentJobs(ctx) })
+	return agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) ([]store.AgentJob, error) {
+		return as.WaitingAgentJobs(ctx)
+	})
 }
 
 func (s *Store) JoinAgentJob(ctx context.Context, jobID int64, m *store.AgentMember) error {
