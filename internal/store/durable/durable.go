@@ -161,11 +161,16 @@ func (s *Store) goDown(err error) {
 
 // write is a write the caller need not wait for: done now if the store answers and
 // nothing waits before it, else queued. It fails only when the store refuses it, or
-// once the outage outlasted the bound (then it is in the spool file).
+// once the outage outlasted the bound: then an interval is not kept (a run counts
+// only the intervals whose write succeeded, and stops), and any other write is kept
+// in the spool file for the upload to finish the run.
 func (s *Store) write(ctx context.Context, o *op, fn func(context.Context) error) error {
 	s.mu.Lock()
-	if s.gaveUp != nil {
-		err := s.toFile(o)
+	if s.gaveUp != nil || s.checkBound() != nil {
+		err := s.gaveUp
+		if o.Op != opInterval && o.Op != opAgentInterval {
+			err = s.toFile(o)
+		}
 		s.mu.Unlock()
 		return err
 	}
@@ -179,10 +184,9 @@ func (s *Store) write(ctx context.Context, o *op, fn func(context.Context) error
 		s.goDown(err)
 	}
 	s.enqueue(&entry{op: o})
-	err := s.checkBound()
 	s.mu.Unlock()
 	s.poke()
-	return err
+	return nil
 }
 
 // writeWait is write, then waits until it is written (or kept past the bound).
@@ -315,8 +319,8 @@ func (s *Store) giveUp() {
 		s.gaveUp = fmt.Errorf("%w (%s for %s, over the bound of %s), and the %d writes kept could not be saved: %v",
 			ErrOutage, s.Path(), s.o.Now().Sub(s.since).Round(time.Second), s.o.Bound, n, err)
 	} else {
-		s.gaveUp = fmt.Errorf("%w: %s unreachable for %s (over the bound of %s; %s): %d writes are kept in %s; finish with `fathom store upload --store %s %s`",
-			ErrOutage, s.Path(), s.o.Now().Sub(s.since).Round(time.Second), s.o.Bound, oneLine(s.lastErr), n, s.file.path, shellQuote(s.Path()), shellQuote(s.file.path))
+		s.gaveUp = fmt.Errorf("%w: %s, over the --store-outage bound of %s (%s); %d writes are kept in %s: finish with `fathom store upload --store %s %s`",
+			ErrOutage, s.o.Now().Sub(s.since).Round(time.Second), s.o.Bound, oneLine(s.lastErr), n, s.file.path, shellQuote(s.Path()), shellQuote(s.file.path))
 	}
 	for _, done := range waiting {
 		done <- s.gaveUp
