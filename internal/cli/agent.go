@@ -24,7 +24,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 				return err
 			}
 			return f.Execute(ctx, store, agent.Host{Getenv: env.Getenv, Log: env.Stderr, Version: version(), Tuner: env.tuner(), PollerSockets: portable,
-				OpenStore: outage.opener(env)})
+				OpenStore: outage.opener(env), StoreOutage: outage.bound})
 		},
 	}
 	storeFlag(cmd.Flags(), env, &store)

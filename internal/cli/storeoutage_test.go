@@ -231,6 +231,7 @@ func TestStoreOutageRun(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
+			t.Logf("the run printed on stderr:\n%s", r.stderr)
 			sum := summary(t, r)
 			if sum.Status != "complete" {
 				t.Fatalf("status %s (%s)", sum.Status, sum.Reason)

@@ -75,6 +75,7 @@ type Store struct {
 	smpBytes int64
 	down     bool
 	since    time.Time // the outage's start
+	backAt   time.Time // when the store answered again (zero: not yet)
 	lastErr  error
 	gaveUp   error
 	file     *spoolFile
@@ -406,7 +407,7 @@ func (s *Store) drain() {
 			case <-s.stop:
 				return
 			}
-			backoff = min(2*backoff, 2*time.Second)
+			backoff = min(2*backoff, time.Second)
 			continue
 		}
 		s.mu.Unlock()
@@ -458,12 +459,12 @@ func (s *Store) step() bool {
 			fn = e.fn
 		}
 	}
-	down := s.down
+	relock := s.down && s.backAt.IsZero()
 	s.mu.Unlock()
 	if o != nil {
 		fn = func(ctx context.Context) error { return apply(ctx, s.Store, o) }
 	}
-	if down {
+	if relock {
 		if r, ok := s.Store.(interface{ Relock(context.Context) error }); ok {
 			if err := s.attempt(context.Background(), r.Relock); err != nil && s.o.Unreachable(err) {
 				s.mu.Lock()
@@ -478,7 +479,11 @@ func (s *Store) step() bool {
 	defer s.mu.Unlock()
 	if err != nil && s.o.Unreachable(err) {
 		s.goDown(err)
+		s.backAt = time.Time{}
 		return false
+	}
+	if s.down && s.backAt.IsZero() {
+		s.backAt = s.o.Now()
 	}
 	// Written, or refused by the store for itself (not for an outage): either way it
 	// is done with; a refused write is said in the warning that ends the outage.
@@ -519,7 +524,11 @@ func (s *Store) afterStep() {
 	}
 	if s.down {
 		s.down = false
-		took := s.o.Now().Sub(s.since)
+		caught := s.o.Now()
+		if s.backAt.IsZero() {
+			s.backAt = caught
+		}
+		took := s.backAt.Sub(s.since)
 		runs := make([]int64, 0, len(s.late))
 		for id := range s.late {
 			if id != 0 {
@@ -538,8 +547,8 @@ func (s *Store) afterStep() {
 		}
 		for _, id := range runs {
 			l := s.lateOf(id)
-			msg := fmt.Sprintf("the results store was unreachable from %s for %s: %s written late, in order; nothing measured was lost",
-				s.since.Format("15:04:05"), took.Round(100*time.Millisecond), l.describe())
+			msg := fmt.Sprintf("the results store was unreachable from %s for %s: %s written late, in order, by %s; nothing measured was lost",
+				s.since.Format("2006-01-02 15:04:05 MST"), took.Round(100*time.Millisecond), l.describe(), caught.Format("15:04:05"))
 			if n := skipped[id]; n > 0 {
 				msg += fmt.Sprintf("; %d server/OS samples were not kept (over the %d MiB kept in memory) and are recorded as skipped", n, s.o.Samples>>20)
 			}
@@ -566,6 +575,7 @@ func (s *Store) afterStep() {
 			s.o.Warn(fmt.Sprintf("the results store %s is back after %s: %s written late, nothing lost", s.Path(), took.Round(100*time.Millisecond), total.describe()))
 		}
 		s.late = map[int64]*lateCounts{}
+		s.backAt = time.Time{}
 		if s.file != nil {
 			s.file.remove()
 			s.file = nil
