@@ -90,6 +90,11 @@ type Host struct {
 	Version       string
 	Tuner         runner.Tuner
 	PollerSockets bool
+	// OpenStore opens the store (nil: run.OpenStore); the front end may wrap it to ride
+	// out outages (store/durable).
+	OpenStore func(path string) (store.Store, error)
+	// StoreOutage is how long that store rides out an outage (0: it does not).
+	StoreOutage time.Duration
 }
 
 // Execute runs `fathom agent` against the store at storeURL until its run ends
@@ -115,7 +120,11 @@ func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error 
 	if !postgres.IsDSN(storeURL.Reveal()) {
 		return fault.Usagef("agents coordinate through a PostgreSQL results store that every machine reaches: give --store postgres://user@host/fathom (%q is a file on this machine)", storeURL)
 	}
-	st, err := run.OpenStore(storeURL.Reveal())
+	open := h.OpenStore
+	if open == nil {
+		open = run.OpenStore
+	}
+	st, err := open(storeURL.Reveal())
 	if err != nil {
 		return err
 	}
@@ -136,7 +145,7 @@ func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error 
 		return err
 	}
 	a := &Agent{Store: as, Target: f.Target, Getenv: h.Getenv, PollerSockets: h.PollerSockets, Host: collect.HostFacts().Hostname,
-		Version: h.Version, PID: store.ThisProcess().PID, Tuner: h.Tuner, LossTimeout: f.LossTimeout,
+		Version: h.Version, PID: store.ThisProcess().PID, Tuner: h.Tuner, LossTimeout: f.LossTimeout, StoreOutage: h.StoreOutage,
 		Log: func(format string, args ...any) { fmt.Fprintf(h.Log, "fathom agent: "+format+"\n", args...) }}
 	if f.Run != "" {
 		_, err := a.Once(ctx, f.Run, index, f.Wait)

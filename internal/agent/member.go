@@ -31,6 +31,10 @@ type Agent struct {
 	// LossTimeout: an agent that cannot reach the store, or does not hear from the
 	// coordinator, for this long stops (default 10s).
 	LossTimeout time.Duration
+	// StoreOutage, when longer than LossTimeout, is how long an agent whose store
+	// rides out outages (store/durable) goes on without reaching it; after an outage
+	// the coordinator's silence counts only once the store has been back LossTimeout.
+	StoreOutage time.Duration
 	// Poll is how often it beats and looks for work (default 200ms).
 	Poll time.Duration
 }
@@ -259,6 +263,8 @@ func (b *beat) loop(ctx context.Context) (stop func()) {
 	go func() {
 		defer wg.Done()
 		lastOK := time.Now()
+		backAt := time.Time{} // when the store answered again after an outage
+		storeLoss := max(b.a.LossTimeout, b.a.StoreOutage)
 		t := time.NewTicker(b.a.Poll)
 		defer t.Stop()
 		for {
@@ -268,16 +274,22 @@ func (b *beat) loop(ctx context.Context) (stop func()) {
 			bctx, cancel := context.WithTimeout(ctx, b.a.LossTimeout)
 			j, err := b.a.Store.AgentBeat(bctx, b.job, b.index, state, "")
 			cancel()
+			if err == nil && time.Since(lastOK) > b.a.LossTimeout {
+				// Back after an outage: the coordinator could not beat either.
+				backAt = time.Now()
+			}
 			switch {
 			case errors.Is(err, store.ErrLost):
 				b.cancel(err)
 			case err != nil:
-				if time.Since(lastOK) > b.a.LossTimeout && ctx.Err() == nil {
+				if time.Since(lastOK) > storeLoss && ctx.Err() == nil {
 					b.cancel(fmt.Errorf("lost the store for %s: %v", time.Since(lastOK).Round(time.Millisecond), err))
 				}
 			case j.State == store.JobStopping || j.State == store.JobFinished:
 				lastOK = time.Now()
 				b.cancel(fmt.Errorf("%w by the coordinator%s", errStopped, reasonText(j.Reason)))
+			case j.CoordinatorAge > b.a.LossTimeout && time.Since(backAt) < b.a.LossTimeout:
+				lastOK = time.Now() // the coordinator gets LossTimeout after the store's return to beat
 			case j.CoordinatorAge > b.a.LossTimeout:
 				b.cancel(fmt.Errorf("the coordinator has been silent for %s", j.CoordinatorAge.Round(time.Millisecond)))
 			default:

@@ -54,6 +54,7 @@ func (c *coordinator) Run(ctx context.Context, sink runner.Sink) runner.Result {
 	m := &merger{c: c, types: c.spec.Types, cover: map[int][]int{}}
 	var stopAt time.Time
 	stopping := false
+	lastHeard := time.Now() // the last time the store answered the coordinator
 	for {
 		if ctx.Err() != nil && !stopping {
 			stopping, stopAt = true, time.Now()
@@ -75,6 +76,12 @@ func (c *coordinator) Run(ctx context.Context, sink runner.Sink) runner.Result {
 			break
 		}
 		c.members = members
+		if time.Since(lastHeard) > c.plan.LossTimeout {
+			// The store was out of reach (a store that rides out outages answers
+			// late): the agents could not beat either, and get LossTimeout from now.
+			m.grace = time.Now().Add(c.plan.LossTimeout)
+		}
+		lastHeard = time.Now()
 		m.lose(bg, stopping && time.Since(stopAt) > c.plan.LossTimeout)
 		more, err := m.merge(bg, sink)
 		if err != nil {
@@ -115,6 +122,7 @@ type merger struct {
 	cover  map[int][]int // interval index -> the agents it covers, when not all
 	gone   []string      // agents lost or failed, for the reason
 	known  map[int]bool
+	grace  time.Time // no agent is lost for silence before this (the store was back then)
 }
 
 // lose marks lost the agents silent for longer than the loss timeout (or, with all,
@@ -127,7 +135,7 @@ func (m *merger) lose(ctx context.Context, all bool) {
 	c := m.c
 	for i := range c.members {
 		a := &c.members[i]
-		if !ended(a.State) && (all || a.Age > c.plan.LossTimeout) {
+		if !ended(a.State) && (all || a.Age > c.plan.LossTimeout && time.Now().After(m.grace)) {
 			why := fmt.Sprintf("no heartbeat for %s", a.Age.Round(time.Millisecond))
 			if all {
 				why = "did not stop when asked"

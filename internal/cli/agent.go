@@ -10,6 +10,7 @@ import (
 func newAgentCmd(env *Env) *cobra.Command {
 	var f agent.Flags
 	var store secret.DSN
+	var outage outageOpts
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Run clients for runs coordinated through a PostgreSQL store (fathom run --agents N)",
@@ -22,10 +23,12 @@ func newAgentCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.Execute(ctx, store, agent.Host{Getenv: env.Getenv, Log: env.Stderr, Version: version(), Tuner: env.tuner(), PollerSockets: portable})
+			return f.Execute(ctx, store, agent.Host{Getenv: env.Getenv, Log: env.Stderr, Version: version(), Tuner: env.tuner(), PollerSockets: portable,
+				OpenStore: outage.opener(env), StoreOutage: outage.bound})
 		},
 	}
 	storeFlag(cmd.Flags(), env, &store)
+	outage.register(cmd.Flags())
 	f.Register(cmd.Flags())
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 
 type experimentOpts struct {
 	store       secret.DSN
+	outage      outageOpts
 	check       bool
 	resume      string
 	retryFailed bool
@@ -57,6 +58,7 @@ run is stored with its cell and repetition; an interrupted experiment continues 
 	}
 	fs := cmd.Flags()
 	storeFlag(fs, env, &o.store)
+	o.outage.register(fs)
 	fs.BoolVar(&o.check, "check", false, "check the plan (every problem at once, with line numbers) without touching any server")
 	fs.StringVar(&o.resume, "resume", "", "continue an interrupted experiment (its id or name): finished runs are kept, the interrupted one runs again")
 	fs.BoolVar(&o.retryFailed, "retry-failed", false, "with --resume: run failed cells again too")
@@ -76,7 +78,7 @@ func (o *experimentOpts) start(ctx context.Context, env *Env, path string) error
 		experiment.WritePlanCheck(env.Stdout, p, p.Cells())
 		return nil
 	}
-	st, err := openStore(o.store)
+	st, err := o.outage.open(env, o.store)
 	if err != nil {
 		return err
 	}
@@ -93,7 +95,7 @@ func (o *experimentOpts) start(ctx context.Context, env *Env, path string) error
 }
 
 func (o *experimentOpts) resumeExperiment(ctx context.Context, env *Env) error {
-	st, err := openStore(o.store)
+	st, err := o.outage.open(env, o.store)
 	if err != nil {
 		return err
 	}
@@ -116,6 +118,7 @@ func (o *experimentOpts) resumeExperiment(ctx context.Context, env *Env) error {
 func (o *experimentOpts) options(env *Env) (experiment.Options, error) {
 	portable, err := portablePaths(env)
 	return experiment.Options{Quiet: o.quiet, Keep: o.keep, RetryFailed: o.retryFailed, InstanceDir: o.instanceDir,
+		OpenStore:   o.outage.opener(env),
 		ToolVersion: version(), Command: redactArgs(env.Args), NoProcfs: portable, OpenFiles: env.openFiles(), Tuner: env.tuner(),
 		Stdout: env.Stdout, Stderr: env.Stderr, Listener: &experiment.Lines{W: env.Stdout}, Terminal: env.Terminal, Now: env.Now,
 		Getenv: env.Getenv, Environ: env.Environ, StoreDSN: o.store}, err

@@ -46,12 +46,14 @@ type runOpts struct {
 	workloadSet  func() bool
 	metricsAddr  string
 	agents       agent.RunFlags
+	outage       outageOpts
 }
 
 func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	fs := cmd.Flags()
 	o.targetOpts.register(fs, env)
 	storeFlag(fs, env, &o.store)
+	o.outage.register(fs)
 	fs.IntVarP(&o.clients, "clients", "c", 1, "number of clients, each with its own connection")
 	positiveDurationVarP(fs, &o.duration, "time", "T", 0, "measured duration after warm-up, e.g. 60 or 5m (default 10s unless -t)")
 	positiveIntVarP(fs, &o.transactions, "transactions", "t", 0, "transactions per client after warm-up (instead of -T)")
@@ -129,6 +131,7 @@ func (o *runOpts) options(env *Env) (run.Options, error) {
 		},
 	}
 	ro.Sampling.NoProcfs = portable
+	ro.OpenStore = o.outage.opener(env)
 	if o.seed != "" {
 		if _, err := fmt.Sscan(o.seed, &ro.Seed); err != nil {
 			return ro, usagef("--seed %q: use a non-negative whole number", o.seed)

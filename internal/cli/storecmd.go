@@ -36,7 +36,7 @@ func newStoreCmd(env *Env) *cobra.Command {
 	cp.Flags().BoolVar(&o.KeepHardware, "keep-hardware", false, "with --anonymize: keep the kernel and CPU model strings")
 	cp.Flags().StringVar(&keyFile, "pseudonym-key", "", "with --anonymize: file holding the secret the pseudonyms are made from (mode 600; default a random key per copy), for the same pseudonyms in later copies")
 	cp.Flags().StringSliceVar(&o.DropLabels, "drop-label", nil, "leave out this label (repeatable)")
-	st := &cobra.Command{Use: "store", Short: "Work on results stores: store copy", Args: noArgs}
-	st.AddCommand(cp)
+	st := &cobra.Command{Use: "store", Short: "Work on results stores: store copy, store upload", Args: noArgs}
+	st.AddCommand(cp, newStoreUploadCmd(env))
 	return st
 }

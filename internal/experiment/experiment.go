@@ -39,7 +39,9 @@ import (
 type Options struct {
 	// StoreDSN is the store's --store value, which each run reopens (zero: the store's
 	// Path, which holds no password).
-	StoreDSN    secret.DSN
+	StoreDSN secret.DSN
+	// OpenStore is how each run opens it (nil: run.OpenStore).
+	OpenStore   func(path string) (store.Store, error)
 	Quiet       bool   // no live interval lines (progress and results only)
 	Keep        bool   // leave the instances (stopped, with their data)
 	RetryFailed bool   // Resume: run failed cells again too
@@ -1210,6 +1212,7 @@ func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell,
 		Workload:         x.p.WorkloadPath(cell.Workload),
 		Params:           params,
 		Store:            x.storeDSN(),
+		OpenStore:        x.o.OpenStore,
 		Clients:          cell.Clients,
 		Duration:         cell.Duration,
 		Transactions:     cell.Transactions,

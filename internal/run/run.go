@@ -35,6 +35,8 @@ type Options struct {
 	// Scripts, when set, runs pgbench scripts (-f, -b) instead of Workload.
 	Scripts *pgscript.Options
 	Store   secret.DSN // results store (--store): shown without its password wherever it is formatted
+	// OpenStore opens Store (nil: OpenStore); a front end may wrap it (durable).
+	OpenStore func(path string) (store.Store, error)
 
 	Clients          int
 	Duration         time.Duration // measured, after warm-up (0 and no Transactions: 10s)
@@ -208,7 +210,11 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 	}
 	// The store is opened before the target is touched: a store that cannot work
 	// (empty path, a directory, unwritable, damaged) costs nothing.
-	st, err := OpenStore(o.Store.Reveal())
+	open := o.OpenStore
+	if open == nil {
+		open = OpenStore
+	}
+	st, err := open(o.Store.Reveal())
 	if err != nil {
 		return nil, err
 	}

@@ -271,7 +271,10 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 
 // runList is the store's runs as the list shows them, read at most every few seconds
 // (more often than the read takes, times five) however many pages ask: the runs page
-// says when it was read. A change made through this server reads it again at once.
+// says when it was read. A list older than that is never answered: a request waits
+// for the read it starts (or the one in flight), so that a page loaded after a quiet
+// while shows the store as it is now, not as it was at the last request. A change
+// made through this server reads it again at once.
 type runList struct {
 	mu      sync.Mutex
 	cur     *listSnapshot
@@ -289,8 +292,8 @@ type listSnapshot struct {
 
 func (c *runList) maxAge(l *listSnapshot) time.Duration { return max(2*time.Second, 5*l.took) }
 
-// get answers the current list: a fresh one without waiting, a stale one while a new
-// read runs in the background, or the first read.
+// get answers the current list: a fresh one without waiting, else the read it starts
+// (or the one already in flight, which began after the list went out of date).
 func (c *runList) get(ctx context.Context, s *Server) (*listSnapshot, error) {
 	c.mu.Lock()
 	cur := c.cur
@@ -306,9 +309,6 @@ func (c *runList) get(ctx context.Context, s *Server) (*listSnapshot, error) {
 		go c.load(s, ch)
 	}
 	c.mu.Unlock()
-	if cur != nil && cur.err == nil {
-		return cur, nil // stale by at most one read; the page shows when it was read
-	}
 	select {
 	case <-ch:
 	case <-ctx.Done():

@@ -405,3 +405,40 @@ func TestWindowAPI(t *testing.T) {
 		t.Errorf("missing run: %d", code)
 	}
 }
+
+// TestRunsListNotStale: the first load after a quiet while shows the store as it is
+// now. The list read earlier is made older than the cache keeps a list (as after a
+// minute without requests); a run added since, and a run that ended since, show on
+// that very load, not on the one after it.
+func TestRunsListNotStale(t *testing.T) {
+	st := openStore(t)
+	writeRun(t, st, 0, fixture{intervals: 2})
+	running := writeRun(t, st, 1, fixture{intervals: 2, running: true})
+	s, hs := newTestServer(t, st, "")
+	var p runsPage
+	getJSON(t, hs.URL+"/api/runs", &p)
+	if p.All != 2 {
+		t.Fatalf("first load: %d runs, want 2", p.All)
+	}
+	first := p.AsOf
+	// A quiet while: the list read above is now older than the cache keeps one.
+	s.list.mu.Lock()
+	s.list.cur.at = s.list.cur.at.Add(-time.Minute)
+	s.list.mu.Unlock()
+	added := writeRun(t, st, 2, fixture{intervals: 2})
+	if err := st.FinishRun(context.Background(), running, "complete", "", epoch.Add(time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	getJSON(t, hs.URL+"/api/runs", &p)
+	if p.All != 3 || p.Rows[0].ID != added {
+		t.Fatalf("the load after a quiet while: %d runs (first %d), want 3 with run %d first", p.All, p.Rows[0].ID, added)
+	}
+	for _, r := range p.Rows {
+		if r.ID == running && r.Status != "complete" {
+			t.Errorf("run %d shows %q, want complete (it ended before this load)", running, r.Status)
+		}
+	}
+	if !p.AsOf.After(first) {
+		t.Errorf("as_of %v, not after the first load's %v", p.AsOf, first)
+	}
+}

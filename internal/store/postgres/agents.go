@@ -208,7 +208,7 @@ func (s *Store) MarkAgentLost(ctx context.Context, jobID int64, index int, reaso
 // AddAgentInterval stores one agent's interval in one statement.
 func (s *Store) AddAgentInterval(ctx context.Context, jobID int64, index int, iv *measure.Interval) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO agent_intervals (job_id, agent, idx, start_ns, end_ns, warmup, reconnects, types)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`, jobID, index, iv.Index, int64(iv.Start), int64(iv.End), iv.Warmup, iv.Reconnects,
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (job_id, idx, agent) DO NOTHING`, jobID, index, iv.Index, int64(iv.Start), int64(iv.End), iv.Warmup, iv.Reconnects,
 		store.EncodeAgentTypes(iv))
 	return err
 }

@@ -66,9 +66,16 @@ func (s *Store) AddInterval(ctx context.Context, runID int64, iv *measure.Interv
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.exec(ctx, `INSERT INTO intervals (run_id, idx, start_ns, end_ns, warmup, reconnects) VALUES (?,?,?,?,?,?)`,
-		runID, iv.Index, int64(iv.Start), int64(iv.End), iv.Warmup, iv.Reconnects); err != nil {
+	// An interval is keyed by (run, index) and written whole in one transaction: one
+	// that is there already was written by an earlier try whose acknowledgement was
+	// lost (a store that blinked), and is not written twice.
+	res, err := tx.exec(ctx, `INSERT INTO intervals (run_id, idx, start_ns, end_ns, warmup, reconnects) VALUES (?,?,?,?,?,?)
+		ON CONFLICT (run_id, idx) DO NOTHING`, runID, iv.Index, int64(iv.Start), int64(iv.End), iv.Warmup, iv.Reconnects)
+	if err != nil {
 		return err
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return nil
 	}
 	for i := range iv.Types {
 		t := &iv.Types[i]
