@@ -40,7 +40,15 @@ type RunStarted struct {
 	Cell                    string
 	Repetition, Repetitions int
 	Done                    int
-	TimeLeft                string // " · ~3m left", or ""
+	Left                    TimeLeft
+}
+
+// TimeLeft is the estimate of an experiment's time left: about Left, at least Left
+// (AtLeast: some runs go by transaction count and none has been timed yet), or
+// unknown (Unknown: every run left goes by transaction count, none timed yet).
+type TimeLeft struct {
+	Left             time.Duration // rounded to the second
+	AtLeast, Unknown bool
 }
 
 // Note: a line about the servers (an instance created, stopped, removed or kept; OS

@@ -411,7 +411,7 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 		}
 		sl := &x.slots[i]
 		x.byErrors = false
-		res := x.runSlot(ctx, sl, n, len(todo))
+		res := x.runSlot(ctx, sl)
 		switch {
 		case res == "interrupted" || ctx.Err() != nil:
 			status, reason = "interrupted", "interrupted"
@@ -537,7 +537,7 @@ func (x *experimentRun) server(ctx context.Context, i int) (*plan.Server, error)
 type slotResult = string
 
 // runSlot runs one cell's repetition: servers, settings, preparation, hooks, the run.
-func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot, n, of int) slotResult {
+func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot) slotResult {
 	cell := x.cells[sl.Cell]
 	bg := context.WithoutCancel(ctx)
 	t0 := x.now()
@@ -546,7 +546,7 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot, n
 		x.emit(SlotNotRecorded{Seq: sl.Seq + 1, Store: x.st.Path(), Err: err})
 		return "failed"
 	}
-	x.progress(sl, n, of)
+	x.progress(sl)
 
 	finish := func(status, reason string) slotResult {
 		sl.Status = status
@@ -651,7 +651,7 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot, n
 }
 
 // progress prints the overall progress line above the run's own lines.
-func (x *experimentRun) progress(sl *store.ExperimentSlot, n, of int) {
+func (x *experimentRun) progress(sl *store.ExperimentSlot) {
 	cell := x.cells[sl.Cell]
 	doneAll := 0
 	for _, s := range x.slots {
@@ -660,12 +660,12 @@ func (x *experimentRun) progress(sl *store.ExperimentSlot, n, of int) {
 		}
 	}
 	x.emit(RunStarted{Seq: sl.Seq + 1, Runs: len(x.slots), Cell: cell.Key(), Repetition: sl.Repetition, Repetitions: x.p.Repetitions,
-		Done: doneAll, TimeLeft: x.timeLeft(n, of)})
+		Done: doneAll, Left: x.timeLeft()})
 }
 
 // timeLeft estimates the time left from the planned durations of the runs still to
 // go, corrected by the overhead seen so far (restarts, preparation, hooks).
-func (x *experimentRun) timeLeft(n, of int) string {
+func (x *experimentRun) timeLeft() TimeLeft {
 	todo := x.todo()
 	var planned time.Duration
 	unknown := 0
@@ -686,13 +686,13 @@ func (x *experimentRun) timeLeft(n, of int) string {
 	if unknown > 0 {
 		if x.txDone == 0 {
 			if planned == 0 {
-				return " · time left unknown (runs by transaction count)"
+				return TimeLeft{Unknown: true}
 			}
-			return fmt.Sprintf(" · more than %s left", planned.Round(time.Second))
+			return TimeLeft{Left: planned.Round(time.Second), AtLeast: true}
 		}
 		planned += x.txSpent / time.Duration(x.txDone) * time.Duration(unknown)
 	}
-	return fmt.Sprintf(" · ~%s left", planned.Round(time.Second))
+	return TimeLeft{Left: planned.Round(time.Second)}
 }
 
 // applySettings makes the cell's servers run with its settings and verifies them.

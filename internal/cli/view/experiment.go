@@ -80,7 +80,7 @@ func (l *ExperimentLines) Event(e experiment.Event) {
 		const width = 20
 		filled := width * e.Done / max(e.Runs, 1)
 		bar := "[" + strings.Repeat("=", filled) + strings.Repeat(" ", width-filled) + "]"
-		fmt.Fprintf(w, "\n%s run %d/%d · %s · repetition %d/%d%s\n", bar, e.Seq, e.Runs, e.Cell, e.Repetition, e.Repetitions, e.TimeLeft)
+		fmt.Fprintf(w, "\n%s run %d/%d · %s · repetition %d/%d%s\n", bar, e.Seq, e.Runs, e.Cell, e.Repetition, e.Repetitions, timeLeft(e.Left))
 	case experiment.Note:
 		fmt.Fprintf(w, "%s\n", e.Text)
 	case experiment.OSApplied:
@@ -127,6 +127,17 @@ func (l *ExperimentLines) Event(e experiment.Event) {
 			fmt.Fprintf(w, "  ✗ failed: %s\n", indent(e.Reason, "    "))
 		}
 	}
+}
+
+// timeLeft is an experiment's time left after its progress bar.
+func timeLeft(t experiment.TimeLeft) string {
+	switch {
+	case t.Unknown:
+		return " · time left unknown (runs by transaction count)"
+	case t.AtLeast:
+		return fmt.Sprintf(" · more than %s left", t.Left)
+	}
+	return fmt.Sprintf(" · ~%s left", t.Left)
 }
 
 func partLabel(multi bool, i int) string {

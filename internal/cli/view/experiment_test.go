@@ -27,7 +27,9 @@ func TestExperimentLines(t *testing.T) {
 	sum.TPS = 12.5
 	for _, e := range []experiment.Event{
 		experiment.Started{ID: 1, Name: "events", Cells: 2, Repetitions: 2, Runs: 4, ToRun: 4, Order: "sequential", Where: "sqlite:t.db", Store: "r.db"},
-		experiment.RunStarted{Seq: 1, Runs: 4, Cell: "clients=1", Repetition: 1, Repetitions: 2},
+		experiment.RunStarted{Seq: 1, Runs: 4, Cell: "clients=1", Repetition: 1, Repetitions: 2, Left: experiment.TimeLeft{Left: 3 * time.Minute}},
+		experiment.RunStarted{Seq: 2, Runs: 4, Done: 2, Cell: "clients=2", Repetition: 1, Repetitions: 2, Left: experiment.TimeLeft{Left: 90 * time.Second, AtLeast: true}},
+		experiment.RunStarted{Seq: 3, Runs: 4, Done: 4, Cell: "clients=2", Repetition: 2, Repetitions: 2, Left: experiment.TimeLeft{Unknown: true}},
 		experiment.LiveStarted{Run: &run.Started{RunID: 3, Workload: "w", Target: "sqlite:t.db", Config: cfg}},
 		experiment.LiveInterval{Interval: iv},
 		experiment.LiveStarted{Instance: 2, Run: &run.Started{RunID: 4, Workload: "w", Target: "sqlite:u.db", Config: cfg}},
@@ -46,7 +48,9 @@ func TestExperimentLines(t *testing.T) {
 	for _, want := range []string{
 		"experiment 1 \"events\": 2 cells × 2 repetitions = 4 runs (sequential), 4 to run, on sqlite:t.db\n" +
 			"results in r.db; if interrupted, continue with `fathom experiment --resume 1`\n",
-		"\n[                    ] run 1/4 · clients=1 · repetition 1/2\n",
+		"\n[                    ] run 1/4 · clients=1 · repetition 1/2 · ~3m0s left\n",
+		"\n[==========          ] run 2/4 · clients=2 · repetition 1/2 · more than 1m30s left\n",
+		"\n[====================] run 3/4 · clients=2 · repetition 2/2 · time left unknown (runs by transaction count)\n",
 		"run 3: w on sqlite:t.db, 2 clients, closed loop, 10s, seed 7\n[ 1s ] thds: 2 tps: 0.00",
 		"[2] run 4: w on sqlite:u.db, 2 clients, closed loop, 10s, seed 7\n[2] [ 1s ] thds: 2 ",
 		"  → run 3 complete: 12.5 tps, p95 - ms, p99 - ms, 0 errors\n",
