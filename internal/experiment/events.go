@@ -94,7 +94,8 @@ type HookRan struct {
 	On      string         // the server, when the run has several
 	At      *time.Duration // during_run: when it fired on the run's clock
 	Elapsed time.Duration
-	Output  string // the tail of a shell hook's output, indented lines
+	// Output is a shell hook's output, trimmed (all of it is stored); nil for others.
+	Output []string
 }
 
 // RunFinished: a measurement ended with its summary. Instance is 0 for a run on one

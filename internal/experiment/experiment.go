@@ -1003,18 +1003,14 @@ func (x *experimentRun) runHook(ctx context.Context, phase string, index int, h 
 	return nil
 }
 
-// shellOutput is the end of a successful shell hook's output, indented, for the
-// screen (all of it is stored).
-func shellOutput(r *plan.HookResult) string {
+// shellOutput is a successful shell hook's output in lines, trimmed (nil when it
+// printed nothing, or for other hooks).
+func shellOutput(r *plan.HookResult) []string {
 	out := strings.TrimSpace(r.Output)
 	if r.Kind != "shell" || out == "" {
-		return ""
+		return nil
 	}
-	lines := strings.Split(out, "\n")
-	if len(lines) > 5 {
-		lines = append([]string{fmt.Sprintf("… (%d lines in all, stored)", len(lines))}, lines[len(lines)-5:]...)
-	}
-	return "    | " + strings.Join(lines, "\n    | ") + "\n"
+	return strings.Split(out, "\n")
 }
 
 // afterExperiment runs the after_experiment hooks once, on the servers still there.

@@ -111,7 +111,7 @@ func (l *ExperimentLines) Event(e experiment.Event) {
 		if e.At != nil {
 			on += fmt.Sprintf(" at %.3f s", e.At.Seconds())
 		}
-		fmt.Fprintf(w, "  %s hook %d (%s %s)%s: ok in %s\n%s", e.Phase, e.Index, e.Kind, e.What, on, e.Elapsed.Round(time.Millisecond), e.Output)
+		fmt.Fprintf(w, "  %s hook %d (%s %s)%s: ok in %s\n%s", e.Phase, e.Index, e.Kind, e.What, on, e.Elapsed.Round(time.Millisecond), hookOutput(e.Output))
 	case experiment.Restarted:
 		fmt.Fprintf(w, "  %s restarted from %s: answering after %.3f s (%.1f MB file, %d keys, %.1f MB in memory)\n",
 			e.Server, e.Format, e.Seconds, float64(e.FileBytes)/1e6, e.Keys, float64(e.Memory)/1e6)
@@ -127,6 +127,18 @@ func (l *ExperimentLines) Event(e experiment.Event) {
 			fmt.Fprintf(w, "  ✗ failed: %s\n", indent(e.Reason, "    "))
 		}
 	}
+}
+
+// hookOutput is the end of a shell hook's output for the screen, indented: its last
+// 5 lines, after how many it had in all (all of them are stored).
+func hookOutput(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	if len(lines) > 5 {
+		lines = append([]string{fmt.Sprintf("… (%d lines in all, stored)", len(lines))}, lines[len(lines)-5:]...)
+	}
+	return "    | " + strings.Join(lines, "\n    | ") + "\n"
 }
 
 // timeLeft is an experiment's time left after its progress bar.

@@ -35,6 +35,8 @@ func TestExperimentLines(t *testing.T) {
 		experiment.LiveStarted{Instance: 2, Run: &run.Started{RunID: 4, Workload: "w", Target: "sqlite:u.db", Config: cfg}},
 		experiment.LiveInterval{Instance: 2, Interval: iv},
 		experiment.LiveFinished{},
+		experiment.HookRan{Phase: "before_run", Index: 1, Kind: "shell", What: "echo", Elapsed: 2 * time.Millisecond, Output: []string{"1", "2", "3", "4", "5", "6"}},
+		experiment.HookRan{Phase: "after_run", Index: 2, Kind: "sql", What: "CHECKPOINT", Elapsed: time.Millisecond},
 		experiment.Warning{Text: "careful"},
 		experiment.RunFinished{Summary: sum},
 		experiment.RunDone{Seq: 1, Status: "failed", Reason: "one\ntwo"},
@@ -55,6 +57,7 @@ func TestExperimentLines(t *testing.T) {
 		"[2] run 4: w on sqlite:u.db, 2 clients, closed loop, 10s, seed 7\n[2] [ 1s ] thds: 2 ",
 		"  → run 3 complete: 12.5 tps, p95 - ms, p99 - ms, 0 errors\n",
 		"  ✗ failed: one\n    two\n",
+		"  before_run hook 1 (shell echo): ok in 2ms\n    | … (6 lines in all, stored)\n    | 2\n    | 3\n    | 4\n    | 5\n    | 6\n  after_run hook 2 (sql CHECKPOINT): ok in 1ms\n",
 		"experiment 1 \"events\" is complete: nothing to resume (see `fathom experiments 1`)\n",
 	} {
 		if !strings.Contains(out.String(), want) {
