@@ -30,7 +30,8 @@ type Plan struct {
 	Poll time.Duration // how often the store is read (default: a quarter interval, 50ms to 500ms)
 	// StoreShown names the store in messages (without password).
 	StoreShown string
-	Log        func(format string, args ...any)
+	// Events hears the coordinator's progress (nil: nobody).
+	Events Listener
 }
 
 // Remote is the engine's hook that runs o's clients on the plan's agents (o is
@@ -94,8 +95,8 @@ func (c *coordinator) defaults() {
 	if p.Poll <= 0 {
 		p.Poll = min(max(c.cfg.Interval/4, 50*time.Millisecond), 500*time.Millisecond)
 	}
-	if p.Log == nil {
-		p.Log = func(string, ...any) {}
+	if p.Events == nil {
+		p.Events = nobody{}
 	}
 }
 
@@ -108,7 +109,7 @@ func (c *coordinator) gather(ctx context.Context) error {
 		// intervals merged into its run) and the name taken anew.
 		rec, rerr := Recover(ctx, c.st, c.plan.Name, c.plan.LossTimeout)
 		if rerr == nil {
-			c.plan.Log("%s", rec.Line())
+			c.plan.Events.Event(Closed{Recovered: rec})
 			err = c.as.CreateAgentJob(ctx, &c.job)
 		}
 	}
@@ -118,8 +119,7 @@ func (c *coordinator) gather(ctx context.Context) error {
 		}
 		return fault.WithKind(fault.Failed, err)
 	}
-	c.plan.Log("waiting up to %s for %d agents to join %q: `fathom agent --store %s --run %s --index I` (I = 0 to %d), or agents without --run",
-		c.plan.Wait, c.plan.Agents, c.plan.Name, c.plan.StoreShown, c.plan.Name, c.plan.Agents-1)
+	c.plan.Events.Event(Waiting{Job: c.plan.Name, Agents: c.plan.Agents, Wait: c.plan.Wait, Store: c.plan.StoreShown})
 	deadline := time.Now().Add(c.plan.Wait)
 	seen := map[int]bool{}
 	for {
@@ -134,8 +134,8 @@ func (c *coordinator) gather(ctx context.Context) error {
 		for _, m := range members {
 			if !seen[m.Index] {
 				seen[m.Index] = true
-				c.plan.Log("agent %d joined from %s (fathom %s): %d clients%s; clock %+.3fms ±%.3fms from the store's (%+.3fms applied)", m.Index, m.Host, m.Version,
-					m.Clients, rateText(m.Rate), -ms(m.Offset), ms(m.RTT/2), ms(-clockApplied(m.Offset, m.RTT)))
+				c.plan.Events.Event(Joined{Index: m.Index, Host: m.Host, Version: m.Version, Clients: m.Clients, Rate: m.Rate,
+					Offset: -m.Offset, Uncertainty: m.RTT / 2, Applied: -clockApplied(m.Offset, m.RTT)})
 			}
 		}
 		if len(members) == c.plan.Agents {

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -36,8 +35,9 @@ func (f *RunFlags) Register(fs *pflag.FlagSet) {
 }
 
 // Apply makes o a run by agents when --agents was given, after every other change
-// to o; progress lines go to log.
-func (f *RunFlags) Apply(o *run.Options, log io.Writer) error {
+// to o; st is the run's --store (agents coordinate through it), events hears the
+// coordinator's progress.
+func (f *RunFlags) Apply(o *run.Options, st secret.DSN, events Listener) error {
 	switch {
 	case f.Agents == 0:
 		if f.Name != "" {
@@ -46,8 +46,8 @@ func (f *RunFlags) Apply(o *run.Options, log io.Writer) error {
 		return nil
 	case f.Agents < 0:
 		return fault.Usagef("--agents %d: give a number of agents of 1 or more", f.Agents)
-	case !postgres.IsDSN(o.Store.Reveal()):
-		return fault.Usagef("--agents: agents coordinate through a PostgreSQL results store that every machine reaches; give --store postgres://user@host/fathom (%q is a file on this machine)", o.Store)
+	case !postgres.IsDSN(st.Reveal()):
+		return fault.Usagef("--agents: agents coordinate through a PostgreSQL results store that every machine reaches; give --store postgres://user@host/fathom (%q is a file on this machine)", st)
 	case o.Scripts != nil:
 		return fault.Usagef("--agents: pgbench scripts (-f, -b) are not run by agents yet; use a workload (--workload)")
 	case f.Wait <= 0 || f.LossTimeout <= 0:
@@ -57,8 +57,7 @@ func (f *RunFlags) Apply(o *run.Options, log io.Writer) error {
 	if name == "" {
 		name = "run-" + time.Now().UTC().Format("20060102-150405")
 	}
-	p := Plan{Agents: f.Agents, Name: name, Wait: f.Wait, LossTimeout: f.LossTimeout, StoreShown: o.Store.Masked(),
-		Log: func(format string, args ...any) { fmt.Fprintf(log, "fathom: "+format+"\n", args...) }}
+	p := Plan{Agents: f.Agents, Name: name, Wait: f.Wait, LossTimeout: f.LossTimeout, StoreShown: st.Masked(), Events: events}
 	o.Remote = p.Remote(*o)
 	return nil
 }
@@ -86,7 +85,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 // Host is what an agent process needs of its environment.
 type Host struct {
 	Getenv        func(string) string
-	Log           io.Writer
+	Events        Listener // the agent's progress
 	Version       string
 	Tuner         runner.Tuner
 	PollerSockets bool
@@ -137,7 +136,9 @@ func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error 
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(h.Log, "fathom agent: %s\n", rec.Line())
+		if h.Events != nil {
+			h.Events.Event(Closed{Recovered: rec})
+		}
 		return nil
 	}
 	as, err := AgentStore(st)
@@ -145,15 +146,14 @@ func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error 
 		return err
 	}
 	a := &Agent{Store: as, Target: f.Target, Getenv: h.Getenv, PollerSockets: h.PollerSockets, Host: collect.HostFacts().Hostname,
-		Version: h.Version, PID: store.ThisProcess().PID, Tuner: h.Tuner, LossTimeout: f.LossTimeout, StoreOutage: h.StoreOutage,
-		Log: func(format string, args ...any) { fmt.Fprintf(h.Log, "fathom agent: "+format+"\n", args...) }}
+		Version: h.Version, PID: store.ThisProcess().PID, Tuner: h.Tuner, LossTimeout: f.LossTimeout, StoreOutage: h.StoreOutage, Events: h.Events}
 	if f.Run != "" {
 		_, err := a.Once(ctx, f.Run, index, f.Wait)
 		return err
 	}
 	err = a.Serve(ctx, func(o *Outcome, err error) {
 		if err != nil {
-			a.Log("%v", err)
+			a.Events.Event(JobFailed{Err: err})
 		}
 	})
 	if err == nil && ctx.Err() != nil {

@@ -26,8 +26,8 @@ type Agent struct {
 	Host, Version string
 	PID           int
 	Tuner         runner.Tuner
-	// Log prints one progress line (nil: nothing).
-	Log func(format string, args ...any)
+	// Events hears the agent's progress (nil: nobody).
+	Events Listener
 	// LossTimeout: an agent that cannot reach the store, or does not hear from the
 	// coordinator, for this long stops (default 10s).
 	LossTimeout time.Duration
@@ -55,8 +55,8 @@ func (a *Agent) defaults() {
 	if a.Poll <= 0 {
 		a.Poll = 200 * time.Millisecond
 	}
-	if a.Log == nil {
-		a.Log = func(string, ...any) {}
+	if a.Events == nil {
+		a.Events = nobody{}
 	}
 }
 
@@ -65,7 +65,7 @@ func (a *Agent) defaults() {
 func (a *Agent) Once(ctx context.Context, name string, index int, wait time.Duration) (*Outcome, error) {
 	a.defaults()
 	deadline := time.Now().Add(wait)
-	a.Log("waiting for job %q (up to %s)", name, wait)
+	a.Events.Event(WaitingForJob{Job: name, Wait: wait})
 	for {
 		j, err := a.Store.AgentJob(ctx, name)
 		switch {
@@ -90,7 +90,7 @@ func (a *Agent) Once(ctx context.Context, name string, index int, wait time.Dura
 // Each job's outcome (or error) goes to done.
 func (a *Agent) Serve(ctx context.Context, done func(*Outcome, error)) error {
 	a.defaults()
-	a.Log("waiting for work")
+	a.Events.Event(WaitingForWork{})
 	for {
 		jobs, err := a.Store.WaitingAgentJobs(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -156,8 +156,7 @@ func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcom
 		}
 		return nil, fault.WithKind(fault.Failed, err)
 	}
-	a.Log("joined job %q as agent %d of %d: %d clients%s, seed %d; store clock %+.3fms ±%.3fms from ours (round trip %.3fms), %+.3fms applied",
-		j.Name, index, j.Agents, sh.Clients, rateText(sh.Rate), sh.Seed, ms(off), ms(rtt/2), ms(rtt), ms(clockApplied(off, rtt)))
+	a.Events.Event(JoinedJob{Job: j.Name, Index: index, Agents: j.Agents, Share: sh, Offset: off, RTT: rtt, Applied: clockApplied(off, rtt)})
 	out := &Outcome{Job: j.Name, Share: sh}
 	fail := func(err error) (*Outcome, error) {
 		a.final(j.ID, index, store.AgentFailed, err.Error())
@@ -195,7 +194,7 @@ func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcom
 		return out, fault.WithKind(fault.Interrupted, fmt.Errorf("job %q: stopped before the start (%v)", j.Name, cause))
 	}
 	b.set(store.AgentRunning)
-	a.Log("started")
+	a.Events.Event(AgentStarted{})
 	bg := context.WithoutCancel(ctx)
 	out.Result = r.Run(runCtx, func(iv *measure.Interval) error {
 		wctx, cancel := context.WithTimeout(bg, a.LossTimeout)
@@ -222,7 +221,7 @@ func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcom
 	if err := a.final(j.ID, index, state, out.Reason); err != nil {
 		return out, fault.WithKind(fault.Failed, fmt.Errorf("job %q: could not report the end to the store: %v", j.Name, err))
 	}
-	a.Log("%s: %d intervals, %d transactions%s", out.Status, out.Intervals, out.Transactions, reasonText(out.Reason))
+	a.Events.Event(AgentEnded{Outcome: out})
 	if out.Status == runner.StatusFailed {
 		return out, fault.WithKind(fault.Failed, fmt.Errorf("job %q: %s", j.Name, out.Reason))
 	}
@@ -312,13 +311,6 @@ func (b *beat) loop(ctx context.Context) (stop func()) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
-func rateText(r float64) string {
-	if r == 0 {
-		return " (closed loop)"
-	}
-	return fmt.Sprintf(" at %.6g tx/s", r)
-}
 
 func reasonText(r string) string {
 	if r == "" {

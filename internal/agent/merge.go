@@ -47,7 +47,7 @@ func (c *coordinator) Run(ctx context.Context, sink runner.Sink) runner.Result {
 	c.start = startAt.Add(-clockApplied(off, rtt))
 	c.clock = [2]time.Duration{off, rtt}
 	for _, w := range c.clockWarnings() {
-		c.plan.Log("warning: %s", w)
+		c.plan.Events.Event(Warning{Text: w})
 		res.Warnings = append(res.Warnings, runner.Warning{Kind: WarnClock, Text: w})
 	}
 	res.Start = c.start

@@ -167,11 +167,3 @@ func mergeOrphans(ctx context.Context, st store.Store, as store.AgentStore, j *s
 	js, _ := json.Marshal(sum)
 	return st.FinishRun(ctx, r.ID, "interrupted", rec.Reason, end, js)
 }
-
-// Line says what was done, in one line.
-func (r *Recovered) Line() string {
-	if r.RunID == 0 {
-		return fmt.Sprintf("closed %q: %s, before its run was recorded; the name is free", r.Job, r.Reason)
-	}
-	return fmt.Sprintf("closed %q (run %d, now interrupted): %s; the name is free", r.Job, r.RunID, r.Reason)
-}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/agent"
+	"github.com/fathom-lab/fathom/internal/cli/view"
 	"github.com/fathom-lab/fathom/internal/secret"
 )
 
@@ -23,7 +24,7 @@ func newAgentCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.Execute(ctx, store, agent.Host{Getenv: env.Getenv, Log: env.Stderr, Version: version(), Tuner: env.tuner(), PollerSockets: portable,
+			return f.Execute(ctx, store, agent.Host{Getenv: env.Getenv, Events: &view.AgentLines{W: env.Stderr, Prefix: "fathom agent: "}, Version: version(), Tuner: env.tuner(), PollerSockets: portable,
 				OpenStore: outage.opener(env), StoreOutage: outage.bound})
 		},
 	}

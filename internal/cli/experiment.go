@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-lab/fathom/internal/cli/view"
 	"github.com/fathom-lab/fathom/internal/experiment"
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/report"
@@ -117,11 +118,13 @@ func (o *experimentOpts) resumeExperiment(ctx context.Context, env *Env) error {
 
 func (o *experimentOpts) options(env *Env) (experiment.Options, error) {
 	portable, err := portablePaths(env)
-	return experiment.Options{Quiet: o.quiet, Keep: o.keep, RetryFailed: o.retryFailed, InstanceDir: o.instanceDir,
-		OpenStore:   o.outage.opener(env),
+	lines := &view.ExperimentLines{W: env.Stdout, Err: env.Stderr, Quiet: o.quiet}
+	if env.Terminal {
+		lines.Bar = env.Stderr // a run on one server shows a progress bar
+	}
+	return experiment.Options{Keep: o.keep, RetryFailed: o.retryFailed, InstanceDir: o.instanceDir,
 		ToolVersion: version(), Command: redactArgs(env.Args), NoProcfs: portable, OpenFiles: env.openFiles(), Tuner: env.tuner(),
-		Stdout: env.Stdout, Stderr: env.Stderr, Listener: &experiment.Lines{W: env.Stdout}, Terminal: env.Terminal, Now: env.Now,
-		Getenv: env.Getenv, Environ: env.Environ, StoreDSN: o.store}, err
+		Listener: lines, Now: env.Now, Getenv: env.Getenv, Environ: env.Environ}, err
 }
 
 // printOutcome prints the cell table at the end.

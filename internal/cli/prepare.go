@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-lab/fathom/internal/cli/view"
 	"github.com/fathom-lab/fathom/internal/compat"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/workload"
@@ -36,7 +37,7 @@ func prepare(ctx context.Context, env *Env, o *targetOpts, lo *workload.Layout) 
 	t := run.Target{DSN: o.target, QueryMode: o.queryMode, ConnectTimeout: o.connectTimeout, PollerSockets: o.pollerSockets, Getenv: env.Getenv}
 	ctx, stop := env.Interrupts(ctx)
 	defer stop()
-	pp := &run.PrepareLines{W: env.Stdout, Now: env.Now}
+	pp := &view.PrepareLines{W: env.Stdout, Now: env.Now}
 	if env.Terminal {
 		pp.Bar = env.Stderr
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/agent"
+	"github.com/fathom-lab/fathom/internal/cli/view"
 	"github.com/fathom-lab/fathom/internal/compat"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/promexp"
@@ -19,6 +20,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/secret"
+	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload/pgscript"
 )
@@ -120,7 +122,7 @@ func (o *runOpts) options(env *Env) (run.Options, error) {
 	}
 	ro := run.Options{Scripts: scripts,
 		Target:   run.Target{DSN: o.target, QueryMode: o.queryMode, ConnectTimeout: o.connectTimeout, PollerSockets: portable, Getenv: env.Getenv},
-		Workload: o.workload, Params: params, Store: o.store,
+		Workload: o.workload, Params: params,
 		Clients: o.clients, Duration: o.duration, Transactions: o.transactions, Warmup: o.warmup,
 		Rate: o.rate, LatencyLimit: o.latencyLimit, Interval: o.interval, MaxTries: o.maxTries,
 		ReconnectTimeout: o.reconnect, Labels: labels, Sampling: o.sampling.Sampling,
@@ -131,7 +133,6 @@ func (o *runOpts) options(env *Env) (run.Options, error) {
 		},
 	}
 	ro.Sampling.NoProcfs = portable
-	ro.OpenStore = o.outage.opener(env)
 	if o.seed != "" {
 		if _, err := fmt.Sscan(o.seed, &ro.Seed); err != nil {
 			return ro, usagef("--seed %q: use a non-negative whole number", o.seed)
@@ -141,7 +142,7 @@ func (o *runOpts) options(env *Env) (run.Options, error) {
 	if err := o.compat.Apply(env.Stderr, &ro); err != nil {
 		return ro, err
 	}
-	return ro, o.agents.Apply(&ro, env.Stderr)
+	return ro, o.agents.Apply(&ro, o.store, &view.AgentLines{W: env.Stderr, Prefix: "fathom: "})
 }
 
 func (o *runOpts) labelMap() (map[string]string, error) {
@@ -170,10 +171,19 @@ func (o *runOpts) execute(ctx context.Context, env *Env) (*measure.Summary, erro
 	if o.quiet {
 		live = io.Discard
 	}
-	lines := &run.Lines{W: live, Warn: env.Stderr}
+	lines := &view.RunLines{W: live, Warn: env.Stderr}
 	if env.Terminal {
 		lines.Bar = env.Stderr
 	}
+	// Mistakes in the options are refused before the store is opened (or created).
+	if err := ro.Check(); err != nil {
+		return nil, err
+	}
+	st, err := o.outage.open(env, o.store) // a PostgreSQL store rides out outages (store/durable)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
 	runCtx, stopSignals := env.Interrupts(ctx)
 	defer stopSignals()
 	l, stopMetrics, err := promexp.ForRun(o.metricsAddr, lines, env.Stderr)
@@ -181,7 +191,7 @@ func (o *runOpts) execute(ctx context.Context, env *Env) (*measure.Summary, erro
 		return nil, err
 	}
 	defer stopMetrics()
-	res, err := run.Execute(runCtx, ro, l)
+	res, err := run.Execute(runCtx, st, ro, l)
 	if res == nil {
 		return nil, o.runError(err)
 	}
@@ -197,23 +207,23 @@ func (o *runOpts) execute(ctx context.Context, env *Env) (*measure.Summary, erro
 		}
 	} else {
 		report.WriteSummary(env.Stdout, res.Run, sum)
-		res.Sampling.Write(env.Stdout, sum.RunID)
+		view.WriteSampling(env.Stdout, res.Sampling, sum.RunID)
 		if res.TxnLog != "" {
 			fmt.Fprintf(env.Stdout, "transaction log: %s\n", res.TxnLog)
 		}
-		o.sysbenchLatency(ctx, env, sum.RunID)
+		o.sysbenchLatency(ctx, env, st, sum.RunID)
 	}
 	return sum, err
 }
 
 // sysbenchLatency prints sysbench's --percentile line and --histogram, from the run's
 // stored measured intervals.
-func (o *runOpts) sysbenchLatency(ctx context.Context, env *Env, id int64) {
+func (o *runOpts) sysbenchLatency(ctx context.Context, env *Env, st store.Store, id int64) {
 	p, given := o.compat.Percentile()
 	if (!given || p == 0) && !o.compat.Histogram() {
 		return
 	}
-	h, err := measuredLatency(context.WithoutCancel(ctx), o.store, id)
+	h, err := measuredLatency(context.WithoutCancel(ctx), st, id)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "fathom: warning: reading the run's latencies for --percentile/--histogram: %v\n", err)
 		return
@@ -228,12 +238,7 @@ func (o *runOpts) sysbenchLatency(ctx context.Context, env *Env, id int64) {
 
 // measuredLatency merges the successful transactions' latencies of the run's
 // measured (not warm-up) intervals.
-func measuredLatency(ctx context.Context, path secret.DSN, id int64) (*hdr.Histogram, error) {
-	st, err := openStore(path)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
+func measuredLatency(ctx context.Context, st store.Store, id int64) (*hdr.Histogram, error) {
 	ivs, err := st.Intervals(ctx, id)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/analyze"
+	"github.com/fathom-lab/fathom/internal/cli/view"
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/report"
@@ -80,26 +81,35 @@ func (o *watchOpts) run(ctx context.Context, env *Env) error {
 	}
 	wo := run.WatchOptions{
 		Getenv: env.Getenv,
-		DSN:    o.target, ConnectTimeout: o.connectTimeout, PollerSockets: portable, Store: o.store,
+		DSN:    o.target, ConnectTimeout: o.connectTimeout, PollerSockets: portable,
 		Duration: o.duration, Interval: o.interval, Labels: labels, Sampling: o.sampling.Sampling,
 		ToolVersion: version(), Command: redactArgs(env.Args), Now: env.Now,
 	}
 	wo.Sampling.NoProcfs = portable
-	view := run.NewWatchLines(db.KindOf(o.target), env.Stdout, env.Stderr, o.quiet)
-	if env.Terminal {
-		view.Panel = env.Stderr
+	// Mistakes in the options are refused before the store is opened (or created).
+	if err := wo.Check(); err != nil {
+		return err
 	}
-	view.Header = func(id int64, tgt string) {
+	st, err := openStore(o.store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	lines := view.NewWatchLines(db.KindOf(o.target), env.Stdout, env.Stderr, o.quiet)
+	if env.Terminal {
+		lines.Panel = env.Stderr
+	}
+	lines.Header = func(id int64, tgt string) {
 		if !o.quiet {
-			fmt.Fprintf(view.Out, "watch %d: %s every %s%s; stored in %s\n", id, tgt, o.interval, untilText(o.duration), o.store)
+			fmt.Fprintf(lines.Out, "watch %d: %s every %s%s; stored in %s\n", id, tgt, o.interval, untilText(o.duration), o.store)
 		}
 	}
 	if o.asJSON {
-		view.Out = env.Stderr // stdout is for the JSON summary
+		lines.Out = env.Stderr // stdout is for the JSON summary
 	}
 	runCtx, stop := env.Interrupts(ctx)
 	defer stop()
-	sum, err := run.Watch(runCtx, wo, view)
+	sum, err := run.Watch(runCtx, st, wo, lines)
 	if sum == nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/analyze/stalltest"
 	"github.com/fathom-lab/fathom/internal/check"
 	"github.com/fathom-lab/fathom/internal/cli"
+	"github.com/fathom-lab/fathom/internal/cli/view"
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/db/sqlite/target"
@@ -25,7 +26,6 @@ import (
 	"github.com/fathom-lab/fathom/internal/plan"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
-	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -106,9 +106,8 @@ func TestFakeKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	tgt.Close()
-	res, err := run.Execute(context.Background(), run.Options{
+	res, err := execute(t, filepath.Join(t.TempDir(), "results.db"), run.Options{
 		Target: tg, Workload: "oltp_point_select", Params: params,
-		Store:   secret.NewDSN(filepath.Join(t.TempDir(), "results.db")),
 		Clients: 2, Transactions: 100, Interval: 50 * time.Millisecond, MaxTries: 1,
 		ReconnectTimeout: 5 * time.Second, Seed: 1, HasSeed: true, ToolVersion: "test", Command: "fake_test",
 	}, &quiet{t})
@@ -292,8 +291,8 @@ func TestRichKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	tgt.Close()
-	res, err := run.Execute(context.Background(), run.Options{
-		Target: tg, Workload: "oltp_point_select", Params: params, Store: secret.NewDSN(storePath),
+	res, err := execute(t, storePath, run.Options{
+		Target: tg, Workload: "oltp_point_select", Params: params,
 		Clients: 1, Duration: time.Second, Interval: 100 * time.Millisecond, MaxTries: 1,
 		ReconnectTimeout: 5 * time.Second, Seed: 1, HasSeed: true, ToolVersion: "test", Command: "fake_test",
 	}, &quiet{t})
@@ -357,9 +356,21 @@ func TestRichKind(t *testing.T) {
 
 	// The live view shows the kind's columns before the host's.
 	var out bytes.Buffer
-	w := run.NewWatchLines("rich", &out, &out, false)
+	w := view.NewWatchLines("rich", &out, &out, false)
 	w.Sample(&metric.Sample{Readings: []metric.Reading{{Name: "rich.level", Kind: metric.Gauge, Value: 7}}}, time.Second)
 	if !strings.Contains(out.String(), "richlvl") || !strings.Contains(out.String(), " 7") {
 		t.Errorf("watch lines:\n%s", out.String())
 	}
+}
+
+// execute runs o with the results store at path, opened as the CLI opens it and
+// closed after the run.
+func execute(t *testing.T, path string, o run.Options, l run.Listener) (*run.Result, error) {
+	t.Helper()
+	st, err := run.OpenStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	return run.Execute(context.Background(), st, o, l)
 }

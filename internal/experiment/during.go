@@ -135,7 +135,7 @@ func (x *experimentRun) measureRestarts(ctx context.Context, sl *store.Experimen
 			if err := x.st.AddHook(context.WithoutCancel(ctx), x.exp.ID, store.ExperimentHook{Seq: sl.Seq, Attempt: attempt, Phase: plan.Restart,
 				Index: k + 1, Kind: f.Format, Command: "restart from " + restartTitle(f.Format), Server: srv.Redacted(), OK: true,
 				Output: string(out), Started: began, Elapsed: el}); err != nil {
-				fmt.Fprintf(x.o.Stderr, "fathom: warning: recording a restart: %v\n", err)
+				x.warn("recording a restart: %v", err)
 			}
 			x.emit(Restarted{Server: srv.Name(), Format: restartTitle(f.Format), Seconds: f.Seconds, FileBytes: f.FileBytes, Keys: f.Keys, Memory: f.Memory})
 		}

@@ -1,19 +1,19 @@
 package experiment
 
 import (
-	"fmt"
-	"io"
-	"strings"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/agent"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/plan"
+	"github.com/fathom-lab/fathom/internal/run"
 )
 
 // Listener hears an experiment's progress as typed events, in order, one at a time
-// (never concurrently). A web front end or a remote agent implements it; Lines prints
-// them as the CLI's text. Each run's own live interval lines still go to
-// Options.Stdout (run.Lines), between these events.
+// (never concurrently): the experiment's own, each run's live events (Live*), the
+// warnings and the agents' events. A front end turns them into text (the CLI) or
+// pages; the engine never formats text for a person. Event is called from the
+// goroutines that run the experiment and its runs: it must not block for long.
 type Listener interface {
 	Event(Event)
 }
@@ -40,7 +40,15 @@ type RunStarted struct {
 	Cell                    string
 	Repetition, Repetitions int
 	Done                    int
-	TimeLeft                string // " · ~3m left", or ""
+	Left                    TimeLeft
+}
+
+// TimeLeft is the estimate of an experiment's time left: about Left, at least Left
+// (AtLeast: some runs go by transaction count and none has been timed yet), or
+// unknown (Unknown: every run left goes by transaction count, none timed yet).
+type TimeLeft struct {
+	Left             time.Duration // rounded to the second
+	AtLeast, Unknown bool
 }
 
 // Note: a line about the servers (an instance created, stopped, removed or kept; OS
@@ -86,7 +94,8 @@ type HookRan struct {
 	On      string         // the server, when the run has several
 	At      *time.Duration // during_run: when it fired on the run's clock
 	Elapsed time.Duration
-	Output  string // the tail of a shell hook's output, indented lines
+	// Output is a shell hook's output, trimmed (all of it is stored); nil for others.
+	Output []string
 }
 
 // RunFinished: a measurement ended with its summary. Instance is 0 for a run on one
@@ -107,6 +116,58 @@ type RunDone struct {
 // Done: the experiment ended.
 type Done struct{ Outcome *Outcome }
 
+// NothingToResume: Resume was asked for an experiment that is complete.
+type NothingToResume struct {
+	ID   int64
+	Name string
+}
+
+// Warning: something the user should know that did not stop the experiment (a
+// record that could not be written, settings not restored, a run's own warning).
+type Warning struct{ Text string }
+
+// GoesOn: run Seq of Runs (cell Cell, repetition Repetition) failed by its
+// transactions' errors, and the experiment goes on whatever on_error says.
+type GoesOn struct {
+	Seq, Runs  int
+	Cell       string
+	Repetition int
+}
+
+// SlotNotRecorded: the start of run Seq could not be recorded in the store (Store,
+// its path): the run is not made and counts as failed.
+type SlotNotRecorded struct {
+	Seq   int
+	Store string
+	Err   error
+}
+
+// The live events of a run, as run.Listener hears them. Instance is 0 for a run on
+// one server, else the instance's number from 1 (the runs of several instances go on
+// at the same time).
+type (
+	// LiveStarted: the run is recorded and starts.
+	LiveStarted struct {
+		Instance int
+		Run      *run.Started
+	}
+	// LiveInterval: an interval of the run ended.
+	LiveInterval struct {
+		Instance int
+		Interval *measure.Interval
+	}
+	// LiveError: the run met a distinct error for the first time.
+	LiveError struct {
+		Instance int
+		Error    measure.SeenError
+	}
+	// LiveFinished: the run's clients stopped.
+	LiveFinished struct{ Instance int }
+)
+
+// AgentEvent: what the agents of a cell's run made by agents did.
+type AgentEvent struct{ Event agent.Event }
+
 func (Started) event()         {}
 func (RunStarted) event()      {}
 func (Note) event()            {}
@@ -118,74 +179,37 @@ func (HookRan) event()         {}
 func (RunFinished) event()     {}
 func (RunDone) event()         {}
 func (Done) event()            {}
+func (NothingToResume) event() {}
+func (Warning) event()         {}
+func (GoesOn) event()          {}
+func (SlotNotRecorded) event() {}
+func (LiveStarted) event()     {}
+func (LiveInterval) event()    {}
+func (LiveError) event()       {}
+func (LiveFinished) event()    {}
+func (AgentEvent) event()      {}
 
-// Lines is the Listener that prints the events as text lines on W.
-type Lines struct{ W io.Writer }
-
-// Event prints e.
-func (l *Lines) Event(e Event) {
-	w := l.W
-	switch e := e.(type) {
-	case Started:
-		verb := "experiment"
-		if e.Resumed {
-			verb = "resuming experiment"
-		}
-		fmt.Fprintf(w, "%s %d %q: %d cells × %d repetitions = %d runs (%s), %d to run, on %s\n",
-			verb, e.ID, e.Name, e.Cells, e.Repetitions, e.Runs, e.Order, e.ToRun, e.Where)
-		for _, m := range e.Warnings {
-			fmt.Fprintf(w, "warning: %s\n", m)
-		}
-		fmt.Fprintf(w, "results in %s; if interrupted, continue with `fathom experiment --resume %d`\n", e.Store, e.ID)
-	case RunStarted:
-		const width = 20
-		filled := width * e.Done / max(e.Runs, 1)
-		bar := "[" + strings.Repeat("=", filled) + strings.Repeat(" ", width-filled) + "]"
-		fmt.Fprintf(w, "\n%s run %d/%d · %s · repetition %d/%d%s\n", bar, e.Seq, e.Runs, e.Cell, e.Repetition, e.Repetitions, e.TimeLeft)
-	case Note:
-		fmt.Fprintf(w, "%s\n", e.Text)
-	case OSApplied:
-		fmt.Fprintf(w, "  OS: %s\n", strings.Join(e.Settings, ", "))
-	case SettingsApplied:
-		line := "  " + e.Server + ": " + e.Change
-		if len(e.Effective) > 0 {
-			var parts []string
-			for _, ef := range e.Effective {
-				parts = append(parts, ef.Name+"="+ef.Value)
-			}
-			line += "; in effect: " + strings.Join(parts, ", ")
-		}
-		if e.Changed || len(e.Effective) > 0 {
-			fmt.Fprintf(w, "%s\n", line)
-		}
-	case Prepared:
-		if e.Already {
-			fmt.Fprintf(w, "  %s: the tables of %s are there (prepare: auto)\n", e.Server, e.Workload)
-		} else {
-			fmt.Fprintf(w, "  %s: prepared %s in %s\n", e.Server, e.Workload, e.Took.Round(time.Millisecond))
-		}
-	case HookRan:
-		on := ""
-		if e.On != "" {
-			on = " on " + e.On
-		}
-		if e.At != nil {
-			on += fmt.Sprintf(" at %.3f s", e.At.Seconds())
-		}
-		fmt.Fprintf(w, "  %s hook %d (%s %s)%s: ok in %s\n%s", e.Phase, e.Index, e.Kind, e.What, on, e.Elapsed.Round(time.Millisecond), e.Output)
-	case Restarted:
-		fmt.Fprintf(w, "  %s restarted from %s: answering after %.3f s (%.1f MB file, %d keys, %.1f MB in memory)\n",
-			e.Server, e.Format, e.Seconds, float64(e.FileBytes)/1e6, e.Keys, float64(e.Memory)/1e6)
-	case RunFinished:
-		s := e.Summary
-		if e.Aggregate > 0 {
-			fmt.Fprintf(w, "  → aggregate of %d instances, run %d %s: %s\n", e.Aggregate, s.RunID, s.Status, resultLine(s))
-		} else {
-			fmt.Fprintf(w, "  → %srun %d %s: %s\n", partLabel(e.Instance > 0, e.Instance-1), s.RunID, s.Status, resultLine(s))
-		}
-	case RunDone:
-		if e.Status == "failed" {
-			fmt.Fprintf(w, "  ✗ failed: %s\n", indent(e.Reason, "    "))
-		}
-	}
+// live is a run's run.Listener (and run.ErrorListener): it hands the run's events to
+// the experiment's Listener as Live* events.
+type live struct {
+	x        *experimentRun
+	instance int
 }
+
+func (l live) Started(s *run.Started) { l.x.emit(LiveStarted{Instance: l.instance, Run: s}) }
+func (l live) Interval(iv *measure.Interval) {
+	l.x.emit(LiveInterval{Instance: l.instance, Interval: iv})
+}
+func (l live) Error(e measure.SeenError) { l.x.emit(LiveError{Instance: l.instance, Error: e}) }
+func (l live) Finished()                 { l.x.emit(LiveFinished{Instance: l.instance}) }
+func (l live) Warning(msg string)        { l.x.emit(Warning{Text: msg}) }
+
+// agents hands a run's agent events to the experiment's Listener.
+type agents struct{ x *experimentRun }
+
+func (a agents) Event(e agent.Event) { a.x.emit(AgentEvent{Event: e}) }
+
+// nobody is the Listener of an experiment that was given none.
+type nobody struct{}
+
+func (nobody) Event(Event) {}

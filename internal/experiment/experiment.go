@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,29 +27,19 @@ import (
 	"github.com/fathom-lab/fathom/internal/plan"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
-	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 )
 
-// Options are how an experiment runs and where it reports. Progress, each run's live
-// lines and the results go to Stdout as text lines; warnings to Stderr.
+// Options are how an experiment runs and whom it tells: its progress, each run's live
+// events, the results and the warnings go to Listener as typed events.
 type Options struct {
-	// StoreDSN is the store's --store value, which each run reopens (zero: the store's
-	// Path, which holds no password).
-	StoreDSN secret.DSN
-	// OpenStore is how each run opens it (nil: run.OpenStore).
-	OpenStore   func(path string) (store.Store, error)
-	Quiet       bool   // no live interval lines (progress and results only)
 	Keep        bool   // leave the instances (stopped, with their data)
 	RetryFailed bool   // Resume: run failed cells again too
 	InstanceDir string // base directory for instances ("": the plan's, else instance's default)
 	ToolVersion string
-	Stdout      io.Writer
-	Stderr      io.Writer
-	Listener    Listener         // progress events (nil: Lines on Stdout)
-	Terminal    bool             // Stderr is a terminal: a run on one server shows a progress bar
+	Listener    Listener         // the events (nil: nobody)
 	Now         func() time.Time // default time.Now
 	Command     string           // recorded with each run, passwords masked
 	OpenFiles   uint64           // the process's open-files limit (0: unknown)
@@ -75,14 +64,8 @@ func newRun(o Options, st store.Store, p *plan.Plan, cells []*plan.Cell) *experi
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Stdout == nil {
-		o.Stdout = io.Discard
-	}
-	if o.Stderr == nil {
-		o.Stderr = io.Discard
-	}
 	if o.Listener == nil {
-		o.Listener = &Lines{W: o.Stdout}
+		o.Listener = nobody{}
 	}
 	return &experimentRun{o: o, st: st, p: p, cells: cells, prepared: map[int]string{}, used: map[int]bool{}}
 }
@@ -184,7 +167,9 @@ func cellParams(c *plan.Cell) json.RawMessage {
 // when nothing ran.
 func Resume(ctx context.Context, st store.Store, exp *store.Experiment, o Options) (*Outcome, error) {
 	if exp.Status == "complete" && !o.RetryFailed {
-		fmt.Fprintf(o.Stdout, "experiment %d %q is complete: nothing to resume (see `fathom experiments %d`)\n", exp.ID, exp.Name, exp.ID)
+		if o.Listener != nil {
+			o.Listener.Event(NothingToResume{ID: exp.ID, Name: exp.Name})
+		}
 		return nil, nil
 	}
 	host := collect.HostFacts().Hostname
@@ -275,7 +260,7 @@ type experimentRun struct {
 	used     map[int]bool   // servers whose before_experiment hooks ran
 	shellRan bool           // before_experiment shell hooks ran
 
-	mu      sync.Mutex // guards out between concurrent instance runs
+	mu      sync.Mutex // one event at a time to the listener
 	started time.Time
 	done    int // slots finished in this execution
 	// Timing for the estimate of the time left.
@@ -297,11 +282,17 @@ type experimentRun struct {
 	clients   string
 }
 
-// emit hands e to the listener, one event at a time and never within a run's line.
+// emit hands e to the listener, one event at a time (the runs of several instances
+// emit from goroutines of their own).
 func (x *experimentRun) emit(e Event) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.o.Listener.Event(e)
+}
+
+// warn emits a Warning.
+func (x *experimentRun) warn(format string, args ...any) {
+	x.emit(Warning{Text: fmt.Sprintf(format, args...)})
 }
 
 // openExternal prepares the one external server and, before anything runs, checks
@@ -404,7 +395,7 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 			status, reason = "failed", fmt.Sprintf("%d runs failed", x.failedCount(bg))
 		}
 		if ferr := x.st.FinishExperiment(bg, x.exp.ID, status, reason, x.now()); ferr != nil {
-			fmt.Fprintf(x.o.Stderr, "fathom: warning: could not record the end of experiment %d: %v\n", x.exp.ID, ferr)
+			x.warn("could not record the end of experiment %d: %v", x.exp.ID, ferr)
 		}
 		out = &Outcome{Experiment: x.exp, Status: status, Elapsed: x.now().Sub(x.started)}
 		x.emit(Done{Outcome: out})
@@ -426,7 +417,7 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 		}
 		sl := &x.slots[i]
 		x.byErrors = false
-		res := x.runSlot(ctx, sl, n, len(todo))
+		res := x.runSlot(ctx, sl)
 		switch {
 		case res == "interrupted" || ctx.Err() != nil:
 			status, reason = "interrupted", "interrupted"
@@ -434,8 +425,7 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 		case res == "failed" && x.byErrors:
 			// The run went its course and measured what the cell does: a result, kept
 			// and marked failed with its first errors; the next cell may do better.
-			fmt.Fprintf(x.o.Stderr, "fathom: run %d of %d (%s, repetition %d) failed by its transactions' errors; the experiment goes on (on_error applies to runs that could not go their course)\n",
-				sl.Seq+1, len(x.slots), x.cells[sl.Cell].Key(), sl.Repetition)
+			x.emit(GoesOn{Seq: sl.Seq + 1, Runs: len(x.slots), Cell: x.cells[sl.Cell].Key(), Repetition: sl.Repetition})
 		case res == "failed" && p.OnError == "stop":
 			status, reason = "failed", fmt.Sprintf("run %d of %d (%s, repetition %d) failed, and on_error is stop", sl.Seq+1, len(x.slots), x.cells[sl.Cell].Key(), sl.Repetition)
 			return nil, nil
@@ -485,7 +475,7 @@ func (x *experimentRun) removeLeftovers(ctx context.Context, n int) {
 		}
 		x.emit(Note{Text: fmt.Sprintf("removing instance %s left by an earlier fathom", inst.Name)})
 		if err := inst.Remove(ctx); err != nil {
-			fmt.Fprintf(x.o.Stderr, "fathom: warning: %v\n", err)
+			x.warn("%v", err)
 		}
 	}
 }
@@ -498,7 +488,7 @@ func (x *experimentRun) teardown(ctx context.Context) {
 	}
 	if x.os != nil {
 		if err := x.os.Restore(); err != nil {
-			fmt.Fprintf(x.o.Stderr, "fathom: warning: restoring OS settings (%s): %v\n", strings.Join(x.os.Changed(), ", "), err)
+			x.warn("restoring OS settings (%s): %v", strings.Join(x.os.Changed(), ", "), err)
 		} else if ch := x.os.Changed(); len(ch) > 0 {
 			x.emit(Note{Text: "restored OS settings: " + strings.Join(ch, ", ")})
 		}
@@ -506,14 +496,14 @@ func (x *experimentRun) teardown(ctx context.Context) {
 	for _, srv := range x.servers {
 		if srv.Inst == nil {
 			if err := srv.Restore(ctx); err != nil {
-				fmt.Fprintf(x.o.Stderr, "fathom: warning: restoring the settings of %s: %v\n", srv.Redacted(), err)
+				x.warn("restoring the settings of %s: %v", srv.Redacted(), err)
 			}
 			continue
 		}
 		inst := srv.Inst
 		if x.o.Keep || x.p.Instance.Keep {
 			if err := inst.Stop(ctx); err != nil {
-				fmt.Fprintf(x.o.Stderr, "fathom: warning: %v\n", err)
+				x.warn("%v", err)
 			}
 			dir := ""
 			if d := x.instanceDir(); d != "" {
@@ -524,7 +514,7 @@ func (x *experimentRun) teardown(ctx context.Context) {
 			continue
 		}
 		if err := inst.Remove(ctx); err != nil {
-			fmt.Fprintf(x.o.Stderr, "fathom: warning: instance %s: %v (see `fathom instance list`)\n", inst.Name, err)
+			x.warn("instance %s: %v (see `fathom instance list`)", inst.Name, err)
 			continue
 		}
 		x.emit(Note{Text: "removed instance " + inst.Name})
@@ -556,21 +546,21 @@ func (x *experimentRun) server(ctx context.Context, i int) (*plan.Server, error)
 type slotResult = string
 
 // runSlot runs one cell's repetition: servers, settings, preparation, hooks, the run.
-func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot, n, of int) slotResult {
+func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot) slotResult {
 	cell := x.cells[sl.Cell]
 	bg := context.WithoutCancel(ctx)
 	t0 := x.now()
 	attempt, err := x.st.StartSlot(ctx, x.exp.ID, sl.Seq, t0)
 	if err != nil {
-		fmt.Fprintf(x.o.Stderr, "fathom: recording run %d in %s: %v\n", sl.Seq+1, x.st.Path(), err)
+		x.emit(SlotNotRecorded{Seq: sl.Seq + 1, Store: x.st.Path(), Err: err})
 		return "failed"
 	}
-	x.progress(sl, n, of)
+	x.progress(sl)
 
 	finish := func(status, reason string) slotResult {
 		sl.Status = status
 		if err := x.st.FinishSlot(bg, x.exp.ID, sl.Seq, status, reason, x.now()); err != nil {
-			fmt.Fprintf(x.o.Stderr, "fathom: warning: recording the end of run %d: %v\n", sl.Seq+1, err)
+			x.warn("recording the end of run %d: %v", sl.Seq+1, err)
 		}
 		x.done++
 		if cell.Planned() > 0 {
@@ -669,10 +659,8 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot, n
 	return finish("complete", "")
 }
 
-func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad) }
-
 // progress prints the overall progress line above the run's own lines.
-func (x *experimentRun) progress(sl *store.ExperimentSlot, n, of int) {
+func (x *experimentRun) progress(sl *store.ExperimentSlot) {
 	cell := x.cells[sl.Cell]
 	doneAll := 0
 	for _, s := range x.slots {
@@ -681,12 +669,12 @@ func (x *experimentRun) progress(sl *store.ExperimentSlot, n, of int) {
 		}
 	}
 	x.emit(RunStarted{Seq: sl.Seq + 1, Runs: len(x.slots), Cell: cell.Key(), Repetition: sl.Repetition, Repetitions: x.p.Repetitions,
-		Done: doneAll, TimeLeft: x.timeLeft(n, of)})
+		Done: doneAll, Left: x.timeLeft()})
 }
 
 // timeLeft estimates the time left from the planned durations of the runs still to
 // go, corrected by the overhead seen so far (restarts, preparation, hooks).
-func (x *experimentRun) timeLeft(n, of int) string {
+func (x *experimentRun) timeLeft() TimeLeft {
 	todo := x.todo()
 	var planned time.Duration
 	unknown := 0
@@ -707,13 +695,13 @@ func (x *experimentRun) timeLeft(n, of int) string {
 	if unknown > 0 {
 		if x.txDone == 0 {
 			if planned == 0 {
-				return " · time left unknown (runs by transaction count)"
+				return TimeLeft{Unknown: true}
 			}
-			return fmt.Sprintf(" · more than %s left", planned.Round(time.Second))
+			return TimeLeft{Left: planned.Round(time.Second), AtLeast: true}
 		}
 		planned += x.txSpent / time.Duration(x.txDone) * time.Duration(unknown)
 	}
-	return fmt.Sprintf(" · ~%s left", planned.Round(time.Second))
+	return TimeLeft{Left: planned.Round(time.Second)}
 }
 
 // applySettings makes the cell's servers run with its settings and verifies them.
@@ -1035,7 +1023,7 @@ func (x *experimentRun) runHook(ctx context.Context, phase string, index int, h 
 			Seq: seq, Attempt: attempt, Phase: phase, Index: index, Kind: r.Kind, Command: r.Command, Server: r.Server,
 			ExitCode: r.ExitCode, OK: r.OK, Output: r.Output, Error: r.Error, Started: r.Started, Elapsed: r.Elapsed, At: at,
 		}); err != nil {
-			fmt.Fprintf(x.o.Stderr, "fathom: warning: recording a hook's result: %v\n", err)
+			x.warn("recording a hook's result: %v", err)
 		}
 		on := ""
 		if r.Server != "" && len(servers) > 1 {
@@ -1050,18 +1038,14 @@ func (x *experimentRun) runHook(ctx context.Context, phase string, index int, h 
 	return nil
 }
 
-// shellOutput is the end of a successful shell hook's output, indented, for the
-// screen (all of it is stored).
-func shellOutput(r *plan.HookResult) string {
+// shellOutput is a successful shell hook's output in lines, trimmed (nil when it
+// printed nothing, or for other hooks).
+func shellOutput(r *plan.HookResult) []string {
 	out := strings.TrimSpace(r.Output)
 	if r.Kind != "shell" || out == "" {
-		return ""
+		return nil
 	}
-	lines := strings.Split(out, "\n")
-	if len(lines) > 5 {
-		lines = append([]string{fmt.Sprintf("… (%d lines in all, stored)", len(lines))}, lines[len(lines)-5:]...)
-	}
-	return "    | " + strings.Join(lines, "\n    | ") + "\n"
+	return strings.Split(out, "\n")
 }
 
 // afterExperiment runs the after_experiment hooks once, on the servers still there.
@@ -1077,7 +1061,7 @@ func (x *experimentRun) afterExperiment(ctx context.Context) {
 	}
 	env := []string{"FATHOM_EXPERIMENT=" + x.exp.Name, "FATHOM_EXPERIMENT_ID=" + strconv.FormatInt(x.exp.ID, 10), "FATHOM_STORE=" + x.st.Path()}
 	if err := x.hooks(ctx, plan.AfterExperiment, -1, 0, live, env, true, true); err != nil {
-		fmt.Fprintf(x.o.Stderr, "fathom: warning: %v\n", err)
+		x.warn("%v", err)
 	}
 }
 
@@ -1124,23 +1108,15 @@ func (x *experimentRun) measure(ctx context.Context, sl *store.ExperimentSlot, a
 		o.OnCreate = func(ctx context.Context, st store.Store, runID int64) error {
 			return st.LinkRun(ctx, x.exp.ID, sl.Seq, attempt, part, runID)
 		}
-		lines := &run.Lines{W: &lockedWriter{w: x.o.Stdout, mu: &x.mu}, Warn: &lockedWriter{w: x.o.Stderr, mu: &x.mu}}
-		if multi {
-			lines.W = &prefixWriter{w: x.o.Stdout, mu: &x.mu, prefix: fmt.Sprintf("[%d] ", i+1)}
-		} else if x.o.Terminal {
-			lines.Bar = x.o.Stderr
-		}
-		if x.o.Quiet {
-			lines.W, lines.Bar = io.Discard, nil
-		}
+		l := live{x: x, instance: part}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := run.Execute(ctx, o, lines)
+			res, err := run.Execute(ctx, x.st, o, l)
 			if res != nil {
 				sums[i] = &res.Summary
 				for _, w := range res.Summary.Warnings {
-					lines.Warning(w)
+					l.Warning(w)
 				}
 			} else if np := (*run.NotPreparedError)(nil); errors.As(err, &np) {
 				err = fmt.Errorf("%v: run `fathom prepare --workload %s%s --target %s` first", np, o.Workload, setFlags(cell), shellQuote(np.Target))
@@ -1180,30 +1156,6 @@ func (x *experimentRun) measure(ctx context.Context, sl *store.ExperimentSlot, a
 	return append([]*measure.Summary{agg}, sums...), nil
 }
 
-func partLabel(multi bool, i int) string {
-	if !multi {
-		return ""
-	}
-	return fmt.Sprintf("instance %d, ", i+1)
-}
-
-func resultLine(s *measure.Summary) string {
-	line := fmt.Sprintf("%.1f tps, p95 %s ms, p99 %s ms, %d errors", s.TPS, measure.FormatMS(s.Latency.P95), measure.FormatMS(s.Latency.P99), s.Errors)
-	if s.Reason != "" {
-		line += " (" + s.Reason + ")"
-	}
-	return line
-}
-
-// storeDSN is the store each run reopens: the --store value with its password when
-// the front end gave it, else the store's Path.
-func (x *experimentRun) storeDSN() secret.DSN {
-	if !x.o.StoreDSN.IsZero() {
-		return x.o.StoreDSN
-	}
-	return secret.NewDSN(x.st.Path())
-}
-
 // runOptionsFor builds the run engine's options for a cell on a server.
 func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell, srv *plan.Server, part int) run.Options {
 	t, params := x.targetFor(cell, srv)
@@ -1211,8 +1163,6 @@ func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell,
 		Target:           t,
 		Workload:         x.p.WorkloadPath(cell.Workload),
 		Params:           params,
-		Store:            x.storeDSN(),
-		OpenStore:        x.o.OpenStore,
 		Clients:          cell.Clients,
 		Duration:         cell.Duration,
 		Transactions:     cell.Transactions,
@@ -1252,7 +1202,7 @@ func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell,
 	if cell.Agents > 0 {
 		// Agents serving runs (fathom agent without --run) take the lowest free index.
 		p := agent.Plan{Agents: cell.Agents, Name: fmt.Sprintf("exp%d-slot%d-%d", x.exp.ID, sl.Seq, part), StoreShown: x.st.Path(),
-			Log: func(format string, args ...any) { fmt.Fprintf(x.o.Stderr, "fathom: "+format+"\n", args...) }}
+			Events: agents{x}}
 		o.Remote = p.Remote(o)
 	}
 	return o
@@ -1364,42 +1314,4 @@ func (x *experimentRun) aggregate(ctx context.Context, sl *store.ExperimentSlot,
 		return nil, err
 	}
 	return &sum, nil
-}
-
-// prefixWriter writes whole lines with a prefix to a shared writer.
-type prefixWriter struct {
-	w      io.Writer
-	mu     *sync.Mutex
-	prefix string
-	buf    []byte
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.buf = append(p.buf, b...)
-	for {
-		i := strings.IndexByte(string(p.buf), '\n')
-		if i < 0 {
-			break
-		}
-		p.mu.Lock()
-		_, err := fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf[:i])
-		p.mu.Unlock()
-		p.buf = p.buf[i+1:]
-		if err != nil {
-			return len(b), err
-		}
-	}
-	return len(b), nil
-}
-
-// lockedWriter serialises writes to a shared writer.
-type lockedWriter struct {
-	w  io.Writer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -16,31 +15,34 @@ import (
 	"github.com/fathom-lab/fathom/internal/store/stores"
 )
 
-// syncBuffer is a Stdout that can be read while the experiment writes, and calls
-// onLine for each line written.
-type syncBuffer struct {
-	mu     sync.Mutex
-	b      bytes.Buffer
-	onLine func(string)
+// recorder is a Listener that keeps the events, and calls onEvent with each.
+type recorder struct {
+	mu      sync.Mutex
+	events  []Event
+	onEvent func(Event)
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	s.b.Write(p)
-	f := s.onLine
-	s.mu.Unlock()
+func (r *recorder) Event(e Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	f := r.onEvent
+	r.mu.Unlock()
 	if f != nil {
-		for _, l := range strings.Split(string(p), "\n") {
-			f(l)
+		f(e)
+	}
+}
+
+// count is how many events of e's type were heard.
+func count[E Event](r *recorder) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if _, ok := e.(E); ok {
+			n++
 		}
 	}
-	return len(p), nil
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return n
 }
 
 func smallPlan(t *testing.T, name string) (*plan.Plan, string) {
@@ -81,11 +83,11 @@ func openStore(t *testing.T) store.Store {
 func TestStartSQLite(t *testing.T) {
 	st := openStore(t)
 	p, path := smallPlan(t, "lib")
-	out := &syncBuffer{}
+	rec := &recorder{}
 	ctx := context.Background()
-	oc, err := Start(ctx, st, p, path, Options{Stdout: out, Quiet: true, ToolVersion: "test"})
+	oc, err := Start(ctx, st, p, path, Options{Listener: rec, ToolVersion: "test"})
 	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+		t.Fatal(err)
 	}
 	if oc == nil || oc.Status != "complete" || oc.Experiment.Name != "lib" {
 		t.Fatalf("outcome %+v", oc)
@@ -110,13 +112,21 @@ func TestStartSQLite(t *testing.T) {
 			t.Errorf("run %d: %+v", er.RunID, r)
 		}
 	}
-	if strings.Contains(out.String(), "thds:") {
-		t.Errorf("Quiet printed live interval lines:\n%s", out)
+	// Each run's live events come through, as the run's own listener hears them.
+	if n := count[LiveStarted](rec); n != 4 {
+		t.Errorf("%d runs started live, want 4", n)
 	}
-	// A complete experiment has nothing to resume.
-	oc, err = Resume(ctx, st, exp, Options{Stdout: out})
+	if count[LiveInterval](rec) < 4 || count[LiveFinished](rec) != 4 {
+		t.Errorf("%d live intervals, %d live ends", count[LiveInterval](rec), count[LiveFinished](rec))
+	}
+	// A complete experiment has nothing to resume, and says so.
+	rec2 := &recorder{}
+	oc, err = Resume(ctx, st, exp, Options{Listener: rec2})
 	if err != nil || oc != nil {
 		t.Errorf("resume of a complete experiment: %+v %v", oc, err)
+	}
+	if len(rec2.events) != 1 || rec2.events[0] != (NothingToResume{ID: exp.ID, Name: "lib"}) {
+		t.Errorf("resume of a complete experiment told %#v", rec2.events)
 	}
 }
 
@@ -127,14 +137,14 @@ func TestInterruptAndResume(t *testing.T) {
 	p, path := smallPlan(t, "resumable")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &syncBuffer{onLine: func(l string) {
-		if strings.Contains(l, "] run 2/4 ") {
+	rec := &recorder{onEvent: func(e Event) {
+		if rs, ok := e.(RunStarted); ok && rs.Seq == 2 {
 			cancel() // as the second run starts: the first one is finished
 		}
 	}}
-	oc, err := Start(ctx, st, p, path, Options{Stdout: out, Quiet: true})
+	oc, err := Start(ctx, st, p, path, Options{Listener: rec})
 	if fault.KindOf(err) != fault.Interrupted || oc == nil || oc.Status != "interrupted" {
-		t.Fatalf("outcome %+v, err %v\n%s", oc, err, out)
+		t.Fatalf("outcome %+v, err %v", oc, err)
 	}
 	exp, err := st.Experiment(context.Background(), oc.Experiment.ID)
 	if err != nil {
@@ -144,13 +154,13 @@ func TestInterruptAndResume(t *testing.T) {
 	if exp.Status != "interrupted" || done < 1 || done >= 4 {
 		t.Fatalf("stored after interrupt: %+v", exp)
 	}
-	out2 := &syncBuffer{}
-	oc, err = Resume(context.Background(), st, exp, Options{Stdout: out2, Quiet: true})
+	rec2 := &recorder{}
+	oc, err = Resume(context.Background(), st, exp, Options{Listener: rec2})
 	if err != nil || oc == nil || oc.Status != "complete" {
-		t.Fatalf("resume: %+v %v\n%s", oc, err, out2)
+		t.Fatalf("resume: %+v %v", oc, err)
 	}
-	if want := fmt.Sprintf("%d to run", 4-done); !strings.Contains(out2.String(), want) {
-		t.Errorf("resume output does not say %q:\n%s", want, out2)
+	if s, ok := rec2.events[0].(Started); !ok || !s.Resumed || s.ToRun != 4-done {
+		t.Errorf("resume started with %#v, want %d to run", rec2.events[0], 4-done)
 	}
 	exp, _ = st.Experiment(context.Background(), exp.ID)
 	if exp.Complete != 4 {
@@ -181,18 +191,6 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// recorder is a Listener that keeps the events.
-type recorder struct {
-	mu     sync.Mutex
-	events []Event
-}
-
-func (r *recorder) Event(e Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-}
-
 // The engine tells its progress as typed events, without any command framework: the
 // experiment starts, each run starts, is prepared (once), finishes with its summary
 // and is done, and the experiment ends with its outcome.
@@ -200,10 +198,9 @@ func TestListenerEvents(t *testing.T) {
 	st := openStore(t)
 	p, path := smallPlan(t, "events")
 	rec := &recorder{}
-	out := &syncBuffer{}
-	oc, err := Start(context.Background(), st, p, path, Options{Stdout: out, Quiet: true, Listener: rec})
+	oc, err := Start(context.Background(), st, p, path, Options{Listener: rec})
 	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+		t.Fatal(err)
 	}
 	ev := rec.events
 	if len(ev) < 2 {
@@ -243,19 +240,6 @@ func TestListenerEvents(t *testing.T) {
 	if started != 4 || finished != 4 || done != 4 || prepared != 1 {
 		t.Errorf("started %d, finished %d, done %d, prepared %d; want 4, 4, 4, 1", started, finished, done, prepared)
 	}
-	// The events printed by Lines are the experiment's text.
-	var b bytes.Buffer
-	for _, e := range ev {
-		(&Lines{W: &b}).Event(e)
-	}
-	for _, want := range []string{`experiment 1 "events": 2 cells × 2 repetitions = 4 runs (sequential), 4 to run`, "run 4/4 · ", "  → run "} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("Lines printed no %q:\n%s", want, b.String())
-		}
-	}
-	if strings.Contains(out.String(), "cells × ") {
-		t.Errorf("progress went to Stdout though a Listener was given:\n%s", out)
-	}
 }
 
 // A cell whose run fails by its transactions' errors (none succeeded) is marked failed
@@ -294,9 +278,9 @@ matrix:
 	if p.OnError != "stop" {
 		t.Fatalf("on_error %q, want the default stop", p.OnError)
 	}
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+	rec := &recorder{}
 	ctx := context.Background()
-	oc, err := Start(ctx, st, p, path, Options{Stdout: out, Stderr: errOut, Quiet: true, ToolVersion: "test"})
+	oc, err := Start(ctx, st, p, path, Options{Listener: rec, ToolVersion: "test"})
 	if fault.KindOf(err) != fault.Failed || oc == nil || oc.Status != "failed" {
 		t.Fatalf("outcome %+v, error %v (kind %v); want a failed experiment", oc, err, fault.KindOf(err))
 	}
@@ -319,7 +303,7 @@ matrix:
 			t.Errorf("run %d's errors: %+v %v", er.RunID, errs, err)
 		}
 	}
-	if !strings.Contains(errOut.String(), "the experiment goes on") {
-		t.Errorf("stderr does not say the experiment goes on:\n%s", errOut)
+	if n := count[GoesOn](rec); n != 2 {
+		t.Errorf("%d events say the experiment goes on after a run failed by its errors, want 2", n)
 	}
 }

@@ -1,7 +1,8 @@
 // Package run is one run as a library call: it opens the target and the workload,
-// records the run in the store, drives the runner, samples the server and the OS,
-// stores every interval as it ends, finds the stalls and returns the summary. Front
-// ends (the CLI, an experiment, a web server) call Execute and display its events.
+// records the run in the store it is handed, drives the runner, samples the server
+// and the OS, stores every interval as it ends, finds the stalls and returns the
+// summary. It emits typed events (Listener) and never formats text for a person:
+// front ends (the CLI, an experiment's front end, a web server) display them.
 package run
 
 import (
@@ -17,9 +18,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/runner"
-	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
-	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/txlog"
 	"github.com/fathom-lab/fathom/internal/workload"
@@ -34,9 +33,6 @@ type Options struct {
 	Params   workload.Params // workload options
 	// Scripts, when set, runs pgbench scripts (-f, -b) instead of Workload.
 	Scripts *pgscript.Options
-	Store   secret.DSN // results store (--store): shown without its password wherever it is formatted
-	// OpenStore opens Store (nil: OpenStore); a front end may wrap it (durable).
-	OpenStore func(path string) (store.Store, error)
 
 	Clients          int
 	Duration         time.Duration // measured, after warm-up (0 and no Transactions: 10s)
@@ -101,8 +97,9 @@ type Started struct {
 	Run *store.Run
 }
 
-// Listener receives a run's live events. Interval is called from the runner's sink:
-// it must not block for long.
+// Listener receives a run's live events, typed; the front end turns them into text,
+// a progress bar or a page. Interval is called from the runner's sink: it must not
+// block for long.
 type Listener interface {
 	Started(*Started)
 	Interval(*measure.Interval)
@@ -171,16 +168,27 @@ func (o *Options) RunnerConfig() (runner.Config, error) {
 	return cfg, nil
 }
 
-// Execute runs the workload. Cancelling ctx stops the run gracefully (it is recorded
-// as interrupted); the store is written with a context that ctx's cancellation does
-// not reach, so that what was measured is kept. Errors before the run is recorded
-// are returned with a nil Result; after that, the Result is always returned, and the
-// error says the run failed or was interrupted.
-func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
-	now := o.Now
-	if now == nil {
-		now = time.Now
+// Check refuses options that cannot work before anything is spent: the workload and
+// its options, the runner's, the target's DSN (parsed, not connected), the sampling
+// options and the open-files limit. Execute checks the same; a front end calls Check
+// first so that nothing (a store file) is created for a usage error.
+func (o Options) Check() error {
+	c, err := o.check()
+	if c != nil {
+		c.tgt.Close()
 	}
+	return err
+}
+
+// checked is what Check found: the workload, the runner's config and the target.
+type checked struct {
+	wl      workload.Workload
+	cfg     runner.Config
+	tgt     target.Target
+	clients int
+}
+
+func (o *Options) check() (*checked, error) {
 	wl, err := o.openWorkload()
 	if err != nil {
 		return nil, err
@@ -189,36 +197,47 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A store path that cannot work, or that another user could read or replace, is
-	// refused before anything else is spent.
-	if err := stores.Check(o.Store.Reveal()); err != nil {
-		return nil, fault.Usagef("%v", err)
-	}
 	tgt, err := o.Target.Open()
 	if err != nil {
 		return nil, err
 	}
-	defer tgt.Close()
 	if err := o.Sampling.Check(tgt.Kind()); err != nil {
+		tgt.Close()
 		return nil, err
 	}
 	clients := workloadClients(wl, cfg.Clients)
 	if o.Remote == nil {
 		if err := checkOpenFiles(o.OpenFiles, tgt.Kind(), clients); err != nil {
+			tgt.Close()
 			return nil, err
 		}
 	}
-	// The store is opened before the target is touched: a store that cannot work
-	// (empty path, a directory, unwritable, damaged) costs nothing.
-	open := o.OpenStore
-	if open == nil {
-		open = OpenStore
+	return &checked{wl: wl, cfg: cfg, tgt: tgt, clients: clients}, nil
+}
+
+// TxnLogger is an optional ability of Clients: they write pgbench's transaction log
+// (-l) as their transactions end. Clients without it (agents) refuse a log.
+type TxnLogger interface {
+	SetTxnLog(runner.TxnLog)
+}
+
+// Execute runs the workload and records it in st, which the caller opened and
+// closes. Cancelling ctx stops the run gracefully (it is recorded as interrupted);
+// the store is written with a context that ctx's cancellation does not reach, so
+// that what was measured is kept. Errors before the run is recorded are returned with
+// a nil Result; after that, the Result is always returned, and the error says the
+// run failed or was interrupted.
+func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Result, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
 	}
-	st, err := open(o.Store.Reveal())
+	c, err := o.check()
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	wl, cfg, tgt, clients := c.wl, c.cfg, c.tgt, c.clients
+	defer tgt.Close()
 	connectTimeout := o.ConnectTimeout
 	if connectTimeout == 0 {
 		connectTimeout = 10 * time.Second
@@ -282,10 +301,14 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 	if o.TxnLog != nil {
 		lo := *o.TxnLog
 		lo.Clients, lo.Seed, lo.Retries, lo.Lag = r.Clients(), cfg.Seed, cfg.MaxTries > 1, openLoop(wl, cfg.Rate)
+		tl, ok := r.(TxnLogger)
+		if !ok {
+			return nil, fault.Usagef("a transaction log (-l) is written by the process that runs the clients: leave it out with agents")
+		}
 		if tlog, err = txlog.Open(lo, now()); err != nil {
 			return nil, fault.WithKind(fault.Failed, err)
 		}
-		r.(*runner.Runner).SetTxnLog(tlog)
+		tl.SetTxnLog(tlog)
 	}
 
 	h := collect.HostFacts()
@@ -339,7 +362,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 	bg := context.WithoutCancel(ctx)
 	id, err := st.CreateRun(bg, run)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the run in %s: %v", o.Store, err))
+		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the run in %s: %v", st.Path(), err))
 	}
 	run.ID = id
 	if o.OnCreate != nil {
@@ -364,10 +387,10 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 			o.OnClock(now())
 		}
 	}
-	errsDone := o.watchErrors(bg, st, id, r, l)
+	errsDone := watchErrors(bg, st, id, r, l)
 	res := r.Run(ctx, func(iv *measure.Interval) error {
 		if err := st.AddInterval(bg, id, iv); err != nil {
-			return fmt.Errorf("writing interval %d to %s: %v", iv.Index, o.Store, err)
+			return fmt.Errorf("writing interval %d to %s: %v", iv.Index, st.Path(), err)
 		}
 		totals.Add(iv)
 		if !iv.Warmup {
@@ -388,7 +411,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 		}
 	}
 
-	// The reason is kept and shown everywhere: o.Store formats without its password,
+	// The reason is kept and shown everywhere: the store's Path holds no password,
 	// and whatever a driver put in its errors is masked before it is saved.
 	res.Reason = target.RedactString(res.Reason)
 	sum := totals.Summary()
@@ -406,24 +429,24 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 	}
 	if len(res.Errors) > 0 {
 		if err := st.SaveRunErrors(bg, id, res.Errors); err != nil {
-			l.Warning(fmt.Sprintf("could not store run %d's errors in %s: %v", id, o.Store, err))
+			l.Warning(fmt.Sprintf("could not store run %d's errors in %s: %v", id, st.Path(), err))
 		}
 	}
 	kind := o.verdict(&res, &sum)
 	sum.Status, sum.Reason = res.Status, res.Reason
 	js, _ := json.Marshal(sum)
 	if err := st.FinishRun(bg, id, res.Status, res.Reason, res.End, js); err != nil {
-		l.Warning(fmt.Sprintf("could not mark run %d %s in %s: %v", id, res.Status, o.Store, err))
+		l.Warning(fmt.Sprintf("could not mark run %d %s in %s: %v", id, res.Status, st.Path(), err))
 	}
 	run.Status, run.Reason, run.EndedAt = res.Status, res.Reason, res.End
 	out := &Result{Summary: sum, Run: run, Sampling: sres, TxnLog: logPath}
 	switch res.Status {
 	case runner.StatusInterrupted:
-		return out, fault.WithKind(fault.Interrupted, fmt.Errorf("run %d interrupted; %d finished intervals kept in %s", id, sum.Intervals, o.Store))
+		return out, fault.WithKind(fault.Interrupted, fmt.Errorf("run %d interrupted; %d finished intervals kept in %s", id, sum.Intervals, st.Path()))
 	case StatusPartial:
-		return out, fault.WithKind(fault.Failed, fmt.Errorf("run %d is partial: %s (what was measured is kept in %s)", id, res.Reason, o.Store))
+		return out, fault.WithKind(fault.Failed, fmt.Errorf("run %d is partial: %s (what was measured is kept in %s)", id, res.Reason, st.Path()))
 	case runner.StatusFailed:
-		return out, fault.WithKind(kind, fmt.Errorf("run %d failed: %s (what ran is kept in %s)", id, res.Reason, o.Store))
+		return out, fault.WithKind(kind, fmt.Errorf("run %d failed: %s (what ran is kept in %s)", id, res.Reason, st.Path()))
 	}
 	return out, nil
 }
@@ -431,7 +454,7 @@ func Execute(ctx context.Context, o Options, l Listener) (*Result, error) {
 // watchErrors has the runner's distinct errors, as it first meets them, stored with
 // the run and passed to l if it is an ErrorListener, from a goroutine of their own.
 // The returned function waits for the last of them (call it once the run returned).
-func (o *Options) watchErrors(ctx context.Context, st store.Store, id int64, r Clients, l Listener) func() {
+func watchErrors(ctx context.Context, st store.Store, id int64, r Clients, l Listener) func() {
 	w, ok := r.(interface{ OnError(func(measure.SeenError)) })
 	if !ok {
 		return func() {}
@@ -454,7 +477,7 @@ func (o *Options) watchErrors(ctx context.Context, st store.Store, id int64, r C
 			seen = append(seen, e)
 			if err := st.SaveRunErrors(ctx, id, seen); err != nil && !warned {
 				warned = true
-				l.Warning(fmt.Sprintf("could not store run %d's errors in %s: %v", id, o.Store, err))
+				l.Warning(fmt.Sprintf("could not store run %d's errors in %s: %v", id, st.Path(), err))
 			}
 			if el != nil {
 				el.Error(e)

@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/runner"
-	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/workload"
@@ -59,6 +57,17 @@ func (e *events) Warning(msg string) {
 	e.warnings = append(e.warnings, msg)
 }
 
+// openStore opens a results store of the test's own, closed when the test ends.
+func openStore(t *testing.T) store.Store {
+	t.Helper()
+	st, err := stores.Open(filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 var smallOLTP = workload.Params{"tables": "1", "table_size": "100"}
 
 // preparedSQLite is a SQLite target with a small sbtest table loaded.
@@ -83,7 +92,6 @@ func preparedSQLite(t *testing.T) Target {
 func smallRun(t *testing.T, tg Target) Options {
 	return Options{
 		Target: tg, Workload: "oltp_point_select", Params: smallOLTP,
-		Store:   secret.NewDSN(filepath.Join(t.TempDir(), "results.db")),
 		Clients: 2, Transactions: 200, Interval: 50 * time.Millisecond, MaxTries: 1,
 		ReconnectTimeout: 5 * time.Second, Seed: 42, HasSeed: true,
 		Labels: map[string]string{"via": "library"}, ToolVersion: "test", Command: "run_test",
@@ -95,7 +103,8 @@ func smallRun(t *testing.T, tg Target) Options {
 func TestExecuteSQLite(t *testing.T) {
 	o := smallRun(t, preparedSQLite(t))
 	ev := &events{}
-	res, err := Execute(context.Background(), o, ev)
+	st := openStore(t)
+	res, err := Execute(context.Background(), st, o, ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +129,6 @@ func TestExecuteSQLite(t *testing.T) {
 		t.Error("sampling was on but there is no sampling result")
 	}
 
-	st, err := stores.Open(o.Store.Reveal())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	ctx := context.Background()
 	run, err := st.Run(ctx, res.Summary.RunID)
 	if err != nil {
@@ -155,15 +159,11 @@ func TestExecuteInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ev := &events{onIv: func(*measure.Interval) { cancel() }}
-	res, err := Execute(ctx, o, ev)
+	st := openStore(t)
+	res, err := Execute(ctx, st, o, ev)
 	if fault.KindOf(err) != fault.Interrupted || res == nil {
 		t.Fatalf("err %v (kind %d), result %v", err, fault.KindOf(err), res)
 	}
-	st, err := stores.Open(o.Store.Reveal())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	run, err := st.Run(context.Background(), res.Summary.RunID)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +174,8 @@ func TestExecuteInterrupted(t *testing.T) {
 	}
 }
 
-// Mistakes are usage errors found before anything is stored.
+// Mistakes are usage errors found by Check, before the front end opens the store;
+// Execute finds the same and records nothing.
 func TestExecuteRefusals(t *testing.T) {
 	tg := Target{DSN: "sqlite:" + filepath.Join(t.TempDir(), "empty.db")}
 	for _, tc := range []struct {
@@ -192,27 +193,24 @@ func TestExecuteRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := smallRun(t, tg)
 			tc.edit(&o)
+			cerr := o.Check()
+			if tc.kind == fault.Usage && fault.KindOf(cerr) != fault.Usage {
+				t.Errorf("Check: %v (kind %d), want a usage error", cerr, fault.KindOf(cerr))
+			}
+			if tc.kind != fault.Usage && cerr != nil {
+				t.Errorf("Check: %v; the options are right (the target is what is wrong)", cerr)
+			}
 			ev := &events{}
-			res, err := Execute(context.Background(), o, ev)
+			st := openStore(t)
+			res, err := Execute(context.Background(), st, o, ev)
 			if err == nil || res != nil || fault.KindOf(err) != tc.kind {
 				t.Fatalf("err %v (kind %d), result %v", err, fault.KindOf(err), res)
 			}
 			if len(ev.order) > 0 {
 				t.Errorf("events before the refusal: %v", ev.order)
 			}
-			// Usage mistakes are found before the store is opened; a missing table is
-			// found after (the store is opened before the server is touched), and no
-			// run is recorded.
-			if _, serr := os.Stat(o.Store.Reveal()); serr == nil {
-				if tc.kind == fault.Usage {
-					t.Errorf("the store was created for a refused run")
-				} else if st, err := stores.Open(o.Store.Reveal()); err == nil {
-					runs, _ := st.Runs(context.Background(), store.RunFilter{})
-					st.Close()
-					if len(runs) > 0 {
-						t.Errorf("a refused run was recorded: %+v", runs)
-					}
-				}
+			if runs, _ := st.Runs(context.Background(), store.RunFilter{}); len(runs) > 0 {
+				t.Errorf("a refused run was recorded: %+v", runs)
 			}
 			var np *NotPreparedError
 			if tc.name == "not prepared" && (!errors.As(err, &np) || !errors.Is(err, workload.ErrNotPrepared)) {

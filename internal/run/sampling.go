@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/metric"
-	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -211,24 +209,4 @@ func (rs *sampling) finish(ctx context.Context, start time.Time) *SamplingResult
 		rs.res.Host = h.Warning()
 	}
 	return &rs.res
-}
-
-// Write prints what sampling found after a run's summary: the saturated-host warning
-// and the stalls (nil: nothing).
-func (rs *SamplingResult) Write(w io.Writer, runID int64) {
-	if rs == nil {
-		return
-	}
-	if rs.Host != "" {
-		fmt.Fprintf(w, "! %s\n", rs.Host)
-	}
-	if rs.StallErr != nil {
-		fmt.Fprintf(w, "stalls: not analysed: %v\n", rs.StallErr)
-		return
-	}
-	if rs.Measured < analyze.MinStallIntervals && len(rs.Stalls) == 0 {
-		fmt.Fprintf(w, "stalls: too few measured intervals to look for them (%d; a stall is judged against the run's own baseline)\n", rs.Measured)
-		return
-	}
-	report.WriteStallList(w, rs.Stalls, runID)
 }

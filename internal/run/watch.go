@@ -12,9 +12,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/metric"
-	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
-	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -27,7 +25,6 @@ type WatchOptions struct {
 	ConnectTimeout time.Duration
 	PollerSockets  bool
 	Getenv         func(string) string // the environment for the DSN's defaults
-	Store          secret.DSN          // results store (--store), shown without its password
 	Duration       time.Duration       // 0: until ctx is cancelled
 	Interval       time.Duration       // at least 100ms
 	Labels         map[string]string
@@ -63,15 +60,18 @@ type WatchSummary struct {
 	HostWarning string `json:"host_warning,omitempty"`
 }
 
-// Watch samples the server and the OS every interval until the duration is over or
-// ctx is cancelled, storing the session as a run, then finds its stalls. Errors
-// before the session is recorded come with a nil summary; a failed or interrupted
-// session returns its summary with the error.
-func Watch(ctx context.Context, o WatchOptions, l WatchListener) (*WatchSummary, error) {
-	now := o.Now
-	if now == nil {
-		now = time.Now
+// Check refuses watch options that cannot work before anything is spent: the
+// interval and duration, the target's DSN (parsed, not connected) and the sampling
+// options. Watch checks the same; a front end calls Check before opening the store.
+func (o WatchOptions) Check() error {
+	tgt, err := o.check()
+	if tgt != nil {
+		tgt.Close()
 	}
+	return err
+}
+
+func (o *WatchOptions) check() (target.Target, error) {
 	if o.Interval < 100*time.Millisecond {
 		return nil, fault.Usagef("--report-interval %s: use at least 100ms", o.Interval)
 	}
@@ -82,14 +82,28 @@ func Watch(ctx context.Context, o WatchOptions, l WatchListener) (*WatchSummary,
 	if err != nil {
 		return nil, fault.Usagef("%v", err)
 	}
-	defer tgt.Close()
 	if err := o.Sampling.Check(tgt.Kind()); err != nil {
+		tgt.Close()
 		return nil, err
 	}
-	stallP, _ := o.Sampling.StallParams()
-	if err := stores.Check(o.Store.Reveal()); err != nil {
-		return nil, fault.Usagef("%v", err)
+	return tgt, nil
+}
+
+// Watch samples the server and the OS every interval until the duration is over or
+// ctx is cancelled, storing the session as a run in st (which the caller opened and
+// closes), then finds its stalls. Errors before the session is recorded come with a
+// nil summary; a failed or interrupted session returns its summary with the error.
+func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener) (*WatchSummary, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
 	}
+	tgt, err := o.check()
+	if err != nil {
+		return nil, err
+	}
+	defer tgt.Close()
+	stallP, _ := o.Sampling.StallParams()
 	bg := context.WithoutCancel(ctx)
 	// A server that cannot be reached is a clear error before anything is stored.
 	cctx, cancel := context.WithTimeout(bg, o.ConnectTimeout+5*time.Second)
@@ -103,11 +117,6 @@ func Watch(ctx context.Context, o WatchOptions, l WatchListener) (*WatchSummary,
 	if err != nil {
 		info = target.Info{Version: "unknown (" + strings.Join(strings.Fields(err.Error()), " ") + ")"}
 	}
-	st, err := OpenStore(o.Store.Reveal())
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
 	smp, err := o.Sampling.Sampler(tgt, o.DSN, o.Interval)
 	if err != nil {
 		return nil, err
@@ -130,12 +139,12 @@ func Watch(ctx context.Context, o WatchOptions, l WatchListener) (*WatchSummary,
 	}
 	id, err := st.CreateRun(bg, run)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the watch session in %s: %v", o.Store, err))
+		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the watch session in %s: %v", st.Path(), err))
 	}
 	start := time.Now()
 	w, err := st.SampleWriter(bg, id, start, srv, o.Interval)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the watch session in %s: %v", o.Store, err))
+		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the watch session in %s: %v", st.Path(), err))
 	}
 	l.WatchStarted(id, tgt.Redacted())
 	sum := WatchSummary{RunID: id, Status: "complete", Failures: map[string]string{}}
@@ -207,7 +216,7 @@ func Watch(ctx context.Context, o WatchOptions, l WatchListener) (*WatchSummary,
 	reason := ""
 	switch {
 	case writeErr != nil:
-		sum.Status, reason = "failed", fmt.Sprintf("writing samples to %s: %v", o.Store, writeErr)
+		sum.Status, reason = "failed", fmt.Sprintf("writing samples to %s: %v", st.Path(), writeErr)
 	case interrupted && o.Duration > 0:
 		sum.Status, reason = "interrupted", "interrupted by signal"
 	case interrupted:
@@ -218,7 +227,7 @@ func Watch(ctx context.Context, o WatchOptions, l WatchListener) (*WatchSummary,
 	}
 	js, _ := json.Marshal(sum)
 	if err := st.FinishRun(bg, id, sum.Status, reason, end, js); err != nil {
-		l.Warning(fmt.Sprintf("could not mark watch %d %s in %s: %v", id, sum.Status, o.Store, err))
+		l.Warning(fmt.Sprintf("could not mark watch %d %s in %s: %v", id, sum.Status, st.Path(), err))
 	}
 	if stored, err := st.Run(bg, id); err == nil {
 		sum.Stalls, err = analyze.AnalyzeStored(bg, st, stored, stallP, db.StallRulesOf(stored.TargetKind))
@@ -236,7 +245,7 @@ func Watch(ctx context.Context, o WatchOptions, l WatchListener) (*WatchSummary,
 	case "failed":
 		return &sum, fault.WithKind(fault.Failed, fmt.Errorf("watch %d failed: %s", id, reason))
 	case "interrupted":
-		return &sum, fault.WithKind(fault.Interrupted, fmt.Errorf("watch %d interrupted; %d samples kept in %s", id, sum.Samples, o.Store))
+		return &sum, fault.WithKind(fault.Interrupted, fmt.Errorf("watch %d interrupted; %d samples kept in %s", id, sum.Samples, st.Path()))
 	}
 	return &sum, nil
 }

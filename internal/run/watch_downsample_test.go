@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/metric"
-	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
-	"github.com/fathom-lab/fathom/internal/store/stores"
 )
 
 type quietWatch struct{}
@@ -24,19 +22,14 @@ func (quietWatch) Warning(string)                       {}
 // than it took samples, and counts every sample once.
 func TestWatchDownsamples(t *testing.T) {
 	dir := t.TempDir()
-	st := filepath.Join(dir, "fathom.db")
-	o := WatchOptions{DSN: "sqlite:" + filepath.Join(dir, "target.db"), Store: secret.NewDSN(st), Duration: 2500 * time.Millisecond, Interval: 100 * time.Millisecond,
+	s := openStore(t)
+	o := WatchOptions{DSN: "sqlite:" + filepath.Join(dir, "target.db"), Duration: 2500 * time.Millisecond, Interval: 100 * time.Millisecond,
 		Sampling: Sampling{Only: []string{"os"}}, ToolVersion: "test", Command: "fathom watch",
 		Downsampling: []store.DownsampleTier{{After: 500 * time.Millisecond, Bucket: 200 * time.Millisecond}}}
-	sum, err := Watch(context.Background(), o, quietWatch{})
+	sum, err := Watch(context.Background(), s, o, quietWatch{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := stores.Open(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	series, err := s.MetricSeries(context.Background(), sum.RunID)
 	if err != nil || len(series) == 0 {
 		t.Fatalf("%d series, %v", len(series), err)

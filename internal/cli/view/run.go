@@ -1,4 +1,9 @@
-package run
+// Package view turns the engine's typed events into what a person reads on a
+// terminal or in a log: a run's interval lines and progress bar, a watch session's
+// lines or panel, a prepare's progress, an experiment's progress and results, the
+// agents' lines. Only the command-line front end uses it; the engine never formats
+// text for a person (DESIGN.md, "The flow").
+package view
 
 import (
 	"fmt"
@@ -8,12 +13,13 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
 )
 
-// Lines is a Listener that prints one line per interval, like sysbench's
+// RunLines is a run.Listener (and run.ErrorListener) that prints one line per interval, like sysbench's
 // --report-interval, and keeps a progress bar with the time left on Bar (a terminal).
-type Lines struct {
+type RunLines struct {
 	W    io.Writer // live lines (io.Discard: none)
 	Bar  io.Writer // progress bar (nil: none)
 	Warn io.Writer // warnings, as "fathom: warning: …" lines (nil: dropped)
@@ -25,7 +31,7 @@ type Lines struct {
 }
 
 // Started prints the run's header line.
-func (p *Lines) Started(s *Started) {
+func (p *RunLines) Started(s *run.Started) {
 	p.cfg = s.Config
 	if p.W == io.Discard {
 		p.Bar = nil
@@ -44,14 +50,14 @@ func (p *Lines) Started(s *Started) {
 	fmt.Fprintf(p.W, "run %d: %s on %s, %d clients, %s, %s, seed %d\n", s.RunID, s.Workload, s.Target, p.cfg.Clients, mode, length, p.cfg.Seed)
 }
 
-func (p *Lines) clearBar() {
+func (p *RunLines) clearBar() {
 	if p.Bar != nil {
 		fmt.Fprint(p.Bar, "\r\033[K")
 	}
 }
 
 // Interval prints an interval's line.
-func (p *Lines) Interval(iv *measure.Interval) {
+func (p *RunLines) Interval(iv *measure.Interval) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearBar()
@@ -83,7 +89,7 @@ func (p *Lines) Interval(iv *measure.Interval) {
 	}
 }
 
-func (p *Lines) progress(elapsed time.Duration) {
+func (p *RunLines) progress(elapsed time.Duration) {
 	total := p.cfg.Warmup + p.cfg.Duration
 	if total <= 0 {
 		return // by transactions: no known end
@@ -103,7 +109,7 @@ func (p *Lines) progress(elapsed time.Duration) {
 
 // Error prints a distinct error as the run first meets it (ErrorListener), on Warn:
 // its repeats are counted, not printed.
-func (p *Lines) Error(e measure.SeenError) {
+func (p *RunLines) Error(e measure.SeenError) {
 	if p.Warn == nil {
 		return
 	}
@@ -141,14 +147,14 @@ func ErrorText(e measure.SeenError, last bool) string {
 }
 
 // Finished clears the progress bar.
-func (p *Lines) Finished() {
+func (p *RunLines) Finished() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearBar()
 }
 
 // Warning prints a warning line.
-func (p *Lines) Warning(msg string) {
+func (p *RunLines) Warning(msg string) {
 	if p.Warn != nil {
 		p.mu.Lock()
 		defer p.mu.Unlock()

@@ -1,4 +1,4 @@
-package run
+package view
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// PrepareLines prints a prepare's progress (a PrepareListener): a rewritten line on
+// PrepareLines prints a prepare's progress (a run.PrepareListener): a rewritten line on
 // Bar (a terminal) when set, otherwise a line on W per table and every 10%; Finish
 // prints how long it took.
 type PrepareLines struct {

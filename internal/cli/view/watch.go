@@ -1,4 +1,4 @@
-package run
+package view
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ var hostColumns = []watchColumn{
 	{Head: "io_psi%", Metrics: []string{collect.OSPressureIOSomePct}, Unit: ""},
 }
 
-// WatchLines is a WatchListener for a terminal or a log: a redrawn panel on Panel
+// WatchLines is a run.WatchListener for a terminal or a log: a redrawn panel on Panel
 // when it is set (a terminal), plain lines on Out otherwise.
 type WatchLines struct {
 	Header  func(id int64, target string) // prints the first line (nil: none)
@@ -185,7 +185,7 @@ func (v *WatchLines) drawPanel(s *metric.Sample, elapsed time.Duration) {
 	io.WriteString(v.Panel, b.String())
 }
 
-// WatchStarted, Sample, Finished and Warning make WatchLines a WatchListener.
+// WatchStarted, Sample, Finished and Warning make WatchLines a run.WatchListener.
 func (v *WatchLines) WatchStarted(id int64, target string) {
 	if v.Header != nil {
 		v.Header(id, target)
