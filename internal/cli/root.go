@@ -44,14 +44,19 @@ func version() string {
 func Run(ctx context.Context, env *Env) int {
 	root := newRoot(env)
 	maskDefaults(root)
-	warnCommandLinePasswords(env.Args, env.Stderr)
 	root.SetArgs(env.Args)
 	err := root.ExecuteContext(ctx)
 	if err != nil && !errors.Is(err, errReported) { // check prints its own Nagios line
 		msg := target.RedactString(strings.TrimSpace(err.Error()))
 		fmt.Fprintf(env.Stderr, "fathom: %s\n", msg)
 	}
-	return codeOf(err)
+	code := codeOf(err)
+	// After a command that did its work (or was stopped): a command refused or failed
+	// says its one line and nothing else.
+	if code == ExitOK || code == ExitInterrupted {
+		warnCommandLinePasswords(env.Args, env.Stderr)
+	}
+	return code
 }
 
 func newRoot(env *Env) *cobra.Command {
@@ -161,8 +166,9 @@ var dsnFlags = map[string]string{
 }
 
 // warnCommandLinePasswords warns, one line per flag, when a --target or --store on the
-// command line holds a password: every user of the machine can read a process's
-// arguments (ps, /proc/PID/cmdline) for as long as it runs.
+// command line held a password: every user of the machine can read a process's
+// arguments (ps, /proc/PID/cmdline) for as long as it runs. It is said when the
+// command ends, so that a refusal or a failure stays one line.
 func warnCommandLinePasswords(args []string, w io.Writer) {
 	warned := map[string]bool{}
 	for i, a := range args {
@@ -181,7 +187,7 @@ func warnCommandLinePasswords(args []string, w io.Writer) {
 			continue
 		}
 		warned[name] = true
-		fmt.Fprintf(w, "fathom: warning: the password in %s can be read by every user of this machine (ps, /proc) while fathom runs: put it in %s instead\n", name, alt)
+		fmt.Fprintf(w, "fathom: warning: the password in %s could be read by every user of this machine (ps, /proc) while fathom ran: put it in %s instead\n", name, alt)
 	}
 }
 
