@@ -274,5 +274,8 @@ func compareError(w http.ResponseWriter, err error) {
 func (s *Server) apiInfo(w http.ResponseWriter, r *http.Request) {
 	id := who(r)
 	writeJSON(w, map[string]any{"store": s.o.Store.Path(), "writable": s.write, "version": s.o.Version,
-		"user": id.name, "role": id.role.String(), "basic": id.basic})
+		"user": id.name, "role": id.role.String(), "basic": id.basic,
+		// The formats GET /api/runs/ID/export and /api/compare?format= offer.
+		"downloads": map[string][]string{"run": report.FormatNames(report.KindIntervals, report.KindRun),
+			"comparison": report.FormatNames(report.KindComparison)}})
 }
