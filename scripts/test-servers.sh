@@ -103,6 +103,12 @@ ensure_chromium() {
   log "installing chromium for the report's browser test"; apt_install chromium
 }
 
+# The JUnit output's tests validate it against its schema with xmllint.
+ensure_xmllint() {
+  command -v xmllint >/dev/null 2>&1 && return 0
+  log "installing xmllint (libxml2-utils) for the JUnit schema tests"; apt_install libxml2-utils
+}
+
 # The Prometheus scrape test (internal/promexp) runs Debian's prometheus binary on a
 # spare port. Installed only for CI (FATHOM_TEST_REQUIRE=1): on a developer's machine
 # the package would also enable a system Prometheus on :9090, so there the test skips
@@ -188,6 +194,7 @@ if [ -n "$matrix" ]; then
 fi
 
 ensure_chromium || log "chromium unavailable: the browser test will skip (or fail with FATHOM_TEST_REQUIRE=1)"
+ensure_xmllint || log "xmllint unavailable: the JUnit schema tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
 if ensure_prometheus; then
   # installed (or there already): a scrape test that then skips would hide a gap
   [ "${FATHOM_TEST_REQUIRE:-}" = 1 ] && export FATHOM_TEST_REQUIRE_PROMETHEUS=1

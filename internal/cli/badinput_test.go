@@ -48,7 +48,7 @@ func TestBadInput(t *testing.T) {
 		{"mysql not listening", []string{"run", "--target", "mysql://bob:hunter2@127.0.0.1:1/x"}, ExitFailure, "cannot connect"},
 		{"no such run", []string{"show", "999"}, ExitUsage, "999"},
 		{"bad run id", []string{"show", "abc"}, ExitUsage, "not a run id"},
-		{"export format", []string{"export", "1", "--format", "xml"}, ExitUsage, "csv or json"},
+		{"export format", []string{"export", "1", "--format", "xml"}, ExitUsage, "csv, json"},
 		// Values that cannot be right (issue 11): refused as flags, before anything.
 		{"zero time", []string{"run", "--target", sqlite, "-T", "0"}, ExitUsage, "above zero"},
 		{"zero transactions", []string{"run", "--target", sqlite, "-t", "0"}, ExitUsage, "above zero"},

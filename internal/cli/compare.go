@@ -35,7 +35,8 @@ A and B are runs (12, 3-7, 3,5,9), runs carrying labels (label:variant=on) or
 experiment cells (exp:NAME:clients=16,variant=on).`,
 		Example: `  fathom compare label:sync=off label:sync=on
   fathom compare 3-7 8-12 --format markdown
-  fathom compare exp:durability:flush=0 exp:durability:flush=1 --format json`,
+  fathom compare exp:durability:flush=0 exp:durability:flush=1 --format json
+  fathom compare label:build=main label:build=pr --format junit > compare.xml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("%s needs two sides, A and B: e.g. `fathom compare label:variant=off label:variant=on` or `fathom compare 3-7 8-12`", cmd.CommandPath())
@@ -43,10 +44,9 @@ experiment cells (exp:NAME:clients=16,variant=on).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch format {
-			case "text", "markdown", "md", "csv", "json":
-			default:
-				return usagef("--format %q: use text, markdown, csv or json", format)
+			out, err := report.Choose(cmd.CommandPath(), format, report.KindComparison)
+			if err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			st, err := openStore(path)
@@ -91,21 +91,12 @@ experiment cells (exp:NAME:clients=16,variant=on).`,
 					}
 				}
 			}
-			c := report.Compare("", sides[0], sides[1])
-			switch format {
-			case "markdown", "md":
-				return c.WriteMarkdown(env.Stdout, "##")
-			case "csv":
-				return report.WriteCompareCSV(env.Stdout, []*report.Comparison{c})
-			case "json":
-				return c.WriteJSON(env.Stdout)
-			}
-			return c.WriteText(env.Stdout)
+			return out.Write(ctx, env.Stdout, report.Compare("", sides[0], sides[1]))
 		},
 	}
 	fs := cmd.Flags()
 	storeFlag(fs, env, &path)
-	fs.StringVarP(&format, "format", "f", "text", "text, markdown, csv or json")
+	formatFlag(fs, &format, "text", report.KindComparison)
 	fs.StringVar(&judge, "judge", "", "judge the runs by one transaction `type or group` (e.g. writers or writers/insert_a) instead of every transaction (default: the experiment's judge for exp: sides)")
 	positiveIntVarP(fs, &maxPoints, "max-points", "", 16, "points kept per run's time series while loading (compare needs none)")
 	_ = fs.MarkHidden("max-points")

@@ -101,12 +101,16 @@ func experimentRef(arg string) (string, bool) {
 
 // showExperimentRef is `fathom show` for an experiment: one that does not exist is
 // a usage error naming both kinds of reference.
-func showExperimentRef(ctx context.Context, env *Env, st store.Store, ref string, asJSON bool) error {
-	if _, err := experiment.Find(ctx, st, ref); err != nil {
+func showExperimentRef(ctx context.Context, env *Env, st store.Store, ref string, out report.Choice) error {
+	exp, err := experiment.Find(ctx, st, ref)
+	if err != nil {
 		if codeOf(err) == ExitUsage {
 			return usagef("%q is not a run id nor an experiment in %s: use a number from `fathom runs`, last, or a name from `fathom experiments`", ref, st.Path())
 		}
 		return err
 	}
-	return showExperiment(ctx, env, st, ref, asJSON)
+	if err := out.Write(ctx, env.Stdout, &report.ExperimentView{Exp: exp, Store: st}); err != nil {
+		return withCode(ExitFailure, err)
+	}
+	return nil
 }

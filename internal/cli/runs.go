@@ -3,15 +3,12 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/compat"
-	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/report"
 	fathomrun "github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/safefile"
@@ -36,10 +33,15 @@ func newRunsCmd(env *Env) *cobra.Command {
 	var limit int
 	var labels []string
 	var asJSON bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List stored runs, newest first",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			out, err := chooseFormat(cmd.CommandPath(), format, asJSON, report.KindRuns)
+			if err != nil {
+				return err
+			}
 			switch status {
 			case "", "complete", "interrupted", "failed", "running":
 			default:
@@ -65,22 +67,12 @@ func newRunsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
-			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(runs)
+			if out.Name != "json" {
+				// The JSON keeps the runs as stored; the table shows a run whose
+				// process is gone with the summary of its finished intervals.
+				report.FillGoneSummaries(cmd.Context(), st, runs)
 			}
-			if len(runs) == 0 {
-				if f.Workload != "" || f.Status != "" || len(f.Labels) > 0 {
-					fmt.Fprintf(env.Stdout, "no runs in %s match %s: see `fathom runs` for all\n", path, report.DescribeFilter(f))
-					return nil
-				}
-				fmt.Fprintf(env.Stdout, "no runs in %s yet: try `fathom quickstart`\n", path)
-				return nil
-			}
-			report.FillGoneSummaries(cmd.Context(), st, runs)
-			report.WriteRuns(env.Stdout, runs)
-			return nil
+			return out.Write(cmd.Context(), env.Stdout, &report.RunList{Runs: runs, Filter: f, Store: path.String()})
 		},
 	}
 	fs := cmd.Flags()
@@ -89,7 +81,8 @@ func newRunsCmd(env *Env) *cobra.Command {
 	fs.StringVarP(&workload, "workload", "w", "", "only runs of this workload")
 	fs.StringVar(&status, "status", "", "only runs with this status (complete, interrupted, failed, running)")
 	fs.StringArrayVar(&labels, "label", nil, "only runs with label key=value (repeatable)")
-	fs.BoolVar(&asJSON, "json", false, "print the runs as JSON")
+	fs.BoolVar(&asJSON, "json", false, "print the runs as JSON (-f json)")
+	formatFlag(fs, &format, "text", report.KindRuns)
 	return cmd
 }
 
@@ -120,44 +113,44 @@ func runsOf(ctx context.Context, st store.Store, f store.RunFilter) ([]store.Run
 func newShowCmd(env *Env) *cobra.Command {
 	var path secret.DSN
 	var asJSON bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "show RUN|EXPERIMENT",
 		Short: "Show a stored run: provenance and summary (RUN is an id or last); or an experiment's cell table (its name, or exp:ID)",
-		Args:  exactArgs(1, "RUN"),
+		Example: `  fathom show last
+  fathom show 12 --json
+  fathom show last -f junit > fathom-run.xml     # the run's thresholds as JUnit test cases for CI
+  fathom show pg-durability`,
+		Args: exactArgs(1, "RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			ref, isExp := experimentRef(args[0])
+			kind := report.KindRun
+			if isExp {
+				kind = report.KindExperiment
+			}
+			out, err := chooseFormat(cmd.CommandPath(), format, asJSON, kind)
+			if err != nil {
+				return err
+			}
 			st, err := openStore(path)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			if ref, ok := experimentRef(args[0]); ok { // experiment_show.go
-				return showExperimentRef(cmd.Context(), env, st, ref, asJSON)
+			if isExp { // experiment_show.go
+				return showExperimentRef(ctx, env, st, ref, out)
 			}
-			run, _, sum, err := report.LoadRun(cmd.Context(), st, args[0])
+			v, err := report.LoadRunView(ctx, st, args[0])
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					Run      *store.Run           `json:"run"`
-					Summary  *measure.Summary     `json:"summary"`
-					Sampling *report.SamplingJSON `json:"sampling,omitempty"`
-				}{run, sum, report.SamplingFor(cmd.Context(), st, run)})
-			}
-			report.WriteProvenance(env.Stdout, run)
-			for _, w := range run.Warnings {
-				fmt.Fprintf(env.Stdout, "  warning:  %s\n", w)
-			}
-			if run.Workload != fathomrun.WatchWorkload {
-				report.WriteSummary(env.Stdout, run, sum)
-			}
-			return report.WriteSampling(cmd.Context(), env.Stdout, st, run)
+			return out.Write(ctx, env.Stdout, v)
 		},
 	}
 	storeFlag(cmd.Flags(), env, &path)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run and its summary as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run and its summary as JSON (-f json)")
+	formatFlag(cmd.Flags(), &format, "text", report.KindRun, report.KindExperiment)
 	return cmd
 }
 
@@ -166,33 +159,39 @@ func newExportCmd(env *Env) *cobra.Command {
 	var format, perCommand = "", false
 	cmd := &cobra.Command{
 		Use:   "export RUN",
-		Short: "Export a run's per-interval throughput, errors and latency percentiles as CSV or JSON",
-		Args:  exactArgs(1, "RUN"),
+		Short: "Export a run's per-interval throughput, errors and latency percentiles as CSV or JSON, or its figures as JUnit XML or OpenMetrics",
+		Long: `export writes a run's intervals (CSV or JSON: one row per interval and transaction type),
+its per-command latencies (--per-command), or the whole run in a format that renders a run:
+JUnit XML for CI (the run a test suite, its thresholds test cases) or an OpenMetrics text
+exposition of its figures.`,
+		Example: `  fathom export last > run.csv
+  fathom export 12 -f json
+  fathom export last -f junit > fathom.xml
+  fathom export last -f openmetrics > run.om.txt`,
+		Args: exactArgs(1, "RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "csv" && format != "json" {
-				return usagef("--format %q: use csv or json", format)
+			kinds := []report.Kind{report.KindIntervals, report.KindRun}
+			if perCommand {
+				kinds = []report.Kind{report.KindCommands}
+			}
+			out, err := report.Choose(cmd.CommandPath(), format, kinds...)
+			if err != nil {
+				return err
 			}
 			st, err := openStore(path)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			run, ivs, sum, err := report.LoadRun(cmd.Context(), st, args[0])
+			v, err := report.LoadRunView(cmd.Context(), st, args[0])
 			if err != nil {
 				return err
 			}
-			if perCommand {
-				return report.WriteCommands(env.Stdout, run, sum, format)
-			}
-			rows := report.IntervalRows(run, ivs)
-			if format == "json" {
-				return report.WriteIntervalsJSON(env.Stdout, run, rows)
-			}
-			return report.WriteIntervalsCSV(env.Stdout, rows)
+			return out.Write(cmd.Context(), env.Stdout, v)
 		},
 	}
 	storeFlag(cmd.Flags(), env, &path)
-	cmd.Flags().StringVarP(&format, "format", "f", "csv", "csv or json")
+	formatFlag(cmd.Flags(), &format, "csv", report.KindIntervals, report.KindRun)
 	cmd.Flags().BoolVar(&perCommand, "per-command", false, "the per-command latencies of a run with -r instead of the intervals")
 	return cmd
 }

@@ -26,6 +26,7 @@ type fixtureRun struct {
 	tps       float64 // per second, all types
 	latencyMs float64 // typical latency
 	errEvery  int     // one serialization error every n transactions (0: none)
+	failEvery int     // besides, one failed transaction every n (0: none)
 	settings  map[string]string
 	seed      uint64
 	dip       [2]int // intervals [a, b) run at a third of the rate, like a flush stall
@@ -101,6 +102,9 @@ func writeFixtureRun(t testing.TB, st store.Store, i int, f fixtureRun) int64 {
 				svc = v * 4 / 5
 			}
 			rec.Success(typ, v, svc)
+			if f.failEvery > 0 && j%f.failEvery == 0 {
+				rec.Failure(typ, v)
+			}
 			rec.Counts[typ].Statements += 5
 			if f.errEvery > 0 && j%f.errEvery == 0 {
 				rec.Counts[typ].Errors[target.ClassSerialization]++

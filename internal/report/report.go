@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -129,11 +130,11 @@ func (r *Report) Files() ([]File, error) {
 		files = append(files, File{name, b.Bytes()})
 		return nil
 	}
-	if err := add("index.html", func(b *bytes.Buffer) error { return r.WriteHTML(b) }); err != nil {
-		return nil, err
-	}
-	if err := add("summary.md", func(b *bytes.Buffer) error { return r.WriteMarkdown(b) }); err != nil {
-		return nil, err
+	// The page and the summary through the format registry, as every command renders.
+	for _, f := range []struct{ name, format string }{{"index.html", "html"}, {"summary.md", "markdown"}} {
+		if err := add(f.name, func(b *bytes.Buffer) error { return Render(context.Background(), b, f.format, KindReport, r) }); err != nil {
+			return nil, err
+		}
 	}
 	if err := add("runs.csv", func(b *bytes.Buffer) error { return r.WriteRunsCSV(b) }); err != nil {
 		return nil, err

@@ -219,6 +219,11 @@ func TestBrowseRuns(t *testing.T) {
 		t.Errorf("error row %q", got)
 	}
 	b.shot("run.png")
+	// Downloads: every format report's registry renders a run in, as links to files.
+	if got := b.str(`Array.from(document.querySelectorAll(".downloads a")).map(a => a.textContent + "=" + new URL(a.href).pathname + new URL(a.href).search).join(" ")`); got !=
+		"text=/api/runs/13/export?format=text csv=/api/runs/13/export?format=csv json=/api/runs/13/export?format=json junit=/api/runs/13/export?format=junit openmetrics=/api/runs/13/export?format=openmetrics" {
+		t.Errorf("run downloads: %s", got)
+	}
 	// Zoom: drag across the middle of the throughput chart; every time chart follows.
 	box := eval[[]float64](b, `(() => { const r = document.querySelector("#run-13-tps .u-over").getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	x0, x1, y := box[0]+box[2]*0.4, box[0]+box[2]*0.6, box[1]+box[3]/2
@@ -256,6 +261,9 @@ func TestBrowseRuns(t *testing.T) {
 	}
 	if n := b.num(`fathomCharts.length`); n != 2 {
 		t.Errorf("%v compare charts", n)
+	}
+	if got := b.str(`Array.from(document.querySelectorAll(".downloads a")).map(a => a.textContent).join(",")`); got != "text,markdown,csv,json,junit,openmetrics" {
+		t.Errorf("compare downloads: %s", got)
 	}
 	b.shot("compare.png")
 }

@@ -109,14 +109,7 @@ func (s *Server) experimentReport(w http.ResponseWriter, r *http.Request) {
 		if f.Name != name {
 			continue
 		}
-		ct := "text/csv; charset=utf-8"
-		switch {
-		case strings.HasSuffix(name, ".html"):
-			ct = "text/html; charset=utf-8"
-		case strings.HasSuffix(name, ".md"):
-			ct = "text/markdown; charset=utf-8"
-		}
-		w.Header().Set("Content-Type", ct)
+		w.Header().Set("Content-Type", report.MediaTypeOf(name))
 		w.Header().Set("Cache-Control", "no-store")
 		_, _ = w.Write(f.Data)
 		return
@@ -173,6 +166,15 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	judge := q.Get("judge")
+	// ?format=F: the comparison as `fathom compare -f F` writes it, to download.
+	var out report.Choice
+	if f := q.Get("format"); f != "" {
+		var err error
+		if out, err = report.Choose("compare", f, report.KindComparison); err != nil {
+			apiError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
 	var sides [2]report.Side
 	var page comparePage
 	for i, arg := range args {
@@ -215,6 +217,10 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c := report.Compare("", sides[0], sides[1])
+	if out.Format != nil {
+		download(ctx, w, out, "compare", c)
+		return
+	}
 	var t, j bytes.Buffer
 	if err := c.WriteText(&t); err != nil {
 		apiError(w, http.StatusInternalServerError, err.Error())
@@ -225,7 +231,7 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page.Text, page.Comparison = t.String(), json.RawMessage(bytes.TrimSpace(j.Bytes()))
-	page.Charts = overlays(sides)
+	page.Charts = c.Overlays()
 	writeJSON(w, page)
 }
 
@@ -265,42 +271,11 @@ func compareError(w http.ResponseWriter, err error) {
 	storeError(w, err)
 }
 
-// overlays draws every run of both sides on one time axis (seconds since each run's
-// start): throughput and p99 latency, side A solid, side B dashed in the UI.
-func overlays(sides [2]report.Side) []chart.Chart {
-	tps := chart.Chart{ID: "compare-tps", Title: "Throughput over time", XLabel: "time since start (s)", YLabel: "transactions per second", YZero: true}
-	p99 := chart.Chart{ID: "compare-p99", Title: "p99 latency over time", XLabel: "time since start (s)", YLabel: "latency", YZero: true}
-	var tv, lv []float64
-	for si, side := range sides {
-		for _, d := range side.Runs {
-			name := fmt.Sprintf("%s: run %d", "AB"[si:si+1], d.Run.ID)
-			var x, y1, y2 []float64
-			for _, p := range d.Points {
-				x = append(x, (p.Start+p.End)/2)
-				y1 = append(y1, p.TPS)
-				y2 = append(y2, p.P99)
-			}
-			tv, lv = append(tv, y1...), append(lv, y2...)
-			// The run's colour from the style cycle; side A solid, side B dashed.
-			st := len(tps.Series)
-			colour, dash := chart.StyleOf(st).Colour, ""
-			if si == 1 {
-				dash = "6 3"
-			}
-			ts := chart.Series{Name: name, X: x, Y: y1, Style: st, Colour: colour, Dash: dash}
-			ls := chart.Series{Name: name, X: x, Y: y2, Style: st, Colour: colour, Dash: dash}
-			tps.Series, p99.Series = append(tps.Series, ts), append(p99.Series, ls)
-		}
-	}
-	tps.YUnit = chart.Unit(report.UnitFor(report.KindCount, tv...))
-	p99.YUnit = chart.Unit(report.UnitFor(report.KindMillis, lv...))
-	tps.Resolve()
-	p99.Resolve()
-	return []chart.Chart{tps, p99}
-}
-
 func (s *Server) apiInfo(w http.ResponseWriter, r *http.Request) {
 	id := who(r)
 	writeJSON(w, map[string]any{"store": s.o.Store.Path(), "writable": s.write, "version": s.o.Version,
-		"user": id.name, "role": id.role.String(), "basic": id.basic})
+		"user": id.name, "role": id.role.String(), "basic": id.basic,
+		// The formats GET /api/runs/ID/export and /api/compare?format= offer.
+		"downloads": map[string][]string{"run": report.FormatNames(report.KindIntervals, report.KindRun),
+			"comparison": report.FormatNames(report.KindComparison)}})
 }

@@ -99,6 +99,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/runs/{id}", s.apiRun)
 	s.mux.HandleFunc("GET /api/runs/{id}/live", s.apiLive)
 	s.mux.HandleFunc("GET /api/runs/{id}/window", s.apiWindow)
+	s.mux.HandleFunc("GET /api/runs/{id}/export", s.apiRunExport)
 	s.mux.HandleFunc("POST /api/runs/{id}/labels", s.writer(s.apiLabels))
 	s.mux.HandleFunc("DELETE /api/runs/{id}", s.writer(s.apiDelete))
 	s.mux.HandleFunc("GET /api/experiments", s.apiExperiments)

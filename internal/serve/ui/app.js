@@ -653,7 +653,8 @@ async function runPage(id) {
     const st = stallsOf(p);
     if (st) bottom.append(st);
     bottom.append(el("h2", {}, "Labels"), el("p", {}, labelsOf(p.run.labels).length ? labelsOf(p.run.labels) : el("span", { class: "muted" }, "none")),
-      labelEditor(p, () => route()), provenanceOf(p.run));
+      labelEditor(p, () => route()), provenanceOf(p.run),
+      downloadsOf("run", f => `/api/runs/${id}/export?` + new URLSearchParams({ format: f })));
     if (group.sig === sig(p) && group.charts.length) {
       models(p).forEach((m, i) => group.charts[i].__update(m));
       if (p.figures.distribution && group.others[0]) group.others[0].__update(p.figures.distribution);
@@ -756,12 +757,22 @@ async function comparePage(q) {
   const c = await api("/api/compare?" + new URLSearchParams({ a: q.get("a"), b: q.get("b") }));
   for (const n of c.notes || []) main.append(el("p", { class: "note" }, "Note: " + n));
   main.append(el("pre", { class: "compare", id: "comparison" }, c.text));
+  const dl = downloadsOf("comparison", f => "/api/compare?" + new URLSearchParams({ a: q.get("a"), b: q.get("b"), format: f }));
+  if (dl) main.append(dl);
   const group = new ZoomGroup();
   group.key = "compare";
   cleanup.push(() => group.destroy());
   main.append(el("div", { class: "toolbar" }, el("button", { type: "button", onclick: () => group.reset() }, "Reset zoom"),
     el("span", { class: "note" }, "Side A solid, side B dashed; time since each run's start.")));
   chartGrid(main, c.charts, group);
+}
+
+// downloadsOf links the formats the server offers for a kind of model (from
+// /api/info, which reads report's format registry), each a file to download.
+function downloadsOf(kind, href) {
+  const names = (info.downloads || {})[kind] || [];
+  if (!names.length) return null;
+  return el("p", { class: "note downloads" }, "Download: ", names.map((n, i) => [i ? " · " : "", el("a", { href: href(n), download: "" }, n)]));
 }
 
 // ---------- routing ----------

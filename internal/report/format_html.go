@@ -1,0 +1,9 @@
+package report
+
+// htmlFormat is the self-contained page of `fathom report` (index.html).
+var htmlFormat = Format{
+	Name: "html", MediaType: "text/html; charset=utf-8", Ext: ".html",
+	Render: map[Kind]Renderer{
+		KindReport: method((*Report).WriteHTML),
+	},
+}
