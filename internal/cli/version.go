@@ -48,7 +48,9 @@ func readBuild(bi *debug.BuildInfo, ldVersion, ldCommit string) buildInfo {
 		}
 		return b
 	}
-	b.Go = bi.GoVersion
+	if bi.GoVersion != "" {
+		b.Go = bi.GoVersion
+	}
 	var rev string
 	for _, s := range bi.Settings {
 		switch s.Key {
