@@ -57,6 +57,16 @@ rm -rf "$dir/src/fathom" && mkdir -p "$dir/src"
 git clone -q --no-hardlinks "$src" "$dir/src/fathom"
 git -C "$dir/src/fathom" checkout -q "$(git -C "$src" rev-parse HEAD)"
 echo "nameserver 10.0.2.3" >"$dir/etc/resolv.conf" # slirp4netns's DNS forwarder
+# A network that inspects TLS (a proxy with its own CA) needs that CA on every machine
+# in it: the CAs this machine added locally go in too (trusted once ca-certificates is
+# installed inside; node is pointed at the same file).
+extra_ca=
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+  mkdir -p "$dir/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$dir/usr/local/share/ca-certificates/"
+  extra_ca=NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+  log "with this machine's local CA certificates: $(cd /usr/local/share/ca-certificates && echo *.crt)"
+fi
 
 # Runs inside the new namespaces (on the host's files until chroot).
 inner='
@@ -67,7 +77,7 @@ mount -t proc proc "$D/proc"
 mount -t sysfs sysfs "$D/sys"
 mount --rbind /dev "$D/dev"
 mount -t tmpfs -o mode=1777 shm "$D/dev/shm"
-exec chroot "$D" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
+exec chroot "$D" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" $X \
   PATH=/usr/local/go/bin:/root/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   bash -c "set -e
     echo \"fresh-machine: inside: \$(. /etc/os-release; echo \$PRETTY_NAME), \$(go version)\" >&2
@@ -75,16 +85,19 @@ exec chroot "$D" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
     missing=\$(for p in git make ca-certificates; do dpkg -s \$p >/dev/null 2>&1 || echo \$p; done)
     if [ -n \"\$missing\" ]; then
       echo \"fresh-machine: installing \"\$missing >&2
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \$missing >/dev/null
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \$missing >/dev/null 2>&1
     fi
+    update-ca-certificates >/dev/null 2>&1
     cd /src/fathom && echo \"fresh-machine: running: \$0\" >&2 && eval \"\$0\"" "$C"
 '
 log "entering $dir"
-D=$dir C=$cmd unshare --net --mount --pid --fork --kill-child --propagation private bash -c "$inner" &
+D=$dir C=$cmd X=$extra_ca unshare --net --mount --pid --fork --kill-child --propagation private bash -c "$inner" &
 upid=$!
 for _ in $(seq 100); do
   [ "$(readlink "/proc/$upid/ns/net" 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] && break; sleep 0.1
 done
+# Interrupted: end the namespace's first process, which ends every process in it.
+trap 'kill -KILL $(cat "/proc/$upid/task/$upid/children" 2>/dev/null) 2>/dev/null' INT TERM
 slirp4netns --configure --mtu=65520 --disable-host-loopback "$upid" tap0 >"$dir.slirp4netns.log" 2>&1 &
 spid=$!
 rc=0; wait "$upid" || rc=$?

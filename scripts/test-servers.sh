@@ -26,10 +26,14 @@ set -u
 log() { echo "test-servers: $*" >&2; }
 as_root() { [ "$(id -u)" = 0 ]; }
 apt_updated=
-apt_install() {
+apt_install() { # apt-get's output is shown only when it fails
   as_root && command -v apt-get >/dev/null || { log "cannot install $* (not root or no apt-get)"; return 1; }
-  if [ -z "$apt_updated" ]; then DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 && apt_updated=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+  local out; out=$(mktemp)
+  if [ -z "$apt_updated" ]; then DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$out" 2>&1 && apt_updated=1; fi
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >>"$out" 2>&1; then
+    tail -5 "$out" >&2; rm -f "$out"; log "apt-get install $* failed"; return 1
+  fi
+  rm -f "$out"
 }
 wait_for() { # seconds command...
   local n=$1; shift
@@ -141,7 +145,7 @@ ensure_tools() {
   local pkgs; pkgs=$(echo "$miss" | cut -d: -f2 | sort -u | tr '\n' ' ')
   if as_root && command -v apt-get >/dev/null; then
     log "installing ${pkgs% } (for $(echo "$miss" | cut -d: -f1 | tr '\n' ' ' | sed 's/ $//'))"
-    apt_install $pkgs >/dev/null || true
+    apt_install $pkgs || true
     miss=$(missing_tools "$@")
     [ -z "$miss" ] && return 0
     pkgs=$(echo "$miss" | cut -d: -f2 | sort -u | tr '\n' ' ')
