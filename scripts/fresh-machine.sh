@@ -3,7 +3,7 @@
 # Debian 12 that has only Go, plus what it takes to get Go and this repository there
 # (git, make, CA certificates). Everything else the test command must install itself.
 #
-#   scripts/fresh-machine.sh                  # the quickstart, then make test
+#   scripts/fresh-machine.sh                  # the README's build and quickstart, then make test
 #   scripts/fresh-machine.sh 'COMMAND…'       # or COMMAND, run by bash in the checkout
 #
 # As root, on Debian or Ubuntu (debootstrap and slirp4netns are installed when missing):
@@ -28,7 +28,7 @@ log() { echo "fresh-machine: $*" >&2; }
 [ "$(id -u)" = 0 ] || { log "run as root: it builds a root filesystem and enters it with chroot"; exit 2; }
 src=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 dir=${FATHOM_FRESH_DIR:-/var/tmp/fathom-fresh/root}
-cmd=${1:-'go run ./cmd/fathom quickstart && make test'}
+cmd=${1:-'go build -o bin/fathom ./cmd/fathom && ./bin/fathom quickstart && make test'}
 goroot=$(go env GOROOT)
 
 need=()
