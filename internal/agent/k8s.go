@@ -6,15 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fathom-lab/fathom/internal/fault"
@@ -73,7 +69,7 @@ func (k *K8s) Register(fs *pflag.FlagSet) {
 }
 
 // Jobs builds the Jobs; mistakes are usage errors.
-func (k *K8s) Jobs() ([]*batchv1.Job, error) {
+func (k *K8s) Jobs() ([]*job, error) {
 	switch {
 	case k.Agents < 1:
 		return nil, fault.Usagef("--agents: give the number of agent pods (1 or more)")
@@ -86,8 +82,8 @@ func (k *K8s) Jobs() ([]*batchv1.Job, error) {
 	}
 	// The name is the Jobs' names' stem ("NAME-coordinator") and a label value: a
 	// DNS-1123 label of at most 63 characters with the longest suffix.
-	if len(validation.IsDNS1123Label(k.Name)) > 0 || len(validation.IsDNS1123Label(k.Name+"-coordinator")) > 0 {
-		return nil, fault.Usagef("--name %q: Kubernetes names are lower-case letters, digits and '-', starting and ending with a letter or digit, at most %d characters here (e.g. big-1)", k.Name, validation.DNS1123LabelMaxLength-len("-coordinator"))
+	if !isDNSLabel(k.Name) || !isDNSLabel(k.Name+"-coordinator") {
+		return nil, fault.Usagef("--name %q: Kubernetes names are lower-case letters, digits and '-', starting and ending with a letter or digit, at most %d characters here (e.g. big-1)", k.Name, dnsLabelMax-len("-coordinator"))
 	}
 	wait, err := time.ParseDuration(k.Wait)
 	if err != nil || wait <= 0 {
@@ -107,40 +103,37 @@ func (k *K8s) Jobs() ([]*batchv1.Job, error) {
 			return nil, fault.Usagef("a password in the coordinator's arguments would be in the manifest: put the target in the Secret as FATHOM_TARGET (or its password as PGPASSWORD / MYSQL_PWD) and leave it out here")
 		}
 	}
-	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+	res := resources{Requests: map[string]string{}, Limits: map[string]string{}}
 	for _, q := range []struct {
-		flag, v string
-		name    corev1.ResourceName
-		list    corev1.ResourceList
-	}{{"--cpu", k.CPU, corev1.ResourceCPU, res.Requests}, {"--memory", k.Memory, corev1.ResourceMemory, res.Requests},
-		{"--limit-cpu", k.LimitCPU, corev1.ResourceCPU, res.Limits}, {"--limit-memory", k.LimitMemory, corev1.ResourceMemory, res.Limits}} {
+		flag, v, name string
+		list          map[string]string
+	}{{"--cpu", k.CPU, "cpu", res.Requests}, {"--memory", k.Memory, "memory", res.Requests},
+		{"--limit-cpu", k.LimitCPU, "cpu", res.Limits}, {"--limit-memory", k.LimitMemory, "memory", res.Limits}} {
 		if q.v == "" {
 			continue
 		}
-		v, err := resource.ParseQuantity(q.v)
-		if err != nil {
+		if !quantity.MatchString(q.v) {
 			return nil, fault.Usagef("%s %q: not a Kubernetes quantity (e.g. 500m, 2, 256Mi)", q.flag, q.v)
 		}
-		q.list[q.name] = v
+		q.list[q.name] = q.v
 	}
-	if _, ok := res.Limits[corev1.ResourceMemory]; !ok {
-		res.Limits[corev1.ResourceMemory] = res.Requests[corev1.ResourceMemory]
+	if _, ok := res.Limits["memory"]; !ok && res.Requests["memory"] != "" {
+		res.Limits["memory"] = res.Requests["memory"]
 	}
 	n := int32(k.Agents)
 	labels := map[string]string{"app.kubernetes.io/name": "fathom", "app.kubernetes.io/component": "agent", "fathom/run": k.Name}
 	agents := k.job(k.Name+"-agents", labels, []string{"agent", "--run", k.Name, "--wait", k.Wait}, res)
 	agents.Spec.Completions, agents.Spec.Parallelism = &n, &n
-	mode := batchv1.IndexedCompletion
-	agents.Spec.CompletionMode = &mode
+	agents.Spec.CompletionMode = "Indexed"
 	// Agents on different nodes where the cluster can: that is the point.
-	agents.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
-			LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: "kubernetes.io/hostname"}}}}}
-	jobs := []*batchv1.Job{agents}
+	agents.Spec.Template.Spec.Affinity = &affinity{PodAntiAffinity: &podAntiAffinity{
+		Preferred: []weightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: podAffinityTerm{
+			LabelSelector: &labelSelector{MatchLabels: labels}, TopologyKey: "kubernetes.io/hostname"}}}}}
+	jobs := []*job{agents}
 	if k.Coordinator {
 		cl := map[string]string{"app.kubernetes.io/name": "fathom", "app.kubernetes.io/component": "coordinator", "fathom/run": k.Name}
 		args := append([]string{"run", "--agents", strconv.Itoa(k.Agents), "--name", k.Name}, k.RunArgs...)
-		small := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}}
+		small := resources{Requests: map[string]string{"cpu": "100m", "memory": "128Mi"}}
 		jobs = append(jobs, k.job(k.Name+"-coordinator", cl, args, small))
 	}
 	return jobs, nil
@@ -154,7 +147,7 @@ func (k *K8s) Jobs() ([]*batchv1.Job, error) {
 // privilege escalation, every capability dropped, a read-only root filesystem with
 // one emptyDir for HOME and temporary files. Finished Jobs are deleted after TTL; a
 // Job still running after Deadline is stopped.
-func (k *K8s) job(name string, labels map[string]string, args []string, res corev1.ResourceRequirements) *batchv1.Job {
+func (k *K8s) job(name string, labels map[string]string, args []string, res resources) *job {
 	zero := int32(0)
 	yes, no := true, false
 	user := int64(podUser)
@@ -162,33 +155,33 @@ func (k *K8s) job(name string, labels map[string]string, args []string, res core
 	if k.ttl > 0 {
 		ttl = &k.ttl
 	}
-	return &batchv1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.Namespace, Labels: labels},
-		Spec: batchv1.JobSpec{
+	return &job{
+		APIVersion: "batch/v1", Kind: "Job",
+		Metadata: objectMeta{Name: name, Namespace: k.Namespace, Labels: labels},
+		Spec: jobSpec{
 			BackoffLimit:            &zero,
 			ActiveDeadlineSeconds:   &k.deadline,
 			TTLSecondsAfterFinished: ttl,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					RestartPolicy:                corev1.RestartPolicyNever,
+			Template: podTemplateSpec{
+				Metadata: objectMeta{Labels: labels},
+				Spec: podSpec{
+					RestartPolicy:                "Never",
 					AutomountServiceAccountToken: &no, // fathom never talks to the Kubernetes API
-					SecurityContext: &corev1.PodSecurityContext{
+					SecurityContext: &podSecurityContext{
 						RunAsNonRoot: &yes, RunAsUser: &user, RunAsGroup: &user, FSGroup: &user,
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						SeccompProfile: &seccompProfile{Type: "RuntimeDefault"},
 					},
-					Volumes: []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-					Containers: []corev1.Container{{
+					Volumes: []volume{{Name: "scratch", EmptyDir: &struct{}{}}},
+					Containers: []container{{
 						Name: "fathom", Image: k.Image, Args: args, Resources: res,
 						WorkingDir:   scratchDir,
-						Env:          []corev1.EnvVar{{Name: "HOME", Value: scratchDir}, {Name: "TMPDIR", Value: scratchDir}},
-						EnvFrom:      []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: k.Secret}}}},
-						VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: scratchDir}},
-						SecurityContext: &corev1.SecurityContext{
+						Env:          []envVar{{Name: "HOME", Value: scratchDir}, {Name: "TMPDIR", Value: scratchDir}},
+						EnvFrom:      []envFromSource{{SecretRef: &localObjectReference{Name: k.Secret}}},
+						VolumeMounts: []volumeMount{{Name: "scratch", MountPath: scratchDir}},
+						SecurityContext: &securityContext{
 							RunAsNonRoot: &yes, RunAsUser: &user,
 							AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes,
-							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							Capabilities: &capabilities{Drop: []string{"ALL"}},
 						},
 					}},
 				},
@@ -196,6 +189,129 @@ func (k *K8s) job(name string, labels map[string]string, args []string, res core
 		},
 	}
 }
+
+// The Kubernetes objects fathom writes: the fields it sets of the API's Job (batch/v1)
+// and what it holds, under the API's JSON names. They are plain structs rather than
+// k8s.io/api's types, which would add some 40 packages and several MB to every build
+// for a command that only prints YAML; the tests read the output back strictly into
+// k8s.io/api's types (an unknown or misspelt field fails) and run the restricted Pod
+// Security checks of k8s.io/pod-security-admission on what they read.
+type (
+	job struct {
+		APIVersion string     `json:"apiVersion"`
+		Kind       string     `json:"kind"`
+		Metadata   objectMeta `json:"metadata"`
+		Spec       jobSpec    `json:"spec"`
+	}
+	objectMeta struct {
+		Name      string            `json:"name,omitempty"`
+		Namespace string            `json:"namespace,omitempty"`
+		Labels    map[string]string `json:"labels,omitempty"`
+	}
+	jobSpec struct {
+		Parallelism             *int32          `json:"parallelism,omitempty"`
+		Completions             *int32          `json:"completions,omitempty"`
+		ActiveDeadlineSeconds   *int64          `json:"activeDeadlineSeconds,omitempty"`
+		BackoffLimit            *int32          `json:"backoffLimit,omitempty"`
+		Template                podTemplateSpec `json:"template"`
+		TTLSecondsAfterFinished *int32          `json:"ttlSecondsAfterFinished,omitempty"`
+		CompletionMode          string          `json:"completionMode,omitempty"`
+	}
+	podTemplateSpec struct {
+		Metadata objectMeta `json:"metadata"`
+		Spec     podSpec    `json:"spec"`
+	}
+	podSpec struct {
+		Volumes                      []volume            `json:"volumes,omitempty"`
+		Containers                   []container         `json:"containers"`
+		RestartPolicy                string              `json:"restartPolicy,omitempty"`
+		AutomountServiceAccountToken *bool               `json:"automountServiceAccountToken,omitempty"`
+		SecurityContext              *podSecurityContext `json:"securityContext,omitempty"`
+		Affinity                     *affinity           `json:"affinity,omitempty"`
+	}
+	volume struct {
+		Name     string    `json:"name"`
+		EmptyDir *struct{} `json:"emptyDir,omitempty"`
+	}
+	container struct {
+		Name            string           `json:"name"`
+		Image           string           `json:"image,omitempty"`
+		Args            []string         `json:"args,omitempty"`
+		WorkingDir      string           `json:"workingDir,omitempty"`
+		EnvFrom         []envFromSource  `json:"envFrom,omitempty"`
+		Env             []envVar         `json:"env,omitempty"`
+		Resources       resources        `json:"resources"`
+		VolumeMounts    []volumeMount    `json:"volumeMounts,omitempty"`
+		SecurityContext *securityContext `json:"securityContext,omitempty"`
+	}
+	envFromSource struct {
+		SecretRef *localObjectReference `json:"secretRef,omitempty"`
+	}
+	localObjectReference struct {
+		Name string `json:"name"`
+	}
+	envVar struct {
+		Name  string `json:"name"`
+		Value string `json:"value,omitempty"`
+	}
+	resources struct { // quantities as written by the user, checked against the API's grammar
+		Limits   map[string]string `json:"limits,omitempty"`
+		Requests map[string]string `json:"requests,omitempty"`
+	}
+	volumeMount struct {
+		Name      string `json:"name"`
+		MountPath string `json:"mountPath"`
+	}
+	podSecurityContext struct {
+		RunAsUser      *int64          `json:"runAsUser,omitempty"`
+		RunAsGroup     *int64          `json:"runAsGroup,omitempty"`
+		RunAsNonRoot   *bool           `json:"runAsNonRoot,omitempty"`
+		FSGroup        *int64          `json:"fsGroup,omitempty"`
+		SeccompProfile *seccompProfile `json:"seccompProfile,omitempty"`
+	}
+	seccompProfile struct {
+		Type string `json:"type"`
+	}
+	securityContext struct {
+		Capabilities             *capabilities `json:"capabilities,omitempty"`
+		RunAsUser                *int64        `json:"runAsUser,omitempty"`
+		RunAsNonRoot             *bool         `json:"runAsNonRoot,omitempty"`
+		ReadOnlyRootFilesystem   *bool         `json:"readOnlyRootFilesystem,omitempty"`
+		AllowPrivilegeEscalation *bool         `json:"allowPrivilegeEscalation,omitempty"`
+	}
+	capabilities struct {
+		Drop []string `json:"drop,omitempty"`
+	}
+	affinity struct {
+		PodAntiAffinity *podAntiAffinity `json:"podAntiAffinity,omitempty"`
+	}
+	podAntiAffinity struct {
+		Preferred []weightedPodAffinityTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	}
+	weightedPodAffinityTerm struct {
+		Weight          int32           `json:"weight"`
+		PodAffinityTerm podAffinityTerm `json:"podAffinityTerm"`
+	}
+	podAffinityTerm struct {
+		LabelSelector *labelSelector `json:"labelSelector,omitempty"`
+		TopologyKey   string         `json:"topologyKey"`
+	}
+	labelSelector struct {
+		MatchLabels map[string]string `json:"matchLabels,omitempty"`
+	}
+)
+
+// quantity is the API's grammar for a resource quantity (a non-negative number with
+// an optional binary, decimal or exponent suffix: 500m, 2, 1.5, 256Mi, 1e3); the tests
+// compare it with k8s.io/apimachinery's parser.
+var quantity = regexp.MustCompile(`^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$`)
+
+// A DNS-1123 label (RFC 1123), as the API checks the names and label values here.
+const dnsLabelMax = 63
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+func isDNSLabel(s string) bool { return len(s) <= dnsLabelMax && dnsLabel.MatchString(s) }
 
 // Write writes the Jobs as YAML documents.
 func (k *K8s) Write(w io.Writer) error {

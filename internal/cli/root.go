@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,29 +15,6 @@ import (
 	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/target"
 )
-
-// Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3";
-// otherwise it comes from the module's build info.
-var Version = ""
-
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v := bi.Main.Version
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += "+" + s.Value[:12]
-			}
-			if s.Key == "vcs.modified" && s.Value == "true" {
-				v += "-dirty"
-			}
-		}
-		return v
-	}
-	return "dev"
-}
 
 // Run runs fathom with env and returns the exit code. Errors are printed as one line.
 func Run(ctx context.Context, env *Env) int {
@@ -124,6 +100,7 @@ Start with:  fathom quickstart`,
 		newCaptureCmd(env),
 		newAgentCmd(env),
 		newK8sCmd(env),
+		newVersionCmd(env),
 	)
 	for _, c := range root.Commands() {
 		if c.Args == nil {
