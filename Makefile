@@ -41,7 +41,7 @@ quickstart: build
 # fuzz targets and the version matrix.
 test: prereq
 	@for i in 1 2 3; do timeout 300 $(GO) mod download && break; echo "go mod download failed or stalled (try $$i of 3)" >&2; done
-	./scripts/test-servers.sh $(GO) test -count=1 -timeout 20m ./...
+	./scripts/test-servers.sh $(GO) test -count=1 -timeout 45m ./...
 	@$(MAKE) --no-print-directory cross GO=$(GO)
 	FUZZTIME=20000x GO=$(GO) ./scripts/fuzz-short.sh
 	./scripts/test-servers.sh --pg-matrix $(GO) test -count=1 -timeout 20m $(PG_MATRIX_PACKAGES)
