@@ -206,22 +206,9 @@ func (m *merger) merge(ctx context.Context, sink runner.Sink) (more bool, err er
 			}
 			return false, nil
 		}
-		iv := measure.NewInterval(m.next, m.types)
-		var agents []int
-		first := true
-		for _, a := range sortedAgents(take) {
-			for _, part := range queues[a][:take[a]] {
-				if first || part.Start < iv.Start {
-					iv.Start = part.Start
-				}
-				first = false
-				iv.End = max(iv.End, part.End)
-				iv.Warmup = iv.Warmup || part.Warmup
-				iv.Add(part)
-			}
-			queues[a] = queues[a][take[a]:]
+		iv, agents := combine(m.next, m.types, queues, take)
+		for _, a := range agents {
 			m.nextOf[a] += take[a]
-			agents = append(agents, a)
 		}
 		if len(agents) < c.plan.Agents {
 			m.cover[m.next] = agents
@@ -234,6 +221,29 @@ func (m *merger) merge(ctx context.Context, sink runner.Sink) (more bool, err er
 		}
 		m.next++
 	}
+}
+
+// combine makes merged interval index of the intervals align chose (take) from the
+// front of each agent's queue, and takes them off the queues: histograms merged and
+// counts added, from the earliest start to the latest end, warm-up if any part is. It
+// returns the agents it covers, in order.
+func combine(index int, types []string, queues map[int][]*measure.Interval, take map[int]int) (*measure.Interval, []int) {
+	iv := measure.NewInterval(index, types)
+	agents := sortedAgents(take)
+	first := true
+	for _, a := range agents {
+		for _, part := range queues[a][:take[a]] {
+			if first || part.Start < iv.Start {
+				iv.Start = part.Start
+			}
+			first = false
+			iv.End = max(iv.End, part.End)
+			iv.Warmup = iv.Warmup || part.Warmup
+			iv.Add(part)
+		}
+		queues[a] = queues[a][take[a]:]
+	}
+	return iv, agents
 }
 
 // align chooses the agents' intervals that make the next merged interval: from each

@@ -98,8 +98,7 @@ func newLab(t *testing.T) *lab {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	ctx := context.Background()
 	l.inst, err = instance.Create(ctx, instance.Options{Kind: instance.Postgres, Name: "agents", Dir: dir, StartTimeout: 2 * time.Minute,
-		Owner: "agent tests", Settings: []instance.Setting{{Name: "listen_addresses", Value: "127.0.0.1," + l.server()},
-			{Name: "max_connections", Value: "200"}}})
+		Owner: "agent tests", Listen: []string{l.server()}, Settings: []instance.Setting{{Name: "max_connections", Value: "200"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,20 +128,7 @@ func mergeOrphans(ctx context.Context, st store.Store, as store.AgentStore, j *s
 		if !ok {
 			break
 		}
-		iv := measure.NewInterval(k, spec.Types)
-		first := true
-		for _, a := range sortedAgents(take) {
-			for _, part := range queues[a][:take[a]] {
-				if first || part.Start < iv.Start {
-					iv.Start = part.Start
-				}
-				first = false
-				iv.End = max(iv.End, part.End)
-				iv.Warmup = iv.Warmup || part.Warmup
-				iv.Add(part)
-			}
-			queues[a] = queues[a][take[a]:]
-		}
+		iv, _ := combine(k, spec.Types, queues, take)
 		if k < len(have) {
 			continue // merged by the coordinator
 		}

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -73,6 +74,9 @@ type Options struct {
 	// Ports is where the instance's port must be (PortOf, ParsePorts); nil: any free
 	// port.
 	Ports *Ports
+	// Listen are IP addresses the server listens on besides 127.0.0.1 (PostgreSQL
+	// only), for clients on other hosts such as agents; nil: loopback only.
+	Listen []string
 }
 
 // Instance is one managed server. Its exported fields are what instance.json holds.
@@ -95,6 +99,8 @@ type Instance struct {
 	Bin string `json:"bin"`
 	// Ports is the port or range it was asked to keep to (nil: any free port).
 	Ports *Ports `json:"ports,omitempty"`
+	// Listen are the addresses it listens on besides 127.0.0.1.
+	Listen []string `json:"listen,omitempty"`
 
 	// Env is the environment the server's tools start from, as the front end read it
 	// (the variables that point them elsewhere are dropped); nil: a default PATH only.
@@ -154,6 +160,14 @@ func Create(ctx context.Context, opts Options) (inst *Instance, err error) {
 			return nil, err
 		}
 	}
+	for _, a := range opts.Listen {
+		if opts.Kind != Postgres {
+			return nil, fmt.Errorf("listen addresses besides 127.0.0.1: PostgreSQL instances only")
+		}
+		if ip := net.ParseIP(a); ip == nil {
+			return nil, fmt.Errorf("listen address %q: give an IP address", a)
+		}
+	}
 	var bin, version string
 	if opts.Bin != "" {
 		bin, version, err = findIn(srv, opts.Bin, opts.Version)
@@ -199,6 +213,7 @@ func Create(ctx context.Context, opts Options) (inst *Instance, err error) {
 		Kind: opts.Kind, Name: opts.Name, Path: path, Version: version, Bin: bin,
 		Database: "fathom", Owner: opts.Owner, Created: time.Now().UTC(), Env: opts.Env,
 		Settings: append([]Setting(nil), opts.Settings...), startTimeout: opts.StartTimeout, Ports: opts.Ports,
+		Listen: slices.Clone(opts.Listen),
 	}
 	if acct != nil {
 		inst.RunAs = acct.name

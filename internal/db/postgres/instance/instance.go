@@ -173,7 +173,8 @@ func quoteConf(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") 
 func (Driver) Config(i *instance.Instance) (string, string) {
 	var b strings.Builder
 	b.WriteString("# Written by fathom for instance " + i.Name + "; rewritten whenever its settings change.\n")
-	fmt.Fprintf(&b, "port = %d\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = %s\nunix_socket_permissions = 0700\npassword_encryption = 'scram-sha-256'\n", i.Port, quoteConf(filepath.Dir(i.Socket)))
+	listen := strings.Join(append([]string{"127.0.0.1"}, i.Listen...), ",")
+	fmt.Fprintf(&b, "port = %d\nlisten_addresses = %s\nunix_socket_directories = %s\nunix_socket_permissions = 0700\npassword_encryption = 'scram-sha-256'\n", i.Port, quoteConf(listen), quoteConf(filepath.Dir(i.Socket)))
 	b.WriteString("# settings\n")
 	for _, s := range i.Settings {
 		fmt.Fprintf(&b, "%s = %s\n", s.Name, quoteConf(s.Value))
