@@ -83,7 +83,8 @@ ensure_mysql() {
     log "starting MariaDB"
     mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null || true
     # --pidfile: throwaway instances run the same program, which --exec alone would match.
-    start-stop-daemon --start --oknodo --background --pidfile /run/mysqld/mysqld.pid --exec /usr/sbin/mariadbd >&2 2>/dev/null || \
+    # --user: mariadbd started by root refuses to run as root (no init system did it here).
+    start-stop-daemon --start --oknodo --background --pidfile /run/mysqld/mysqld.pid --exec /usr/sbin/mariadbd -- --user=mysql >&2 2>/dev/null || \
       (command -v mysqld_safe >/dev/null && (mysqld_safe >/dev/null 2>&1 &))
     wait_for 30 my_up || { log "MariaDB is not accepting connections on 127.0.0.1:3306"; return 1; }
   fi
