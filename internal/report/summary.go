@@ -118,7 +118,7 @@ func ms(v float64) string {
 // that aborted and the error rate against its maximum.
 func writeErrors(w io.Writer, run *store.Run, s *measure.Summary) {
 	if s.ClientsAborted > 0 {
-		fmt.Fprintf(w, "clients aborted: %d of %d (the others went on)\n", s.ClientsAborted, run.Clients)
+		fmt.Fprintf(w, "clients aborted: %d of %d%s\n", s.ClientsAborted, run.Clients, othersWentOn(s.ClientsAborted, run.Clients))
 	}
 	if s.MaxErrorRate != nil {
 		fmt.Fprintf(w, "error rate: %s%% of transactions failed (maximum %s%%)\n", fmtPct(s.ErrorRate), fmtPct(*s.MaxErrorRate))
@@ -218,7 +218,7 @@ func errorFacts(d *RunData) [][2]string {
 	var f [][2]string
 	s := &d.Summary
 	if s.ClientsAborted > 0 {
-		f = append(f, [2]string{"clients aborted", fmt.Sprintf("%d of %d (the others went on)", s.ClientsAborted, d.Run.Clients)})
+		f = append(f, [2]string{"clients aborted", fmt.Sprintf("%d of %d%s", s.ClientsAborted, d.Run.Clients, othersWentOn(s.ClientsAborted, d.Run.Clients))})
 	}
 	if s.MaxErrorRate != nil {
 		f = append(f, [2]string{"error rate", fmt.Sprintf("%s%% of transactions failed (maximum %s%%)", fmtPct(s.ErrorRate), fmtPct(*s.MaxErrorRate))})
@@ -256,4 +256,13 @@ func (r *Report) writeErrorsMarkdown(w io.Writer) {
 			}
 		}
 	}
+}
+
+// othersWentOn says what the clients that did not abort did: " (the others went on)"
+// unless every client aborted.
+func othersWentOn(aborted, clients int) string {
+	if aborted < clients {
+		return " (the others went on)"
+	}
+	return " (every client)"
 }

@@ -524,10 +524,11 @@ function factsOf(p) {
   if (!p.figures.watch) {
     facts.push(["measured", `${num(s.seconds || 0)} s in ${s.intervals || 0} intervals` + (p.live ? " so far" : "")]);
     facts.push(["throughput", `${rate(s.tps)} tx/s, ${rate(s.qps)} statements/s`]);
-    facts.push(["latency", `p50 ${ms(lat.p50)}, p95 ${ms(lat.p95)}, p99 ${ms(lat.p99)}, max ${ms(lat.max)}`]);
+    // No successful transaction: no latency to give (a 0 ms would be a number that is not true).
+    facts.push(["latency", (s.transactions || 0) > 0 ? `p50 ${ms(lat.p50)}, p95 ${ms(lat.p95)}, p99 ${ms(lat.p99)}, max ${ms(lat.max)}` : "none: no transaction succeeded"]);
     facts.push(["errors", `${s.errors || 0}; failed ${s.failed || 0}, retries ${s.retries || 0}, reconnects ${s.reconnects || 0}`]);
     if (r.rate) facts.push(["open loop", `late ${s.late || 0}, dropped ${s.dropped || 0}; latency counts from the intended start`]);
-    if (s.clients_aborted) facts.push(["clients aborted", `${s.clients_aborted} of ${r.clients} (the others went on)`]);
+    if (s.clients_aborted) facts.push(["clients aborted", `${s.clients_aborted} of ${r.clients}` + (s.clients_aborted < r.clients ? " (the others went on)" : " (every client)")]);
     if (s.max_error_rate_pct !== undefined) facts.push(["error rate", `${num(s.error_rate_pct || 0)}% of transactions failed (maximum ${num(s.max_error_rate_pct)}%)`]);
   }
   return el("dl", { class: "facts", id: "facts" }, facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
