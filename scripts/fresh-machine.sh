@@ -73,6 +73,7 @@ inner='
 set -e
 for _ in $(seq 100); do ip link show tap0 >/dev/null 2>&1 && break; sleep 0.1; done
 ip link set lo up
+mount --bind "$D" "$D" # the root a mount point, as on a machine: ip netns exec remounts it
 mount -t proc proc "$D/proc"
 mount -t sysfs sysfs "$D/sys"
 mount --rbind /dev "$D/dev"
