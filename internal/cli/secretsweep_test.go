@@ -231,7 +231,7 @@ func TestPlantedSecretSweep(t *testing.T) {
 	// served for Prometheus while it runs.
 	sp := startProxy(t, hostport)
 	storeViaProxy := "postgres://sweeper:" + enc + "@" + sp.ln.Addr().String() + "/sweep_store?sslmode=disable"
-	stderr, done := sw.start(t, "run (store outage)", env, nil, append([]string{"run", "--target", tgt, "--store", storeViaProxy, "-c", "2", "-T", "10m", "-P", "200ms", "--json",
+	stderr, done := sw.start(t, "run (store outage)", env, nil, append([]string{"run", "--target", tgt, "--store", storeViaProxy, "--store-outage", "3s", "-c", "2", "-T", "10m", "-P", "200ms", "--json",
 		"--label", "note=sweep", "--metrics-addr", "127.0.0.1:0"}, base...)...)
 	waitFor(t, "the run's first interval in the store", func() bool { n, _ := storedIntervals(storeURL, 1); return n > 0 || len(done) > 0 })
 	// Its metrics for Prometheus (every label) while it runs.
@@ -240,17 +240,17 @@ func TestPlantedSecretSweep(t *testing.T) {
 	} else {
 		t.Errorf("no metrics address on the run's stderr: %q", stderr.String())
 	}
-	// Its store connections are dropped (new ones get through), until a write fails;
-	// the store is then reachable again, so the run's end and reason are saved.
-	go func() {
-		for len(done) == 0 {
-			sp.drop()
-			select {
-			case <-time.After(300 * time.Millisecond):
-			case <-time.After(3 * time.Minute):
-			}
-		}
-	}()
+	// Its store connections are dropped a few times (new ones get through: the run
+	// rides that out, store/durable), then the proxy is cut for good: past
+	// --store-outage the run stops, keeps what it could not write in a spool file and
+	// names the upload command. The store itself stays reachable directly, so the
+	// run's end and reason are saved.
+	for range 3 {
+		sp.drop()
+		n0, _ := storedIntervals(storeURL, 1)
+		waitFor(t, "an interval written after a dropped store connection", func() bool { n, _ := storedIntervals(storeURL, 1); return n > n0 || len(done) > 0 })
+	}
+	sp.cut()
 	var r result
 	select {
 	case r = <-done:
@@ -264,7 +264,7 @@ func TestPlantedSecretSweep(t *testing.T) {
 		st.Close()
 	}
 	// It failed, and says why with the store named without its password.
-	if r.code == 0 || !strings.Contains(r.stderr, "writing interval") || !strings.Contains(r.stderr, "sweeper@127.0.0.1") {
+	if r.code == 0 || !strings.Contains(r.stderr, "fathom store upload") || !strings.Contains(r.stderr, "sweeper@127.0.0.1") {
 		t.Errorf("run with its store gone: exit %d\n%s", r.code, r.stderr)
 	}
 
