@@ -304,7 +304,7 @@ type (
 // quantity is the API's grammar for a resource quantity (a non-negative number with
 // an optional binary, decimal or exponent suffix: 500m, 2, 1.5, 256Mi, 1e3); the tests
 // compare it with k8s.io/apimachinery's parser.
-var quantity = regexp.MustCompile(`^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$`)
+var quantity = regexp.MustCompile(`^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$`)
 
 // A DNS-1123 label (RFC 1123), as the API checks the names and label values here.
 const dnsLabelMax = 63

@@ -3,7 +3,9 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -103,7 +105,7 @@ func TestK8sQuantities(t *testing.T) {
 
 // What fathom's quantity grammar accepts, the API's parser accepts.
 func FuzzK8sQuantity(f *testing.F) {
-	for _, q := range []string{"1", "500m", "0.5", ".5", "256Mi", "1e3", "1E3", "2E", "+2", "1e-3", "lots", "1Kii"} {
+	for _, q := range []string{"1", "500m", "0.5", ".5", "256Mi", "1e3", "1E3", "2E", "+2", "1e-3", "lots", "1Kii", "0e9227000000000000000", "1e9223372036854775807"} {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
@@ -116,6 +118,13 @@ func FuzzK8sQuantity(f *testing.F) {
 		}
 		if v.Sign() < 0 {
 			t.Fatalf("%q: negative", q)
+		}
+		// A plain or exponent form the API reads must keep its value (an int64
+		// exponent wraps inside the parser: 1e9223372036854775807 reads as 100e-3).
+		if f, err := strconv.ParseFloat(strings.TrimPrefix(q, "+"), 64); err == nil && f >= 1 && !math.IsInf(f, 0) {
+			if got := v.AsApproximateFloat64(); math.Abs(got-f) > 1e-6*f {
+				t.Fatalf("%q: the API reads %g", q, got)
+			}
 		}
 	})
 }
