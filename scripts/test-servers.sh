@@ -35,6 +35,11 @@ apt_install() { # apt-get's output is shown only when it fails
   fi
   rm -f "$out"
 }
+# Servers this script installed itself are marked, so that it may open their TCP login for
+# the tests (below); a server that was there before is never reconfigured.
+marks=/var/lib/fathom-test
+mark_installed() { as_root && mkdir -p "$marks" && touch "$marks/$1-installed"; }
+installed_here() { [ -e "$marks/$1-installed" ]; }
 wait_for() { # seconds command...
   local n=$1; shift
   for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 1; done
@@ -48,6 +53,7 @@ ensure_postgres() {
   if [ -n "${FATHOM_TEST_POSTGRES_DSN:-}" ]; then return 0; fi
   if ! command -v pg_ctlcluster >/dev/null && ! command -v pg_isready >/dev/null; then
     log "installing PostgreSQL"; apt_install postgresql postgresql-contrib || return 1
+    mark_installed postgres
   fi
   if ! pg_up; then
     local v; v=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)
@@ -61,6 +67,21 @@ ensure_postgres() {
   # over TCP (trust or a password in .pgpass/PG* is up to the machine).
   if ! psql -X -q -h 127.0.0.1 -U postgres -d test -c 'select 1' >/dev/null 2>&1; then
     pg_sql "CREATE DATABASE test" || true
+  fi
+  if ! psql -X -q -h 127.0.0.1 -U postgres -d test -c 'select 1' >/dev/null 2>&1 && installed_here postgres && as_root; then
+    # Debian's packaged server asks for a password over TCP, and its postgres role has
+    # none, so the tests (which connect over TCP, as users do) could not log in. For a
+    # server this script installed, the postgres role is trusted from this machine's
+    # loopback only, ahead of the package's lines; nothing else changes.
+    local hba; hba=$(su postgres -c "psql -X -Atq -d postgres -c 'show hba_file'" 2>/dev/null)
+    if [ -n "$hba" ] && [ -f "$hba" ] && ! grep -q '^# fathom test-servers' "$hba"; then
+      log "trusting the postgres role from 127.0.0.1 and ::1 on the PostgreSQL this script installed ($hba)"
+      { printf '# fathom test-servers: the tests log in over TCP (scripts/test-servers.sh)\n'
+        printf 'host all postgres 127.0.0.1/32 trust\nhost all postgres ::1/128 trust\n'
+        cat "$hba"; } >"$hba.fathom" && cat "$hba.fathom" >"$hba" && rm -f "$hba.fathom"
+      su postgres -c "psql -X -q -d postgres -c 'select pg_reload_conf()'" >/dev/null 2>&1
+      wait_for 10 psql -X -q -h 127.0.0.1 -U postgres -d test -c 'select 1'
+    fi
   fi
   if psql -X -q -h 127.0.0.1 -U postgres -d test -c 'select 1' >/dev/null 2>&1; then
     export FATHOM_TEST_POSTGRES_DSN="postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
@@ -78,6 +99,7 @@ ensure_mysql() {
   if [ -n "${FATHOM_TEST_MYSQL_DSN:-}" ]; then return 0; fi
   if ! command -v mariadbd >/dev/null && [ ! -x /usr/sbin/mariadbd ] && ! command -v mysqld >/dev/null; then
     log "installing MariaDB"; apt_install mariadb-server || return 1
+    mark_installed mariadb
   fi
   if ! my_up; then
     log "starting MariaDB"
@@ -88,7 +110,16 @@ ensure_mysql() {
       (command -v mysqld_safe >/dev/null && (mysqld_safe >/dev/null 2>&1 &))
     wait_for 30 my_up || { log "MariaDB is not accepting connections on 127.0.0.1:3306"; return 1; }
   fi
-  mariadb -uroot -h127.0.0.1 -e 'CREATE DATABASE IF NOT EXISTS test' >/dev/null 2>&1 || true
+  if ! mariadb -uroot -h127.0.0.1 -e 'select 1' >/dev/null 2>&1 && installed_here mariadb && as_root; then
+    # Debian's packaged root logs in by the socket only (unix_socket), and the tests
+    # connect over TCP. For a server this script installed, root also accepts the
+    # empty password, as on the development machines the tests were written on.
+    log "letting root log in over TCP on the MariaDB this script installed"
+    mariadb -uroot -e "ALTER USER root@localhost IDENTIFIED VIA unix_socket OR mysql_native_password USING PASSWORD('')" >/dev/null 2>&1 ||
+      log "could not open root's TCP login (mariadb -uroot by socket failed)"
+  fi
+  mariadb -uroot -h127.0.0.1 -e 'CREATE DATABASE IF NOT EXISTS test' >/dev/null 2>&1 ||
+    { log "cannot log in to MariaDB as root on 127.0.0.1 without a password; set FATHOM_TEST_MYSQL_DSN"; return 1; }
   export FATHOM_TEST_MYSQL_DSN="mysql://root@127.0.0.1:3306/test"
 }
 
