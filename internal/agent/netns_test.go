@@ -589,56 +589,36 @@ func skipUnlessRequired(t *testing.T, why string) {
 // from a clock that is off by half the round trip.
 func delayProxy(t *testing.T, addr, upstream string, delay time.Duration) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	return dbtest.StartProxy(t, upstream, dbtest.ProxyOptions{Listen: addr, Pump: func(_ int, up bool, dst io.Writer, src io.Reader) {
+		if !up { // the server's replies go straight back
+			_, _ = io.Copy(dst, src)
+			return
+		}
+		type chunk struct {
+			at time.Time
+			b  []byte
+		}
+		q := make(chan chunk, 1024)
+		go func() { // client -> queue
+			defer close(q)
+			for {
+				b := make([]byte, 32<<10)
+				n, err := src.Read(b)
+				if n > 0 {
+					q <- chunk{time.Now().Add(delay), b[:n]}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		for ch := range q { // queue -> server, each chunk at its time
+			time.Sleep(time.Until(ch.at))
+			if _, err := dst.Write(ch.b); err != nil {
 				return
 			}
-			u, err := net.Dial("tcp", upstream)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			type chunk struct {
-				at time.Time
-				b  []byte
-			}
-			q := make(chan chunk, 1024)
-			go func() { // client -> queue
-				defer close(q)
-				for {
-					b := make([]byte, 32<<10)
-					n, err := c.Read(b)
-					if n > 0 {
-						q <- chunk{time.Now().Add(delay), b[:n]}
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
-			go func() { // queue -> server, each chunk at its time
-				defer u.Close()
-				for ch := range q {
-					time.Sleep(time.Until(ch.at))
-					if _, err := u.Write(ch.b); err != nil {
-						return
-					}
-				}
-			}()
-			go func() { // server -> client, at once
-				defer c.Close()
-				_, _ = io.Copy(c, u)
-			}()
 		}
-	}()
-	return ln.Addr().String()
+	}}).Addr()
 }
 
 // TestAgentClockDelay: an agent whose path to the store is 300 ms slower one way, on

@@ -28,40 +28,23 @@ import (
 // normalized text and by protocol: a simple Query, or a Bind of an unnamed or a named
 // (prepared) statement.
 type wireProxy struct {
-	ln    net.Listener
-	to    string
+	*dbtest.Proxy
 	mu    sync.Mutex
-	conns int
+	base  int // connections accepted before the last reset
 	execs map[string]*protoCount
 }
 
 type protoCount struct{ simple, unnamed, named int }
 
 func newWireProxy(t *testing.T, to string) *wireProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &wireProxy{ln: ln, to: to, execs: map[string]*protoCount{}}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", to)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns++
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(c, s); c.Close() }()
-			go func() { p.frontend(c, s); s.Close() }()
+	p := &wireProxy{execs: map[string]*protoCount{}}
+	p.Proxy = dbtest.StartProxy(t, to, dbtest.ProxyOptions{Pump: func(_ int, up bool, dst io.Writer, src io.Reader) {
+		if up {
+			p.frontend(src, dst)
+		} else {
+			_, _ = io.Copy(dst, src)
 		}
-	}()
+	}})
 	return p
 }
 
@@ -69,13 +52,14 @@ func newWireProxy(t *testing.T, to string) *wireProxy {
 func (p *wireProxy) reset() (conns int, execs map[string]*protoCount) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	conns, execs = p.conns, p.execs
-	p.conns, p.execs = 0, map[string]*protoCount{}
+	n := p.Accepted()
+	conns, execs = n-p.base, p.execs
+	p.base, p.execs = n, map[string]*protoCount{}
 	return conns, execs
 }
 
 // frontend forwards the client's messages to the server, reading each.
-func (p *wireProxy) frontend(c, s net.Conn) {
+func (p *wireProxy) frontend(c io.Reader, s io.Writer) {
 	r := bufio.NewReader(c)
 	// Untyped messages first: SSLRequest or GSSENCRequest (answered 'N' with
 	// sslmode=disable, then the client goes on), then the startup message.
@@ -329,14 +313,14 @@ func TestPgbenchCommandLineDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy := newWireProxy(t, u.Host)
-	host, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
+	host, port, _ := net.SplitHostPort(proxy.Addr())
 	db := strings.TrimPrefix(u.Path, "/")
 	pgEnv := append(os.Environ(), "PGSSLMODE=disable", "PGHOST="+host, "PGPORT="+port, "PGUSER="+u.User.Username(), "PGDATABASE="+db, "PGAPPNAME=pgdiff")
 	if pw, ok := u.User.Password(); ok {
 		pgEnv = append(pgEnv, "PGPASSWORD="+pw)
 	}
 	via := *u
-	via.Host = proxy.ln.Addr().String()
+	via.Host = proxy.Addr()
 	q := via.Query()
 	q.Set("sslmode", "disable")
 	via.RawQuery = q.Encode()

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -22,73 +20,12 @@ import (
 	"github.com/fathom-lab/fathom/internal/store/stores"
 )
 
-// switchProxy forwards TCP connections to a real server; down closes every
-// connection and refuses new ones (accepted, then closed at once) until up.
-type switchProxy struct {
-	ln       net.Listener
-	upstream string
-	mu       sync.Mutex
-	isDown   bool
-	conns    []net.Conn
-}
-
-func startSwitchProxy(t *testing.T, upstream string) *switchProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &switchProxy{ln: ln, upstream: upstream}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			down := p.isDown
-			p.mu.Unlock()
-			if down {
-				c.Close()
-				continue
-			}
-			u, err := net.Dial("tcp", upstream)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, u)
-			p.mu.Unlock()
-			go func() { io.Copy(u, c); u.Close() }()
-			go func() { io.Copy(c, u); c.Close() }()
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); p.down() })
-	return p
-}
-
-func (p *switchProxy) down() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.isDown = true
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
-func (p *switchProxy) up() {
-	p.mu.Lock()
-	p.isDown = false
-	p.mu.Unlock()
-}
-
 // outageStore is a PostgreSQL store of the test's own, reached directly and through a
 // proxy that can be cut.
 type outageStore struct {
 	direct, proxied string
 	db              string
-	proxy           *switchProxy
+	proxy           *dbtest.Proxy
 	admin           string
 }
 
@@ -117,8 +54,8 @@ func newOutageStore(t *testing.T) *outageStore {
 	}
 	u.Path = "/" + db
 	direct := u.String()
-	p := startSwitchProxy(t, u.Host)
-	u.Host = p.ln.Addr().String()
+	p := dbtest.StartProxy(t, u.Host, dbtest.ProxyOptions{})
+	u.Host = p.Addr()
 	return &outageStore{direct: direct, proxied: u.String(), db: db, proxy: p, admin: base}
 }
 
@@ -223,9 +160,9 @@ func TestStoreOutageRun(t *testing.T) {
 			var cutAt, backAt time.Time
 			r := outageRun(t, s, (outage + 10*time.Second).String(), nil, func() {
 				cutAt = time.Now()
-				s.proxy.down()
+				s.proxy.Cut()
 				time.Sleep(outage) // the outage's length, not a wait for a condition
-				s.proxy.up()
+				s.proxy.Restore()
 				backAt = time.Now()
 			})
 			if r.code != 0 {
@@ -306,7 +243,7 @@ var uploadLine = regexp.MustCompile("`fathom store upload --store (\\S+) (\\S+)`
 // and a second upload changes nothing.
 func TestStoreOutageOverBound(t *testing.T) {
 	s := newOutageStore(t)
-	r := outageRun(t, s, "2m", []string{"--store-outage", "3s"}, func() { s.proxy.down() })
+	r := outageRun(t, s, "2m", []string{"--store-outage", "3s"}, func() { s.proxy.Cut() })
 	if r.code != ExitFailure {
 		t.Fatalf("exit %d, want %d: %s", r.code, ExitFailure, r.stderr)
 	}
@@ -326,7 +263,7 @@ func TestStoreOutageOverBound(t *testing.T) {
 	if strings.Contains(r.stderr, "password") {
 		t.Errorf("stderr mentions a password:\n%s", r.stderr)
 	}
-	s.proxy.up()
+	s.proxy.Restore()
 	st := s.open(t)
 	before, _ := st.Intervals(context.Background(), sum.RunID)
 	env := map[string]string{"FATHOM_STORE": s.proxied}
@@ -350,5 +287,172 @@ func TestStoreOutageOverBound(t *testing.T) {
 	other := fathom(t, map[string]string{"FATHOM_STORE": s.direct}, nil, "store", "upload", file)
 	if other.code != ExitUsage || !strings.Contains(other.stderr, "holds writes for") {
 		t.Errorf("upload to another store: exit %d: %s", other.code, other.stderr)
+	}
+}
+
+// A 10 s store outage in the middle of an experiment: the experiment goes on through
+// it (the run under way measures on; the bookkeeping between runs waits for the store),
+// ends complete with every run, and each run's stored intervals are the ones it
+// summed up, each once.
+func TestStoreOutageExperiment(t *testing.T) {
+	s := newOutageStore(t)
+	target := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
+	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
+	if r := fathom(t, env, nil, "prepare", "--target", target, "--workload", "oltp_point_select", "--table-size", "1000"); r.code != 0 {
+		t.Fatalf("prepare: %s", r.stderr)
+	}
+	name := fmt.Sprintf("outage-%d", time.Now().UnixNano())
+	plan := writePlan(t, fmt.Sprintf(`experiment: %s
+target: %s
+workload: oltp_point_select
+options: {table_size: 1000}
+duration: 4s
+report_interval: 250ms
+repetitions: 3
+matrix:
+  clients: [1]
+`, name, target))
+	st := s.open(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The outage starts once the first run has stored an interval and lasts 10 s,
+		// longer than one run: it spans the end of one run and the start of the next.
+		if err := poll("the experiment's first stored interval", func() bool {
+			id, err := st.LatestRunID(context.Background())
+			if err != nil || id == 0 {
+				return false
+			}
+			ivs, _ := st.Intervals(context.Background(), id)
+			return len(ivs) > 0
+		}); err != nil {
+			t.Error(err)
+			return
+		}
+		s.proxy.Cut()
+		time.Sleep(10 * time.Second) // the outage's length, not a wait for a condition
+		s.proxy.Restore()
+	}()
+	r := fathom(t, env, nil, "experiment", "-q", plan)
+	<-done
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the experiment printed on stderr:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "is unreachable") || !strings.Contains(r.stderr, "is back after") {
+		t.Errorf("the outage and the store's return were not said on stderr:\n%s", r.stderr)
+	}
+	exp, err := st.ExperimentByName(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exp.Status != "complete" || exp.Complete != 3 {
+		t.Fatalf("experiment %s, %d runs complete; want complete, 3", exp.Status, exp.Complete)
+	}
+	runs, err := st.ExperimentRuns(context.Background(), exp.ID)
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("runs: %v %v", runs, err)
+	}
+	warned := 0
+	for _, er := range runs {
+		run, sum := runSummary(t, st, er.RunID)
+		if run.Status != "complete" || run.Gone {
+			t.Errorf("run %d: stored status %q gone %v", run.ID, run.Status, run.Gone)
+		}
+		ivs := checkIntervals(t, st, er.RunID, sum)
+		if last := ivs[len(ivs)-1].End; last < 3*time.Second {
+			t.Errorf("run %d measured %s of 4s", run.ID, last)
+		}
+		for _, w := range run.Warnings {
+			if strings.Contains(w, "unreachable from") {
+				warned++
+				t.Logf("run %d: %s", run.ID, w)
+			}
+		}
+	}
+	if warned == 0 {
+		t.Errorf("no run records the outage")
+	}
+}
+
+// A 10 s store outage during a run with three agents: the agents and the coordinator
+// measure and merge on through it, the run ends complete, the agents' transactions add
+// up to the run's, and the store holds every merged interval once, as the run summed
+// them up.
+func TestStoreOutageAgents(t *testing.T) {
+	s := newOutageStore(t)
+	target := dbtest.PostgresDatabase(t, "agents_outage")
+	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
+	if r := fathom(t, env, nil, "prepare", "--workload", "tpcb", "--scale", "1", "--target", target); r.code != 0 {
+		t.Fatalf("prepare: %s", r.stderr)
+	}
+	name := fmt.Sprintf("outage-%d", time.Now().UnixNano())
+	var wg sync.WaitGroup
+	agents := make([]result, 3)
+	for i := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agents[i] = fathom(t, env, nil, "agent", "--run", name, "--index", fmt.Sprint(i), "--wait", "2m")
+		}()
+	}
+	st := s.open(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := poll("the run's first merged interval", func() bool {
+			id, err := st.LatestRunID(context.Background())
+			if err != nil || id == 0 {
+				return false
+			}
+			ivs, _ := st.Intervals(context.Background(), id)
+			return len(ivs) > 0
+		}); err != nil {
+			t.Error(err)
+			return
+		}
+		s.proxy.Cut()
+		time.Sleep(10 * time.Second) // the outage's length, not a wait for a condition
+		s.proxy.Restore()
+	}()
+	r := fathom(t, env, nil, "run", "--workload", "tpcb", "--agents", "3", "--name", name, "-c", "3", "-T", "16", "-P", "0.5", "--json", "--target", target)
+	wg.Wait()
+	<-done
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	t.Logf("the coordinator printed on stderr:\n%s", r.stderr)
+	sum := summary(t, r)
+	if sum.Status != "complete" {
+		t.Fatalf("status %s (%s)", sum.Status, sum.Reason)
+	}
+	var n int64
+	for i, a := range agents {
+		if a.code != 0 {
+			t.Fatalf("agent %d: exit %d\n%s", i, a.code, a.stderr)
+		}
+		var k int64
+		line := a.stderr[strings.LastIndex(a.stderr, "complete: "):]
+		if _, err := fmt.Sscanf(line, "complete: %d intervals, %d transactions", new(int), &k); err != nil {
+			t.Fatalf("agent %d's last line %q: %v", i, line, err)
+		}
+		n += k
+	}
+	if sum.Transactions == 0 || sum.Transactions != n {
+		t.Errorf("the run counted %d transactions; the agents' add up to %d", sum.Transactions, n)
+	}
+	ivs := checkIntervals(t, st, sum.RunID, sum)
+	if last := ivs[len(ivs)-1].End; last < 14*time.Second {
+		t.Errorf("the run measured %s of 16s", last)
+	}
+	run, err := st.Run(context.Background(), sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "complete" || run.Gone {
+		t.Errorf("stored status %q gone %v", run.Status, run.Gone)
+	}
+	if !strings.Contains(strings.Join(run.Warnings, "\n"), "unreachable from") {
+		t.Errorf("the run does not record the outage: %q", run.Warnings)
 	}
 }

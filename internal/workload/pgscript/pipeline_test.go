@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -16,70 +15,40 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload"
 )
 
-// turnProxy forwards TCP connections to a server and counts round trips: the times the
-// client sent something after the server had answered (or first).
-type turnProxy struct {
-	ln    net.Listener
-	to    string
-	mu    sync.Mutex
-	turns int
-	last  map[net.Conn]bool // per client connection: the last bytes went to the server
+// turns counts round trips through a proxy: the times a client sent something after
+// the server had answered (or first).
+type turns struct {
+	mu   sync.Mutex
+	n    int
+	last map[int]bool // per connection: the last bytes went to the server
 }
 
-func newTurnProxy(t *testing.T, to string) *turnProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &turnProxy{ln: ln, to: to, last: map[net.Conn]bool{}}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", to)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			go p.copy(c, s, c, true)
-			go p.copy(c, c, s, false)
-		}
-	}()
-	return p
-}
-
-func (p *turnProxy) copy(client net.Conn, dst, src net.Conn, up bool) {
-	defer dst.Close()
+// pump is the proxy's dbtest.ProxyOptions.Pump.
+func (tr *turns) pump(id int, up bool, dst io.Writer, src io.Reader) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			p.mu.Lock()
-			if up && !p.last[client] {
-				p.turns++
+			tr.mu.Lock()
+			if up && !tr.last[id] {
+				tr.n++
 			}
-			p.last[client] = up
-			p.mu.Unlock()
+			tr.last[id] = up
+			tr.mu.Unlock()
 			if _, err := dst.Write(buf[:n]); err != nil {
 				return
 			}
 		}
 		if err != nil {
-			if err != io.EOF {
-				return
-			}
 			return
 		}
 	}
 }
 
-func (p *turnProxy) count() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.turns
+func (tr *turns) count() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.n
 }
 
 // TestPipelineOneRoundTrip: a pipeline of ten statements costs one round trip (counted
@@ -94,8 +63,8 @@ func TestPipelineOneRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newTurnProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
+	proxy := &turns{last: map[int]bool{}}
+	u.Host = dbtest.StartProxy(t, u.Host, dbtest.ProxyOptions{Pump: proxy.pump}).Addr()
 	body := strings.Repeat("SELECT :a + 1;\n", 5) + "\\syncpipeline\n" + strings.Repeat("SELECT :a * 2, :a;\n", 5)
 	piped := writeScript(t, "piped.sql", "\\set a random(1, 1000)\n\\startpipeline\n"+body+"\\endpipeline\n")
 	plain := writeScript(t, "plain.sql", "\\set a random(1, 1000)\n"+strings.ReplaceAll(body, "\\syncpipeline\n", ""))
