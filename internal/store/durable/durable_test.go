@@ -1,0 +1,107 @@
+package durable_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/store/durable"
+	"github.com/fathom-lab/fathom/internal/store/postgres"
+	"github.com/fathom-lab/fathom/internal/store/storetest"
+	"github.com/fathom-lab/fathom/internal/store/stores"
+)
+
+// Past the memory bound, what waits through an outage goes to a private spool file
+// (0700 directory, 0600 file), in order after what is in memory; when the store
+// returns, every write reaches it once and in order, the file is removed, and the run
+// records the outage.
+func TestSpillToFile(t *testing.T) {
+	direct := dbtest.PostgresDatabase(t, "durable_spill")
+	u, err := url.Parse(direct)
+	if err != nil || !strings.Contains(u.Host, ":") {
+		t.Fatalf("test DSN %v has no TCP host:port to put a proxy in front of", err)
+	}
+	proxy := dbtest.StartProxy(t, u.Host, dbtest.ProxyOptions{})
+	u.Host = proxy.Addr()
+	inner, err := stores.Open(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "spool")
+	var mu sync.Mutex
+	var warned []string
+	st := durable.Wrap(inner, durable.Options{Memory: 4 << 10, Dir: dir, Unreachable: postgres.Unreachable,
+		Attempt: 2 * time.Second, Warn: func(m string) { mu.Lock(); warned = append(warned, m); mu.Unlock() }})
+	defer st.Close()
+	ctx := context.Background()
+	id, err := st.CreateRun(ctx, storetest.Run())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const before, during = 3, 40
+	for k := 0; k < before; k++ {
+		if err := st.AddInterval(ctx, id, storetest.Interval(k, k+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proxy.Cut()
+	for k := before; k < before+during; k++ {
+		if err := st.AddInterval(ctx, id, storetest.Interval(k, k+1)); err != nil {
+			t.Fatalf("interval %d during the outage: %v", k, err)
+		}
+	}
+	// 40 intervals are well past 4 KiB: the spool file holds some of them.
+	files, _ := filepath.Glob(filepath.Join(dir, "fathom-spool-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("spool files %v, want one", files)
+	}
+	if fi, err := os.Stat(files[0]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("spool file %v %v, want mode 0600", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("spool directory %v %v, want mode 0700", fi.Mode(), err)
+	}
+	proxy.Restore()
+	// Finishing waits for everything kept before it.
+	if err := st.FinishRun(ctx, id, "complete", "", time.Now(), []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	check, err := stores.Open(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	ivs, err := check.Intervals(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ivs) != before+during {
+		t.Fatalf("%d intervals stored, want %d", len(ivs), before+during)
+	}
+	for k, iv := range ivs {
+		if iv.Index != k || iv.Types[0].OK != int64(k+1) {
+			t.Fatalf("interval %d stored at %d with %d successes: out of order, doubled or changed", iv.Index, k, iv.Types[0].OK)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "fathom-spool-*.jsonl")); len(left) != 0 {
+		t.Errorf("spool file left after everything was written: %v", left)
+	}
+	run, err := check.Run(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "complete" || !strings.Contains(strings.Join(run.Warnings, "\n"), "unreachable from") {
+		t.Errorf("run %s, warnings %q", run.Status, run.Warnings)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warned) != 2 {
+		t.Errorf("warnings heard: %q, want the outage and the return", warned)
+	}
+}
