@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,7 +24,7 @@ func Run(ctx context.Context, env *Env) int {
 	root := newRoot(env)
 	maskDefaults(root)
 	root.SetArgs(env.Args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && !errors.Is(err, errReported) { // check prints its own Nagios line
 		msg := target.RedactString(strings.TrimSpace(err.Error()))
 		fmt.Fprintf(env.Stderr, "fathom: %s\n", msg)
@@ -31,6 +34,9 @@ func Run(ctx context.Context, env *Env) int {
 	// says its one line and nothing else.
 	if code == ExitOK || code == ExitInterrupted {
 		warnCommandLinePasswords(env.Args, env.Stderr)
+		if cmd != nil {
+			oldStoreNote(cmd, env)
+		}
 	}
 	return code
 }
@@ -117,16 +123,66 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// storeFlag adds --store, defaulting to $FATHOM_STORE or fathom.db. The value is held
-// as a secret.DSN: wherever it is formatted (messages, errors, help) it shows without
-// its password; only Reveal hands it to the store.
+// storeFlag adds --store, defaulting to $FATHOM_STORE or defaultStore. The value is
+// held as a secret.DSN: wherever it is formatted (messages, errors, help) it shows
+// without its password; only Reveal hands it to the store.
 func storeFlag(fs *pflag.FlagSet, env *Env, p *secret.DSN) {
 	def := env.Getenv("FATHOM_STORE")
 	if def == "" {
-		def = "fathom.db"
+		def = defaultStore(env)
 	}
 	*p = stores.DSN(def)
-	fs.Var(storeValue{p}, "store", "results store: a SQLite file, a postgres:// URL or libpq's host=… dbname=… (also $FATHOM_STORE)")
+	fs.Var(storeValue{p}, "store", "results store: a SQLite file, a postgres:// URL or libpq's host=… dbname=… (also $FATHOM_STORE; by default fathom.db in the user's data directory)")
+}
+
+// defaultStore is the results store used when neither --store nor $FATHOM_STORE says
+// one: fathom.db in the user's data directory, so that every run of the user is in one
+// place whatever the working directory ($XDG_DATA_HOME/fathom, else
+// ~/.local/share/fathom; ~/Library/Application Support/fathom on macOS;
+// %LOCALAPPDATA%\fathom on Windows). SQLite makes the directory when it first writes.
+// Without a home directory it is fathom.db in the working directory, as it used to be.
+func defaultStore(env *Env) string {
+	var dir string
+	switch runtime.GOOS {
+	case "windows":
+		dir = env.Getenv("LOCALAPPDATA")
+	case "darwin":
+		if h := env.Getenv("HOME"); h != "" {
+			dir = filepath.Join(h, "Library", "Application Support")
+		}
+	default:
+		if d := env.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) { // the spec ignores a relative one
+			dir = d
+		} else if h := env.Getenv("HOME"); h != "" && h != "/" {
+			dir = filepath.Join(h, ".local", "share")
+		}
+	}
+	if dir == "" {
+		return "fathom.db"
+	}
+	return filepath.Join(dir, "fathom", "fathom.db")
+}
+
+// oldStoreNote is the migration note for a user who has runs in ./fathom.db, the
+// per-directory default of fathom before 2026-11: said (once, on stderr) by the
+// commands that open the default store while such a file is in the working directory.
+func oldStoreNote(cmd *cobra.Command, env *Env) {
+	f := cmd.Flags().Lookup("store")
+	if f == nil || f.Changed || env.Getenv("FATHOM_STORE") != "" || cmd.Flags().Changed("help") {
+		return
+	}
+	def := defaultStore(env)
+	if def == "fathom.db" {
+		return
+	}
+	here, err := os.Stat("fathom.db")
+	if err != nil || !here.Mode().IsRegular() {
+		return
+	}
+	if there, err := os.Stat(def); err == nil && os.SameFile(here, there) {
+		return
+	}
+	fmt.Fprintf(env.Stderr, "fathom: note: the results store is %s by default now; ./fathom.db here is a store of the old per-directory default: use --store fathom.db (or FATHOM_STORE) for it, or `fathom store copy fathom.db %s` to keep its runs with the others\n", def, shellQuote(def))
 }
 
 // storeValue is --store as a pflag.Value.
