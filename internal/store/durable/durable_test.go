@@ -13,8 +13,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/store/durable"
 	"github.com/fathom-lab/fathom/internal/store/postgres"
-	"github.com/fathom-lab/fathom/internal/store/storetest"
 	"github.com/fathom-lab/fathom/internal/store/stores"
+	"github.com/fathom-lab/fathom/internal/store/storetest"
 )
 
 // Past the memory bound, what waits through an outage goes to a private spool file
