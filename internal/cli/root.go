@@ -79,7 +79,6 @@ Start with:  fathom quickstart`,
 		}
 		return usagef("%s (see `%s --help`)", err, cmd.CommandPath())
 	})
-	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
 		newPrepareCmd(env),
 		newRunCmd(env),
@@ -108,6 +107,7 @@ Start with:  fathom quickstart`,
 		newK8sCmd(env),
 		newVersionCmd(env),
 	)
+	addCompletions(root, env)
 	for _, c := range root.Commands() {
 		if c.Args == nil {
 			c.Args = noArgs
@@ -132,7 +132,7 @@ func storeFlag(fs *pflag.FlagSet, env *Env, p *secret.DSN) {
 		def = defaultStore(env)
 	}
 	*p = stores.DSN(def)
-	fs.Var(storeValue{p}, "store", "results store: a SQLite file, a postgres:// URL or libpq's host=… dbname=… (also $FATHOM_STORE; by default fathom.db in the user's data directory)")
+	fs.Var(storeValue{p}, "store", "results store: a SQLite file, a postgres:// URL or libpq's host=… dbname=… (also $FATHOM_STORE)")
 }
 
 // defaultStore is the results store used when neither --store nor $FATHOM_STORE says
