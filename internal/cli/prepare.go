@@ -15,21 +15,23 @@ import (
 func newPrepareCmd(env *Env) *cobra.Command {
 	o := &targetOpts{}
 	lo := &workload.Layout{}
+	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "prepare",
 		Short: "Create the workload's tables and load its data (existing ones are dropped first)",
 		Example: `  fathom prepare --workload tpcb --scale 10 --target postgres://postgres@127.0.0.1/bench
   fathom prepare --workload oltp_read_write --tables 8 --table-size 100000 --target mysql://root@127.0.0.1/sbtest`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return prepare(cmd.Context(), env, o, lo)
+			return prepare(cmd.Context(), env, o, lo, quiet)
 		},
 	}
 	o.register(cmd.Flags(), env)
 	compat.RegisterLayout(cmd.Flags(), lo)
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress: only the last line (prepared … in …)")
 	return cmd
 }
 
-func prepare(ctx context.Context, env *Env, o *targetOpts, lo *workload.Layout) error {
+func prepare(ctx context.Context, env *Env, o *targetOpts, lo *workload.Layout, quiet bool) error {
 	p, err := o.params()
 	if err != nil {
 		return err
@@ -37,7 +39,7 @@ func prepare(ctx context.Context, env *Env, o *targetOpts, lo *workload.Layout) 
 	t := run.Target{DSN: o.target, QueryMode: o.queryMode, ConnectTimeout: o.connectTimeout, PollerSockets: o.pollerSockets, Getenv: env.Getenv}
 	ctx, stop := env.Interrupts(ctx)
 	defer stop()
-	pp := &view.PrepareLines{W: env.Stdout, Now: env.Now}
+	pp := &view.PrepareLines{W: env.Stdout, Now: env.Now, Quiet: quiet}
 	if env.Terminal {
 		pp.Bar = env.Stderr
 	}

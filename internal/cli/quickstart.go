@@ -21,7 +21,7 @@ it at a real server, or -T for a longer run.`,
 			if !cmd.Flags().Changed("target") && env.Getenv("FATHOM_TARGET") == "" {
 				o.target = "sqlite:fathom-quickstart.db"
 			}
-			if err := prepare(cmd.Context(), env, &o.targetOpts, nil); err != nil {
+			if err := prepare(cmd.Context(), env, &o.targetOpts, nil, o.quiet); err != nil {
 				return err
 			}
 			fmt.Fprintln(env.Stdout)

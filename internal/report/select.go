@@ -112,6 +112,9 @@ func parseRunIDs(ctx context.Context, st store.Store, arg string) ([]int64, erro
 			continue
 		}
 		id, err := parseRunArg(ctx, st, part)
+		if err != nil && (part == "last" || part == "latest") {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fault.Usagef("%q is not a run: use an id from `fathom runs`, last, a range 3-7, label:k=v or exp:NAME", part)
 		}
@@ -261,6 +264,9 @@ func sanitizeName(s string) string {
 func parseRunArg(ctx context.Context, st store.Store, arg string) (int64, error) {
 	if arg == "last" || arg == "latest" {
 		id, err := st.LatestRunID(ctx)
+		if errors.Is(err, store.ErrNotFound) { // the same kind of outcome as an id not there
+			return 0, fault.Usagef("no runs in %s yet: try `fathom quickstart`, or --store for another store", st.Path())
+		}
 		if err != nil {
 			return 0, fault.WithKind(fault.Failed, err)
 		}

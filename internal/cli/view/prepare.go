@@ -14,6 +14,8 @@ type PrepareLines struct {
 	W   io.Writer
 	Bar io.Writer // a terminal, or nil
 	Now func() time.Time
+	// Quiet leaves out the first line and the progress: only the last line is said.
+	Quiet bool
 
 	name string
 	mu   sync.Mutex
@@ -25,12 +27,17 @@ type PrepareLines struct {
 func (p *PrepareLines) Preparing(wl, target string) {
 	p.name, p.t0, p.ok = wl, p.Now(), true
 	p.last = map[string]int64{}
-	fmt.Fprintf(p.W, "preparing %s on %s\n", wl, target)
+	if !p.Quiet {
+		fmt.Fprintf(p.W, "preparing %s on %s\n", wl, target)
+	}
 }
 
 func (p *PrepareLines) Progress(table string, done, total int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.Quiet {
+		return
+	}
 	if p.Bar != nil {
 		if total > 0 {
 			fmt.Fprintf(p.Bar, "\r\033[K%s: %d of %d rows (%.0f%%)", table, done, total, 100*float64(done)/float64(total))
@@ -55,7 +62,7 @@ func (p *PrepareLines) Progress(table string, done, total int64) {
 // Finish clears the progress line and, after a prepare that got under way, says how
 // long it took (err nil) .
 func (p *PrepareLines) Finish(err error) {
-	if p.Bar != nil {
+	if p.Bar != nil && !p.Quiet {
 		fmt.Fprint(p.Bar, "\r\033[K")
 	}
 	if err == nil && p.ok {

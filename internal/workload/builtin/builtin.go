@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
+
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/files"
 	"github.com/fathom-lab/fathom/internal/workload/kv"
@@ -81,7 +83,34 @@ func Lookup(name string) (*workload.Spec, error) {
 	if s, ok := specs[name]; ok {
 		return s, nil
 	}
+	if near := closest(name); near != "" {
+		return nil, fmt.Errorf("unknown workload %q: did you mean %s? (available: %s; or the path of a workload file ending in .yaml)", name, near, strings.Join(Names(), ", "))
+	}
 	return nil, fmt.Errorf("unknown workload %q (available: %s; or the path of a workload file ending in .yaml)", name, strings.Join(Names(), ", "))
+}
+
+// closest is the built-in nearest to a misspelt name: within an edit distance of 2
+// (case aside), or the one name it is a prefix of (3 letters at least); "" if none or
+// if two are as near.
+func closest(name string) string {
+	best, bestD, tie := "", 3, false
+	lower := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+	for _, c := range Names() {
+		d := levenshtein.ComputeDistance(lower, strings.ReplaceAll(c, "_", "-"))
+		if len(name) >= 3 && strings.HasPrefix(c, name) {
+			d = min(d, 1)
+		}
+		switch {
+		case d < bestD:
+			best, bestD, tie = c, d, false
+		case d == bestD:
+			tie = true
+		}
+	}
+	if tie {
+		return ""
+	}
+	return best
 }
 
 // Source returns the text of a shipped workload file (for `fathom workload show`), or

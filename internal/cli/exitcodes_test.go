@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// One exit code per kind of outcome: a run that is not there is a usage mistake (2),
+// whether named by id or as `last` in a store that has none, for every command that
+// takes a run; a misspelt workload gets "did you mean"; prepare -q says one line.
+func TestExitCodesAndNames(t *testing.T) {
+	env := storeEnv(t)
+	for _, args := range [][]string{
+		{"show", "99"}, {"show", "last"}, {"report", "last"}, {"export", "last"}, {"stalls", "last"},
+		{"compare", "last", "1"},
+	} {
+		r := fathom(t, env, nil, args...)
+		want := "no runs in"
+		if args[1] == "99" {
+			want = "not found"
+		}
+		oneLine(t, r, ExitUsage, want)
+	}
+	target := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
+	for w, near := range map[string]string{"tpcbb": "tpcb", "oltp_point_selct": "oltp_point_select", "redis_kv": "redis-kv"} {
+		oneLine(t, fathom(t, env, nil, "run", "-w", w, "--target", target), ExitUsage, "did you mean "+near+"?")
+	}
+	if r := fathom(t, env, nil, "run", "-w", "oltp", "--target", target); strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("-w oltp is near several workloads, yet one was suggested: %q", r.stderr)
+	}
+	r := fathom(t, env, nil, "prepare", "-q", "-w", "oltp_point_select", "--table-size", "100", "--target", target)
+	if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "prepared oltp_point_select in ") || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("prepare -q: exit %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+}
