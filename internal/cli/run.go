@@ -14,6 +14,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/agent"
 	"github.com/fathom-lab/fathom/internal/cli/view"
 	"github.com/fathom-lab/fathom/internal/compat"
+	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/promexp"
 	"github.com/fathom-lab/fathom/internal/report"
@@ -199,7 +200,7 @@ func (o *runOpts) execute(ctx context.Context, env *Env) (*measure.Summary, erro
 	if o.json {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(sum)
+		_ = enc.Encode(jsonRun(sum, res.Sampling))
 		// The warning goes with a finished run: a failed or interrupted one has
 		// its one error line on stderr.
 		if res.Sampling != nil && res.Sampling.Host != "" && sum.Status == runner.StatusComplete {
@@ -268,3 +269,36 @@ func (o *runOpts) runError(err error) error {
 
 // redactArgs renders the command line with passwords masked.
 func redactArgs(args []string) string { return target.RedactArgs("fathom", args) }
+
+// runJSONOut is `run --json`: the summary, with what the screen says after it too: the
+// saturated-host warning among the warnings, and the stalls found (or why they were
+// not looked for).
+type runJSONOut struct {
+	*measure.Summary
+	// Stalls is null when they were not looked for (StallsNotAnalysed says why),
+	// [] when none was found.
+	Stalls            []store.Stall `json:"stalls"`
+	StallsNotAnalysed string        `json:"stalls_not_analysed,omitempty"`
+}
+
+func jsonRun(sum *measure.Summary, rs *run.SamplingResult) runJSONOut {
+	out := runJSONOut{Summary: sum}
+	if rs == nil {
+		out.StallsNotAnalysed = "server and OS sampling was off"
+		return out
+	}
+	if rs.Host != "" && sum.Status == runner.StatusComplete {
+		s := *sum
+		s.Warnings = append(append([]string(nil), sum.Warnings...), rs.Host)
+		out.Summary = &s
+	}
+	switch {
+	case rs.StallErr != nil:
+		out.StallsNotAnalysed = rs.StallErr.Error()
+	case rs.Measured < analyze.MinStallIntervals && len(rs.Stalls) == 0:
+		out.StallsNotAnalysed = fmt.Sprintf("too few measured intervals to look for them (%d; a stall is judged against the run's own baseline)", rs.Measured)
+	default:
+		out.Stalls = append([]store.Stall{}, rs.Stalls...)
+	}
+	return out
+}
