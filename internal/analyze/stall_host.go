@@ -92,10 +92,20 @@ func RunHostLoad(ctx context.Context, st store.Store, run *store.Run) (HostLoad,
 	return h, ok, nil
 }
 
-// Warning is the line to print when the host was saturated ("" when not).
+// Warning is the line to print when the host was saturated ("" when not), after a
+// benchmark: its clients ran on this host.
 func (h HostLoad) Warning() string {
 	if !h.Saturated {
 		return ""
 	}
 	return fmt.Sprintf("client host saturated: %s; throughput dips and stalls may be fathom's own (its clients not scheduled), not the server's", h.Text)
+}
+
+// WatchWarning is the line for a watch session, which has no clients: what a
+// saturated host may distort is the sampling ("" when not saturated).
+func (h HostLoad) WatchWarning() string {
+	if !h.Saturated {
+		return ""
+	}
+	return fmt.Sprintf("host saturated: %s; samples may be late or missed (fathom's sampler not scheduled), and a server on this host is slowed by the same load", h.Text)
 }

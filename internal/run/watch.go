@@ -235,7 +235,7 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 			l.Warning(fmt.Sprintf("stalls not analysed: %v", err))
 		}
 		if h, ok, err := analyze.RunHostLoad(bg, st, stored); err == nil && ok {
-			sum.HostWarning = h.Warning()
+			sum.HostWarning = h.WatchWarning()
 		}
 	}
 	if sum.Stalls == nil {
