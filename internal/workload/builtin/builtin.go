@@ -15,6 +15,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload/oltp"
 	"github.com/fathom-lab/fathom/internal/workload/spec"
 	"github.com/fathom-lab/fathom/internal/workload/tpcb"
+	"github.com/fathom-lab/fathom/internal/workload/tpcc"
 )
 
 // specs maps each built-in's name to its spec.
@@ -31,6 +32,8 @@ var specs = map[string]*workload.Spec{
 	"oltp_update_non_index": oltp.Spec("oltp_update_non_index"),
 	"oltp_insert":           oltp.Spec("oltp_insert"),
 	"oltp_delete":           oltp.Spec("oltp_delete"),
+
+	"tpcc": tpcc.Spec(),
 
 	"redis-kv":    kv.KVSpec(),
 	"redis-bench": kv.BenchSpec(),
