@@ -236,6 +236,35 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 	}
 	mustCheck(t, ctx, conn, "after a run", nw)
 
+	// What reached the server follows the spec's shares (5 standard deviations).
+	share := func(what string, k, n int64, p float64) {
+		t.Helper()
+		mean, sd := float64(n)*p, math.Sqrt(float64(n)*p*(1-p))
+		if math.Abs(float64(k)-mean) > 5*sd+0.5 {
+			t.Errorf("%s: %d of %d, want about %.1f", what, k, n, mean)
+		}
+	}
+	newOrders := totals[TxnNewOrder].OK + totals[TxnNewOrderRollback].OK
+	for i, p := range []float64{0.45, 0.43, 0.04, 0.04, 0.04} {
+		k := totals[i].OK
+		if i == TxnNewOrder {
+			k = newOrders
+		}
+		share("mix: "+TxnNames()[i], k, all, p)
+	}
+	share("rolled-back new-orders", totals[TxnNewOrderRollback].OK, newOrders, 0.01)
+	lines := count(t, ctx, conn, "SELECT count(*) FROM order_line WHERE ol_o_id > 3000")
+	share("remote order lines", count(t, ctx, conn, "SELECT count(*) FROM order_line WHERE ol_o_id > 3000 AND ol_supply_w_id <> ol_w_id"), lines, 0.01)
+	if a, b := count(t, ctx, conn, "SELECT count(*) FROM orders WHERE o_id > 3000 AND o_all_local = 0"),
+		count(t, ctx, conn, "SELECT count(DISTINCT ol_w_id * 100000000 + ol_d_id * 10000000 + ol_o_id) FROM order_line WHERE ol_o_id > 3000 AND ol_supply_w_id <> ol_w_id"); a != b {
+		t.Errorf("%d orders not all local, %d orders with a remote line", a, b)
+	}
+	pays := count(t, ctx, conn, "SELECT count(*) FROM history") - nw*30_000
+	if pays != totals[TxnPayment].OK {
+		t.Errorf("%d history rows added, %d payments committed", pays, totals[TxnPayment].OK)
+	}
+	share("remote payments", count(t, ctx, conn, "SELECT count(*) FROM history WHERE h_c_w_id <> h_w_id"), pays, 0.15)
+
 	// A run interrupted mid-way (the context cancelled, as Ctrl-C does).
 	_, res = runTotals(t, ctx, tgt, run, runner.Config{Clients: 4, Duration: time.Hour, Seed: 8}, 100)
 	if res.Status == "complete" {

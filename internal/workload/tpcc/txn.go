@@ -235,6 +235,12 @@ func (k *worker) Next() int {
 		// Stock rows are locked in one order (warehouse, item) by every client, so
 		// New-Orders do not deadlock on each other; the unused item stays last.
 		slices.SortFunc(k.lines, func(a, b line) int {
+			if ua, ub := a.item > Items, b.item > Items; ua != ub {
+				if ua {
+					return 1
+				}
+				return -1
+			}
 			if a.supplyW != b.supplyW {
 				return int(a.supplyW - b.supplyW)
 			}
