@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
 )
 
 // Condition is one consistency condition of clause 3.3.2.
@@ -46,6 +48,7 @@ func (v Violation) String() string {
 // and which do not hold.
 type CheckResult struct {
 	Warehouses int64       `json:"warehouses"`
+	IDs        []int64     `json:"ids"` // the warehouses' ids, sorted
 	Conditions []int       `json:"conditions"`
 	Violations []Violation `json:"violations"`
 }
@@ -142,6 +145,10 @@ func CheckData(ctx context.Context, conn target.Conn) (*CheckResult, error) {
 	}
 
 	res := &CheckResult{Warehouses: int64(len(wh))}
+	for k := range wh {
+		res.IDs = append(res.IDs, k.w)
+	}
+	sort.Slice(res.IDs, func(i, j int) bool { return res.IDs[i] < res.IDs[j] })
 	for _, c := range Conditions {
 		res.Conditions = append(res.Conditions, c.Number)
 	}
@@ -211,4 +218,50 @@ func CheckData(ctx context.Context, conn target.Conn) (*CheckResult, error) {
 		return a.Condition < b.Condition
 	})
 	return res, nil
+}
+
+// CheckData implements workload.DataChecker with the conditions of clause 3.3.2
+// (package function CheckData), one part per warehouse.
+func (w *Workload) CheckData(ctx context.Context, conn target.Conn) (*workload.DataReport, error) {
+	for _, name := range tableNames {
+		ok, err := tableExists(ctx, conn, name)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: %s (prepare with: fathom prepare -w tpcc --warehouses N)", workload.ErrNotPrepared, name)
+		}
+	}
+	res, err := CheckData(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	rep := &workload.DataReport{}
+	for _, c := range Conditions {
+		rep.Rules = append(rep.Rules, fmt.Sprintf("TPC-C 3.3.2 condition %d: %s", c.Number, c.Rule))
+	}
+	bad := map[int64]int{}
+	for _, v := range res.Violations {
+		bad[v.Warehouse]++
+		where := ""
+		if v.District > 0 {
+			where = fmt.Sprintf("district %d", v.District)
+		}
+		rep.Violations = append(rep.Violations, workload.DataViolation{
+			Rule: fmt.Sprintf("condition %d", v.Condition), Part: fmt.Sprintf("warehouse %d", v.Warehouse), Where: where, Detail: v.Detail})
+	}
+	ids := res.IDs
+	for wid := range bad {
+		if !slices.Contains(ids, wid) {
+			ids = append(ids, wid) // rows of a warehouse missing from WAREHOUSE
+		}
+	}
+	slices.Sort(ids)
+	for _, wid := range ids {
+		rep.Parts = append(rep.Parts, workload.DataPart{Name: fmt.Sprintf("warehouse %d", wid), Violations: bad[wid]})
+	}
+	if len(rep.Parts) == 0 {
+		return nil, fmt.Errorf("%w: %s is empty", workload.ErrNotPrepared, tWarehouse)
+	}
+	return rep, nil
 }
