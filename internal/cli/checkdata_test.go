@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,6 +30,16 @@ func TestCheckDataTPCC(t *testing.T) {
 	s := summary(t, r)
 	if s.ByTxn["new-order"].Transactions == 0 || s.ByTxn["payment"].Transactions == 0 || s.Failed != 0 {
 		t.Errorf("run summary: %+v", s)
+	}
+	// Seconds is rounded to the millisecond in the summary: 1% of slack.
+	near := func(a, b float64) bool { return math.Abs(a-b) <= b*0.01+1 }
+	if want := float64(s.ByTxn["new-order"].Transactions) * 60 / s.Seconds; s.NOPM == 0 || !near(s.NOPM, want) || !near(s.TPM, float64(s.Transactions)*60/s.Seconds) {
+		t.Errorf("NOPM %v TPM %v; want NOPM %v from %d new-orders in %vs", s.NOPM, s.TPM, want, s.ByTxn["new-order"].Transactions, s.Seconds)
+	}
+	// The text summary and the live lines say them too.
+	r = fathom(t, env, nil, "run", "-w", "tpcc", "-c", "2", "-T", "2s", "-P", "1", "--max-tries", "10", "--target", dsn)
+	if r.code != 0 || !strings.Contains(r.stdout, " nopm: ") || !strings.Contains(r.stdout, "NOPM: ") || !strings.Contains(r.stdout, "new-order-rollback") {
+		t.Errorf("run output:\n%s%s", r.stdout, r.stderr)
 	}
 
 	r = fathom(t, env, nil, "check-data", "--target", dsn)
