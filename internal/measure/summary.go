@@ -86,8 +86,9 @@ type Summary struct {
 	ClientsAborted int `json:"clients_aborted,omitempty"`
 	// NOPM and TPM are given for runs with a transaction type named NewOrderType
 	// (tpcc): committed New-Orders per minute, as HammerDB reports NOPM, and every
-	// committed transaction per minute as the client counted it (HammerDB's TPM is the
-	// server's commit counter, which also counts other sessions' commits).
+	// transaction completed per minute (committed, or rolled back as TPC-C asks of 1%
+	// of New-Orders) as the client counted it. HammerDB's TPM is the server's commit
+	// and rollback counters, which also count other sessions' transactions.
 	NOPM float64 `json:"nopm,omitempty"`
 	TPM  float64 `json:"tpm,omitempty"`
 	TypeSummary
@@ -189,8 +190,9 @@ func (t *Totals) Summary() Summary {
 // workload's): a run that has it gets NOPM and TPM.
 const NewOrderType = "new-order"
 
-// PerMinute returns NOPM and TPM of iv over secs seconds: committed transactions of
-// type NewOrderType, and of every type, per minute, rounded to whole transactions.
+// PerMinute returns NOPM and TPM of iv over secs seconds: transactions of type
+// NewOrderType, and of every type, that succeeded, per minute, rounded to whole
+// transactions.
 // Both are 0 when iv has no NewOrderType.
 func PerMinute(iv *Interval, secs float64) (nopm, tpm float64) {
 	if secs <= 0 {
