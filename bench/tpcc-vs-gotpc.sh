@@ -38,7 +38,7 @@ FATHOM=$WORK/fathom
 go build -o "$FATHOM" ./cmd/fathom
 trap 'rm -rf "$WORK"' EXIT
 TARGET="mysql://$MYUSER@$MYHOST:$MYPORT/$DB_F"
-gotpc() { "$GOTPC" tpcc -d mysql -H "$MYHOST" -P "$MYPORT" -U "$MYUSER" "$@"; }
+G=(-d mysql -H "$MYHOST" -P "$MYPORT" -U "$MYUSER")
 
 # timed CMD…: runs CMD with its output in $WORK/out (stderr in $WORK/err), client CPU seconds in $cpu,
 # wall seconds in $wall.
@@ -53,7 +53,7 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 if [ -z "${SKIP_PREPARE:-}" ]; then
   # --no-check: go-tpc's prepare otherwise runs its consistency checks after loading
   # (minutes on MariaDB), which fathom's prepare does not.
-  timed gotpc prepare --warehouses "$W" -D "$DB_G" --dropdata --no-check -T "$LOADERS"
+  timed "$GOTPC" tpcc prepare "${G[@]}" --warehouses "$W" -D "$DB_G" --dropdata --no-check -T "$LOADERS"
   g_load=$wall; g_load_cpu=$cpu
   timed "$FATHOM" prepare -w tpcc --warehouses "$W" --set loaders="$LOADERS" --target "$TARGET" --store "$WORK/s.db"
   f_load=$wall; f_load_cpu=$cpu
@@ -63,7 +63,7 @@ fi
 ROWS=()
 for c in $CLIENTS; do
   for r in $(seq "$ROUNDS"); do
-    timed gotpc run --warehouses "$W" -D "$DB_G" -T "$c" --time "${SECS}s" --interval "${SECS}s"
+    timed "$GOTPC" tpcc run "${G[@]}" --warehouses "$W" -D "$DB_G" -T "$c" --time "${SECS}s" --interval "${SECS}s"
     # go-tpc's last summary line: "tpmC: N, tpmTotal: N, efficiency: …"; its
     # NEW_ORDER summary line has the count.
     cat "$WORK/err" >>"$WORK/out"
@@ -89,6 +89,6 @@ echo "(µs: client CPU per New-Order; ratios fathom/go-tpc)"
 
 echo
 if [ -n "${GOTPC_CHECK:-}" ]; then # slow on MariaDB: a correlated sum per customer
-  echo "go-tpc check:"; gotpc check --warehouses "$W" -D "$DB_G" 2>&1 | tail -3 || true
+  echo "go-tpc check:"; "$GOTPC" tpcc check "${G[@]}" --warehouses "$W" -D "$DB_G" 2>&1 | tail -3 || true
 fi
 echo "fathom check-data:"; "$FATHOM" check-data -w tpcc --target "$TARGET" | tail -"$((W + 1))"
