@@ -55,7 +55,7 @@ if [ -z "${SKIP_PREPARE:-}" ]; then
   # (minutes on MariaDB), which fathom's prepare does not.
   timed "$GOTPC" tpcc prepare "${G[@]}" --warehouses "$W" -D "$DB_G" --dropdata --no-check -T "$LOADERS"
   g_load=$wall; g_load_cpu=$cpu
-  timed "$FATHOM" prepare -w tpcc --warehouses "$W" --set loaders="$LOADERS" --target "$TARGET" --store "$WORK/s.db"
+  timed "$FATHOM" prepare -w tpcc --warehouses "$W" --set loaders="$LOADERS" --target "$TARGET"
   f_load=$wall; f_load_cpu=$cpu
   printf 'load %d warehouses: go-tpc %ss (client CPU %ss), fathom %ss (client CPU %ss)\n' "$W" "$g_load" "$g_load_cpu" "$f_load" "$f_load_cpu"
 fi
