@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/target"
@@ -34,7 +35,9 @@ const (
 	sqlNOItem       = "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?"
 	sqlNOStock      = "SELECT s_quantity, s_data, s_dist_%02d FROM stock WHERE s_i_id = ? AND s_w_id = ?"
 	sqlNOStockUpd   = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
-	sqlNOLine       = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
+	sqlNOLines      = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
+	sqlNOLineTuple  = "(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
+	lineArgs        = 9
 	sqlPayWHUpd     = "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?"
 	sqlPayWH        = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?"
 	sqlPayDistUpd   = "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?"
@@ -64,13 +67,15 @@ const forUpdate = " FOR UPDATE"
 
 // stmts are one worker's prepared statements.
 type stmts struct {
-	noCustomer, noDistrict, noDistUpd, noOrder, noNewOrder, noItem, noStockUpd, noLine target.Stmt
-	noStock                                                                            [DistrictsPerWarehouse]target.Stmt
-	payWHUpd, payWH, payDistUpd, payDist, byNameCount, byNameID                        target.Stmt
-	payCustomer, payCData, payCustUpd, payCustUpdBC, payHistory                        target.Stmt
-	osCustomer, osOrder, osLines                                                       target.Stmt
-	dlvNewOrder, dlvDelete, dlvOrder, dlvOrderUpd, dlvLinesUpd, dlvSum, dlvCustUpd     target.Stmt
-	slDistrict, slCount                                                                target.Stmt
+	noCustomer, noDistrict, noDistUpd, noOrder, noNewOrder, noItem, noStockUpd target.Stmt
+	noStock                                                                    [DistrictsPerWarehouse]target.Stmt
+	// noLines[n] inserts n order lines in one statement (n from 5 to 15).
+	noLines                                                                        [maxLines + 1]target.Stmt
+	payWHUpd, payWH, payDistUpd, payDist, byNameCount, byNameID                    target.Stmt
+	payCustomer, payCData, payCustUpd, payCustUpdBC, payHistory                    target.Stmt
+	osCustomer, osOrder, osLines                                                   target.Stmt
+	dlvNewOrder, dlvDelete, dlvOrder, dlvOrderUpd, dlvLinesUpd, dlvSum, dlvCustUpd target.Stmt
+	slDistrict, slCount                                                            target.Stmt
 }
 
 // line is one order line of a New-Order.
@@ -106,9 +111,12 @@ type worker struct {
 	threshold  int64
 
 	args [12]target.Value
-	buf  []byte // decimals and c_data
-	cdat []byte
-	name []byte
+	// New-Order's lines, inserted together: their arguments and their text.
+	lineArgs [maxLines * lineArgs]target.Value
+	lineText []byte
+	buf      []byte // decimals and c_data
+	cdat     []byte
+	name     []byte
 }
 
 // NewWorker returns the state of client id. Its home warehouse is id mod W + 1
@@ -131,6 +139,8 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 		buf:    make([]byte, 0, 64),
 		cdat:   make([]byte, 0, 600),
 		name:   make([]byte, 0, 32),
+		// 24 characters of s_dist_xx and at most 8 of amount ("10000.00") a line.
+		lineText: make([]byte, 0, maxLines*64),
 	}
 	sum := 0
 	for i, p := range w.mix {
@@ -154,7 +164,6 @@ func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 	}{
 		{&s.noCustomer, sqlNOCustomer}, {&s.noDistrict, sqlNODistrict + fu}, {&s.noDistUpd, sqlNODistUpd},
 		{&s.noOrder, sqlNOOrder}, {&s.noNewOrder, sqlNONewOrder}, {&s.noItem, sqlNOItem}, {&s.noStockUpd, sqlNOStockUpd},
-		{&s.noLine, sqlNOLine},
 		{&s.payWHUpd, sqlPayWHUpd}, {&s.payWH, sqlPayWH}, {&s.payDistUpd, sqlPayDistUpd}, {&s.payDist, sqlPayDist},
 		{&s.byNameCount, sqlByNameCount}, {&s.byNameID, sqlByNameID}, {&s.payCustomer, sqlPayCustomer + fu},
 		{&s.payCData, sqlPayCData}, {&s.payCustUpd, sqlPayCustUpd}, {&s.payCustUpdBC, sqlPayCustUpdBC}, {&s.payHistory, sqlPayHistory},
@@ -162,6 +171,12 @@ func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 		{&s.dlvNewOrder, sqlDlvNewOrder + fu}, {&s.dlvDelete, sqlDlvDelete}, {&s.dlvOrder, sqlDlvOrder},
 		{&s.dlvOrderUpd, sqlDlvOrderUpd}, {&s.dlvLinesUpd, sqlDlvLinesUpd}, {&s.dlvSum, sqlDlvSum}, {&s.dlvCustUpd, sqlDlvCustUpd},
 		{&s.slDistrict, sqlSLDistrict}, {&s.slCount, sqlSLCount},
+	}
+	for n := 5; n <= maxLines; n++ {
+		list = append(list, struct {
+			dst *target.Stmt
+			sql string
+		}{&s.noLines[n], sqlNOLines + strings.TrimSuffix(strings.Repeat(sqlNOLineTuple+", ", n), ", ")})
 	}
 	for d := range DistrictsPerWarehouse {
 		list = append(list, struct {
@@ -348,6 +363,7 @@ func (k *worker) newOrder(ctx context.Context) (bool, error) {
 	if err := k.run(ctx, k.s.noNewOrder, false, o, d, w); err != nil {
 		return false, err
 	}
+	k.lineText = k.lineText[:0]
 	for n, l := range k.lines {
 		if err := k.run(ctx, k.s.noItem, true, i64(l.item)); err != nil {
 			return false, err
@@ -375,18 +391,23 @@ func (k *worker) newOrder(ctx context.Context) (bool, error) {
 		if l.supplyW != k.wid {
 			remote = 1
 		}
-		k.buf = append(k.buf[:0], k.res.First[2].Text...) // s_dist_xx
-		nd := len(k.buf)
-		k.buf = appendCents(k.buf, l.qty*price)
-		dist, amount := k.buf[:nd], k.buf[nd:]
+		// The line's s_dist_xx and amount, kept in lineText (sized so that it never
+		// moves) until the lines are inserted together.
+		start := len(k.lineText)
+		k.lineText = append(k.lineText, k.res.First[2].Text...)
+		nd := len(k.lineText)
+		k.lineText = appendCents(k.lineText, l.qty*price)
+		a := k.lineArgs[n*lineArgs : (n+1)*lineArgs]
+		a[0], a[1], a[2], a[3], a[4], a[5], a[6] = o, d, w, i64(int64(n+1)), i64(l.item), i64(l.supplyW), i64(l.qty)
+		a[7], a[8] = target.Text(k.lineText[nd:len(k.lineText):len(k.lineText)]), target.Text(k.lineText[start:nd:nd])
 		if err := k.run(ctx, k.s.noStockUpd, false, i64(q), i64(l.qty), i64(remote), i64(l.item), i64(l.supplyW)); err != nil {
 			return false, err
 		}
-		if err := k.run(ctx, k.s.noLine, false, o, d, w, i64(int64(n+1)), i64(l.item), i64(l.supplyW), i64(l.qty), target.Text(amount), target.Text(dist)); err != nil {
-			return false, err
-		}
 	}
-	return true, nil
+	// The order lines in one INSERT, as go-tpc and HammerDB's procedures send them.
+	k.statemts++
+	k.res.Keep = false
+	return true, k.s.noLines[len(k.lines)].Run(ctx, k.lineArgs[:len(k.lines)*lineArgs], &k.res)
 }
 
 // findByName sets k.cid to the customer in the middle (rounded up) of those with
