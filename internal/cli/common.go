@@ -23,9 +23,9 @@ type targetOpts struct {
 	workload  string
 	queryMode string
 	// workload options
-	scale, tables, tableSize, randType, pipeline string
-	set                                          []string
-	connectTimeout                               time.Duration
+	scale, tables, tableSize, randType, pipeline, warehouses string
+	set                                                      []string
+	connectTimeout                                           time.Duration
 	// pollerSockets: Go's network poller instead of blocking sockets (FATHOM_PORTABLE).
 	pollerSockets bool
 }
@@ -57,6 +57,7 @@ func (o *targetOpts) register(fs *pflag.FlagSet, env *Env) {
 	fs.StringVarP(&o.scale, "scale", "s", "", "tpcb scale factor: 100,000 accounts per unit (default 1; detected at run time)")
 	fs.StringVar(&o.tables, "tables", "", "oltp: number of sbtest tables (default 1)")
 	fs.StringVar(&o.tableSize, "table-size", "", "oltp: rows per table (default 10000; detected at run time)")
+	fs.StringVar(&o.warehouses, "warehouses", "", "tpcc: warehouses (default 1; detected at run time)")
 	fs.StringVar(&o.randType, "rand-type", "", "oltp: key distribution uniform|zipfian|gaussian|special (default special)")
 	fs.StringVar(&o.pipeline, "pipeline", "", "Redis workloads: commands per round trip, redis-benchmark's -P (default 1)")
 	fs.StringArrayVar(&o.set, "set", nil, "workload option `key=value` (repeatable; see: fathom workloads)")
@@ -66,7 +67,7 @@ func (o *targetOpts) register(fs *pflag.FlagSet, env *Env) {
 // params collects the workload options the user gave.
 func (o *targetOpts) params() (workload.Params, error) {
 	p := workload.Params{}
-	for _, kv := range []struct{ name, v string }{{"scale", o.scale}, {"tables", o.tables}, {"table_size", o.tableSize}, {"rand_type", o.randType}, {"pipeline", o.pipeline}} {
+	for _, kv := range []struct{ name, v string }{{"scale", o.scale}, {"tables", o.tables}, {"table_size", o.tableSize}, {"rand_type", o.randType}, {"pipeline", o.pipeline}, {"warehouses", o.warehouses}} {
 		if kv.v != "" {
 			p[kv.name] = kv.v
 		}
@@ -101,7 +102,7 @@ func connect(ctx context.Context, t target.Target) (target.Conn, error) { return
 // sizeFlags repeats the workload options the user gave, for a suggested command.
 func (o *targetOpts) sizeFlags() string {
 	var b strings.Builder
-	for _, f := range []struct{ name, v string }{{"--scale", o.scale}, {"--tables", o.tables}, {"--table-size", o.tableSize}, {"--pipeline", o.pipeline}} {
+	for _, f := range []struct{ name, v string }{{"--scale", o.scale}, {"--tables", o.tables}, {"--table-size", o.tableSize}, {"--pipeline", o.pipeline}, {"--warehouses", o.warehouses}} {
 		if f.v != "" {
 			b.WriteString(" " + f.name + " " + shellQuote(f.v))
 		}

@@ -9,12 +9,13 @@ import (
 
 // Exit codes. check uses the Nagios codes separately.
 const (
-	ExitOK          = 0
-	ExitFailure     = 1   // the command could not do its job (server down, run failed)
-	ExitUsage       = 2   // the user asked for something that makes no sense
-	ExitErrors      = 3   // the run's transactions failed: none succeeded, or clients aborted
-	ExitThreshold   = 4   // the run passed a limit the user set (--max-error-rate)
-	ExitInterrupted = 130 // stopped by SIGINT/SIGTERM; what was measured is kept
+	ExitOK           = 0
+	ExitFailure      = 1   // the command could not do its job (server down, run failed)
+	ExitUsage        = 2   // the user asked for something that makes no sense
+	ExitErrors       = 3   // the run's transactions failed: none succeeded, or clients aborted
+	ExitThreshold    = 4   // the run passed a limit the user set (--max-error-rate)
+	ExitInconsistent = 5   // check-data: the workload's data breaks its rules
+	ExitInterrupted  = 130 // stopped by SIGINT/SIGTERM; what was measured is kept
 )
 
 // exitError attaches an exit code to an error.

@@ -84,6 +84,13 @@ type Summary struct {
 	// ClientsAborted is how many clients stopped on a mistake of the workload (a
 	// script's error, as pgbench aborts a client); the others went on.
 	ClientsAborted int `json:"clients_aborted,omitempty"`
+	// NOPM and TPM are given for runs with a transaction type named NewOrderType
+	// (tpcc): committed New-Orders per minute, as HammerDB reports NOPM, and every
+	// transaction completed per minute (committed, or rolled back as TPC-C asks of 1%
+	// of New-Orders) as the client counted it. HammerDB's TPM is the server's commit
+	// and rollback counters, which also count other sessions' transactions.
+	NOPM float64 `json:"nopm,omitempty"`
+	TPM  float64 `json:"tpm,omitempty"`
 	TypeSummary
 	ByTxn map[string]TypeSummary `json:"by_transaction"`
 	// Statements: each statement's latency, for workloads that time them (pgbench -r).
@@ -175,7 +182,35 @@ func (t *Totals) Summary() Summary {
 	for i := range t.acc.Types {
 		s.ByTxn[t.acc.Types[i].Name] = typeSummary(&t.acc.Types[i], t.secs)
 	}
+	s.NOPM, s.TPM = PerMinute(t.acc, t.secs)
 	return s
+}
+
+// NewOrderType is the name of TPC-C's New-Order transaction type (the tpcc
+// workload's): a run that has it gets NOPM and TPM.
+const NewOrderType = "new-order"
+
+// PerMinute returns NOPM and TPM of iv over secs seconds: transactions of type
+// NewOrderType, and of every type, that succeeded, per minute, rounded to whole
+// transactions.
+// Both are 0 when iv has no NewOrderType.
+func PerMinute(iv *Interval, secs float64) (nopm, tpm float64) {
+	if secs <= 0 {
+		return 0, 0
+	}
+	found := false
+	var all int64
+	for i := range iv.Types {
+		if iv.Types[i].Name == NewOrderType {
+			found = true
+			nopm = math.Round(float64(iv.Types[i].OK) * 60 / secs)
+		}
+		all += iv.Types[i].OK
+	}
+	if !found {
+		return 0, 0
+	}
+	return nopm, math.Round(float64(all) * 60 / secs)
 }
 
 // Summarize totals the intervals that are not warm-up.

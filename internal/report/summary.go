@@ -34,6 +34,9 @@ func WriteSummary(w io.Writer, run *store.Run, s *measure.Summary) {
 		fmt.Fprintf(w, "warning: %s\n", m)
 	}
 	fmt.Fprintf(w, "transactions: %d (%.2f per second)  statements: %d (%.2f per second)\n", s.Transactions, s.TPS, s.Statements, s.QPS)
+	if s.TPM > 0 {
+		fmt.Fprintf(w, "NOPM: %.0f (committed new-orders per minute)  TPM: %.0f (transactions completed per minute, client count)\n", s.NOPM, s.TPM)
+	}
 	fmt.Fprintf(w, "errors: %d  failed transactions: %d  retries: %d  reconnects: %d", s.Errors, s.Failed, s.Retries, s.Reconnects)
 	if run.Rate > 0 {
 		fmt.Fprintf(w, "  late: %d  dropped: %d", s.Late, s.Dropped)

@@ -239,3 +239,35 @@ type Single interface {
 	// valid until the next Next or Bind).
 	Statement() (target.Stmt, []target.Value)
 }
+
+// DataChecker is implemented by workloads whose data obeys rules that runs must keep
+// (tpcc's consistency conditions): `fathom check-data` reads the tables and reports
+// every rule broken, so that a score measured on broken data is not believed.
+type DataChecker interface {
+	CheckData(ctx context.Context, conn target.Conn) (*DataReport, error)
+}
+
+// DataReport is what a DataChecker found: the rules it checked, each part of the data
+// it covered (a warehouse) with how many violations it has, and the violations.
+type DataReport struct {
+	Rules      []string        `json:"rules"`
+	Parts      []DataPart      `json:"parts"`
+	Violations []DataViolation `json:"violations"`
+}
+
+// DataPart is one part of the data and its number of violations.
+type DataPart struct {
+	Name       string `json:"name"`
+	Violations int    `json:"violations"`
+}
+
+// DataViolation is one rule that does not hold in one place.
+type DataViolation struct {
+	Rule   string `json:"rule"`
+	Part   string `json:"part"`
+	Where  string `json:"where"` // finer than the part ("district 7"), or ""
+	Detail string `json:"detail"`
+}
+
+// OK reports whether every rule holds.
+func (r *DataReport) OK() bool { return len(r.Violations) == 0 }

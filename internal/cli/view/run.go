@@ -81,6 +81,9 @@ func (p *RunLines) Interval(iv *measure.Interval) {
 	if t.Retries > 0 {
 		fmt.Fprintf(&extra, " retries: %d", t.Retries)
 	}
+	if nopm, tpm := measure.PerMinute(iv, secs); tpm > 0 {
+		fmt.Fprintf(&extra, " nopm: %.0f tpm: %.0f", nopm, tpm)
+	}
 	fmt.Fprintf(p.W, "[ %s%s ] thds: %d tps: %.2f qps: %.2f lat (ms) p50: %s p95: %s p99: %s err/s: %.2f reconn: %d%s\n",
 		fmtElapsed(iv.End), tag, p.cfg.Clients, rate(t.OK), rate(t.Statements),
 		measure.FormatMS(lat.P50), measure.FormatMS(lat.P95), measure.FormatMS(lat.P99), rate(t.ErrorTotal()), iv.Reconnects, extra.String())

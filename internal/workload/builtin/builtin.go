@@ -17,6 +17,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload/oltp"
 	"github.com/fathom-lab/fathom/internal/workload/spec"
 	"github.com/fathom-lab/fathom/internal/workload/tpcb"
+	"github.com/fathom-lab/fathom/internal/workload/tpcc"
 )
 
 // specs maps each built-in's name to its spec.
@@ -33,6 +34,8 @@ var specs = map[string]*workload.Spec{
 	"oltp_update_non_index": oltp.Spec("oltp_update_non_index"),
 	"oltp_insert":           oltp.Spec("oltp_insert"),
 	"oltp_delete":           oltp.Spec("oltp_delete"),
+
+	"tpcc": tpcc.Spec(),
 
 	"redis-kv":    kv.KVSpec(),
 	"redis-bench": kv.BenchSpec(),

@@ -15,6 +15,7 @@ func TestRegistry(t *testing.T) {
 		"redis-bench", "redis-kv", "redis-ycsb",
 		"seqrand",
 		"tpcb", "tpcb-select", "tpcb-simple-update",
+		"tpcc",
 		"ycsb",
 	}
 	if !slices.Equal(names, want) {
@@ -46,7 +47,7 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// The CLI's --scale, --tables, --table-size and --rand-type map to these names.
+// The CLI's --scale, --tables, --table-size, --rand-type and --warehouses map to these names.
 func TestCLIOptionNames(t *testing.T) {
 	has := func(wl, opt string) bool {
 		s, _ := Lookup(wl)
@@ -64,6 +65,7 @@ func TestCLIOptionNames(t *testing.T) {
 		{"oltp_read_write", "sum_ranges"}, {"oltp_read_write", "order_ranges"}, {"oltp_read_write", "distinct_ranges"},
 		{"oltp_read_write", "index_updates"}, {"oltp_read_write", "non_index_updates"}, {"oltp_read_write", "delete_inserts"},
 		{"oltp_read_write", "skip_trx"}, {"oltp_point_select", "tables"}, {"oltp_insert", "table_size"},
+		{"tpcc", "warehouses"},
 	} {
 		if !has(c.wl, c.opt) {
 			t.Errorf("%s has no option %s", c.wl, c.opt)

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Runs fathom's tpcc beside go-tpc's tpcc (the anchor, v1.0.7, MySQL driver) on one
+# MariaDB/MySQL server, the same warehouses and clients, each in a database of its own:
+#   1. load times: `go-tpc tpcc prepare` against `fathom prepare -w tpcc` (same warehouses,
+#      LOADERS threads/connections each);
+#   2. runs, interleaved (go-tpc, fathom, go-tpc, fathom …) so that drift on a shared
+#      machine hits both: NOPM (fathom's committed new-orders per minute; go-tpc's tpmC,
+#      which counts the same: successful New-Orders per minute), client CPU per
+#      New-Order (user+sys of the client process from /usr/bin/time);
+#   3. fathom check-data after the runs (and go-tpc's check with GOTPC_CHECK=1).
+# Neither side has keying or think time. Figures are from one run of the script on
+# whatever machine runs it: on a 2-core host shared with the server, quote them with
+# that caveat.
+#
+# Environment:
+#   MYHOST=127.0.0.1 MYPORT=3306 MYUSER=root (no password: use ~/.my.cnf for fathom and
+#   a password-less test user; go-tpc takes a password only on its command line)
+#   WAREHOUSES=1  CLIENTS="4"  SECONDS_PER_RUN=30  ROUNDS=2  LOADERS=2
+#   GOTPC=~/go/bin/go-tpc  SKIP_PREPARE=1 to reuse the databases of a previous run
+#   GOTPC_CHECK=1 to run go-tpc's own check after the runs (minutes on MariaDB)
+#   DB_GOTPC=bench_tpcc_gotpc DB_FATHOM=bench_tpcc_fathom: the databases (kept afterwards)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MYHOST=${MYHOST:-127.0.0.1}
+MYPORT=${MYPORT:-3306}
+MYUSER=${MYUSER:-root}
+W=${WAREHOUSES:-1}
+CLIENTS=${CLIENTS:-4}
+SECS=${SECONDS_PER_RUN:-30}
+ROUNDS=${ROUNDS:-2}
+LOADERS=${LOADERS:-2}
+GOTPC=${GOTPC:-$HOME/go/bin/go-tpc}
+DB_G=${DB_GOTPC:-bench_tpcc_gotpc}
+DB_F=${DB_FATHOM:-bench_tpcc_fathom}
+WORK=$(mktemp -d)
+FATHOM=$WORK/fathom
+go build -o "$FATHOM" ./cmd/fathom
+trap 'rm -rf "$WORK"' EXIT
+TARGET="mysql://$MYUSER@$MYHOST:$MYPORT/$DB_F"
+G=(-d mysql -H "$MYHOST" -P "$MYPORT" -U "$MYUSER")
+
+# timed CMD…: runs CMD with its output in $WORK/out (stderr in $WORK/err), client CPU seconds in $cpu,
+# wall seconds in $wall.
+timed() {
+  local tf=$WORK/time
+  /usr/bin/time -f '%U %S %e' -o "$tf" "$@" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/out" "$WORK/err" >&2; return 1; }
+  cpu=$(awk '{print $1+$2}' "$tf"); wall=$(awk '{print $3}' "$tf")
+}
+
+mysql -h "$MYHOST" -P "$MYPORT" -u "$MYUSER" -e "CREATE DATABASE IF NOT EXISTS $DB_G; CREATE DATABASE IF NOT EXISTS $DB_F"
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ -z "${SKIP_PREPARE:-}" ]; then
+  # --no-check: go-tpc's prepare otherwise runs its consistency checks after loading
+  # (minutes on MariaDB), which fathom's prepare does not.
+  timed "$GOTPC" tpcc prepare "${G[@]}" --warehouses "$W" -D "$DB_G" --dropdata --no-check -T "$LOADERS"
+  g_load=$wall; g_load_cpu=$cpu
+  timed "$FATHOM" prepare -w tpcc --warehouses "$W" --set loaders="$LOADERS" --target "$TARGET"
+  f_load=$wall; f_load_cpu=$cpu
+  printf 'load %d warehouses: go-tpc %ss (client CPU %ss), fathom %ss (client CPU %ss)\n' "$W" "$g_load" "$g_load_cpu" "$f_load" "$f_load_cpu"
+fi
+
+ROWS=()
+for c in $CLIENTS; do
+  for r in $(seq "$ROUNDS"); do
+    timed "$GOTPC" tpcc run "${G[@]}" --warehouses "$W" -D "$DB_G" -T "$c" --time "${SECS}s" --interval "${SECS}s"
+    # go-tpc's last summary line: "tpmC: N, tpmTotal: N, efficiency: …"; its
+    # NEW_ORDER summary line has the count.
+    cat "$WORK/err" >>"$WORK/out"
+    g_nopm=$(grep -o 'tpmC: [0-9.]*' "$WORK/out" | tail -1 | awk '{print $2}')
+    g_no=$(grep '^\[Summary\] NEW_ORDER ' "$WORK/out" | grep -o 'Count: [0-9]*' | tail -1 | awk '{print $2}')
+    g_cpu=$cpu
+    timed "$FATHOM" run -w tpcc -c "$c" -T "${SECS}s" --max-tries 10 --target "$TARGET" --store "$WORK/s.db" --json
+    f_nopm=$(python3 -c "import json; print(json.load(open('$WORK/out'))['nopm'])")
+    f_no=$(python3 -c "import json; print(json.load(open('$WORK/out'))['by_transaction']['new-order']['transactions'])")
+    f_cpu=$cpu
+    row=$(awk -v c="$c" -v r="$r" -v gn="$g_nopm" -v fn="$f_nopm" -v gc="$g_cpu" -v fc="$f_cpu" -v go="${g_no:-0}" -v fo="$f_no" 'BEGIN{
+      gu = (go>0) ? gc*1e6/go : 0; fu = (fo>0) ? fc*1e6/fo : 0;
+      printf "%7d %5d | %10.0f %10.0f %6.2f | %9.0f %9.0f %6.2f", c, r, gn, fn, (gn>0)?fn/gn:0, gu, fu, (gu>0)?fu/gu:0 }')
+    ROWS+=("$row"); echo "$row"
+  done
+done
+
+echo
+echo "load average before: $LOAD_BEFORE   after: $(cut -d' ' -f1-3 /proc/loadavg)   ($(nproc) CPUs), $W warehouses, ${SECS}s runs"
+printf '%7s %5s | %10s %10s %6s | %9s %9s %6s\n' clients round "go-tpc tpmC" "fathom NOPM" ratio "go-tpc µs" "fathom µs" ratio
+printf '%s\n' "${ROWS[@]}"
+echo "(µs: client CPU per New-Order; ratios fathom/go-tpc)"
+
+echo
+if [ -n "${GOTPC_CHECK:-}" ]; then # slow on MariaDB: a correlated sum per customer
+  echo "go-tpc check:"; "$GOTPC" tpcc check "${G[@]}" --warehouses "$W" -D "$DB_G" 2>&1 | tail -3 || true
+fi
+echo "fathom check-data:"; "$FATHOM" check-data -w tpcc --target "$TARGET" | tail -"$((W + 1))"

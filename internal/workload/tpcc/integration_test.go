@@ -1,0 +1,334 @@
+package tpcc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mysql "github.com/fathom-lab/fathom/internal/db/mysql/target"
+	postgres "github.com/fathom-lab/fathom/internal/db/postgres/target"
+	sqlite "github.com/fathom-lab/fathom/internal/db/sqlite/target"
+	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
+)
+
+// The three targets, the servers in a database of this package's own (the table names
+// are fixed).
+var testTargets = []struct {
+	name string
+	dsn  func(t *testing.T) string
+}{
+	{"sqlite", func(t *testing.T) string { return dbtest.SQLiteDSN(t) }},
+	{"postgres", func(t *testing.T) string { return dbtest.PostgresDatabase(t, "tpcc") }},
+	{"mysql", func(t *testing.T) string { return dbtest.MySQLDatabase(t, "tpcc") }},
+}
+
+func openTarget(t *testing.T, dsn string) target.Target {
+	t.Helper()
+	var (
+		tg  target.Target
+		err error
+	)
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		tg, err = sqlite.Open(dsn, target.Config{})
+	case strings.HasPrefix(dsn, "mysql://"):
+		tg, err = mysql.Open(dsn, target.Config{})
+	default:
+		tg, err = postgres.Open(dsn, target.Config{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tg.Close() })
+	return tg
+}
+
+func count(t *testing.T, ctx context.Context, conn target.Conn, sql string) int64 {
+	t.Helper()
+	rows, err := conn.Query(ctx, sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	n, err := oneInt(rows)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// mustCheck runs CheckData and fails the test on a violation.
+func mustCheck(t *testing.T, ctx context.Context, conn target.Conn, when string, warehouses int64) {
+	t.Helper()
+	res, err := CheckData(ctx, conn)
+	if err != nil {
+		t.Fatalf("check %s: %v", when, err)
+	}
+	if !res.OK() {
+		t.Fatalf("check %s: %d violations, first: %v", when, len(res.Violations), res.Violations[0])
+	}
+	if res.Warehouses != warehouses || len(res.Conditions) < 4 {
+		t.Fatalf("check %s: %d warehouses, conditions %v", when, res.Warehouses, res.Conditions)
+	}
+}
+
+// runTotals runs wl with the real runner and adds up the measured intervals per type.
+func runTotals(t *testing.T, ctx context.Context, tg target.Target, wl workload.Workload, cfg runner.Config, stopAfter int64) ([]measure.Counts, runner.Result) {
+	t.Helper()
+	if cfg.Interval == 0 {
+		cfg.Interval = 200 * time.Millisecond
+	}
+	if cfg.MaxTries == 0 {
+		cfg.MaxTries = 10
+	}
+	r, err := runner.Connect(ctx, tg, wl, cfg)
+	if err != nil {
+		t.Fatalf("runner: %v", err)
+	}
+	defer r.Close()
+	totals := make([]measure.Counts, len(wl.TxnTypes()))
+	var done atomic.Int64
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	res := r.Run(runCtx, func(iv *measure.Interval) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range iv.Types {
+			totals[i].Add(&iv.Types[i].Counts)
+			done.Add(iv.Types[i].OK)
+		}
+		if stopAfter > 0 && done.Load() >= stopAfter {
+			cancel() // interrupt the run mid-way, as Ctrl-C does
+		}
+		return nil
+	})
+	return totals, res
+}
+
+// TestTPCC prepares two warehouses on each database, checks the data against clause
+// 4.3 and 3.3.2, runs the mix with the real runner and checks again, interrupts a run
+// mid-way and checks again, then corrupts the data on purpose and expects each
+// condition to catch it. One test per target, because the tables are shared.
+func TestTPCC(t *testing.T) {
+	for _, tg := range testTargets {
+		t.Run(tg.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			tgt := openTarget(t, tg.dsn(t))
+			conn, err := tgt.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			testTarget(t, ctx, tgt, conn)
+		})
+	}
+}
+
+func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn target.Conn) {
+	const nw = 2
+	wl, err := New(workload.Params{"warehouses": fmt.Sprint(nw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wl.Cleanup(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wl.Cleanup(context.Background(), conn) })
+	if err := New0(t).Setup(ctx, conn); err == nil || !strings.Contains(err.Error(), "fathom prepare -w tpcc") {
+		t.Fatalf("Setup before prepare: %v", err)
+	}
+
+	var mu sync.Mutex
+	last := map[string][2]int64{}
+	start := time.Now()
+	err = workload.Prepare(ctx, tgt, wl, true, func(table string, done, total int64) {
+		mu.Lock()
+		last[table] = [2]int64{done, total}
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	t.Logf("prepared %d warehouses in %s", nw, time.Since(start).Round(time.Millisecond))
+	if len(last) != 9 {
+		t.Errorf("progress of %d tables: %v", len(last), last)
+	}
+	for table, p := range last {
+		if p[0] != p[1] || p[1] == 0 {
+			t.Errorf("progress of %s ended at %d of %d", table, p[0], p[1])
+		}
+	}
+
+	// Cardinalities of clause 4.3.
+	for sql, want := range map[string]int64{
+		"SELECT count(*) FROM item":                                                    Items,
+		"SELECT count(*) FROM warehouse":                                               nw,
+		"SELECT count(*) FROM stock":                                                   nw * Items,
+		"SELECT count(*) FROM district":                                                nw * 10,
+		"SELECT count(*) FROM customer":                                                nw * 30_000,
+		"SELECT count(*) FROM history":                                                 nw * 30_000,
+		"SELECT count(*) FROM orders":                                                  nw * 30_000,
+		"SELECT count(*) FROM new_order":                                               nw * 9_000,
+		"SELECT count(*) FROM order_line":                                              last[tOrderLine][1],
+		"SELECT count(DISTINCT o_c_id) FROM orders WHERE o_w_id = 1 AND o_d_id = 3":    3000,
+		"SELECT count(*) FROM orders WHERE o_carrier_id IS NULL":                       nw * 9_000,
+		"SELECT count(*) FROM order_line WHERE ol_delivery_d IS NULL":                  count(t, ctx, conn, "SELECT sum(o_ol_cnt) FROM orders WHERE o_id >= 2101"),
+		"SELECT count(DISTINCT c_last) FROM customer WHERE c_w_id = 2 AND c_d_id = 10": 1000,
+		"SELECT count(*) FROM customer WHERE c_id = 1 AND c_last = 'BARBARBAR'":        nw * 10,
+		"SELECT count(*) FROM customer WHERE c_id = 1000 AND c_last = 'EINGEINGEING'":  nw * 10,
+	} {
+		if got := count(t, ctx, conn, sql); got != want {
+			t.Errorf("%s = %d, want %d", sql, got, want)
+		}
+	}
+	// About 10% ORIGINAL, 10% bad credit: binomial, 6 standard deviations wide.
+	for sql, n := range map[string]int64{
+		"SELECT count(*) FROM item WHERE i_data LIKE '%ORIGINAL%'":  Items,
+		"SELECT count(*) FROM stock WHERE s_data LIKE '%ORIGINAL%'": nw * Items,
+		"SELECT count(*) FROM customer WHERE c_credit = 'BC'":       nw * 30_000,
+	} {
+		got := float64(count(t, ctx, conn, sql))
+		mean, sd := float64(n)*0.1, math.Sqrt(float64(n)*0.1*0.9)
+		if math.Abs(got-mean) > 6*sd {
+			t.Errorf("%s = %.0f of %d, want about %.0f", sql, got, n, mean)
+		}
+	}
+	mustCheck(t, ctx, conn, "after prepare", nw)
+
+	// A run: four clients, 150 transactions each.
+	run := New0(t)
+	if err := run.Setup(ctx, conn); err != nil {
+		t.Fatalf("Setup: %v", err)
+	}
+	if run.Warehouses() != nw || run.Options()["isolation"] == "" {
+		t.Errorf("Setup detected %d warehouses, isolation %q", run.Warehouses(), run.Options()["isolation"])
+	}
+	totals, res := runTotals(t, ctx, tgt, run, runner.Config{Clients: 4, Transactions: 150, Seed: 7}, 0)
+	if res.Status != "complete" {
+		t.Logf("run: %+v", res)
+	}
+	var all int64
+	for i, c := range totals {
+		all += c.OK
+		if c.Failed > 0 {
+			t.Errorf("%s: %d failed (errors by class %v); run %+v", TxnNames()[i], c.Failed, c.Errors, res.Errors)
+		}
+	}
+	if all != 600 {
+		t.Errorf("%d transactions succeeded, want 600 (%+v)", all, res)
+	}
+	if totals[TxnNewOrder].OK == 0 || totals[TxnPayment].OK == 0 {
+		t.Errorf("no new-order or payment: %+v", totals)
+	}
+	// Committed new-orders are exactly the orders added.
+	if got := count(t, ctx, conn, "SELECT count(*) FROM orders") - nw*30_000; got != totals[TxnNewOrder].OK {
+		t.Errorf("%d orders added, %d new-orders committed", got, totals[TxnNewOrder].OK)
+	}
+	mustCheck(t, ctx, conn, "after a run", nw)
+
+	// What reached the server follows the spec's shares (5 standard deviations).
+	share := func(what string, k, n int64, p float64) {
+		t.Helper()
+		mean, sd := float64(n)*p, math.Sqrt(float64(n)*p*(1-p))
+		if math.Abs(float64(k)-mean) > 5*sd+0.5 {
+			t.Errorf("%s: %d of %d, want about %.1f", what, k, n, mean)
+		}
+	}
+	newOrders := totals[TxnNewOrder].OK + totals[TxnNewOrderRollback].OK
+	for i, p := range []float64{0.45, 0.43, 0.04, 0.04, 0.04} {
+		k := totals[i].OK
+		if i == TxnNewOrder {
+			k = newOrders
+		}
+		share("mix: "+TxnNames()[i], k, all, p)
+	}
+	share("rolled-back new-orders", totals[TxnNewOrderRollback].OK, newOrders, 0.01)
+	lines := count(t, ctx, conn, "SELECT count(*) FROM order_line WHERE ol_o_id > 3000")
+	share("remote order lines", count(t, ctx, conn, "SELECT count(*) FROM order_line WHERE ol_o_id > 3000 AND ol_supply_w_id <> ol_w_id"), lines, 0.01)
+	if a, b := count(t, ctx, conn, "SELECT count(*) FROM orders WHERE o_id > 3000 AND o_all_local = 0"),
+		count(t, ctx, conn, "SELECT count(DISTINCT ol_w_id * 100000000 + ol_d_id * 10000000 + ol_o_id) FROM order_line WHERE ol_o_id > 3000 AND ol_supply_w_id <> ol_w_id"); a != b {
+		t.Errorf("%d orders not all local, %d orders with a remote line", a, b)
+	}
+	pays := count(t, ctx, conn, "SELECT count(*) FROM history") - nw*30_000
+	if pays != totals[TxnPayment].OK {
+		t.Errorf("%d history rows added, %d payments committed", pays, totals[TxnPayment].OK)
+	}
+	share("remote payments", count(t, ctx, conn, "SELECT count(*) FROM history WHERE h_c_w_id <> h_w_id"), pays, 0.15)
+
+	// A run interrupted mid-way (the context cancelled, as Ctrl-C does).
+	_, res = runTotals(t, ctx, tgt, run, runner.Config{Clients: 4, Duration: time.Hour, Seed: 8}, 100)
+	if res.Status == "complete" {
+		t.Errorf("the interrupted run says %q", res.Status)
+	}
+	mustCheck(t, ctx, conn, "after an interrupted run", nw)
+
+	testCorruption(t, ctx, conn)
+}
+
+// New0 is a workload with every option left to detection.
+func New0(t *testing.T) *Workload {
+	t.Helper()
+	w, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// testCorruption breaks each condition on purpose, in a transaction rolled back
+// afterwards, and expects CheckData to name the condition, warehouse and district.
+func testCorruption(t *testing.T, ctx context.Context, conn target.Conn) {
+	for _, c := range []struct {
+		name string
+		sql  []string
+		cond int
+		w, d int64
+	}{
+		{"w_ytd", []string{"UPDATE warehouse SET w_ytd = w_ytd + 0.01 WHERE w_id = 2"}, 1, 2, 0},
+		{"d_next_o_id", []string{"UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 4"}, 2, 1, 4},
+		{"new_order gap", []string{"DELETE FROM new_order WHERE no_w_id = 2 AND no_d_id = 7 AND no_o_id = 2500"}, 3, 2, 7},
+		{"lost order line", []string{"DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 9 AND ol_o_id = 100 AND ol_number = 1"}, 4, 1, 9},
+		{"carrier", []string{"UPDATE orders SET o_carrier_id = 3 WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = 2800"}, 5, 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := conn.Begin(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = conn.Rollback(ctx) }()
+			for _, sql := range c.sql {
+				if err := conn.Exec(ctx, sql); err != nil {
+					t.Fatalf("%s: %v", sql, err)
+				}
+			}
+			res, err := CheckData(ctx, conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, v := range res.Violations {
+				if v.Condition == c.cond && v.Warehouse == c.w && v.District == c.d {
+					found = true
+				} else if v.Warehouse != c.w {
+					t.Errorf("a violation elsewhere: %v", v)
+				}
+			}
+			if !found {
+				t.Errorf("condition %d in warehouse %d district %d not caught: %v", c.cond, c.w, c.d, res.Violations)
+			}
+			if got := res.BadWarehouses(); len(got) != 1 || got[0] != c.w {
+				t.Errorf("bad warehouses %v", got)
+			}
+		})
+	}
+	mustCheck(t, ctx, conn, "after the corruptions were rolled back", 2)
+}

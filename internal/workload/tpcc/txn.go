@@ -1,0 +1,633 @@
+package tpcc
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
+	"github.com/fathom-lab/fathom/internal/workload/gen"
+)
+
+// Shares of clause 2: New-Order rolls back 1% of the time and takes an item from a
+// remote warehouse for 1% of its lines; Payment pays for a remote customer 15% of the
+// time; Payment and Order-Status find the customer by last name 60% of the time.
+const (
+	rollbackPct   = 1
+	remoteLinePct = 1
+	remotePayPct  = 15
+	byNamePct     = 60
+	maxLines      = 15
+)
+
+// statements, with '?' placeholders. forUpdate is appended where a row is read and then
+// written (not on SQLite, which locks the whole database for a writer).
+const (
+	sqlNOCustomer   = "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?"
+	sqlNODistrict   = "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ?"
+	sqlNODistUpd    = "UPDATE district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?"
+	sqlNOOrder      = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)"
+	sqlNONewOrder   = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"
+	sqlNOItem       = "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?"
+	sqlNOStock      = "SELECT s_quantity, s_data, s_dist_%02d FROM stock WHERE s_i_id = ? AND s_w_id = ?"
+	sqlNOStockUpd   = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
+	sqlNOLines      = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
+	sqlNOLineTuple  = "(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
+	lineArgs        = 9
+	sqlPayWHUpd     = "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?"
+	sqlPayWH        = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?"
+	sqlPayDistUpd   = "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?"
+	sqlPayDist      = "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district WHERE d_w_id = ? AND d_id = ?"
+	sqlByNameCount  = "SELECT count(*) FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ?"
+	sqlByNameID     = "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first LIMIT 1 OFFSET ?"
+	sqlPayCustomer  = "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	sqlPayCData     = "SELECT c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	sqlPayCustUpd   = "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	sqlPayCustUpdBC = "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1, c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	sqlPayHistory   = "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+	sqlOSCustomer   = "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	sqlOSOrder      = "SELECT o_id, o_entry_d, o_carrier_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1"
+	sqlOSLines      = "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
+	sqlDlvNewOrder  = "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1"
+	sqlDlvDelete    = "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?"
+	sqlDlvOrder     = "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"
+	sqlDlvOrderUpd  = "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"
+	sqlDlvLinesUpd  = "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
+	sqlDlvSum       = "SELECT sum(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
+	sqlDlvCustUpd   = "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	sqlSLDistrict   = "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"
+	sqlSLCount      = "SELECT count(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?"
+)
+
+const forUpdate = " FOR UPDATE"
+
+// stmts are one worker's prepared statements.
+type stmts struct {
+	noCustomer, noDistrict, noDistUpd, noOrder, noNewOrder, noItem, noStockUpd target.Stmt
+	noStock                                                                    [DistrictsPerWarehouse]target.Stmt
+	// noLines[n] inserts n order lines in one statement (n from 5 to 15).
+	noLines                                                                        [maxLines + 1]target.Stmt
+	payWHUpd, payWH, payDistUpd, payDist, byNameCount, byNameID                    target.Stmt
+	payCustomer, payCData, payCustUpd, payCustUpdBC, payHistory                    target.Stmt
+	osCustomer, osOrder, osLines                                                   target.Stmt
+	dlvNewOrder, dlvDelete, dlvOrder, dlvOrderUpd, dlvLinesUpd, dlvSum, dlvCustUpd target.Stmt
+	slDistrict, slCount                                                            target.Stmt
+}
+
+// line is one order line of a New-Order.
+type line struct {
+	item, supplyW, qty int64
+}
+
+// worker runs the five transactions for one client.
+type worker struct {
+	w        *Workload
+	r        *gen.Rand
+	c        Constants
+	nw       int64
+	home     int64
+	mix      [5]int // cumulative percentages
+	sqlite   bool
+	conn     target.Conn
+	s        stmts
+	res      target.Result
+	statemts int
+
+	// The drawn transaction's inputs (clause 2.x.1), kept for retries.
+	typ        int
+	wid, did   int64
+	cwid, cdid int64 // Payment's customer warehouse and district
+	cid        int64
+	byName     bool
+	last       []byte
+	lines      []line
+	allLocal   bool
+	amount     int64 // Payment's h_amount in cents
+	carrier    int64
+	threshold  int64
+
+	args [12]target.Value
+	// New-Order's lines, inserted together: their arguments and their text.
+	lineArgs [maxLines * lineArgs]target.Value
+	lineText []byte
+	buf      []byte // decimals and c_data
+	cdat     []byte
+	name     []byte
+}
+
+// NewWorker returns the state of client id. Its home warehouse is id mod W + 1
+// (round-robin over the clients) unless all_warehouses is on; the run's NURand C
+// values come from the seed alone, so every client uses the same ones.
+func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
+	nw := w.warehouses
+	if nw == 0 {
+		nw = 1
+	}
+	k := &worker{
+		w:      w,
+		r:      gen.New(seed, uint64(id)),
+		c:      RunConstants(seed),
+		nw:     nw,
+		home:   int64(id)%nw + 1,
+		sqlite: w.dialect == "sqlite",
+		lines:  make([]line, 0, maxLines),
+		last:   make([]byte, 0, 16),
+		buf:    make([]byte, 0, 64),
+		cdat:   make([]byte, 0, 600),
+		name:   make([]byte, 0, 32),
+		// 24 characters of s_dist_xx and at most 8 of amount ("10000.00") a line.
+		lineText: make([]byte, 0, maxLines*64),
+	}
+	sum := 0
+	for i, p := range w.mix {
+		sum += p
+		k.mix[i] = sum
+	}
+	return k
+}
+
+// Bind prepares the statements on conn.
+func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
+	k.conn = conn
+	fu := forUpdate
+	if k.sqlite {
+		fu = ""
+	}
+	s := &k.s
+	list := []struct {
+		dst *target.Stmt
+		sql string
+	}{
+		{&s.noCustomer, sqlNOCustomer}, {&s.noDistrict, sqlNODistrict + fu}, {&s.noDistUpd, sqlNODistUpd},
+		{&s.noOrder, sqlNOOrder}, {&s.noNewOrder, sqlNONewOrder}, {&s.noItem, sqlNOItem}, {&s.noStockUpd, sqlNOStockUpd},
+		{&s.payWHUpd, sqlPayWHUpd}, {&s.payWH, sqlPayWH}, {&s.payDistUpd, sqlPayDistUpd}, {&s.payDist, sqlPayDist},
+		{&s.byNameCount, sqlByNameCount}, {&s.byNameID, sqlByNameID}, {&s.payCustomer, sqlPayCustomer + fu},
+		{&s.payCData, sqlPayCData}, {&s.payCustUpd, sqlPayCustUpd}, {&s.payCustUpdBC, sqlPayCustUpdBC}, {&s.payHistory, sqlPayHistory},
+		{&s.osCustomer, sqlOSCustomer}, {&s.osOrder, sqlOSOrder}, {&s.osLines, sqlOSLines},
+		{&s.dlvNewOrder, sqlDlvNewOrder + fu}, {&s.dlvDelete, sqlDlvDelete}, {&s.dlvOrder, sqlDlvOrder},
+		{&s.dlvOrderUpd, sqlDlvOrderUpd}, {&s.dlvLinesUpd, sqlDlvLinesUpd}, {&s.dlvSum, sqlDlvSum}, {&s.dlvCustUpd, sqlDlvCustUpd},
+		{&s.slDistrict, sqlSLDistrict}, {&s.slCount, sqlSLCount},
+	}
+	for n := 5; n <= maxLines; n++ {
+		list = append(list, struct {
+			dst *target.Stmt
+			sql string
+		}{&s.noLines[n], sqlNOLines + strings.TrimSuffix(strings.Repeat(sqlNOLineTuple+", ", n), ", ")})
+	}
+	for d := range DistrictsPerWarehouse {
+		list = append(list, struct {
+			dst *target.Stmt
+			sql string
+		}{&s.noStock[d], fmt.Sprintf(sqlNOStock, d+1) + fu})
+	}
+	for _, l := range list {
+		st, err := conn.Prepare(ctx, l.sql)
+		if err != nil {
+			return fmt.Errorf("preparing %q: %w", l.sql, err)
+		}
+		*l.dst = st
+	}
+	return nil
+}
+
+// otherWarehouse draws a warehouse other than wid (wid itself with one warehouse).
+func (k *worker) otherWarehouse(wid int64) int64 {
+	if k.nw == 1 {
+		return wid
+	}
+	o := k.r.Uniform(1, k.nw-1)
+	if o >= wid {
+		o++
+	}
+	return o
+}
+
+// customer draws a customer by last name (byNamePct) or by id.
+func (k *worker) customer() {
+	k.byName = k.r.Uniform(1, 100) <= byNamePct
+	if k.byName {
+		k.last = LastName(k.last[:0], NURand(k.r, aLast, k.c.Last, 0, 999))
+		k.cid = 0
+	} else {
+		k.cid = NURand(k.r, aCID, k.c.CID, 1, CustomersPerDistrict)
+	}
+}
+
+// Next draws the transaction type from the mix and its inputs by clause 2.x.1.
+func (k *worker) Next() int {
+	p := int(k.r.Uniform(1, 100))
+	k.typ = 0
+	for k.typ < 4 && p > k.mix[k.typ] {
+		k.typ++
+	}
+	k.wid = k.home
+	if k.w.allWH {
+		k.wid = k.r.Uniform(1, k.nw)
+	}
+	k.did = k.r.Uniform(1, DistrictsPerWarehouse)
+	switch k.typ {
+	case TxnNewOrder:
+		k.cid = NURand(k.r, aCID, k.c.CID, 1, CustomersPerDistrict)
+		n := int(k.r.Uniform(5, 15))
+		rbk := k.r.Uniform(1, 100) <= rollbackPct
+		k.lines = k.lines[:0]
+		k.allLocal = true
+		for i := range n {
+			l := line{item: NURand(k.r, aItem, k.c.Item, 1, Items), supplyW: k.wid, qty: k.r.Uniform(1, 10)}
+			if rbk && i == n-1 {
+				l.item = Items + 1 // unused: the transaction rolls back
+			}
+			if k.nw > 1 && k.r.Uniform(1, 100) <= remoteLinePct {
+				l.supplyW = k.otherWarehouse(k.wid)
+				k.allLocal = false
+			}
+			k.lines = append(k.lines, l)
+		}
+		// Stock rows are locked in one order (warehouse, item) by every client, so
+		// New-Orders do not deadlock on each other; the unused item stays last.
+		slices.SortFunc(k.lines, func(a, b line) int {
+			if ua, ub := a.item > Items, b.item > Items; ua != ub {
+				if ua {
+					return 1
+				}
+				return -1
+			}
+			if a.supplyW != b.supplyW {
+				return int(a.supplyW - b.supplyW)
+			}
+			return int(a.item - b.item)
+		})
+		if rbk {
+			return TxnNewOrderRollback
+		}
+		return TxnNewOrder
+	case TxnPayment:
+		k.cwid, k.cdid = k.wid, k.did
+		if k.nw > 1 && k.r.Uniform(1, 100) <= remotePayPct {
+			k.cwid = k.otherWarehouse(k.wid)
+			k.cdid = k.r.Uniform(1, DistrictsPerWarehouse)
+		}
+		k.customer()
+		k.amount = k.r.Uniform(100, 500_000)
+	case TxnOrderStatus:
+		k.cwid, k.cdid = k.wid, k.did
+		k.customer()
+	case TxnDelivery:
+		k.carrier = k.r.Uniform(1, 10)
+	case TxnStockLevel:
+		k.threshold = k.r.Uniform(10, 20)
+	}
+	return k.typ
+}
+
+// Do runs the drawn transaction and returns the statements it sent.
+func (k *worker) Do(ctx context.Context) (int, error) {
+	k.statemts = 1
+	if err := k.conn.Begin(ctx); err != nil {
+		return k.statemts, err
+	}
+	var err error
+	commit := true
+	switch k.typ {
+	case TxnNewOrder:
+		commit, err = k.newOrder(ctx)
+	case TxnPayment:
+		err = k.payment(ctx)
+	case TxnOrderStatus:
+		err = k.orderStatus(ctx)
+	case TxnDelivery:
+		err = k.delivery(ctx)
+	case TxnStockLevel:
+		err = k.stockLevel(ctx)
+	}
+	if err != nil {
+		return k.statemts, err
+	}
+	k.statemts++
+	if !commit {
+		return k.statemts, k.conn.Rollback(ctx)
+	}
+	return k.statemts, k.conn.Commit(ctx)
+}
+
+// run executes s with args; with keep, the first row is kept in k.res.First.
+func (k *worker) run(ctx context.Context, s target.Stmt, keep bool, args ...target.Value) error {
+	k.statemts++
+	k.res.Keep = keep
+	n := copy(k.args[:], args)
+	return s.Run(ctx, k.args[:n], &k.res)
+}
+
+// row checks that the last statement returned a row with n columns.
+func (k *worker) row(what string, n int) error {
+	if k.res.Rows == 0 || len(k.res.First) < n {
+		return &workload.AbortError{Err: fmt.Errorf("tpcc: %s: no row (are the tables prepared by `fathom prepare -w tpcc`, and not changed since?)", what)}
+	}
+	return nil
+}
+
+func i64(v int64) target.Value { return target.Int64(v) }
+
+// newOrder is clause 2.4.2. It returns false when the transaction must roll back (an
+// unused item, clause 2.4.2.3).
+func (k *worker) newOrder(ctx context.Context) (bool, error) {
+	w, d := i64(k.wid), i64(k.did)
+	if err := k.run(ctx, k.s.noCustomer, true, w, d, i64(k.cid)); err != nil {
+		return false, err
+	}
+	if err := k.row("customer", 4); err != nil {
+		return false, err
+	}
+	if err := k.run(ctx, k.s.noDistrict, true, w, d); err != nil {
+		return false, err
+	}
+	if err := k.row("district", 2); err != nil {
+		return false, err
+	}
+	oid := parseInt(k.res.First[0].Text)
+	if err := k.run(ctx, k.s.noDistUpd, false, i64(oid+1), w, d); err != nil {
+		return false, err
+	}
+	local := int64(0)
+	if k.allLocal {
+		local = 1
+	}
+	o := i64(oid)
+	if err := k.run(ctx, k.s.noOrder, false, o, d, w, i64(k.cid), target.Time(time.Now()), i64(int64(len(k.lines))), i64(local)); err != nil {
+		return false, err
+	}
+	if err := k.run(ctx, k.s.noNewOrder, false, o, d, w); err != nil {
+		return false, err
+	}
+	k.lineText = k.lineText[:0]
+	for n, l := range k.lines {
+		if err := k.run(ctx, k.s.noItem, true, i64(l.item)); err != nil {
+			return false, err
+		}
+		if k.res.Rows == 0 {
+			if l.item > Items {
+				return false, nil // the 1% the spec rolls back
+			}
+			return false, k.row("item", 3)
+		}
+		price := parseCents(k.res.First[0].Text)
+		if err := k.run(ctx, k.s.noStock[k.did-1], true, i64(l.item), i64(l.supplyW)); err != nil {
+			return false, err
+		}
+		if err := k.row("stock", 3); err != nil {
+			return false, err
+		}
+		q := parseInt(k.res.First[0].Text)
+		if q >= l.qty+10 {
+			q -= l.qty
+		} else {
+			q = q - l.qty + 91
+		}
+		remote := int64(0)
+		if l.supplyW != k.wid {
+			remote = 1
+		}
+		// The line's s_dist_xx and amount, kept in lineText (sized so that it never
+		// moves) until the lines are inserted together.
+		start := len(k.lineText)
+		k.lineText = append(k.lineText, k.res.First[2].Text...)
+		nd := len(k.lineText)
+		k.lineText = appendCents(k.lineText, l.qty*price)
+		a := k.lineArgs[n*lineArgs : (n+1)*lineArgs]
+		a[0], a[1], a[2], a[3], a[4], a[5], a[6] = o, d, w, i64(int64(n+1)), i64(l.item), i64(l.supplyW), i64(l.qty)
+		a[7], a[8] = target.Text(k.lineText[nd:len(k.lineText):len(k.lineText)]), target.Text(k.lineText[start:nd:nd])
+		if err := k.run(ctx, k.s.noStockUpd, false, i64(q), i64(l.qty), i64(remote), i64(l.item), i64(l.supplyW)); err != nil {
+			return false, err
+		}
+	}
+	// The order lines in one INSERT, as go-tpc and HammerDB's procedures send them.
+	k.statemts++
+	k.res.Keep = false
+	return true, k.s.noLines[len(k.lines)].Run(ctx, k.lineArgs[:len(k.lines)*lineArgs], &k.res)
+}
+
+// findByName sets k.cid to the customer in the middle (rounded up) of those with
+// last name k.last in (cw, cd), sorted by first name (clause 2.5.2.2).
+func (k *worker) findByName(ctx context.Context, cw, cd target.Value) error {
+	if err := k.run(ctx, k.s.byNameCount, true, cw, cd, target.Text(k.last)); err != nil {
+		return err
+	}
+	if err := k.row("customers by last name", 1); err != nil {
+		return err
+	}
+	n := parseInt(k.res.First[0].Text)
+	if n == 0 {
+		return &workload.AbortError{Err: fmt.Errorf("tpcc: no customer named %s in warehouse %d district %d: the data was not loaded by clause 4.3", k.last, cw.Int, cd.Int)}
+	}
+	if err := k.run(ctx, k.s.byNameID, true, cw, cd, target.Text(k.last), i64((n-1)/2)); err != nil {
+		return err
+	}
+	if err := k.row("customer by last name", 1); err != nil {
+		return err
+	}
+	k.cid = parseInt(k.res.First[0].Text)
+	return nil
+}
+
+// payment is clause 2.5.2.
+func (k *worker) payment(ctx context.Context) error {
+	w, d, cw, cd := i64(k.wid), i64(k.did), i64(k.cwid), i64(k.cdid)
+	k.buf = appendCents(k.buf[:0], k.amount)
+	amt := target.Text(k.buf)
+	if err := k.run(ctx, k.s.payWHUpd, false, amt, w); err != nil {
+		return err
+	}
+	if err := k.run(ctx, k.s.payWH, true, w); err != nil {
+		return err
+	}
+	if err := k.row("warehouse", 6); err != nil {
+		return err
+	}
+	k.name = append(append(k.name[:0], k.res.First[0].Text...), "    "...)
+	if err := k.run(ctx, k.s.payDistUpd, false, amt, w, d); err != nil {
+		return err
+	}
+	if err := k.run(ctx, k.s.payDist, true, w, d); err != nil {
+		return err
+	}
+	if err := k.row("district", 6); err != nil {
+		return err
+	}
+	k.name = append(k.name, k.res.First[0].Text...)
+	if k.byName {
+		if err := k.findByName(ctx, cw, cd); err != nil {
+			return err
+		}
+	}
+	c := i64(k.cid)
+	if err := k.run(ctx, k.s.payCustomer, true, cw, cd, c); err != nil {
+		return err
+	}
+	if err := k.row("customer", 14); err != nil {
+		return err
+	}
+	if string(k.res.First[9].Text) == "BC" {
+		if err := k.run(ctx, k.s.payCData, true, cw, cd, c); err != nil {
+			return err
+		}
+		if err := k.row("customer data", 1); err != nil {
+			return err
+		}
+		// The payment's ids and amount go in front of C_DATA, which keeps 500 characters.
+		k.cdat = appendUint(k.cdat[:0], k.cid)
+		for _, v := range []int64{k.cdid, k.cwid, k.did, k.wid} {
+			k.cdat = appendUint(append(k.cdat, ' '), v)
+		}
+		k.cdat = appendCents(append(k.cdat, ' '), k.amount)
+		k.cdat = append(append(k.cdat, ' '), k.res.First[0].Text...)
+		if len(k.cdat) > 500 {
+			k.cdat = k.cdat[:500]
+		}
+		if err := k.run(ctx, k.s.payCustUpdBC, false, amt, amt, target.Text(k.cdat), cw, cd, c); err != nil {
+			return err
+		}
+	} else if err := k.run(ctx, k.s.payCustUpd, false, amt, amt, cw, cd, c); err != nil {
+		return err
+	}
+	if len(k.name) > 24 {
+		k.name = k.name[:24]
+	}
+	return k.run(ctx, k.s.payHistory, false, c, cd, cw, d, w, target.Time(time.Now()), amt, target.Text(k.name))
+}
+
+// orderStatus is clause 2.6.2.
+func (k *worker) orderStatus(ctx context.Context) error {
+	w, d := i64(k.wid), i64(k.did)
+	if k.byName {
+		if err := k.findByName(ctx, w, d); err != nil {
+			return err
+		}
+	}
+	c := i64(k.cid)
+	if err := k.run(ctx, k.s.osCustomer, true, w, d, c); err != nil {
+		return err
+	}
+	if err := k.row("customer", 4); err != nil {
+		return err
+	}
+	if err := k.run(ctx, k.s.osOrder, true, w, d, c); err != nil {
+		return err
+	}
+	if k.res.Rows == 0 {
+		return nil // a customer with no order yet: nothing more to show
+	}
+	oid := parseInt(k.res.First[0].Text)
+	return k.run(ctx, k.s.osLines, false, w, d, i64(oid))
+}
+
+// delivery is clause 2.7.4, run at once for the ten districts in one transaction (as
+// the kits do, without the deferred queue). A district with no undelivered order is
+// skipped, as the spec allows.
+func (k *worker) delivery(ctx context.Context) error {
+	w, car, now := i64(k.wid), i64(k.carrier), target.Time(time.Now())
+	for did := int64(1); did <= DistrictsPerWarehouse; did++ {
+		d := i64(did)
+		var oid int64
+		for {
+			if err := k.run(ctx, k.s.dlvNewOrder, true, w, d); err != nil {
+				return err
+			}
+			if k.res.Rows == 0 {
+				break
+			}
+			oid = parseInt(k.res.First[0].Text)
+			if err := k.run(ctx, k.s.dlvDelete, false, w, d, i64(oid)); err != nil {
+				return err
+			}
+			if k.res.RowsAffected == 1 {
+				break
+			}
+			oid = 0 // another Delivery took it first: the next one
+		}
+		if oid == 0 {
+			continue
+		}
+		o := i64(oid)
+		if err := k.run(ctx, k.s.dlvOrder, true, w, d, o); err != nil {
+			return err
+		}
+		if err := k.row("order", 1); err != nil {
+			return err
+		}
+		cid := parseInt(k.res.First[0].Text)
+		if err := k.run(ctx, k.s.dlvOrderUpd, false, car, w, d, o); err != nil {
+			return err
+		}
+		if err := k.run(ctx, k.s.dlvLinesUpd, false, now, w, d, o); err != nil {
+			return err
+		}
+		if err := k.run(ctx, k.s.dlvSum, true, w, d, o); err != nil {
+			return err
+		}
+		if err := k.row("order lines", 1); err != nil {
+			return err
+		}
+		k.buf = appendCents(k.buf[:0], parseCents(k.res.First[0].Text))
+		if err := k.run(ctx, k.s.dlvCustUpd, false, target.Text(k.buf), w, d, i64(cid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stockLevel is clause 2.8.2: distinct items of the district's last 20 orders whose
+// stock is below the threshold.
+func (k *worker) stockLevel(ctx context.Context) error {
+	w, d := i64(k.wid), i64(k.did)
+	if err := k.run(ctx, k.s.slDistrict, true, w, d); err != nil {
+		return err
+	}
+	if err := k.row("district", 1); err != nil {
+		return err
+	}
+	next := parseInt(k.res.First[0].Text)
+	return k.run(ctx, k.s.slCount, true, w, d, i64(next), i64(next-20), w, i64(k.threshold))
+}
+
+// parseInt reads a whole number sent as text ("" and garbage read as 0).
+func parseInt(b []byte) int64 {
+	var n int64
+	neg := false
+	for i, c := range b {
+		switch {
+		case c == '-' && i == 0:
+			neg = true
+		case c >= '0' && c <= '9':
+			n = n*10 + int64(c-'0')
+		default:
+			if neg {
+				return -n
+			}
+			return n
+		}
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
+
+// parseCents reads a decimal sent as text ("12.5", "-10.00", "7", or SQLite's
+// floating-point "29.999999999") as hundredths, rounded to the nearest.
+func parseCents(b []byte) int64 {
+	if len(b) == 0 {
+		return 0
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return 0
+	}
+	if f < 0 {
+		return -int64(-f*100 + 0.5)
+	}
+	return int64(f*100 + 0.5)
+}
