@@ -26,6 +26,7 @@ func newPrepareCmd(env *Env) *cobra.Command {
 	}
 	o.register(cmd.Flags(), env)
 	compat.RegisterLayout(cmd.Flags(), lo)
+	o.lua.register(cmd, env.Args)
 	return cmd
 }
 
@@ -61,6 +62,14 @@ func newCleanupCmd(env *Env) *cobra.Command {
 				return err
 			}
 			defer tgt.Close()
+			if u, ok := wl.(workload.TargetUser); ok {
+				if err := u.UseTarget(tgt); err != nil {
+					return usagef("%v", err)
+				}
+				if p, ok := wl.(workload.Printer); ok {
+					p.SetOutput(env.Stdout)
+				}
+			}
 			conn, err := connect(cmd.Context(), tgt)
 			if err != nil {
 				return err
@@ -77,5 +86,6 @@ func newCleanupCmd(env *Env) *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags(), env)
+	o.lua.register(cmd, env.Args)
 	return cmd
 }
