@@ -78,7 +78,7 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	o.scripts.Register(fs) // pgbench scripts: -f, -b, -S, -N, -D, -r, --allow-shell
 	o.workloadSet = func() bool { return fs.Changed("workload") }
 	fs.SetNormalizeFunc(compat.Normalize) // pgbench's --client, --protocol, --progress
-	o.lua.register(cmd, env.Args)          // a sysbench script's options (lua.go)
+	o.lua.register(cmd, env.Args)         // a sysbench script's options (lua.go)
 }
 
 func newRunCmd(env *Env) *cobra.Command {
