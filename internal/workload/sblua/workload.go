@@ -76,6 +76,12 @@ func New(s *Script, p workload.Params) (*Workload, error) {
 	for k, v := range p {
 		n := strings.ReplaceAll(k, "-", "_")
 		if _, ok := opts[n]; !ok {
+			if s.legacy {
+				// A script without sysbench.cmdline.options takes any option, as a
+				// string (sysbench 1.0 passes them through for older scripts).
+				opts[n], kinds[n] = v, kindString
+				continue
+			}
 			unknown = append(unknown, k)
 			continue
 		}
