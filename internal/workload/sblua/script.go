@@ -83,13 +83,9 @@ func Load(path string) (*Script, error) {
 			data = nil
 		}
 	}
-	chunk, err := parse.Parse(bytes.NewReader(data), path)
+	proto, err := compile(data, path)
 	if err != nil {
-		return nil, &Error{Msg: oneLine(err.Error())}
-	}
-	proto, err := lua.Compile(chunk, path)
-	if err != nil {
-		return nil, &Error{Msg: oneLine(err.Error())}
+		return nil, err
 	}
 	s := &Script{Path: path, dir: filepath.Dir(path), proto: proto, searchDirs: SearchDirs}
 	opts, kinds := defaults(nil)
@@ -187,3 +183,17 @@ func defaults(s *Script) (map[string]string, map[string]optKind) {
 	}
 	return vals, kinds
 }
+
+func compile(data []byte, path string) (*lua.FunctionProto, error) {
+	chunk, err := parse.Parse(bytes.NewReader(data), path)
+	if err != nil {
+		return nil, &Error{Msg: oneLine(err.Error())}
+	}
+	proto, err := lua.Compile(chunk, path)
+	if err != nil {
+		return nil, &Error{Msg: oneLine(err.Error())}
+	}
+	return proto, nil
+}
+
+func compileString(src, name string) (*lua.FunctionProto, error) { return compile([]byte(src), name) }
