@@ -40,6 +40,7 @@ type Script struct {
 	searchDirs []string
 	options    []Option // declared by the script, sorted by name
 	legacy     bool     // no sysbench.cmdline.options: options are globals too
+	mods       *modules // the modules it requires, compiled once
 }
 
 // globals are sysbench 1.0's own options that scripts read in sysbench.opt.
@@ -75,19 +76,11 @@ func Load(path string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sysbench script %s: %v", path, errNoStat(err))
 	}
-	// A #! line is allowed, as Lua's own loader skips it.
-	if bytes.HasPrefix(data, []byte("#")) {
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			data = append([]byte("--"), data[i:]...)
-		} else {
-			data = nil
-		}
-	}
-	proto, err := compile(data, path)
+	proto, err := compile(stripShebang(data), path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Script{Path: path, dir: filepath.Dir(path), proto: proto, searchDirs: SearchDirs}
+	s := &Script{Path: path, dir: filepath.Dir(path), proto: proto, searchDirs: SearchDirs, mods: &modules{}}
 	opts, kinds := defaults(nil)
 	e, err := newEnv(context.Background(), envConfig{s: s, command: "run", opts: opts, kinds: kinds, driver: "mysql",
 		rp: randParams{kind: "uniform", iter: 12, pct: 1, res: 75, paretoH: 0.2, zipfExp: 0.8}})
@@ -197,3 +190,15 @@ func compile(data []byte, path string) (*lua.FunctionProto, error) {
 }
 
 func compileString(src, name string) (*lua.FunctionProto, error) { return compile([]byte(src), name) }
+
+// stripShebang blanks a first line starting with '#' (#!/usr/bin/sysbench), as
+// Lua's own loader skips it; the line numbers stay.
+func stripShebang(data []byte) []byte {
+	if !bytes.HasPrefix(data, []byte("#")) {
+		return data
+	}
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return append([]byte("--"), data[i:]...)
+	}
+	return nil
+}

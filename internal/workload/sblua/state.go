@@ -72,6 +72,7 @@ func newEnv(ctx context.Context, c envConfig) (*env, error) {
 	}
 	e.rng = newRNG(gen.New(c.seed, uint64(c.tid)), c.rp, c.uniq)
 	e.setPath()
+	e.setLoader()
 	sb := L.NewTable()
 	L.SetField(sb, "tid", lua.LNumber(c.tid))
 	L.SetField(sb, "version", lua.LString(Version))
