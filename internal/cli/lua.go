@@ -45,8 +45,8 @@ func (l *luaFlags) register(cmd *cobra.Command, args []string) {
 	l.vals = map[string]string{}
 	for _, o := range append(s.Options(), sblua.Globals()...) {
 		flag := strings.ReplaceAll(o.Name, "_", "-")
-		if l.fs.Lookup(flag) != nil {
-			continue
+		if l.fs.Lookup(flag) != nil || o.Name == "db_driver" {
+			continue // fathom's own flag; the driver is the --target's kind
 		}
 		name := o.Name
 		l.fs.Var(&luaValue{l: l, name: name, def: o.Default}, flag, "sysbench script option: "+o.Help)
@@ -159,4 +159,27 @@ func luaCommand(ctx context.Context, env *Env, o *targetOpts, name string) error
 		return withCode(ExitFailure, fmt.Errorf("%s %s failed: %v", o.workload, name, err))
 	}
 	return nil
+}
+
+// luaLayout passes prepare's sysbench table flags (--auto-inc, --secondary,
+// --create-secondary, --mysql-storage-engine) to a script as its options.
+func luaLayout(p workload.Params, lo *workload.Layout) {
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	if lo.AutoInc != nil {
+		p["auto_inc"] = onOff(*lo.AutoInc)
+	}
+	if lo.Secondary {
+		p["secondary"] = "on"
+	}
+	if lo.CreateSecondary != nil {
+		p["create_secondary"] = onOff(*lo.CreateSecondary)
+	}
+	if lo.Engine != "" {
+		p["mysql_storage_engine"] = lo.Engine
+	}
 }

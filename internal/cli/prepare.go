@@ -10,6 +10,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/compat"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/workload"
+	"github.com/fathom-lab/fathom/internal/workload/sblua"
 )
 
 func newPrepareCmd(env *Env) *cobra.Command {
@@ -34,6 +35,11 @@ func prepare(ctx context.Context, env *Env, o *targetOpts, lo *workload.Layout) 
 	p, err := o.params()
 	if err != nil {
 		return err
+	}
+	if sblua.IsScript(o.workload) {
+		// sysbench's table options are the script's own options (oltp_common's).
+		luaLayout(p, lo)
+		lo = nil
 	}
 	t := run.Target{DSN: o.target, QueryMode: o.queryMode, ConnectTimeout: o.connectTimeout, PollerSockets: o.pollerSockets, Getenv: env.Getenv}
 	ctx, stop := env.Interrupts(ctx)
