@@ -30,17 +30,18 @@ import (
 type wire struct {
 	ln     net.Listener
 	server string
+	pg     bool // PostgreSQL's protocol, else MySQL's
 	mu     sync.Mutex
 	counts map[string]int
 	wg     sync.WaitGroup
 }
 
-func newWire(t *testing.T, server string) *wire {
+func newWire(t *testing.T, server string, pg bool) *wire {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &wire{ln: ln, server: server, counts: map[string]int{}}
+	w := &wire{ln: ln, server: server, pg: pg, counts: map[string]int{}}
 	go w.accept()
 	t.Cleanup(func() { ln.Close(); w.wg.Wait() })
 	return w
@@ -57,6 +58,12 @@ func (w *wire) accept() {
 		s, err := net.Dial("tcp", w.server)
 		if err != nil {
 			c.Close()
+			continue
+		}
+		if w.pg {
+			w.wg.Add(2)
+			go func() { defer w.wg.Done(); io.Copy(c, s); c.Close() }()
+			go func() { defer w.wg.Done(); w.pgClient(c, s); s.Close() }()
 			continue
 		}
 		st := &wireConn{stmts: map[uint32]string{}}
@@ -140,9 +147,70 @@ func (w *wire) client(st *wireConn, c, s net.Conn) {
 	}
 }
 
+// pgClient copies a PostgreSQL client's messages to the server, noting each simple
+// query ('Q') and each Bind ('B') as the text of the statement it binds (from
+// Parse, 'P', on that connection). An SSL or GSS encryption request is answered
+// "no" here, so that the rest can be read.
+func (w *wire) pgClient(c, s net.Conn) {
+	stmts := map[string]string{}
+	started := false
+	for !started {
+		var n uint32
+		if err := binary.Read(c, binary.BigEndian, &n); err != nil || n < 8 {
+			return
+		}
+		body := make([]byte, n-4)
+		if _, err := io.ReadFull(c, body); err != nil {
+			return
+		}
+		if code := binary.BigEndian.Uint32(body); code == 80877103 || code == 80877104 {
+			c.Write([]byte{'N'})
+			continue
+		}
+		hdr := binary.BigEndian.AppendUint32(nil, n)
+		if _, err := s.Write(append(hdr, body...)); err != nil {
+			return
+		}
+		started = true
+	}
+	cstr := func(b []byte) (string, []byte) {
+		i := strings.IndexByte(string(b), 0)
+		if i < 0 {
+			return string(b), nil
+		}
+		return string(b[:i]), b[i+1:]
+	}
+	for {
+		head := make([]byte, 5)
+		if _, err := io.ReadFull(c, head); err != nil {
+			return
+		}
+		body := make([]byte, binary.BigEndian.Uint32(head[1:])-4)
+		if _, err := io.ReadFull(c, body); err != nil {
+			return
+		}
+		switch head[0] {
+		case 'Q':
+			q, _ := cstr(body)
+			w.note(q)
+		case 'P':
+			name, rest := cstr(body)
+			q, _ := cstr(rest)
+			stmts[name] = q
+		case 'B':
+			_, rest := cstr(body)
+			name, _ := cstr(rest)
+			w.note(stmts[name])
+		}
+		if _, err := s.Write(append(head, body...)); err != nil {
+			return
+		}
+	}
+}
+
 var (
 	strLit  = regexp.MustCompile(`'(?:[^'\\]|\\.)*'`)
-	numLit  = regexp.MustCompile(`\b\d+(\.\d+)?\b`)
+	numLit  = regexp.MustCompile(`\$?\b\d+(\.\d+)?\b`)
 	tupleLs = regexp.MustCompile(`\(\?(, ?\?)*\)(,\s*\(\?(, ?\?)*\))+`)
 	spaces  = regexp.MustCompile(`\s+`)
 )
@@ -199,27 +267,60 @@ func diffCounts(a, b map[string]int) string {
 	return d.String()
 }
 
-// schema is each sbtest table's definition (as SHOW CREATE TABLE, without its
-// AUTO_INCREMENT counter) and row count.
-func schema(t *testing.T, ctx context.Context, conn target.Conn, tables int) string {
+// schema is each sbtest table's definition and row count: SHOW CREATE TABLE
+// without its AUTO_INCREMENT counter on MySQL; the columns and indexes from the
+// catalog on PostgreSQL.
+func schema(t *testing.T, ctx context.Context, conn target.Conn, pg bool, tables int) string {
 	var b strings.Builder
 	for i := 1; i <= tables; i++ {
 		name := "sbtest" + strconv.Itoa(i)
-		rows, err := conn.Query(ctx, "SHOW CREATE TABLE "+name)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+		if pg {
+			cols, err := conn.Query(ctx, "SELECT column_name, data_type, COALESCE(character_maximum_length, 0), COALESCE(column_default, ''), is_nullable FROM information_schema.columns WHERE table_name = ? AND table_schema = current_schema() ORDER BY ordinal_position", target.Text([]byte(name)))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			idx, err := conn.Query(ctx, "SELECT indexdef FROM pg_indexes WHERE tablename = ? AND schemaname = current_schema() ORDER BY indexname", target.Text([]byte(name)))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			fmt.Fprintf(&b, "%s\ncolumns: %v\nindexes: %v\n", name, cols, idx)
+		} else {
+			rows, err := conn.Query(ctx, "SHOW CREATE TABLE "+name)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			fmt.Fprintf(&b, "%s\n", regexp.MustCompile(` AUTO_INCREMENT=\d+`).ReplaceAllString(rows[0][1], ""))
 		}
-		def := regexp.MustCompile(` AUTO_INCREMENT=\d+`).ReplaceAllString(rows[0][1], "")
-		fmt.Fprintf(&b, "%s\nrows: %d\n", def, count(t, ctx, conn, name))
+		fmt.Fprintf(&b, "rows: %d\n", count(t, ctx, conn, name))
 	}
 	return b.String()
 }
 
+// diffCases are the scripts sysbench ships with options of theirs, as both tools
+// take them.
+var diffCases = []struct {
+	script string
+	opts   []string
+	pg     bool // also on PostgreSQL
+}{
+	{"oltp_read_write", []string{"--tables=2", "--table-size=200"}, true},
+	{"oltp_read_only", []string{"--tables=1", "--table-size=300", "--range-selects=off"}, true},
+	{"oltp_write_only", []string{"--tables=2", "--table-size=100", "--delete-inserts=3"}, true},
+	{"oltp_point_select", []string{"--tables=1", "--table-size=150", "--auto-inc=off"}, true},
+	{"oltp_update_index", []string{"--tables=1", "--table-size=100", "--create-secondary=off"}, true},
+	{"oltp_update_non_index", []string{"--tables=1", "--table-size=100"}, true},
+	{"oltp_insert", []string{"--tables=1", "--table-size=100"}, true},
+	{"oltp_delete", []string{"--tables=1", "--table-size=100"}, true},
+	{"select_random_points", []string{"--tables=1", "--table-size=100", "--random-points=5"}, true},
+	{"select_random_ranges", []string{"--tables=1", "--table-size=100", "--number-of-ranges=3"}, true},
+	{"oltp_read_write", []string{"--tables=1", "--table-size=100", "--skip-trx=on", "--point-selects=2"}, true},
+}
+
 // TestDifferentialSysbench runs scripts through real sysbench 1.0 and through
-// fathom on the same MariaDB database and options, and compares what the server
-// received (statement templates and their counts, prepare and run) and the tables
-// prepare made (definition and row count). One client and a fixed event count make
-// the counts exact: the scripts' structure, not chance, decides them.
+// fathom on the same database and options, on MariaDB and PostgreSQL, and compares
+// what the server received (statement templates and their counts, prepare and run)
+// and the tables prepare made. One client and a fixed event count make the counts
+// exact: the scripts' structure, not chance, decides them.
 func TestDifferentialSysbench(t *testing.T) {
 	bin, err := exec.LookPath("sysbench")
 	if err != nil {
@@ -228,16 +329,27 @@ func TestDifferentialSysbench(t *testing.T) {
 		}
 		t.Skip("sysbench is not installed")
 	}
-	dsn := dbtest.MySQLDatabase(t, "sblua_diff")
+	t.Run("mysql", func(t *testing.T) { differential(t, bin, false) })
+	t.Run("postgres", func(t *testing.T) { differential(t, bin, true) })
+}
+
+func differential(t *testing.T, bin string, pg bool) {
+	var dsn string
+	if pg {
+		dsn = dbtest.PostgresDatabase(t, "sblua_diff")
+	} else {
+		dsn = dbtest.MySQLDatabase(t, "sblua_diff")
+	}
 	u, _ := url.Parse(dsn)
 	host := u.Host
 	if !strings.Contains(host, ":") {
-		host += ":3306"
+		host += map[bool]string{true: ":5432", false: ":3306"}[pg]
 	}
 	dbName := strings.TrimPrefix(u.Path, "/")
-	w := newWire(t, host)
-	proxied := fmt.Sprintf("mysql://%s@127.0.0.1:%d/%s", u.User.Username(), w.port(), dbName)
-	tgt := open(t, proxied)
+	w := newWire(t, host, pg)
+	pu := *u
+	pu.Host = "127.0.0.1:" + strconv.Itoa(w.port())
+	tgt := open(t, pu.String())
 	direct := open(t, dsn)
 	ctx := context.Background()
 	conn, err := direct.Connect(ctx)
@@ -245,25 +357,18 @@ func TestDifferentialSysbench(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	conn2 := []string{"--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=" + strconv.Itoa(w.port()),
+		"--mysql-user=" + u.User.Username(), "--mysql-db=" + dbName}
+	if pg {
+		conn2 = []string{"--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port=" + strconv.Itoa(w.port()),
+			"--pgsql-user=" + u.User.Username(), "--pgsql-db=" + dbName}
+	}
 
 	const events = 60
-	cases := []struct {
-		script string
-		opts   []string // --name=value, as both take them
-	}{
-		{"oltp_read_write", []string{"--tables=2", "--table-size=200"}},
-		{"oltp_read_only", []string{"--tables=1", "--table-size=300", "--range-selects=off"}},
-		{"oltp_write_only", []string{"--tables=2", "--table-size=100", "--delete-inserts=3"}},
-		{"oltp_point_select", []string{"--tables=1", "--table-size=150", "--auto-inc=off"}},
-		{"oltp_update_index", []string{"--tables=1", "--table-size=100", "--create-secondary=off"}},
-		{"oltp_update_non_index", []string{"--tables=1", "--table-size=100"}},
-		{"oltp_insert", []string{"--tables=1", "--table-size=100"}},
-		{"oltp_delete", []string{"--tables=1", "--table-size=100"}},
-		{"select_random_points", []string{"--tables=1", "--table-size=100", "--random-points=5"}},
-		{"select_random_ranges", []string{"--tables=1", "--table-size=100", "--number-of-ranges=3"}},
-		{"oltp_read_write", []string{"--tables=1", "--table-size=100", "--skip-trx=on", "--point-selects=2"}},
-	}
-	for _, c := range cases {
+	for _, c := range diffCases {
+		if pg && !c.pg {
+			continue
+		}
 		name := c.script + " " + strings.Join(c.opts, " ")
 		t.Run(name, func(t *testing.T) {
 			path := sblua.SearchDirs[0] + "/" + c.script + ".lua"
@@ -282,9 +387,10 @@ func TestDifferentialSysbench(t *testing.T) {
 				}
 			}
 			sysbench := func(cmd string) {
-				args := append([]string{path, "--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=" + strconv.Itoa(w.port()),
-					"--mysql-user=" + u.User.Username(), "--mysql-db=" + dbName, "--threads=1", "--time=0", "--events=" + strconv.Itoa(events)}, c.opts...)
-				out, err := exec.Command(bin, append(args, cmd)...).CombinedOutput()
+				args := append(append([]string{path}, conn2...), "--threads=1", "--time=0", "--events="+strconv.Itoa(events))
+				cmdx := exec.Command(bin, append(append(args, c.opts...), cmd)...)
+				cmdx.Env = append(cmdx.Environ(), "PGSSLMODE=disable")
+				out, err := cmdx.CombinedOutput()
 				if err != nil {
 					t.Fatalf("sysbench %s: %v\n%s", cmd, err, out)
 				}
@@ -293,7 +399,7 @@ func TestDifferentialSysbench(t *testing.T) {
 			drop()
 			w.take()
 			sysbench("prepare")
-			sbPrep, sbSchema := w.take(), schema(t, ctx, conn, tables)
+			sbPrep, sbSchema := w.take(), schema(t, ctx, conn, pg, tables)
 			sysbench("run")
 			sbRun := w.take()
 			// fathom
@@ -313,7 +419,7 @@ func TestDifferentialSysbench(t *testing.T) {
 			if err := fw.Prepare(ctx, tgt, nil); err != nil {
 				t.Fatal(err)
 			}
-			fPrep, fSchema := w.take(), schema(t, ctx, conn, tables)
+			fPrep, fSchema := w.take(), schema(t, ctx, conn, pg, tables)
 			if err := fw.Setup(ctx, conn); err != nil {
 				t.Fatal(err)
 			}
