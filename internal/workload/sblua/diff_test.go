@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -270,10 +271,9 @@ func diffCounts(a, b map[string]int) string {
 // schema is each sbtest table's definition and row count: SHOW CREATE TABLE
 // without its AUTO_INCREMENT counter on MySQL; the columns and indexes from the
 // catalog on PostgreSQL.
-func schema(t *testing.T, ctx context.Context, conn target.Conn, pg bool, tables int) string {
+func schema(t *testing.T, ctx context.Context, conn target.Conn, pg bool, names []string) string {
 	var b strings.Builder
-	for i := 1; i <= tables; i++ {
-		name := "sbtest" + strconv.Itoa(i)
+	for _, name := range names {
 		if pg {
 			cols, err := conn.Query(ctx, "SELECT column_name, data_type, COALESCE(character_maximum_length, 0), COALESCE(column_default, ''), is_nullable FROM information_schema.columns WHERE table_name = ? AND table_schema = current_schema() ORDER BY ordinal_position", target.Text([]byte(name)))
 			if err != nil {
@@ -301,19 +301,24 @@ func schema(t *testing.T, ctx context.Context, conn target.Conn, pg bool, tables
 var diffCases = []struct {
 	script string
 	opts   []string
-	pg     bool // also on PostgreSQL
+	pg     bool     // also on PostgreSQL
+	tables []string // the tables prepare makes (default sbtest1 … --tables)
 }{
-	{"oltp_read_write", []string{"--tables=2", "--table-size=200"}, true},
-	{"oltp_read_only", []string{"--tables=1", "--table-size=300", "--range-selects=off"}, true},
-	{"oltp_write_only", []string{"--tables=2", "--table-size=100", "--delete-inserts=3"}, true},
-	{"oltp_point_select", []string{"--tables=1", "--table-size=150", "--auto-inc=off"}, true},
-	{"oltp_update_index", []string{"--tables=1", "--table-size=100", "--create-secondary=off"}, true},
-	{"oltp_update_non_index", []string{"--tables=1", "--table-size=100"}, true},
-	{"oltp_insert", []string{"--tables=1", "--table-size=100"}, true},
-	{"oltp_delete", []string{"--tables=1", "--table-size=100"}, true},
-	{"select_random_points", []string{"--tables=1", "--table-size=100", "--random-points=5"}, true},
-	{"select_random_ranges", []string{"--tables=1", "--table-size=100", "--number-of-ranges=3"}, true},
-	{"oltp_read_write", []string{"--tables=1", "--table-size=100", "--skip-trx=on", "--point-selects=2"}, true},
+	{"oltp_read_write", []string{"--tables=2", "--table-size=200"}, true, nil},
+	{"oltp_read_only", []string{"--tables=1", "--table-size=300", "--range-selects=off"}, true, nil},
+	{"oltp_write_only", []string{"--tables=2", "--table-size=100", "--delete-inserts=3"}, true, nil},
+	{"oltp_point_select", []string{"--tables=1", "--table-size=150", "--auto-inc=off"}, true, nil},
+	{"oltp_update_index", []string{"--tables=1", "--table-size=100", "--create-secondary=off"}, true, nil},
+	{"oltp_update_non_index", []string{"--tables=1", "--table-size=100"}, true, nil},
+	{"oltp_insert", []string{"--tables=1", "--table-size=100"}, true, nil},
+	{"oltp_delete", []string{"--tables=1", "--table-size=100"}, true, nil},
+	{"select_random_points", []string{"--tables=1", "--table-size=100", "--random-points=5"}, true, nil},
+	{"select_random_ranges", []string{"--tables=1", "--table-size=100", "--number-of-ranges=3"}, true, nil},
+	{"oltp_read_write", []string{"--tables=1", "--table-size=100", "--skip-trx=on", "--point-selects=2"}, true, nil},
+	// Scripts of our own (testdata/diff): queries and their results, query_row, a
+	// module of theirs, bulk inserts in events, parameters, an error caught.
+	{"testdata/diff/custom_query", []string{"--rows=40", "--span=4", "--updates=3"}, true, []string{"sbtest_kv"}},
+	{"testdata/diff/custom_bulk", []string{"--batch=3"}, true, []string{"sbtest_bulk"}},
 }
 
 // TestDifferentialSysbench runs scripts through real sysbench 1.0 and through
@@ -372,6 +377,9 @@ func differential(t *testing.T, bin string, pg bool) {
 		name := c.script + " " + strings.Join(c.opts, " ")
 		t.Run(name, func(t *testing.T) {
 			path := sblua.SearchDirs[0] + "/" + c.script + ".lua"
+			if strings.HasPrefix(c.script, "testdata/") {
+				path = c.script + ".lua"
+			}
 			tables := 1
 			params := workload.Params{}
 			for _, o := range c.opts {
@@ -381,15 +389,22 @@ func differential(t *testing.T, bin string, pg bool) {
 					tables, _ = strconv.Atoi(v)
 				}
 			}
+			names := c.tables
+			if names == nil {
+				for i := 1; i <= tables; i++ {
+					names = append(names, "sbtest"+strconv.Itoa(i))
+				}
+			}
 			drop := func() {
-				for i := 1; i <= 3; i++ {
-					_ = conn.Exec(ctx, "DROP TABLE IF EXISTS sbtest"+strconv.Itoa(i))
+				for _, n := range append([]string{"sbtest1", "sbtest2", "sbtest3"}, c.tables...) {
+					_ = conn.Exec(ctx, "DROP TABLE IF EXISTS "+n)
 				}
 			}
 			sysbench := func(cmd string) {
 				args := append(append([]string{path}, conn2...), "--threads=1", "--time=0", "--events="+strconv.Itoa(events))
 				cmdx := exec.Command(bin, append(append(args, c.opts...), cmd)...)
-				cmdx.Env = append(cmdx.Environ(), "PGSSLMODE=disable")
+				// sysbench looks for modules in the working directory, not the script's.
+				cmdx.Env = append(cmdx.Environ(), "PGSSLMODE=disable", "LUA_PATH="+filepath.Dir(path)+"/?.lua;;")
 				out, err := cmdx.CombinedOutput()
 				if err != nil {
 					t.Fatalf("sysbench %s: %v\n%s", cmd, err, out)
@@ -399,7 +414,7 @@ func differential(t *testing.T, bin string, pg bool) {
 			drop()
 			w.take()
 			sysbench("prepare")
-			sbPrep, sbSchema := w.take(), schema(t, ctx, conn, pg, tables)
+			sbPrep, sbSchema := w.take(), schema(t, ctx, conn, pg, names)
 			sysbench("run")
 			sbRun := w.take()
 			// fathom
@@ -419,7 +434,7 @@ func differential(t *testing.T, bin string, pg bool) {
 			if err := fw.Prepare(ctx, tgt, nil); err != nil {
 				t.Fatal(err)
 			}
-			fPrep, fSchema := w.take(), schema(t, ctx, conn, pg, tables)
+			fPrep, fSchema := w.take(), schema(t, ctx, conn, pg, names)
 			if err := fw.Setup(ctx, conn); err != nil {
 				t.Fatal(err)
 			}
