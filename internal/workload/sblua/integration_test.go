@@ -171,3 +171,80 @@ func TestBundledScripts(t *testing.T) {
 		})
 	}
 }
+
+// TestReconnect: after the runner replaces a client's lost connection (Bind again),
+// the statements the script prepared in thread_init are prepared on the new one and
+// the next event runs on it; the server's session is killed for real.
+func TestReconnect(t *testing.T) {
+	bundled(t) // skips or fails without sysbench's scripts
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			tgt := open(t, srv.dsn(t))
+			ctx := context.Background()
+			admin, err := tgt.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close()
+			sp, err := sblua.Spec(filepath.Join(sblua.SearchDirs[0], "oltp_point_select.lua"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wl, err := sp.New(workload.Params{"tables": "1", "table_size": "50"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := wl.(*sblua.Workload)
+			if err := w.UseTarget(tgt); err != nil {
+				t.Fatal(err)
+			}
+			_ = admin.Exec(ctx, "DROP TABLE IF EXISTS sbtest1")
+			if err := w.Prepare(ctx, tgt, nil); err != nil {
+				t.Fatal(err)
+			}
+			defer w.Cleanup(ctx, admin)
+			c1, err := tgt.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := w.NewWorker(0, 3)
+			if err := k.Bind(ctx, c1); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := k.Do(ctx); err != nil || n != 1 {
+				t.Fatalf("first event: %d statements, %v", n, err)
+			}
+			kill := "KILL ?"
+			if srv.name == "postgres" {
+				kill = "SELECT pg_terminate_backend(?)"
+			}
+			if _, err := admin.Query(ctx, kill, target.Int64(c1.ID())); err != nil {
+				t.Fatalf("killing the client's session: %v", err)
+			}
+			_, err = k.Do(ctx)
+			if err == nil {
+				t.Fatal("an event on a killed session succeeded")
+			}
+			if c := target.ClassOf(err); c != target.ClassConnection && c1.Alive() {
+				t.Fatalf("error on a killed session: %v (class %v, connection alive)", err, c)
+			}
+			c1.Close()
+			c2, err := tgt.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c2.Close()
+			if err := k.Bind(ctx, c2); err != nil {
+				t.Fatalf("rebinding: %v", err)
+			}
+			for range 5 {
+				if n, err := k.Do(ctx); err != nil || n != 1 {
+					t.Fatalf("event after the reconnect: %d statements, %v", n, err)
+				}
+			}
+			if err := k.(workload.Finisher).Finish(ctx); err != nil {
+				t.Errorf("thread_done: %v", err)
+			}
+		})
+	}
+}
