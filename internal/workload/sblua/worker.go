@@ -27,6 +27,9 @@ type worker struct {
 // script's thread_init runs at the first Bind, with the runner's connection.
 func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 	k := &worker{w: w, id: id, seed: seed, tid: lua.LNumber(id)}
+	if w.uniq == nil {
+		w.seed = seed // sysbench.rand.unique's sequence follows the run's seed
+	}
 	cfg := w.config(id, "run")
 	cfg.seed = seed
 	k.e, k.err = newEnv(context.Background(), cfg)
