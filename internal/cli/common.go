@@ -28,6 +28,8 @@ type targetOpts struct {
 	connectTimeout                                           time.Duration
 	// pollerSockets: Go's network poller instead of blocking sockets (FATHOM_PORTABLE).
 	pollerSockets bool
+	// lua: a sysbench script's options (lua.go)
+	lua luaFlags
 }
 
 // portablePaths reads FATHOM_PORTABLE: 1 takes the paths every system but Linux takes
@@ -66,7 +68,13 @@ func (o *targetOpts) register(fs *pflag.FlagSet, env *Env) {
 
 // params collects the workload options the user gave.
 func (o *targetOpts) params() (workload.Params, error) {
+	if o.lua.err != nil {
+		return nil, usagef("%v", o.lua.err)
+	}
 	p := workload.Params{}
+	for k, v := range o.lua.vals {
+		p[k] = v
+	}
 	for _, kv := range []struct{ name, v string }{{"scale", o.scale}, {"tables", o.tables}, {"table_size", o.tableSize}, {"rand_type", o.randType}, {"pipeline", o.pipeline}, {"warehouses", o.warehouses}} {
 		if kv.v != "" {
 			p[kv.name] = kv.v

@@ -253,7 +253,7 @@ var pgdiffCases = []pgdiffCase{
 	{args: []string{"-S", "-t", "5", "-L", "5"},
 		differs: "-L without -R: pgbench counts transactions above the limit; fathom refuses it (its percentiles say the same)"},
 	{args: []string{"-f", "{f:sysb.lua}", "-t", "1"},
-		differs: "a .lua file: pgbench sends it as SQL; fathom refuses sysbench Lua scripts (safer)"},
+		differs: "a .lua file: pgbench sends it as SQL; fathom refuses a .lua given to -f and names -w, which runs sysbench scripts (safer)"},
 
 	// Refused before running, by both.
 	{args: []string{"-S", "-t", "2", "-R", "0"}},

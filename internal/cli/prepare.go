@@ -10,6 +10,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/compat"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/workload"
+	"github.com/fathom-lab/fathom/internal/workload/sblua"
 )
 
 func newPrepareCmd(env *Env) *cobra.Command {
@@ -28,6 +29,7 @@ func newPrepareCmd(env *Env) *cobra.Command {
 	o.register(cmd.Flags(), env)
 	compat.RegisterLayout(cmd.Flags(), lo)
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress: only the last line (prepared … in …)")
+	o.lua.register(cmd, env.Args)
 	return cmd
 }
 
@@ -35,6 +37,11 @@ func prepare(ctx context.Context, env *Env, o *targetOpts, lo *workload.Layout, 
 	p, err := o.params()
 	if err != nil {
 		return err
+	}
+	if sblua.IsScript(o.workload) {
+		// sysbench's table options are the script's own options (oltp_common's).
+		luaLayout(p, lo)
+		lo = nil
 	}
 	t := run.Target{DSN: o.target, QueryMode: o.queryMode, ConnectTimeout: o.connectTimeout, PollerSockets: o.pollerSockets, Getenv: env.Getenv}
 	ctx, stop := env.Interrupts(ctx)
@@ -63,6 +70,14 @@ func newCleanupCmd(env *Env) *cobra.Command {
 				return err
 			}
 			defer tgt.Close()
+			if u, ok := wl.(workload.TargetUser); ok {
+				if err := u.UseTarget(tgt); err != nil {
+					return usagef("%v", err)
+				}
+				if p, ok := wl.(workload.Printer); ok {
+					p.SetOutput(env.Stdout)
+				}
+			}
 			conn, err := connect(cmd.Context(), tgt)
 			if err != nil {
 				return err
@@ -79,5 +94,6 @@ func newCleanupCmd(env *Env) *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags(), env)
+	o.lua.register(cmd, env.Args)
 	return cmd
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload/pgscript"
+	"github.com/fathom-lab/fathom/internal/workload/sblua"
 )
 
 type runOpts struct {
@@ -78,6 +79,7 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	o.scripts.Register(fs) // pgbench scripts: -f, -b, -S, -N, -D, -r, --allow-shell
 	o.workloadSet = func() bool { return fs.Changed("workload") }
 	fs.SetNormalizeFunc(compat.Normalize) // pgbench's --client, --protocol, --progress
+	o.lua.register(cmd, env.Args)         // a sysbench script's options (lua.go)
 }
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -88,7 +90,19 @@ func newRunCmd(env *Env) *cobra.Command {
 		Example: `  fathom run --workload tpcb -c 8 -T 60 --target postgres://bench@db1/bench
   fathom run --workload oltp_read_write --tables 4 -c 16 -T 5m -P 10 --target mysql://root@127.0.0.1/sbtest
   fathom run --workload tpcb-select -c 4 -R 2000 -T 60 --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && !sblua.IsScript(o.workload) {
+				return noArgs(cmd, args)
+			}
+			if len(args) > 1 {
+				return usagef("a sysbench script runs one command at a time (got %q): `fathom run -w SCRIPT.lua [COMMAND]`", args)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] != "run" {
+				return luaCommand(cmd.Context(), env, &o.targetOpts, args[0])
+			}
 			_, err := o.execute(cmd.Context(), env)
 			return err
 		},
@@ -142,6 +156,13 @@ func (o *runOpts) options(env *Env) (run.Options, error) {
 	}
 	if err := o.compat.Apply(env.Stderr, &ro); err != nil {
 		return ro, err
+	}
+	if sblua.IsScript(ro.Workload) {
+		o.luaRunParams(&ro)
+		ro.Output = env.Stdout // the script's print(), as under sysbench
+		if o.json {
+			ro.Output = env.Stderr
+		}
 	}
 	return ro, o.agents.Apply(&ro, o.store, &view.AgentLines{W: env.Stderr, Prefix: "fathom: "})
 }

@@ -257,10 +257,10 @@ func (o *RunFlags) applyLog(ro *run.Options) error {
 	return nil
 }
 
-// refuseLua refuses a sysbench Lua script given as a pgbench script or a workload:
-// it would be sent to the server as SQL and fail every transaction.
+// refuseLua refuses a sysbench Lua script given as a pgbench script: it would be
+// sent to the server as SQL and fail every transaction. (-w takes it.)
 func refuseLua(ro *run.Options) error {
-	names := []string{ro.Workload}
+	var names []string
 	if ro.Scripts != nil {
 		for _, f := range ro.Scripts.Files {
 			if i := strings.LastIndexByte(f, '@'); i > 0 {
@@ -271,7 +271,7 @@ func refuseLua(ro *run.Options) error {
 	}
 	for _, n := range names {
 		if strings.HasSuffix(strings.ToLower(n), ".lua") {
-			return fault.Usagef("%s: sysbench Lua scripts are not supported yet: use a built-in oltp_* workload (fathom workloads) or a workload file (README: Custom workloads)", n)
+			return fault.Usagef("%s: -f takes pgbench scripts; a sysbench Lua script goes in -w: `fathom run -w %s [sysbench options]`", n, n)
 		}
 	}
 	return nil

@@ -3,8 +3,10 @@ package run
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 )
 
@@ -40,18 +42,38 @@ func Prepare(ctx context.Context, t Target, name string, params workload.Params,
 			return fault.Usagef("%v", err)
 		}
 	}
+	if err := useTarget(wl, tgt); err != nil {
+		return err
+	}
+	if p, ok := wl.(workload.Printer); ok {
+		if o, ok := l.(interface{ Output() io.Writer }); ok {
+			p.SetOutput(o.Output())
+		}
+	}
 	conn, err := Connect(context.WithoutCancel(ctx), tgt)
 	if err != nil {
 		return err
 	}
 	conn.Close()
 	l.Preparing(wl.Name(), tgt.Redacted())
-	err = workload.Prepare(ctx, tgt, wl, true, l.Progress)
+	_, keep := wl.(workload.KeepsExisting)
+	err = workload.Prepare(ctx, tgt, wl, !keep, l.Progress)
 	if ctx.Err() != nil {
 		return fault.WithKind(fault.Interrupted, fmt.Errorf("prepare interrupted: the tables are incomplete; run prepare again"))
 	}
 	if err != nil {
 		return fault.WithKind(fault.Failed, fmt.Errorf("prepare failed: %v", err))
+	}
+	return nil
+}
+
+// useTarget gives the workload its target when it needs one (a sysbench script);
+// a target it cannot use is a usage mistake.
+func useTarget(wl workload.Workload, tgt target.Target) error {
+	if u, ok := wl.(workload.TargetUser); ok {
+		if err := u.UseTarget(tgt); err != nil {
+			return fault.Usagef("%v", err)
+		}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -33,6 +34,8 @@ type Options struct {
 	Params   workload.Params // workload options
 	// Scripts, when set, runs pgbench scripts (-f, -b) instead of Workload.
 	Scripts *pgscript.Options
+	// Output receives what a workload's script prints (a sysbench script's print()).
+	Output io.Writer
 
 	Clients          int
 	Duration         time.Duration // measured, after warm-up (0 and no Transactions: 10s)
@@ -204,6 +207,13 @@ func (o *Options) check() (*checked, error) {
 	if err := o.Sampling.Check(tgt.Kind()); err != nil {
 		tgt.Close()
 		return nil, err
+	}
+	if err := useTarget(wl, tgt); err != nil {
+		tgt.Close()
+		return nil, err
+	}
+	if p, ok := wl.(workload.Printer); ok {
+		p.SetOutput(o.Output)
 	}
 	clients := workloadClients(wl, cfg.Clients)
 	if o.Remote == nil {

@@ -306,6 +306,13 @@ func newClients(w workload.Workload, cfg *Config) []*client {
 // Close closes all connections.
 func (r *Runner) Close() {
 	for _, c := range r.clients {
+		if c == nil {
+			continue
+		}
+		if f, ok := c.worker.(workload.Finisher); ok {
+			// e.g. a sysbench script's thread_done(), on the client's connection.
+			_ = f.Finish(context.Background())
+		}
 		if c != nil && c.conn != nil {
 			_ = c.conn.Close()
 			c.conn = nil

@@ -24,6 +24,9 @@ type PrepareLines struct {
 	ok   bool
 }
 
+// Output is where a workload's script prints (a sysbench script's print()).
+func (p *PrepareLines) Output() io.Writer { return p.W }
+
 func (p *PrepareLines) Preparing(wl, target string) {
 	p.name, p.t0, p.ok = wl, p.Now(), true
 	p.last = map[string]int64{}

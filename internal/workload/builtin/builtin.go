@@ -15,6 +15,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload/files"
 	"github.com/fathom-lab/fathom/internal/workload/kv"
 	"github.com/fathom-lab/fathom/internal/workload/oltp"
+	"github.com/fathom-lab/fathom/internal/workload/sblua"
 	"github.com/fathom-lab/fathom/internal/workload/spec"
 	"github.com/fathom-lab/fathom/internal/workload/tpcb"
 	"github.com/fathom-lab/fathom/internal/workload/tpcc"
@@ -82,6 +83,9 @@ func Shipped(name string) bool { return shipped[name] }
 func Lookup(name string) (*workload.Spec, error) {
 	if IsFile(name) {
 		return spec.LoadFile(name)
+	}
+	if sblua.IsScript(name) {
+		return sblua.Spec(name)
 	}
 	if s, ok := specs[name]; ok {
 		return s, nil

@@ -1,0 +1,3 @@
+local M = {}
+function M.twice(x) return 2 * x end
+return M

@@ -1,0 +1,3 @@
+function event()
+   local x = = 1
+end

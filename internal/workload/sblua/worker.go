@@ -1,0 +1,124 @@
+package sblua
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
+)
+
+// worker is one client: a Lua state running the script as one sysbench thread.
+type worker struct {
+	w     *Workload
+	id    int
+	seed  uint64
+	e     *env
+	err   error
+	bound bool
+	event *lua.LFunction
+	tid   lua.LValue
+}
+
+// NewWorker makes the client's Lua state (sysbench.tid is the client's number); the
+// script's thread_init runs at the first Bind, with the runner's connection.
+func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
+	k := &worker{w: w, id: id, seed: seed, tid: lua.LNumber(id)}
+	if w.uniq == nil {
+		w.seed = seed // sysbench.rand.unique's sequence follows the run's seed
+	}
+	cfg := w.config(id, "run")
+	cfg.seed = seed
+	k.e, k.err = newEnv(context.Background(), cfg)
+	if k.err == nil {
+		var ok bool
+		if k.event, ok = k.e.L.GetGlobal("event").(*lua.LFunction); !ok {
+			k.err = errors.New("cannot find the event() function in " + w.s.Path)
+		}
+	}
+	return k
+}
+
+// Bind gives the client's connection to the script: its first drv:connect() returns
+// it. After a reconnect the statements the script prepared on it are prepared again.
+func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
+	if k.err != nil {
+		return &workload.AbortError{Err: k.err}
+	}
+	e := k.e
+	e.ctx = ctx
+	e.primary = conn
+	if !k.bound {
+		k.bound = true
+		if err := e.call("thread_init", k.tid); err != nil {
+			return err
+		}
+		return nil
+	}
+	if e.primaryConn != nil {
+		e.primaryConn.conn = conn
+		return e.primaryConn.rebind(ctx)
+	}
+	return nil
+}
+
+// Next: a script has one kind of transaction, its event().
+func (k *worker) Next() int { return 0 }
+
+// Do runs event() once. A statement's error raised in it comes back with its class
+// (a retryable one after the script's before_restart_event hook); a Lua error is the
+// script's mistake and aborts the client with one line naming the file and line.
+func (k *worker) Do(ctx context.Context) (int, error) {
+	e := k.e
+	e.ctx, e.stmts, e.lastErr, e.lastVal = ctx, 0, nil, nil
+	err := e.L.CallByParam(lua.P{Fn: k.event, NRet: 0, Protect: true}, k.tid)
+	if err == nil {
+		return e.stmts, nil
+	}
+	if e.lastErr != nil && e.raised(err) {
+		var ae *lua.ApiError
+		if errors.As(err, &ae) {
+			if t, ok := ae.Object.(*lua.LTable); ok && t.RawGetString("errcode") == lua.LNumber(restartEvent) {
+				if hook, ok := e.hook("before_restart_event").(*lua.LFunction); ok {
+					lastErr := e.lastErr
+					if herr := e.L.CallByParam(lua.P{Fn: hook, NRet: 0, Protect: true}, t); herr != nil {
+						return e.stmts, &workload.AbortError{Err: luaError(herr)}
+					}
+					e.lastErr = lastErr
+				}
+			}
+		}
+		return e.stmts, e.lastErr
+	}
+	if ctx.Err() != nil {
+		return e.stmts, ctx.Err()
+	}
+	return e.stmts, &workload.AbortError{Err: luaError(err)}
+}
+
+// Place is where the last statement error was raised in the script.
+func (k *worker) Place() string {
+	if k.e == nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimSpace(k.e.lastWhere), ":")
+}
+
+// Finish runs the script's thread_done() and closes the connections the script
+// opened itself.
+func (k *worker) Finish(ctx context.Context) error {
+	if k.e == nil || k.err != nil {
+		return nil
+	}
+	k.e.ctx = ctx
+	err := error(nil)
+	if k.bound {
+		err = k.e.call("thread_done", k.tid)
+	}
+	k.e.close()
+	k.e = nil
+	return err
+}
