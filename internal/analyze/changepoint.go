@@ -221,11 +221,11 @@ func permutationP(xs []float64, bounds []int, q float64, o ChangeOptions, rng *r
 
 // segBuf holds the scratch space of best, reused across calls.
 type segBuf struct {
-	order         []int
-	rank          []int
-	left, right   []float64 // within-sums of prefixes and suffixes
-	cnt           []float64 // Fenwick trees over ranks: counts and sums
-	sum           []float64
+	order       []int
+	rank        []int
+	left, right []float64 // within-sums of prefixes and suffixes
+	cnt         []float64 // Fenwick trees over ranks: counts and sums
+	sum         []float64
 }
 
 // best returns the largest Q̂(t) over the splits of seg that leave at least minSize

@@ -57,7 +57,7 @@ func TestChangeStatisticMatchesDefinition(t *testing.T) {
 		L := 6 + rng.IntN(40)
 		seg := make([]float64, L)
 		for i := range seg {
-			seg[i] = math.Round(rng.NormFloat64()*4) // ties on purpose
+			seg[i] = math.Round(rng.NormFloat64() * 4) // ties on purpose
 			if i > L/2 {
 				seg[i] += float64(trial % 5)
 			}
