@@ -35,19 +35,19 @@ import (
 type ChangeOptions struct {
 	// Alpha is the false-positive level of each permutation test: a split is a change
 	// when its p-value is at most Alpha (default 0.01).
-	Alpha float64
+	Alpha float64 `json:"alpha"`
 	// MinMagnitude is the smallest relative move of the median, |after−before|/|before|,
 	// reported as a change (default 0.05, i.e. 5%; a negative value: none).
-	MinMagnitude float64
+	MinMagnitude float64 `json:"min_magnitude"`
 	// Permutations is R, the shuffles per test (default 199; p can be no smaller than
 	// 1/(R+1), so R must reach 1/Alpha − 1).
-	Permutations int
+	Permutations int `json:"permutations"`
 	// MinSize is the fewest points a segment may hold (default 3).
-	MinSize int
+	MinSize int `json:"min_size"`
 	// Confidence is the level of the medians' intervals (default 0.95).
-	Confidence float64
+	Confidence float64 `json:"confidence"`
 	// Seed makes the permutations, and so the p-values, reproducible (default 1).
-	Seed uint64
+	Seed uint64 `json:"seed"`
 }
 
 func (o ChangeOptions) withDefaults() ChangeOptions {

@@ -14,6 +14,7 @@ const (
 	ExitUsage       = 2   // the user asked for something that makes no sense
 	ExitErrors      = 3   // the run's transactions failed: none succeeded, or clients aborted
 	ExitThreshold   = 4   // the run passed a limit the user set (--max-error-rate)
+	ExitRegression  = 5   // fathom regressions: the newest runs of a series regressed
 	ExitInterrupted = 130 // stopped by SIGINT/SIGTERM; what was measured is kept
 )
 

@@ -39,6 +39,7 @@ type runOpts struct {
 	maxErrorRate percentValue
 	seed         string
 	labels       []string
+	series       string
 	json         bool
 	quiet        bool
 	reconnect    time.Duration
@@ -67,6 +68,7 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	fs.Var(&o.maxErrorRate, "max-error-rate", "fail the run (exit 4) if more than this percent of its transactions failed, e.g. 1 or 0.5% (retried ones that succeeded do not count)")
 	fs.StringVar(&o.seed, "seed", "", "random seed for reproducible values (default: random, recorded)")
 	fs.StringArrayVar(&o.labels, "label", nil, "label key=value stored with the run (repeatable)")
+	fs.StringVar(&o.series, "series", "", "the series this run belongs to, by name (the label series=NAME; default: the series of its workload, options, target, clients, rate and duration: see fathom history)")
 	fs.BoolVar(&o.json, "json", false, "print the final summary as JSON on stdout (live lines go to stderr)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live interval lines")
 	positiveDurationVarP(fs, &o.reconnect, "reconnect-timeout", "", 30*time.Second, "fail the run if a client cannot reconnect for this long")
@@ -153,6 +155,12 @@ func (o *runOpts) labelMap() (map[string]string, error) {
 			return nil, usagef("%v", err)
 		}
 		m[k] = v
+	}
+	if o.series != "" {
+		if v, ok := m[report.SeriesLabel]; ok && v != o.series {
+			return nil, usagef("--series %s and --label series=%s: give one of them", o.series, v)
+		}
+		m[report.SeriesLabel] = o.series
 	}
 	return m, nil
 }
