@@ -95,7 +95,14 @@ type HistoryChange struct {
 	// Changed is what differs in the stored provenance of the two runs around the
 	// change ("setting synchronous_commit: on → off"); empty when nothing recorded did.
 	Changed []string `json:"changed"`
+	// Nearby is what changed between other consecutive runs within NearbyRuns of the
+	// change ("between runs 10 and 11: setting …"): a change point's position is an
+	// estimate, and on a noisy series it can land a run away from its cause.
+	Nearby []string `json:"nearby"`
 }
+
+// NearbyRuns is how far from a change point provenance changes are listed as nearby.
+const NearbyRuns = 2
 
 // History is one series over time with its change points.
 type History struct {
@@ -147,11 +154,26 @@ func BuildHistory(id string, key SeriesKey, runs []*store.Run, metrics []string,
 				worse = c.After.Median > c.Before.Median
 			}
 			h.Changes = append(h.Changes, HistoryChange{Metric: name, Unit: m.Unit, RunID: after.RunID, PrevRunID: before.RunID,
-				Change: c, Worse: worse, Changed: nonNil(ProvenanceDiff(before.Run, after.Run))})
+				Change: c, Worse: worse, Changed: nonNil(ProvenanceDiff(before.Run, after.Run)), Nearby: nearby(h.Points, c.Index)})
 		}
 	}
 	slices.SortStableFunc(h.Changes, func(a, b HistoryChange) int { return cmp.Compare(a.Index, b.Index) })
 	return h, nil
+}
+
+// nearby lists provenance changes between consecutive points within NearbyRuns of
+// the change at index at, other than the pair around it.
+func nearby(ps []HistoryPoint, at int) []string {
+	out := []string{}
+	for i := max(1, at-NearbyRuns+1); i <= min(len(ps)-1, at+NearbyRuns); i++ {
+		if i == at {
+			continue
+		}
+		if d := ProvenanceDiff(ps[i-1].Run, ps[i].Run); len(d) > 0 {
+			out = append(out, fmt.Sprintf("between runs %d and %d: %s", ps[i-1].RunID, ps[i].RunID, strings.Join(d, "; ")))
+		}
+	}
+	return out
 }
 
 func nonNil(s []string) []string {
@@ -351,10 +373,14 @@ func changeLine(c HistoryChange) string {
 	return fmt.Sprintf("%s %s → %s %s (%s), p %.3g, %s", c.Metric, side(c.Before), side(c.After), c.Unit, fmtRelative(c.Relative), c.PValue, way)
 }
 
-// explainLine says what changed with it.
+// explainLine says what changed with it, and near it.
 func explainLine(c HistoryChange) string {
+	line := "what changed: " + strings.Join(c.Changed, "; ")
 	if len(c.Changed) == 0 {
-		return fmt.Sprintf("nothing recorded differs between runs %d and %d (settings, versions, host, options, labels)", c.PrevRunID, c.RunID)
+		line = fmt.Sprintf("nothing recorded differs between runs %d and %d (settings, versions, host, options, labels)", c.PrevRunID, c.RunID)
 	}
-	return "what changed: " + strings.Join(c.Changed, "; ")
+	if len(c.Nearby) > 0 {
+		line += "; nearby, " + strings.Join(c.Nearby, "; ")
+	}
+	return line
 }

@@ -42,8 +42,9 @@ func (c HistoryChange) MarshalJSON() ([]byte, error) {
 		Relative  jsonFloat   `json:"relative"`
 		Worse     bool        `json:"worse"`
 		Changed   []string    `json:"changed"`
+		Nearby    []string    `json:"nearby"`
 	}{c.Metric, c.Unit, c.RunID, c.PrevRunID, c.Index, c.PValue, toJSONSummary(c.Before), toJSONSummary(c.After),
-		jsonFloat(c.Relative), c.Worse, c.Changed})
+		jsonFloat(c.Relative), c.Worse, c.Changed, nonNil(c.Nearby)})
 }
 
 const historyTime = "2006-01-02 15:04:05"
