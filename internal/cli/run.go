@@ -40,6 +40,7 @@ type runOpts struct {
 	seed         string
 	labels       []string
 	series       string
+	thresholds   []string
 	json         bool
 	quiet        bool
 	reconnect    time.Duration
@@ -68,6 +69,7 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	fs.Var(&o.maxErrorRate, "max-error-rate", "fail the run (exit 4) if more than this percent of its transactions failed, e.g. 1 or 0.5% (retried ones that succeeded do not count)")
 	fs.StringVar(&o.seed, "seed", "", "random seed for reproducible values (default: random, recorded)")
 	fs.StringArrayVar(&o.labels, "label", nil, "label key=value stored with the run (repeatable)")
+	fs.StringArrayVar(&o.thresholds, "threshold", nil, "a bar the run must pass, checked at its end, e.g. 'p99<20ms', 'tps>1000', 'errors<0.1%' (repeatable; exit 6 when one fails)")
 	fs.StringVar(&o.series, "series", "", "the series this run belongs to, by name (the label series=NAME; default: the series of its workload, options, target, clients, rate and duration: see fathom history)")
 	fs.BoolVar(&o.json, "json", false, "print the final summary as JSON on stdout (live lines go to stderr)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live interval lines")
@@ -90,7 +92,10 @@ func newRunCmd(env *Env) *cobra.Command {
   fathom run --workload oltp_read_write --tables 4 -c 16 -T 5m -P 10 --target mysql://root@127.0.0.1/sbtest
   fathom run --workload tpcb-select -c 4 -R 2000 -T 60 --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := o.execute(cmd.Context(), env)
+			sum, err := o.execute(cmd.Context(), env)
+			if err == nil && sum != nil {
+				err = thresholdsError(sum)
+			}
 			return err
 		},
 	}
@@ -135,6 +140,13 @@ func (o *runOpts) options(env *Env) (run.Options, error) {
 		},
 	}
 	ro.Sampling.NoProcfs = portable
+	for _, th := range o.thresholds {
+		t, err := measure.ParseThreshold(th)
+		if err != nil {
+			return ro, usagef("--threshold: %v", err)
+		}
+		ro.Thresholds = append(ro.Thresholds, t)
+	}
 	if o.seed != "" {
 		if _, err := fmt.Sscan(o.seed, &ro.Seed); err != nil {
 			return ro, usagef("--seed %q: use a non-negative whole number", o.seed)

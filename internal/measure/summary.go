@@ -84,6 +84,8 @@ type Summary struct {
 	// ClientsAborted is how many clients stopped on a mistake of the workload (a
 	// script's error, as pgbench aborts a client); the others went on.
 	ClientsAborted int `json:"clients_aborted,omitempty"`
+	// Thresholds are the run's --threshold bars, checked at its end (threshold.go).
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	TypeSummary
 	ByTxn map[string]TypeSummary `json:"by_transaction"`
 	// Statements: each statement's latency, for workloads that time them (pgbench -r).
