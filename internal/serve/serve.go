@@ -108,6 +108,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /experiments/{id}/report/{file}", s.experimentReport)
 	s.mux.HandleFunc("GET /api/compare", s.apiCompare)
 	s.mux.HandleFunc("GET /api/info", s.apiInfo)
+	s.historyRoutes()
 	for pattern, h := range o.Extra {
 		s.mux.Handle(pattern, h)
 	}
