@@ -1,8 +1,14 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -124,6 +130,7 @@ RUN (an id or last) means that run's series.`,
 func newRegressionsCmd(env *Env) *cobra.Command {
 	o := &historyOpts{}
 	var newest int
+	var hook webhookOpts
 	cmd := &cobra.Command{
 		Use:   "regressions SERIES|RUN",
 		Short: "For CI: did the newest runs of a series regress? (exit 5 when they did)",
@@ -141,6 +148,9 @@ could not be read. A change is seen once --min-runs runs follow it.`, ExitOK, Ex
 			}
 			if newest < 1 {
 				return usagef("--newest %d: check at least the newest run (1)", newest)
+			}
+			if err := hook.check(); err != nil {
+				return err
 			}
 			co, err := o.detection()
 			if err != nil {
@@ -165,6 +175,9 @@ could not be read. A change is seen once --min-runs runs follow it.`, ExitOK, Ex
 			if err := out.Write(ctx, env.Stdout, r); err != nil {
 				return withCode(ExitFailure, err)
 			}
+			if err := hook.send(ctx, r); err != nil {
+				return err
+			}
 			if r.Regressed() {
 				var ms []string
 				for _, f := range r.Found {
@@ -177,6 +190,68 @@ could not be read. A change is seen once --min-runs runs follow it.`, ExitOK, Ex
 	}
 	o.register(cmd.Flags(), env)
 	cmd.Flags().IntVar(&newest, "newest", 1, "how many of the series' newest complete runs to check")
+	hook.register(cmd.Flags())
 	formatFlag(cmd.Flags(), &o.format, "text", report.KindRegressions)
 	return cmd
+}
+
+// webhookOpts post the changes a regression check found to a webhook.
+type webhookOpts struct {
+	url, format, link string
+	always            bool
+}
+
+func (w *webhookOpts) register(fs *pflag.FlagSet) {
+	fs.StringVar(&w.url, "webhook", "", "post the changes found in the newest runs to this URL (http or https)")
+	fs.StringVar(&w.format, "webhook-format", "json", "the webhook's payload: json (generic) or slack (Slack-compatible {\"text\": …})")
+	fs.StringVar(&w.link, "link", "", "the fathom serve address the message links the series' history page on, e.g. https://bench.example.com")
+	fs.BoolVar(&w.always, "webhook-always", false, "post also when nothing changed (default: only when a change is found)")
+}
+
+func (w *webhookOpts) check() error {
+	if w.url == "" {
+		return nil
+	}
+	if !slices.Contains(report.WebhookFormats, w.format) {
+		return usagef("--webhook-format %q: use json or slack", w.format)
+	}
+	u, err := url.Parse(w.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("--webhook: give an http:// or https:// URL")
+	}
+	if w.link != "" {
+		if l, err := url.Parse(w.link); err != nil || (l.Scheme != "http" && l.Scheme != "https") || l.Host == "" {
+			return usagef("--link %q: give the http:// or https:// address of fathom serve", w.link)
+		}
+	}
+	return nil
+}
+
+// send posts r's changes; an unreachable or refusing webhook is exit 1 with one line
+// (the URL is not printed: webhook URLs carry their secret in the path).
+func (w *webhookOpts) send(ctx context.Context, r *report.Regressions) error {
+	if w.url == "" || (!w.always && len(r.Found)+len(r.Better) == 0) {
+		return nil
+	}
+	body, err := report.WebhookPayload(r, w.format, report.HistoryLink(w.link, r.History.ID))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
+	if err != nil {
+		return usagef("--webhook: give an http:// or https:// URL")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		host := req.URL.Host
+		return withCode(ExitFailure, fmt.Errorf("posting to the webhook on %s failed: %s", host, strings.ReplaceAll(err.Error(), w.url, host)))
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return withCode(ExitFailure, fmt.Errorf("the webhook on %s answered %s", req.URL.Host, resp.Status))
+	}
+	return nil
 }

@@ -4,14 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/store/stores"
 )
 
 // setDatabaseSetting runs ALTER DATABASE db SET name = value on the test server: new
@@ -153,4 +160,102 @@ func TestHistoryBadInput(t *testing.T) {
 	if r := fathom(t, env, nil, "history"); r.code != 0 || !strings.HasPrefix(r.stdout, "no runs in") {
 		t.Errorf("history on an empty store: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// storeSeries writes n complete runs of one series into the store at path: tps 1000
+// until run stepAt, 600 from there (with synchronous_commit going from off to on).
+func storeSeries(t *testing.T, path string, n, stepAt int) {
+	t.Helper()
+	st, err := stores.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	start := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+	for i := 1; i <= n; i++ {
+		tps, sc := 1000.0+float64(i%3), "off"
+		if i >= stepAt {
+			tps, sc = 600+float64(i%3), "on"
+		}
+		r := &store.Run{ToolVersion: "test", Workload: "tpcb", Options: map[string]string{"scale": "1"}, TargetKind: "postgres",
+			Target: "postgres://bench@db1/bench", Settings: map[string]string{"synchronous_commit": sc}, Clients: 4,
+			Duration: 10 * time.Second, Interval: time.Second, StartedAt: start.Add(time.Duration(i) * 24 * time.Hour),
+			Labels: map[string]string{"series": "nightly"}}
+		id, err := st.CreateRun(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, _ := json.Marshal(measure.Summary{TypeSummary: measure.TypeSummary{Transactions: 1, TPS: tps, Latency: measure.Latency{P99: 3}}})
+		if err := st.FinishRun(ctx, id, "complete", "", r.StartedAt.Add(r.Duration), js); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// regressions --webhook posts the changes found (generic JSON or Slack's shape) with
+// a link to the history page; nothing when nothing changed; a failing webhook is
+// exit 1 in one line that does not show the URL's secret path.
+func TestRegressionsWebhook(t *testing.T) {
+	env := storeEnv(t)
+	storeSeries(t, env["FATHOM_STORE"], 12, 9)
+	var mu sync.Mutex
+	var bodies []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		if strings.Contains(r.URL.Path, "refuse") {
+			http.Error(w, "no", http.StatusForbidden)
+		}
+	}))
+	defer hook.Close()
+	last := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(bodies) == 0 {
+			return ""
+		}
+		return bodies[len(bodies)-1]
+	}
+	r := fathom(t, env, nil, "regressions", "nightly", "--newest", "4", "--webhook", hook.URL+"/T0/B0/secret", "--link", "https://bench.example.com")
+	if r.code != ExitRegression {
+		t.Fatalf("regressions: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var got struct {
+		Event     string `json:"event"`
+		Series    string `json:"series"`
+		Regressed bool   `json:"regressed"`
+		Link      string `json:"link"`
+		Changes   []struct {
+			Metric  string   `json:"metric"`
+			RunID   int64    `json:"run_id"`
+			Changed []string `json:"changed"`
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal([]byte(last()), &got); err != nil {
+		t.Fatalf("the webhook got %q: %v", last(), err)
+	}
+	if got.Event != "fathom.changes" || got.Series != "nightly" || !got.Regressed || got.Link != "https://bench.example.com/history/nightly" ||
+		len(got.Changes) != 1 || got.Changes[0].RunID != 9 || got.Changes[0].Changed[0] != "setting synchronous_commit: off → on" {
+		t.Errorf("the webhook got %+v", got)
+	}
+	r = fathom(t, env, nil, "regressions", "nightly", "--newest", "4", "--webhook", hook.URL, "--webhook-format", "slack", "--link", "https://bench.example.com")
+	var slack map[string]string
+	if err := json.Unmarshal([]byte(last()), &slack); err != nil || !strings.HasPrefix(slack["text"], "fathom: series <https://bench.example.com/history/nightly|nightly> *regressed*") ||
+		!strings.Contains(slack["text"], "setting synchronous_commit: off → on") {
+		t.Errorf("slack payload %q (%v)", last(), err)
+	}
+	n := len(bodies)
+	if r := fathom(t, env, nil, "regressions", "nightly", "--newest", "1", "--webhook", hook.URL); r.code != 0 || len(bodies) != n {
+		t.Errorf("nothing changed in the newest run: exit %d, %d posts (want none)", r.code, len(bodies)-n)
+	}
+	bad := fathom(t, env, nil, "regressions", "nightly", "--newest", "4", "--webhook", hook.URL+"/refuse/secret-token")
+	oneLine(t, bad, ExitFailure, "answered 403 Forbidden")
+	if strings.Contains(bad.stderr, "secret-token") {
+		t.Errorf("the error shows the webhook's path: %q", bad.stderr)
+	}
+	oneLine(t, fathom(t, env, nil, "regressions", "nightly", "--webhook", "ftp://x"), ExitUsage, "--webhook: give an http:// or https:// URL")
+	oneLine(t, fathom(t, env, nil, "regressions", "nightly", "--webhook", hook.URL, "--webhook-format", "teams"), ExitUsage, `--webhook-format "teams"`)
 }
