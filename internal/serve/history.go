@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/analyze"
@@ -30,13 +31,55 @@ func (s *Server) historyRoutes() {
 	s.mux.HandleFunc("GET /api/history/{series}", s.apiHistory)
 }
 
+// historyCache keeps the histories built lately: change detection over a long
+// series takes seconds, and a page shown again with no new run is the same page. An
+// entry is used while the store's newest run is the one it was built with, for at most
+// historyTTL (a label edited elsewhere can move a run to another series).
+type historyCache struct {
+	mu      sync.Mutex
+	entries map[string]historyEntry
+}
+
+type historyEntry struct {
+	latest int64
+	built  time.Time
+	h      *report.History
+}
+
+const (
+	historyTTL     = 5 * time.Minute
+	historyEntries = 32
+)
+
 // loadHistory builds a series' history as `fathom history` does with its defaults.
 func (s *Server) loadHistory(r *http.Request, arg string) (*report.History, error) {
-	id, key, runs, err := report.LoadSeries(r.Context(), s.o.Store, arg, nil)
+	ctx := r.Context()
+	latest, err := s.o.Store.LatestRunID(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return report.BuildHistory(id, key, runs, report.DefaultHistoryMetrics, analyze.ChangeOptions{})
+	c := &s.hist
+	c.mu.Lock()
+	e, ok := c.entries[arg]
+	c.mu.Unlock()
+	if ok && e.latest == latest && time.Since(e.built) < historyTTL {
+		return e.h, nil
+	}
+	id, key, runs, err := report.LoadSeries(ctx, s.o.Store, arg, nil)
+	if err != nil {
+		return nil, err
+	}
+	h, err := report.BuildHistory(id, key, runs, report.DefaultHistoryMetrics, analyze.ChangeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= historyEntries {
+		c.entries = map[string]historyEntry{}
+	}
+	c.entries[arg] = historyEntry{latest: latest, built: time.Now(), h: h}
+	return h, nil
 }
 
 func historyError(w http.ResponseWriter, err error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -72,6 +73,20 @@ func TestHistoryPages(t *testing.T) {
 		h.Changes[0].RunID != ids[10] || h.Changes[0].Changed[0] != "setting synchronous_commit: on → off" {
 		t.Fatalf("/api%s: %d, %d points, changes %+v", page, code, len(h.Points), h.Changes)
 	}
+	// A new run of the series is on the page at once (the kept history is dropped).
+	r := &store.Run{ToolVersion: "test", Workload: "tpcb", Options: map[string]string{"scale": "10"}, TargetKind: "postgres",
+		Target: "postgres://bench@db1/bench", Clients: 4, Duration: 10 * time.Second, Interval: time.Second, StartedAt: epoch.Add(100 * time.Hour)}
+	id, err := st.CreateRun(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(measure.Summary{TypeSummary: measure.TypeSummary{Transactions: 1, TPS: 1500}})
+	if err := st.FinishRun(context.Background(), id, "complete", "", r.StartedAt.Add(r.Duration), js); err != nil {
+		t.Fatal(err)
+	}
+	if code := getJSON(t, hs.URL+"/api"+page, &h); code != 200 || len(h.Points) != 21 {
+		t.Fatalf("after a new run: %d, %d points, want 21", code, len(h.Points))
+	}
 	for _, c := range []struct {
 		path string
 		code int
@@ -132,4 +147,33 @@ func TestBrowseHistory(t *testing.T) {
 	b.until(`document.readyState === "complete" && document.body.dataset.ready === "history" && document.getElementById("chart")`)
 	b.str(fmt.Sprintf(`(() => { document.querySelector('#chart circle[data-run="%d"]').parentNode.dispatchEvent(new MouseEvent("click", {bubbles: true})); return ""; })()`, ids[10]))
 	b.until(fmt.Sprintf(`location.hash === "#/run/%d" && document.body && document.body.dataset.ready === location.hash`, ids[10]))
+}
+
+// BenchmarkHistoryPage10k: the history page of a series of 10,000 runs: the first
+// load (the runs read, changes looked for in three figures, the SVG drawn) and a load
+// with no new run since (the history kept; the page drawn).
+func BenchmarkHistoryPage10k(b *testing.B) {
+	st := openStore(b)
+	ids := seriesStore(b, st, 10000, 5000)
+	_, hs := newTestServer(b, st, "")
+	get := func() int {
+		resp, err := http.Get(fmt.Sprintf("%s/history/run/%d", hs.URL, ids[0]))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("%d", resp.StatusCode)
+		}
+		return int(n)
+	}
+	start := time.Now()
+	size := get()
+	b.ReportMetric(time.Since(start).Seconds(), "first-load-s")
+	b.ReportMetric(float64(size)/1024, "page-KiB")
+	b.ResetTimer()
+	for b.Loop() {
+		get()
+	}
 }

@@ -62,6 +62,7 @@ type Server struct {
 	live  *hub
 	sums  summaryCache
 	list  runList
+	hist  historyCache
 }
 
 // New builds a server over the store.
