@@ -247,6 +247,10 @@ func TestRegressionsWebhook(t *testing.T) {
 		!strings.Contains(slack["text"], "setting synchronous_commit: off → on") {
 		t.Errorf("slack payload %q (%v)", last(), err)
 	}
+	junit := fathom(t, env, nil, "regressions", "nightly", "--newest", "4", "-f", "junit")
+	if j := junitValid(t, junit.stdout); junit.code != ExitRegression || j.Failures != 1 || j.Tests != 3 {
+		t.Errorf("regressions -f junit: exit %d, %d failures of %d\n%s", junit.code, j.Failures, j.Tests, junit.stdout)
+	}
 	n := len(bodies)
 	if r := fathom(t, env, nil, "regressions", "nightly", "--newest", "1", "--webhook", hook.URL); r.code != 0 || len(bodies) != n {
 		t.Errorf("nothing changed in the newest run: exit %d, %d posts (want none)", r.code, len(bodies)-n)

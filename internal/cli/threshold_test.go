@@ -44,6 +44,7 @@ func TestRunThresholds(t *testing.T) {
 		t.Errorf("stored: status %s, thresholds %+v (tps %g)", v.Run.Status, v.Summary.Thresholds, v.Summary.TPS)
 	}
 	junit := fathom(t, env, nil, "show", "last", "-f", "junit")
+	junitValid(t, junit.stdout)
 	if !strings.Contains(junit.stdout, `<testcase name="threshold tps&gt;100000000"`) || !strings.Contains(junit.stdout, `type="threshold"`) {
 		t.Errorf("JUnit of the run lacks the failed threshold:\n%s", junit.stdout)
 	}

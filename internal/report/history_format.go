@@ -233,7 +233,7 @@ func runIDList(ids []int64) string {
 // when that metric changed for the worse in the newest runs.
 func (r *Regressions) WriteJUnit(w io.Writer) error {
 	h := r.History
-	su := junitSuite{Name: "fathom history " + h.ID + ": " + h.Title,
+	su := junitSuite{Name: "fathom history " + h.ID + ": " + h.Title, Time: junitTime(0),
 		Properties: []junitProperty{{"series", h.ID}, {"runs", strconv.Itoa(len(h.Points))}, {"newest_runs", runIDList(r.NewestRuns)}}}
 	for _, m := range h.Metrics {
 		c := junitCase{Name: m + " did not regress", Classname: "fathom.series." + h.ID}
