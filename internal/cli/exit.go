@@ -16,8 +16,8 @@ const (
 	ExitUsage       = 2   // the user asked for something that makes no sense
 	ExitErrors      = 3   // the run's transactions failed: none succeeded, or clients aborted
 	ExitThreshold   = 4   // the run passed a limit the user set (--max-error-rate)
-	ExitRegression  = 5   // fathom regressions: the newest runs of a series regressed
-	ExitThresholds  = 6   // the run completed but failed a --threshold
+	ExitRegression  = 6   // fathom regressions: the newest runs of a series regressed (5 is check-data's)
+	ExitThresholds  = 7   // the run completed but failed a --threshold
 	ExitInterrupted = 130 // stopped by SIGINT/SIGTERM; what was measured is kept
 )
 
@@ -64,7 +64,7 @@ func codeOf(err error) int {
 	return ExitFailure
 }
 
-// thresholdsError is exit 6 naming the run's failed --threshold bars (nil: none failed).
+// thresholdsError is exit 7 naming the run's failed --threshold bars (nil: none failed).
 func thresholdsError(sum *measure.Summary) error {
 	failed := measure.FailedThresholds(sum.Thresholds)
 	if len(failed) == 0 {

@@ -133,7 +133,7 @@ func newRegressionsCmd(env *Env) *cobra.Command {
 	var hook webhookOpts
 	cmd := &cobra.Command{
 		Use:   "regressions SERIES|RUN",
-		Short: "For CI: did the newest runs of a series regress? (exit 5 when they did)",
+		Short: "For CI: did the newest runs of a series regress? (exit 6 when they did)",
 		Long: fmt.Sprintf(`regressions looks for changes in a series (as history does) and answers for its newest
 runs (--newest): a change for the worse (tps down, latency or errors up) whose first run is one
 of them is a regression. Exit codes: %d no regression, %d regression, %d bad input, %d the store
