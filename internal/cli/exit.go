@@ -3,8 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/measure"
 )
 
 // Exit codes. check uses the Nagios codes separately.
@@ -15,6 +17,8 @@ const (
 	ExitErrors       = 3   // the run's transactions failed: none succeeded, or clients aborted
 	ExitThreshold    = 4   // the run passed a limit the user set (--max-error-rate)
 	ExitInconsistent = 5   // check-data: the workload's data breaks its rules
+	ExitRegression   = 6   // fathom regressions: the newest runs of a series regressed
+	ExitThresholds   = 7   // the run completed but failed a --threshold
 	ExitInterrupted  = 130 // stopped by SIGINT/SIGTERM; what was measured is kept
 )
 
@@ -59,4 +63,17 @@ func codeOf(err error) int {
 		return ExitThreshold
 	}
 	return ExitFailure
+}
+
+// thresholdsError is exit 7 naming the run's failed --threshold bars (nil: none failed).
+func thresholdsError(sum *measure.Summary) error {
+	failed := measure.FailedThresholds(sum.Thresholds)
+	if len(failed) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, r := range failed {
+		parts = append(parts, r.String())
+	}
+	return withCode(ExitThresholds, fmt.Errorf("run %d failed %d of %d thresholds: %s", sum.RunID, len(failed), len(sum.Thresholds), strings.Join(parts, "; ")))
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/agent"
+	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/cli/view"
 	"github.com/fathom-lab/fathom/internal/compat"
-	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/promexp"
 	"github.com/fathom-lab/fathom/internal/report"
@@ -41,6 +41,8 @@ type runOpts struct {
 	maxErrorRate percentValue
 	seed         string
 	labels       []string
+	series       string
+	thresholds   []string
 	json         bool
 	quiet        bool
 	reconnect    time.Duration
@@ -69,6 +71,8 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	fs.Var(&o.maxErrorRate, "max-error-rate", "fail the run (exit 4) if more than this percent of its transactions failed, e.g. 1 or 0.5% (retried ones that succeeded do not count)")
 	fs.StringVar(&o.seed, "seed", "", "random seed for reproducible values (default: random, recorded)")
 	fs.StringArrayVar(&o.labels, "label", nil, "label key=value stored with the run (repeatable)")
+	fs.StringArrayVar(&o.thresholds, "threshold", nil, "a bar the run must pass, checked at its end, e.g. 'p99<20ms', 'tps>1000', 'errors<0.1%' (repeatable; exit 7 when one fails)")
+	fs.StringVar(&o.series, "series", "", "the series this run belongs to, by name (the label series=NAME; default: the series of its workload, options, target, clients, rate and duration: see fathom history)")
 	fs.BoolVar(&o.json, "json", false, "print the final summary as JSON on stdout (live lines go to stderr)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live interval lines")
 	positiveDurationVarP(fs, &o.reconnect, "reconnect-timeout", "", 30*time.Second, "fail the run if a client cannot reconnect for this long")
@@ -103,7 +107,10 @@ func newRunCmd(env *Env) *cobra.Command {
 			if len(args) == 1 && args[0] != "run" {
 				return luaCommand(cmd.Context(), env, &o.targetOpts, args[0])
 			}
-			_, err := o.execute(cmd.Context(), env)
+			sum, err := o.execute(cmd.Context(), env)
+			if err == nil && sum != nil {
+				err = thresholdsError(sum)
+			}
 			return err
 		},
 	}
@@ -148,6 +155,13 @@ func (o *runOpts) options(env *Env) (run.Options, error) {
 		},
 	}
 	ro.Sampling.NoProcfs = portable
+	for _, th := range o.thresholds {
+		t, err := measure.ParseThreshold(th)
+		if err != nil {
+			return ro, usagef("--threshold: %v", err)
+		}
+		ro.Thresholds = append(ro.Thresholds, t)
+	}
 	if o.seed != "" {
 		if _, err := fmt.Sscan(o.seed, &ro.Seed); err != nil {
 			return ro, usagef("--seed %q: use a non-negative whole number", o.seed)
@@ -175,6 +189,12 @@ func (o *runOpts) labelMap() (map[string]string, error) {
 			return nil, usagef("%v", err)
 		}
 		m[k] = v
+	}
+	if o.series != "" {
+		if v, ok := m[report.SeriesLabel]; ok && v != o.series {
+			return nil, usagef("--series %s and --label series=%s: give one of them", o.series, v)
+		}
+		m[report.SeriesLabel] = o.series
 	}
 	return m, nil
 }

@@ -91,6 +91,8 @@ type Summary struct {
 	// and rollback counters, which also count other sessions' transactions.
 	NOPM float64 `json:"nopm,omitempty"`
 	TPM  float64 `json:"tpm,omitempty"`
+	// Thresholds are the run's --threshold bars, checked at its end (threshold.go).
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	TypeSummary
 	ByTxn map[string]TypeSummary `json:"by_transaction"`
 	// Statements: each statement's latency, for workloads that time them (pgbench -r).

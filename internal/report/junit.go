@@ -177,6 +177,13 @@ func runSuite(r *store.Run, s *measure.Summary, elapsed float64) junitSuite {
 		}
 		su.Cases = append(su.Cases, c)
 	}
+	for _, t := range s.Thresholds {
+		c := junitCase{Name: "threshold " + t.Threshold, Classname: class, SystemOut: t.String()}
+		if !t.Pass {
+			c.Failure = &junitResult{Type: "threshold", Message: t.String()}
+		}
+		su.Cases = append(su.Cases, c)
+	}
 	return su
 }
 

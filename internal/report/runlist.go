@@ -57,6 +57,7 @@ func storedErrors(ctx context.Context, st store.RunStore, run *store.Run, s *mea
 	var stored measure.Summary
 	if len(run.Summary) > 0 && json.Unmarshal(run.Summary, &stored) == nil {
 		s.ErrorsUnlisted, s.ClientsAborted, s.MaxErrorRate = stored.ErrorsUnlisted, stored.ClientsAborted, stored.MaxErrorRate
+		s.Thresholds = stored.Thresholds // as checked at the run's end
 	}
 	errs, err := st.RunErrors(ctx, run.ID)
 	if err != nil {

@@ -126,6 +126,7 @@ func writeErrors(w io.Writer, run *store.Run, s *measure.Summary) {
 	if s.MaxErrorRate != nil {
 		fmt.Fprintf(w, "error rate: %s%% of transactions failed (maximum %s%%)\n", fmtPct(s.ErrorRate), fmtPct(*s.MaxErrorRate))
 	}
+	writeThresholds(w, s)
 	if len(s.FirstErrors) == 0 {
 		return
 	}

@@ -61,6 +61,9 @@ type Options struct {
 	// more than this percent of those that ended (measure.Summary.ErrorRate).
 	MaxErrorRate    float64
 	HasMaxErrorRate bool
+	// Thresholds are checked against the summary at the end and stored in it; a
+	// failed one leaves the run complete (the caller decides what it means).
+	Thresholds []measure.Threshold
 	// TxnLog, when set, writes pgbench's transaction log (-l); Clients, Lag, Retries
 	// and Seed are filled in by Execute.
 	TxnLog *txlog.Options
@@ -443,6 +446,7 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 		}
 	}
 	kind := o.verdict(&res, &sum)
+	sum.Thresholds = measure.CheckThresholds(o.Thresholds, &sum)
 	sum.Status, sum.Reason = res.Status, res.Reason
 	js, _ := json.Marshal(sum)
 	if err := st.FinishRun(bg, id, res.Status, res.Reason, res.End, js); err != nil {

@@ -62,6 +62,7 @@ type Server struct {
 	live  *hub
 	sums  summaryCache
 	list  runList
+	hist  historyCache
 }
 
 // New builds a server over the store.
@@ -108,6 +109,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /experiments/{id}/report/{file}", s.experimentReport)
 	s.mux.HandleFunc("GET /api/compare", s.apiCompare)
 	s.mux.HandleFunc("GET /api/info", s.apiInfo)
+	s.historyRoutes()
 	for pattern, h := range o.Extra {
 		s.mux.Handle(pattern, h)
 	}

@@ -655,6 +655,7 @@ async function runPage(id) {
     if (st) bottom.append(st);
     bottom.append(el("h2", {}, "Labels"), el("p", {}, labelsOf(p.run.labels).length ? labelsOf(p.run.labels) : el("span", { class: "muted" }, "none")),
       labelEditor(p, () => route()), provenanceOf(p.run),
+      el("p", {}, el("a", { href: `/history/run/${id}`, id: "series-history" }, "This run's series over time (history, changes)")),
       downloadsOf("run", f => `/api/runs/${id}/export?` + new URLSearchParams({ format: f })));
     if (group.sig === sig(p) && group.charts.length) {
       models(p).forEach((m, i) => group.charts[i].__update(m));

@@ -1,0 +1,150 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Threshold is a pass/fail bar on a run's summary, k6-style: "p99<20ms", "tps>1000",
+// "errors<0.1%". Value is in the metric's base unit: ms for latencies, transactions
+// (or statements) per second for tps (qps), percent for errors.
+type Threshold struct {
+	Metric string  `json:"metric"`
+	Op     string  `json:"op"`
+	Value  float64 `json:"value"`
+	Text   string  `json:"text"` // as given
+}
+
+// ThresholdResult is a threshold checked against a run.
+type ThresholdResult struct {
+	Threshold string  `json:"threshold"`
+	Actual    float64 `json:"actual"`
+	Unit      string  `json:"unit"`
+	Pass      bool    `json:"pass"`
+	// Note says why a threshold failed without a figure (no transaction succeeded).
+	Note string `json:"note,omitempty"`
+}
+
+// thresholdMetrics are the figures a threshold can name, with their unit and reader.
+var thresholdMetrics = map[string]struct {
+	unit    string
+	latency bool
+	of      func(s *Summary) float64
+}{
+	"tps":    {"tx/s", false, func(s *Summary) float64 { return s.TPS }},
+	"qps":    {"stmt/s", false, func(s *Summary) float64 { return s.QPS }},
+	"p50":    {"ms", true, func(s *Summary) float64 { return s.Latency.P50 }},
+	"p90":    {"ms", true, func(s *Summary) float64 { return s.Latency.P90 }},
+	"p95":    {"ms", true, func(s *Summary) float64 { return s.Latency.P95 }},
+	"p99":    {"ms", true, func(s *Summary) float64 { return s.Latency.P99 }},
+	"p999":   {"ms", true, func(s *Summary) float64 { return s.Latency.P999 }},
+	"max":    {"ms", true, func(s *Summary) float64 { return s.Latency.Max }},
+	"mean":   {"ms", true, func(s *Summary) float64 { return s.Latency.Mean }},
+	"errors": {"%", false, func(s *Summary) float64 { return s.ErrorRate }},
+}
+
+// ThresholdHelp names what ParseThreshold takes, for help texts and errors.
+const ThresholdHelp = "METRIC OP VALUE: tps, qps, p50, p90, p95, p99, p999, max or mean (latency: 20ms, 1.5s, 500us; a plain number is ms), errors (percent: 0.1%); OP <, <=, > or >="
+
+// ParseThreshold reads "p99<20ms", "tps > 1000", "errors<=0.1%".
+func ParseThreshold(s string) (Threshold, error) {
+	text := strings.Join(strings.Fields(s), "")
+	i := strings.IndexAny(text, "<>")
+	if i <= 0 {
+		return Threshold{}, fmt.Errorf("threshold %q: write %s, e.g. p99<20ms", s, ThresholdHelp)
+	}
+	t := Threshold{Metric: strings.ToLower(text[:i]), Op: text[i : i+1], Text: text}
+	rest := text[i+1:]
+	if strings.HasPrefix(rest, "=") {
+		t.Op += "="
+		rest = rest[1:]
+	}
+	if t.Metric == "p99.9" {
+		t.Metric = "p999"
+	}
+	m, ok := thresholdMetrics[t.Metric]
+	if !ok {
+		return Threshold{}, fmt.Errorf("threshold %q: unknown metric %q; use tps, qps, p50, p90, p95, p99, p999, max, mean or errors", s, t.Metric)
+	}
+	num, scale := rest, 1.0
+	switch {
+	case m.latency:
+		for _, u := range []struct {
+			suffix string
+			ms     float64
+		}{{"ms", 1}, {"us", 1e-3}, {"µs", 1e-3}, {"s", 1000}} {
+			if strings.HasSuffix(rest, u.suffix) {
+				num, scale = strings.TrimSuffix(rest, u.suffix), u.ms
+				break
+			}
+		}
+	case t.Metric == "errors":
+		num = strings.TrimSuffix(rest, "%")
+	default:
+		num = strings.TrimSuffix(rest, "/s")
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return Threshold{}, fmt.Errorf("threshold %q: %q is not a value for %s (e.g. %s)", s, rest, t.Metric, map[bool]string{true: "20ms", false: "1000"}[m.latency])
+	}
+	if t.Metric == "errors" && v > 100 {
+		return Threshold{}, fmt.Errorf("threshold %q: an error rate is a percent from 0 to 100", s)
+	}
+	t.Value = v * scale
+	return t, nil
+}
+
+// Check checks t against s.
+func (t Threshold) Check(s *Summary) ThresholdResult {
+	m := thresholdMetrics[t.Metric]
+	r := ThresholdResult{Threshold: t.Text, Unit: m.unit, Actual: m.of(s)}
+	if m.latency && s.Transactions == 0 {
+		r.Note = "no transaction succeeded: no latency to check"
+		return r
+	}
+	switch t.Op {
+	case "<":
+		r.Pass = r.Actual < t.Value
+	case "<=":
+		r.Pass = r.Actual <= t.Value
+	case ">":
+		r.Pass = r.Actual > t.Value
+	case ">=":
+		r.Pass = r.Actual >= t.Value
+	}
+	return r
+}
+
+// CheckThresholds checks every threshold (nil for none).
+func CheckThresholds(ts []Threshold, s *Summary) []ThresholdResult {
+	var out []ThresholdResult
+	for _, t := range ts {
+		out = append(out, t.Check(s))
+	}
+	return out
+}
+
+// FailedThresholds are the results that did not pass.
+func FailedThresholds(rs []ThresholdResult) []ThresholdResult {
+	var out []ThresholdResult
+	for _, r := range rs {
+		if !r.Pass {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// String is "p99<20ms: 12.3 ms, passed".
+func (r ThresholdResult) String() string {
+	verdict := "passed"
+	if !r.Pass {
+		verdict = "FAILED"
+	}
+	if r.Note != "" {
+		return fmt.Sprintf("%s: %s, %s", r.Threshold, r.Note, verdict)
+	}
+	return fmt.Sprintf("%s: %s %s, %s", r.Threshold, strconv.FormatFloat(r.Actual, 'f', -1, 64), r.Unit, verdict)
+}

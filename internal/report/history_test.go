@@ -1,0 +1,192 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fathom-lab/fathom/internal/analyze"
+	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+// seriesRuns is n complete runs of one series, a day apart, tps around 1000 (2%
+// noise) until run stepAt, where synchronous_commit goes off and tps to 1400 and p99
+// drops from 8 to 5 ms.
+func seriesRuns(n, stepAt int) []*store.Run {
+	rng := rand.New(rand.NewPCG(42, 7))
+	start := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+	var runs []*store.Run
+	for i := 1; i <= n; i++ {
+		tps, p99, sc := 1000.0, 8.0, "on"
+		if i >= stepAt {
+			tps, p99, sc = 1400, 5, "off"
+		}
+		s := measure.Summary{TypeSummary: measure.TypeSummary{TPS: round(tps*(1+rng.NormFloat64()*0.02), 2),
+			Latency: measure.Latency{P50: 2, P95: round(p99*0.7, 3), P99: round(p99*(1+rng.NormFloat64()*0.02), 3), P999: 12, Mean: 2.1}}}
+		js, _ := json.Marshal(s)
+		runs = append(runs, &store.Run{ID: int64(i), Workload: "tpcb", Options: map[string]string{"scale": "1"},
+			TargetKind: "postgres", Target: "postgres://bench@db1:5432/bench", ServerVersion: "15.20", ToolVersion: "v1.0.0",
+			Settings: map[string]string{"synchronous_commit": sc, "shared_buffers": "128MB"}, Host: store.Host{Hostname: "ci-1", CPUs: 2},
+			Labels: map[string]string{"rep": fmt.Sprint(i)}, Clients: 4, Duration: 10 * time.Second,
+			StartedAt: start.Add(time.Duration(i) * 24 * time.Hour), Status: "complete", Summary: js})
+	}
+	return runs
+}
+
+func round(v float64, d int) float64 {
+	p := 1.0
+	for range d {
+		p *= 10
+	}
+	return float64(int64(v*p+0.5)) / p
+}
+
+func TestSeriesKey(t *testing.T) {
+	a := seriesRuns(2, 99)
+	if KeyOf(a[0], nil).ID() != KeyOf(a[1], nil).ID() {
+		t.Fatalf("two runs differing only in rep and start are in different series: %v, %v", KeyOf(a[0], nil), KeyOf(a[1], nil))
+	}
+	id := KeyOf(a[0], nil).ID()
+	if !seriesIDPattern.MatchString(id) {
+		t.Fatalf("series id %q is not s + 10 hex digits", id)
+	}
+	change := func(f func(r *store.Run)) string {
+		r := *seriesRuns(1, 99)[0]
+		r.Options = map[string]string{"scale": "1"}
+		r.Labels = map[string]string{}
+		f(&r)
+		return KeyOf(&r, []string{"branch"}).ID()
+	}
+	same := map[string]func(r *store.Run){
+		"settings":       func(r *store.Run) { r.Settings = map[string]string{"synchronous_commit": "off"} },
+		"server version": func(r *store.Run) { r.ServerVersion = "16.1" },
+		"host":           func(r *store.Run) { r.Host.Hostname = "other" },
+		"fathom version": func(r *store.Run) { r.ToolVersion = "v2" },
+		"a note":         func(r *store.Run) { r.Labels["note"] = "after the upgrade" },
+		"other labels":   func(r *store.Run) { r.Labels["ticket"] = "42" },
+	}
+	for what, f := range same {
+		if got := change(f); got != id {
+			t.Errorf("changing the %s moved the run to series %s (want %s)", what, got, id)
+		}
+	}
+	differ := map[string]func(r *store.Run){
+		"workload":  func(r *store.Run) { r.Workload = "tpcb-select" },
+		"an option": func(r *store.Run) { r.Options["scale"] = "10" },
+		"target":    func(r *store.Run) { r.Target = "postgres://bench@db2:5432/bench" },
+		"clients":   func(r *store.Run) { r.Clients = 8 },
+		"rate":      func(r *store.Run) { r.Rate = 500 },
+		"duration":  func(r *store.Run) { r.Duration = time.Minute },
+		"key label": func(r *store.Run) { r.Labels["branch"] = "feature" },
+		"experiment cell": func(r *store.Run) {
+			r.Labels["experiment"], r.Labels["synchronous_commit"] = "durability", "off"
+		},
+	}
+	for what, f := range differ {
+		if got := change(f); got == id {
+			t.Errorf("changing the %s left the run in series %s", what, id)
+		}
+	}
+	named := change(func(r *store.Run) { r.Labels[SeriesLabel] = "nightly"; r.Clients = 64 })
+	if named != "nightly" {
+		t.Errorf("a run labelled series=nightly is in series %q", named)
+	}
+	// An experiment's repetitions of one cell are one series.
+	r1, r2 := *a[0], *a[1]
+	r1.Labels = map[string]string{"experiment": "durability", "synchronous_commit": "off", "rep": "1"}
+	r2.Labels = map[string]string{"experiment": "durability", "synchronous_commit": "off", "rep": "2"}
+	if KeyOf(&r1, nil).ID() != KeyOf(&r2, nil).ID() {
+		t.Errorf("two repetitions of an experiment's cell are in different series")
+	}
+}
+
+func testHistory(t *testing.T) *History {
+	runs := seriesRuns(20, 11)
+	k := KeyOf(runs[0], nil)
+	h, err := BuildHistory(k.ID(), k, runs, DefaultHistoryMetrics, analyze.ChangeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestHistoryFindsTheChangeAndWhatChanged(t *testing.T) {
+	h := testHistory(t)
+	if len(h.Points) != 20 {
+		t.Fatalf("%d points, want 20", len(h.Points))
+	}
+	var metrics []string
+	for _, c := range h.Changes {
+		metrics = append(metrics, c.Metric)
+		if c.RunID != 11 || c.PrevRunID != 10 {
+			t.Errorf("%s change at run %d (after %d), want at run 11", c.Metric, c.RunID, c.PrevRunID)
+		}
+		if c.Worse {
+			t.Errorf("%s: a change for the better called worse", c.Metric)
+		}
+		if len(c.Changed) != 1 || c.Changed[0] != "setting synchronous_commit: on → off" {
+			t.Errorf("%s change explained by %q", c.Metric, c.Changed)
+		}
+	}
+	if strings.Join(metrics, ",") != "tps,p99" {
+		t.Errorf("changes in %v, want tps and p99 (errors stay 0)", metrics)
+	}
+}
+
+func TestHistoryOutputs(t *testing.T) {
+	h := testHistory(t)
+	for _, f := range []string{"text", "csv", "json"} {
+		var b bytes.Buffer
+		if err := Render(context.Background(), &b, f, KindHistory, h); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		golden(t, "history."+f, b.Bytes())
+	}
+	// Reversed, the step is a regression in the newest runs.
+	runs := seriesRuns(20, 11)
+	for i, r := range runs {
+		var s measure.Summary
+		_ = json.Unmarshal(r.Summary, &s)
+		s.TPS = 2400 - s.TPS
+		s.Latency.P99 = 13 - s.Latency.P99
+		r.Summary, _ = json.Marshal(s)
+		r.StartedAt = runs[0].StartedAt.Add(time.Duration(i) * time.Hour)
+		r.Settings = map[string]string{"synchronous_commit": map[bool]string{true: "on", false: "off"}[i >= 10]}
+	}
+	k := KeyOf(runs[0], nil)
+	rh, err := BuildHistory(k.ID(), k, runs, DefaultHistoryMetrics, analyze.ChangeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := CheckRegressions(rh, 3)
+	if old.Regressed() {
+		t.Errorf("the newest 3 runs came 7 runs after the change, yet regressed: %+v", old.Found)
+	}
+	reg := CheckRegressions(rh, 10)
+	if !reg.Regressed() || len(reg.Found) != 2 {
+		t.Fatalf("the newest 10 runs hold the change for the worse, found %+v", reg.Found)
+	}
+	for _, f := range []string{"text", "junit", "json"} {
+		var b bytes.Buffer
+		if err := Render(context.Background(), &b, f, KindRegressions, reg); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if f == "junit" {
+			var v struct {
+				Failures int `xml:"failures,attr"`
+				Tests    int `xml:"tests,attr"`
+			}
+			if err := xml.Unmarshal(b.Bytes(), &v); err != nil || v.Failures != 2 || v.Tests != 3 {
+				t.Errorf("junit: %d failures of %d tests (%v), want 2 of 3", v.Failures, v.Tests, err)
+			}
+		}
+		golden(t, "regressions."+f, b.Bytes())
+	}
+}
