@@ -339,3 +339,13 @@ func AuthHintOf(name string) string {
 type RestartTimer interface {
 	MeasureRestarts(ctx context.Context, inst *instance.Instance, formats []string) ([]store.RestartFacts, error)
 }
+
+// Figures is what reports draw of each registered kind's server metrics, by name: its
+// default charts and key metrics (then the host's). Reports take it as data.
+func Figures() map[string]collect.Figures {
+	out := map[string]collect.Figures{}
+	for _, n := range Names() {
+		out[n] = collect.Figures{Charts: ChartsOf(n), KeyMetrics: collect.KeyMetrics(CollectOf(n))}
+	}
+	return out
+}
