@@ -111,8 +111,8 @@ func newWorkloadShowCmd(env *Env) *cobra.Command {
 				return usagef("%v", err)
 			}
 			if sw, ok := wl.(*spec.Workload); ok {
-				if !slices.Contains(spec.Dialects, dialect) {
-					return usagef("--dialect %q: use %s", dialect, strings.Join(spec.Dialects, ", "))
+				if !slices.Contains(spec.Dialects(), dialect) {
+					return usagef("--dialect %q: use %s", dialect, strings.Join(spec.Dialects(), ", "))
 				}
 				return sw.Describe(env.Stdout, dialect)
 			}
@@ -121,7 +121,7 @@ func newWorkloadShowCmd(env *Env) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVar(&set, "set", nil, "parameter key=value (repeatable)")
-	fs.StringVar(&dialect, "dialect", "postgres", "render DDL and SQL for postgres, mysql or sqlite")
+	fs.StringVar(&dialect, "dialect", "postgres", "render DDL and SQL for one of "+strings.Join(spec.Dialects(), ", "))
 	fs.BoolVar(&source, "source", false, "print the shipped workload file itself (a starting point for your own)")
 	return cmd
 }

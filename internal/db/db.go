@@ -171,9 +171,9 @@ type SettingsKind interface {
 	Settings() plan.Settings
 }
 
-// Instances is a kind that fathom can run throwaway instances of.
+// Instances is a kind that fathom can run throwaway instances of: its driver.
 type Instances interface {
-	InstanceKind() instance.Kind
+	InstanceDriver() instance.Driver
 }
 
 // PlanKind is a kind with rules of its own in plan files (which settings act at
@@ -193,15 +193,48 @@ func planRules(k Kind) plan.KindRules {
 	r.Name = name
 	r.OwnsDSN = func(dsn string) bool { return KindOf(dsn) == name }
 	if i, ok := k.(Instances); ok {
-		r.Instance = i.InstanceKind()
+		r.Instance = i.InstanceDriver().Kind()
 	}
 	return r
 }
 
+// The packages below db that need every kind's dialect, instance driver or plan rules
+// read them from the registry's bundles through these lists: a kind's abilities are
+// data of its bundle, registered by its one line in kinds.go and nowhere else.
 func init() {
+	target.UseDialects(dialects)
+	instance.UseDrivers(InstanceDrivers)
+	plan.UseKinds(kindRules)
+}
+
+// dialects lists the registered kinds' dialects, in name order.
+func dialects() []*target.Dialect {
+	var out []*target.Dialect
 	for _, n := range Names() {
-		plan.RegisterKind(planRules(registry[n]))
+		out = append(out, registry[n].Dialect())
 	}
+	return out
+}
+
+// InstanceDrivers lists the drivers of the registered kinds that have throwaway
+// instances, in kind name order.
+func InstanceDrivers() []instance.Driver {
+	var out []instance.Driver
+	for _, n := range Names() {
+		if i, ok := registry[n].(Instances); ok {
+			out = append(out, i.InstanceDriver())
+		}
+	}
+	return out
+}
+
+// kindRules lists every registered kind's plan rules.
+func kindRules() []plan.KindRules {
+	var out []plan.KindRules
+	for _, n := range Names() {
+		out = append(out, planRules(registry[n]))
+	}
+	return out
 }
 
 // SettingsOf is the settings capability of the kind named name, or nil.
@@ -215,7 +248,7 @@ func SettingsOf(name string) plan.Settings {
 // ForInstance is the kind whose throwaway instances are of kind k, or nil.
 func ForInstance(k instance.Kind) Kind {
 	for _, n := range Names() {
-		if i, ok := registry[n].(Instances); ok && i.InstanceKind() == k {
+		if i, ok := registry[n].(Instances); ok && i.InstanceDriver().Kind() == k {
 			return registry[n]
 		}
 	}

@@ -40,9 +40,8 @@ func (Kind) AuthHint() string {
 	return "check the password: in the DSN, REDISCLI_AUTH or the DSN's passfile="
 }
 
-// InstanceKind is the throwaway servers' kind. Its driver (instance/) registers
-// itself with package instance wherever this bundle is linked in.
-func (Kind) InstanceKind() instance.Kind { return redisinstance.Driver{}.Kind() }
+// InstanceDriver is the driver of the kind's throwaway servers (instance/).
+func (Kind) InstanceDriver() instance.Driver { return redisinstance.Driver{} }
 
 // MeasureRestarts restarts a throwaway instance from each format (rdb, aof,
 // aof-plain) and times it (see the package function).
