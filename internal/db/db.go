@@ -382,3 +382,22 @@ func Figures() map[string]collect.Figures {
 	}
 	return out
 }
+
+// RestartMeasurer is a kind whose throwaway instances `fathom instance restart
+// --measure` restarts once and times until they answer: seconds, and what the server
+// loaded, for people ("loading 1.2 MB from AOF (1000 keys, 1.10M in memory)").
+type RestartMeasurer interface {
+	MeasureRestart(ctx context.Context, inst *instance.Instance) (seconds float64, loaded string, err error)
+}
+
+// RestartMeasurers lists the titles of the kinds that are RestartMeasurers, for
+// messages ("Redis").
+func RestartMeasurers() []string {
+	var out []string
+	for _, n := range Names() {
+		if _, ok := registry[n].(RestartMeasurer); ok {
+			out = append(out, registry[n].Title())
+		}
+	}
+	return out
+}

@@ -43,6 +43,16 @@ func (Kind) AuthHint() string {
 // InstanceDriver is the driver of the kind's throwaway servers (instance/).
 func (Kind) InstanceDriver() instance.Driver { return redisinstance.Driver{} }
 
+// MeasureRestart restarts a throwaway instance once from the file it loads and times
+// it (see the package function).
+func (Kind) MeasureRestart(ctx context.Context, inst *instance.Instance) (float64, string, error) {
+	m, err := MeasureRestart(ctx, inst)
+	if err != nil {
+		return 0, "", err
+	}
+	return m.Seconds, fmt.Sprintf("loading %s from %s (%s keys, %s in memory)", m.FileText, m.Source, m.Keys, m.MemoryText), nil
+}
+
 // MeasureRestarts restarts a throwaway instance from each format (rdb, aof,
 // aof-plain) and times it (see the package function).
 func (Kind) MeasureRestarts(ctx context.Context, inst *instance.Instance, formats []string) ([]store.RestartFacts, error) {
