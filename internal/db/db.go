@@ -190,7 +190,7 @@ func planRules(k Kind) plan.KindRules {
 		r = p.PlanRules()
 	}
 	name := k.Name()
-	r.Name = name
+	r.Name, r.Title = name, k.Title()
 	r.OwnsDSN = func(dsn string) bool { return KindOf(dsn) == name }
 	if i, ok := k.(Instances); ok {
 		r.Instance = i.InstanceDriver().Kind()

@@ -14,8 +14,11 @@ import (
 // bundle fills its rules (internal/db/KIND) and internal/db hands every
 // registered kind's in with UseKinds; plan itself never names a kind.
 type KindRules struct {
-	// Name is the kind's name ("postgres").
-	Name string
+	// Name is the kind's name ("postgres"); Title its name for people ("Redis").
+	Name, Title string
+	// CommandHooks is the key of hooks that send the kind's own commands instead of
+	// SQL ("redis"), "" when its hooks give sql.
+	CommandHooks string
 	// OwnsDSN says whether a target DSN is this kind's.
 	OwnsDSN func(dsn string) bool
 	// Instance is the kind of its throwaway instances ("": it has none).
@@ -65,6 +68,27 @@ func eachKind() []KindRules {
 		}
 	}
 	return out
+}
+
+// commandHookKeys lists the registered kinds' CommandHooks keys, in kind name order.
+func commandHookKeys() []string {
+	var out []string
+	for _, r := range eachKind() {
+		if r.CommandHooks != "" && !slices.Contains(out, r.CommandHooks) {
+			out = append(out, r.CommandHooks)
+		}
+	}
+	return out
+}
+
+// commandHookTitle is the title of the kind whose hooks key is key ("Redis").
+func commandHookTitle(key string) string {
+	for _, r := range eachKind() {
+		if r.CommandHooks == key {
+			return r.Title
+		}
+	}
+	return key
 }
 
 // kindOfInstance is the name of the kind whose instances are of kind k, or "".
