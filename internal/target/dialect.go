@@ -225,8 +225,19 @@ func (d *Dialect) DropTable(name string) string { return "DROP TABLE IF EXISTS "
 var dialectList atomic.Pointer[func() []*Dialect]
 
 // UseDialects makes list the source of Dialects and DialectNamed: internal/db calls
-// it with its registry's, a test of a package below db with the dialects it needs.
-func UseDialects(list func() []*Dialect) { dialectList.Store(&list) }
+// it with its registry's, a test of a package below db with the dialects it needs
+// (nil: not given, as before internal/db is initialized).
+func UseDialects(list func() []*Dialect) {
+	if list == nil {
+		dialectList.Store(nil)
+		return
+	}
+	dialectList.Store(&list)
+}
+
+// DialectsGiven reports whether UseDialects has been called: before it (a package's
+// initialization that runs before internal/db's) the dialects are not known yet.
+func DialectsGiven() bool { return dialectList.Load() != nil }
 
 // Dialects lists the registered kinds' dialects (none before UseDialects).
 func Dialects() []*Dialect {
