@@ -121,7 +121,7 @@ func newWorkloadShowCmd(env *Env) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVar(&set, "set", nil, "parameter key=value (repeatable)")
-	fs.StringVar(&dialect, "dialect", "postgres", "render DDL and SQL for one of "+strings.Join(spec.Dialects(), ", "))
+	fs.StringVar(&dialect, "dialect", "postgres", "render DDL and SQL for postgres, mysql or sqlite")
 	fs.BoolVar(&source, "source", false, "print the shipped workload file itself (a starting point for your own)")
 	return cmd
 }
