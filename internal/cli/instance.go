@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	redisdb "github.com/fathom-lab/fathom/internal/db/redis"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/instance"
 )
 
@@ -271,18 +271,18 @@ the data set's size, as one line.`,
 				printInstance(env, inst, "restarted")
 				return nil
 			}
-			if inst.Kind != instance.Redis {
-				return usagef("--measure is for Redis instances; %s is %s", inst.Name, inst.Kind)
+			rm, ok := db.ForInstance(inst.Kind).(db.RestartMeasurer)
+			if !ok {
+				return usagef("--measure is for %s instances; %s is %s", strings.Join(db.RestartMeasurers(), " or "), inst.Name, inst.Kind)
 			}
 			if !inst.Running() {
 				return usagef("instance %s is not running: start it (fathom instance start --name %s) and load data first", inst.Name, inst.Name)
 			}
-			m, err := redisdb.MeasureRestart(ctx, inst)
+			secs, loaded, err := rm.MeasureRestart(ctx, inst)
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
-			fmt.Fprintf(env.Stdout, "instance %s restarted: answering after %.3f s, loading %s from %s (%s keys, %s in memory)\n",
-				inst.Name, m.Seconds, m.FileText, m.Source, m.Keys, m.MemoryText)
+			fmt.Fprintf(env.Stdout, "instance %s restarted: answering after %.3f s, %s\n", inst.Name, secs, loaded)
 			return nil
 		},
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/report"
 )
 
@@ -35,7 +36,7 @@ it at a real server, or -T for a longer run.`,
 				return err
 			}
 			defer st.Close()
-			index, err := report.WriteRunDir(cmd.Context(), st, sum.RunID, fmt.Sprintf("fathom %s on %s", version(), env.Now().UTC().Format("2006-01-02 15:04 MST")))
+			index, err := report.WriteRunDir(cmd.Context(), st, db.Figures(), sum.RunID, fmt.Sprintf("fathom %s on %s", version(), env.Now().UTC().Format("2006-01-02 15:04 MST")))
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/safefile"
 	"github.com/fathom-lab/fathom/internal/secret"
@@ -79,7 +80,7 @@ rep label or in the order the runs ran.`,
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
-			if err := report.LoadSamples(ctx, st, data, true); err != nil {
+			if err := report.LoadSamples(ctx, st, db.Figures(), data, true); err != nil {
 				return withCode(ExitFailure, err)
 			}
 			if judge == "" && sel.Exp != nil {

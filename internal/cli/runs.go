@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/compat"
+	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/report"
 	fathomrun "github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/safefile"
@@ -141,7 +142,7 @@ func newShowCmd(env *Env) *cobra.Command {
 			if isExp { // experiment_show.go
 				return showExperimentRef(ctx, env, st, ref, out)
 			}
-			v, err := report.LoadRunView(ctx, st, args[0])
+			v, err := report.LoadRunView(ctx, st, db.Figures(), args[0])
 			if err != nil {
 				return err
 			}
@@ -183,7 +184,7 @@ exposition of its figures.`,
 				return err
 			}
 			defer st.Close()
-			v, err := report.LoadRunView(cmd.Context(), st, args[0])
+			v, err := report.LoadRunView(cmd.Context(), st, db.Figures(), args[0])
 			if err != nil {
 				return err
 			}

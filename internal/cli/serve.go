@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/serve"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -10,7 +11,7 @@ import (
 
 func newServeCmd(env *Env) *cobra.Command {
 	var path secret.DSN
-	l := serve.Listen{EnvToken: env.Getenv("FATHOM_SERVE_TOKEN"), EnvReadToken: env.Getenv("FATHOM_SERVE_READ_TOKEN")}
+	l := serve.Listen{Figures: db.Figures(), EnvToken: env.Getenv("FATHOM_SERVE_TOKEN"), EnvReadToken: env.Getenv("FATHOM_SERVE_READ_TOKEN")}
 	cmd := &cobra.Command{Use: "serve", Short: serve.Short, Long: serve.Long, Example: serve.Example,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := env.Interrupts(cmd.Context())

@@ -111,8 +111,8 @@ func newWorkloadShowCmd(env *Env) *cobra.Command {
 				return usagef("%v", err)
 			}
 			if sw, ok := wl.(*spec.Workload); ok {
-				if !slices.Contains(spec.Dialects, dialect) {
-					return usagef("--dialect %q: use %s", dialect, strings.Join(spec.Dialects, ", "))
+				if !slices.Contains(spec.Dialects(), dialect) {
+					return usagef("--dialect %q: use %s", dialect, strings.Join(spec.Dialects(), ", "))
 				}
 				return sw.Describe(env.Stdout, dialect)
 			}

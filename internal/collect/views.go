@@ -19,3 +19,11 @@ type WatchColumn struct {
 	Metrics []string
 	Unit    string
 }
+
+// Figures is what reports show of one database kind's server metrics: its default
+// charts (before the host's) and its key metrics followed by the host's (KeyMetrics).
+// Reports take it as data, by kind name, so that they need no kind's code.
+type Figures struct {
+	Charts     []Chart
+	KeyMetrics []string
+}

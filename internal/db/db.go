@@ -171,9 +171,9 @@ type SettingsKind interface {
 	Settings() plan.Settings
 }
 
-// Instances is a kind that fathom can run throwaway instances of.
+// Instances is a kind that fathom can run throwaway instances of: its driver.
 type Instances interface {
-	InstanceKind() instance.Kind
+	InstanceDriver() instance.Driver
 }
 
 // PlanKind is a kind with rules of its own in plan files (which settings act at
@@ -190,18 +190,51 @@ func planRules(k Kind) plan.KindRules {
 		r = p.PlanRules()
 	}
 	name := k.Name()
-	r.Name = name
+	r.Name, r.Title = name, k.Title()
 	r.OwnsDSN = func(dsn string) bool { return KindOf(dsn) == name }
 	if i, ok := k.(Instances); ok {
-		r.Instance = i.InstanceKind()
+		r.Instance = i.InstanceDriver().Kind()
 	}
 	return r
 }
 
+// The packages below db that need every kind's dialect, instance driver or plan rules
+// read them from the registry's bundles through these lists: a kind's abilities are
+// data of its bundle, registered by its one line in kinds.go and nowhere else.
 func init() {
+	target.UseDialects(dialects)
+	instance.UseDrivers(InstanceDrivers)
+	plan.UseKinds(kindRules)
+}
+
+// dialects lists the registered kinds' dialects, in name order.
+func dialects() []*target.Dialect {
+	var out []*target.Dialect
 	for _, n := range Names() {
-		plan.RegisterKind(planRules(registry[n]))
+		out = append(out, registry[n].Dialect())
 	}
+	return out
+}
+
+// InstanceDrivers lists the drivers of the registered kinds that have throwaway
+// instances, in kind name order.
+func InstanceDrivers() []instance.Driver {
+	var out []instance.Driver
+	for _, n := range Names() {
+		if i, ok := registry[n].(Instances); ok {
+			out = append(out, i.InstanceDriver())
+		}
+	}
+	return out
+}
+
+// kindRules lists every registered kind's plan rules.
+func kindRules() []plan.KindRules {
+	var out []plan.KindRules
+	for _, n := range Names() {
+		out = append(out, planRules(registry[n]))
+	}
+	return out
 }
 
 // SettingsOf is the settings capability of the kind named name, or nil.
@@ -215,7 +248,7 @@ func SettingsOf(name string) plan.Settings {
 // ForInstance is the kind whose throwaway instances are of kind k, or nil.
 func ForInstance(k instance.Kind) Kind {
 	for _, n := range Names() {
-		if i, ok := registry[n].(Instances); ok && i.InstanceKind() == k {
+		if i, ok := registry[n].(Instances); ok && i.InstanceDriver().Kind() == k {
 			return registry[n]
 		}
 	}
@@ -338,4 +371,33 @@ func AuthHintOf(name string) string {
 // persistence file and timed until they answer (a plan's measure_restart).
 type RestartTimer interface {
 	MeasureRestarts(ctx context.Context, inst *instance.Instance, formats []string) ([]store.RestartFacts, error)
+}
+
+// Figures is what reports draw of each registered kind's server metrics, by name: its
+// default charts and key metrics (then the host's). Reports take it as data.
+func Figures() map[string]collect.Figures {
+	out := map[string]collect.Figures{}
+	for _, n := range Names() {
+		out[n] = collect.Figures{Charts: ChartsOf(n), KeyMetrics: collect.KeyMetrics(CollectOf(n))}
+	}
+	return out
+}
+
+// RestartMeasurer is a kind whose throwaway instances `fathom instance restart
+// --measure` restarts once and times until they answer: seconds, and what the server
+// loaded, for people ("loading 1.2 MB from AOF (1000 keys, 1.10M in memory)").
+type RestartMeasurer interface {
+	MeasureRestart(ctx context.Context, inst *instance.Instance) (seconds float64, loaded string, err error)
+}
+
+// RestartMeasurers lists the titles of the kinds that are RestartMeasurers, for
+// messages ("Redis").
+func RestartMeasurers() []string {
+	var out []string
+	for _, n := range Names() {
+		if _, ok := registry[n].(RestartMeasurer); ok {
+			out = append(out, registry[n].Title())
+		}
+	}
+	return out
 }

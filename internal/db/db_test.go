@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -59,9 +60,26 @@ func FuzzOpen(f *testing.F) {
 }
 
 // TestRegistry: each kind is registered under its own name, with at least one scheme,
-// and no two kinds claim the same scheme.
+// and no two kinds claim the same scheme or name their dialects alike; target and
+// instance find each kind's dialect and driver in the registry.
 func TestRegistry(t *testing.T) {
-	seen := map[string]string{}
+	seen, dialects := map[string]string{}, map[string]string{}
+	for name, k := range registry {
+		if d := k.Dialect(); d != nil {
+			if prev, dup := dialects[d.Name]; dup {
+				t.Errorf("dialect %q of %s and %s", d.Name, prev, name)
+			}
+			dialects[d.Name] = name
+			if got := target.DialectNamed(d.Name); got == nil || got.Name != d.Name {
+				t.Errorf("target does not find kind %s's dialect %q", name, d.Name)
+			}
+		}
+		if i, ok := k.(Instances); ok {
+			if got, err := instance.ParseKind(string(i.InstanceDriver().Kind())); err != nil || ForInstance(got) != k {
+				t.Errorf("kind %s's instance driver: %q, %v", name, got, err)
+			}
+		}
+	}
 	for name, k := range registry {
 		if k.Name() != name {
 			t.Errorf("registry[%q] is kind %q", name, k.Name())

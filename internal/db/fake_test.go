@@ -38,7 +38,7 @@ type fake struct{}
 
 var fakeDialect = func() *target.Dialect {
 	d := *lite.SQLDialect
-	d.Name, d.Title = "fake", "Fake"
+	d.Name, d.Title, d.Like = "fake", "Fake", "sqlite"
 	return &d
 }()
 
@@ -151,7 +151,7 @@ type rich struct{ fake }
 
 var richDialect = func() *target.Dialect {
 	d := *lite.SQLDialect
-	d.Name, d.Title = "rich", "Rich"
+	d.Name, d.Title, d.Like = "rich", "Rich", "sqlite"
 	return &d
 }()
 

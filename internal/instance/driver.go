@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -98,20 +98,21 @@ type TimedStarter interface {
 	StartTimed(ctx context.Context, i *Instance) (time.Duration, error)
 }
 
-var drivers sync.Map // Kind -> Driver
+// driverList gives the registered database kinds' instance drivers. Each is data of
+// its kind's bundle; internal/db hands its registry in with UseDrivers, so that
+// instance keeps no list of its own and a kind registers nothing here.
+var driverList atomic.Pointer[func() []Driver]
 
-// Register makes a kind's driver known. It is called from the driver package's init;
-// registering a kind twice panics.
-func Register(d Driver) {
-	if _, dup := drivers.LoadOrStore(d.Kind(), d); dup {
-		panic("instance: driver " + string(d.Kind()) + " registered twice")
-	}
-}
+// UseDrivers makes list the source of the drivers: internal/db calls it with its
+// registry's, a test of a package below db with the drivers it needs.
+func UseDrivers(list func() []Driver) { driverList.Store(&list) }
 
 // registered lists the drivers, by kind.
 func registered() []Driver {
 	var out []Driver
-	drivers.Range(func(_, v any) bool { out = append(out, v.(Driver)); return true })
+	if f := driverList.Load(); f != nil {
+		out = slices.Clone((*f)())
+	}
 	slices.SortFunc(out, func(a, b Driver) int { return strings.Compare(string(a.Kind()), string(b.Kind())) })
 	return out
 }
@@ -133,8 +134,10 @@ func kindNames() string {
 
 // driver is kind k's driver.
 func driver(k Kind) (Driver, error) {
-	if d, ok := drivers.Load(k); ok {
-		return d.(Driver), nil
+	for _, d := range registered() {
+		if d.Kind() == k {
+			return d, nil
+		}
 	}
 	return nil, fmt.Errorf("unknown instance kind %q: %s", k, kindNames())
 }

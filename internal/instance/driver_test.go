@@ -11,17 +11,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/db"
 	. "github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/instance/instancetest"
 )
 
-// fakeDriver is a kind this package knows nothing about, registered the way a kind's
-// directory registers its driver: its "server" is sleep, started as a daemon with a
+// fakeDriver is a kind this package knows nothing about, listed beside the registered
+// kinds' drivers the way internal/db lists them: its "server" is sleep, started as a daemon with a
 // pid file, so that the generic machinery (layout, secret, config, processes,
 // listing, lookup by the stored kind) is tested without a database.
 type fakeDriver struct{}
 
-func init() { Register(fakeDriver{}) }
+func init() {
+	UseDrivers(func() []Driver { return append(db.InstanceDrivers(), fakeDriver{}) })
+}
 
 const fakeKind Kind = "fake"
 
@@ -93,8 +96,8 @@ func (fakeDriver) Stop(ctx context.Context, i *Instance) error {
 	return err
 }
 
-// TestRegisteredDriver: a kind is its driver and one Register call; nothing in this
-// package names it.
+// TestRegisteredDriver: a kind is its driver in the list instance is given; nothing in
+// this package names it.
 func TestRegisteredDriver(t *testing.T) {
 	if k, err := ParseKind(" Pretend "); err != nil || k != fakeKind {
 		t.Fatalf("ParseKind(alias) = %q, %v", k, err)

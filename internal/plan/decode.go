@@ -577,7 +577,10 @@ func (d *decoder) hooks(n *yaml.Node) {
 
 func (d *decoder) hook(n *yaml.Node, phase string) *Hook {
 	what := "a hook in " + phase
-	f, ok := d.fields(n, what, "name", "when", "at", "sql", "redis", "shell", "timeout")
+	// own is the key of hooks in the plan's kind's own commands ("redis"), "" when its
+	// hooks give sql; the registered kinds' such keys are known here (a plan rule).
+	own, keys := rulesOf(d.p.Kind()).CommandHooks, commandHookKeys()
+	f, ok := d.fields(n, what, append(append([]string{"name", "when", "at", "sql"}, keys...), "shell", "timeout")...)
 	if !ok {
 		return nil
 	}
@@ -598,13 +601,17 @@ func (d *decoder) hook(n *yaml.Node, phase string) *Hook {
 	} else if phase == DuringRun {
 		d.probs.At(n, "%s: give at, when into the run it fires (e.g. at: 4s, counted from the start of the run's warm-up)", what)
 	}
-	if v := f["redis"]; v != nil {
-		if d.p.Kind() != "redis" {
-			d.probs.At(v, "%s: redis is for Redis plans; give sql (statements) or shell (a command)", what)
+	for _, key := range keys {
+		v := f[key]
+		if v == nil {
+			continue
 		}
-		h.SQL, h.Redis = d.lines(v, what+": redis"), true
+		if key != own {
+			d.probs.At(v, "%s: %s is for %s plans; give sql (statements) or shell (a command)", what, key, commandHookTitle(key))
+		}
+		h.SQL, h.Redis = d.lines(v, what+": "+key), true
 		if len(h.SQL) == 0 {
-			d.probs.At(v, "%s: redis is empty: give a command (BGREWRITEAOF) or a list of them", what)
+			d.probs.At(v, "%s: %s is empty: give a command (BGREWRITEAOF) or a list of them", what, key)
 		}
 	}
 	if v := f["name"]; v != nil {
@@ -623,18 +630,18 @@ func (d *decoder) hook(n *yaml.Node, phase string) *Hook {
 		}
 	}
 	given := 0
-	for _, k := range []string{"sql", "redis", "shell"} {
+	for _, k := range append([]string{"sql", "shell"}, keys...) {
 		if f[k] != nil {
 			given++
 		}
 	}
 	switch {
-	case given > 1 && d.p.Kind() == "redis":
-		d.probs.At(n, "%s: give one of redis, sql or shell, not two (use two hooks)", what)
+	case given > 1 && own != "":
+		d.probs.At(n, "%s: give one of %s, sql or shell, not two (use two hooks)", what, own)
 	case given > 1:
 		d.probs.At(n, "%s: give sql or shell, not both (use two hooks)", what)
-	case given == 0 && d.p.Kind() == "redis":
-		d.probs.At(n, "%s: give redis (commands to send) or shell (a command)", what)
+	case given == 0 && own != "":
+		d.probs.At(n, "%s: give %s (commands to send) or shell (a command)", what, own)
 	case given == 0:
 		d.probs.At(n, "%s: give sql (statements to run) or shell (a command)", what)
 	}

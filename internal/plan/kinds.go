@@ -4,18 +4,21 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/fathom-lab/fathom/internal/instance"
 )
 
 // KindRules is what the plan file knows of one database kind: which targets are its,
 // which throwaway instances, how its settings are named and checked. Each kind's
-// bundle fills its rules (internal/db/KIND) and internal/db registers every
-// registered kind's with RegisterKind; plan itself never names a kind.
+// bundle fills its rules (internal/db/KIND) and internal/db hands every
+// registered kind's in with UseKinds; plan itself never names a kind.
 type KindRules struct {
-	// Name is the kind's name ("postgres").
-	Name string
+	// Name is the kind's name ("postgres"); Title its name for people ("Redis").
+	Name, Title string
+	// CommandHooks is the key of hooks that send the kind's own commands instead of
+	// SQL ("redis"), "" when its hooks give sql.
+	CommandHooks string
 	// OwnsDSN says whether a target DSN is this kind's.
 	OwnsDSN func(dsn string) bool
 	// Instance is the kind of its throwaway instances ("": it has none).
@@ -32,52 +35,60 @@ type KindRules struct {
 	Timings map[string]Timing
 }
 
-var (
-	kindsMu sync.RWMutex
-	kinds   = map[string]KindRules{}
-)
+// kindList gives the registered kinds' rules, each filled from its kind's bundle;
+// internal/db hands its registry in with UseKinds, so that plan keeps no list of its
+// own.
+var kindList atomic.Pointer[func() []KindRules]
 
-// RegisterKind adds a kind's rules; unregister removes them again (for a kind a test
-// registers). A kind registered twice is a bug (it panics).
-func RegisterKind(r KindRules) (unregister func()) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	if r.Name == "" {
-		panic("plan: RegisterKind without a name")
-	}
-	if _, dup := kinds[r.Name]; dup {
-		panic(fmt.Sprintf("plan: kind %s registered twice", r.Name))
-	}
-	kinds[r.Name] = r
-	return func() {
-		kindsMu.Lock()
-		defer kindsMu.Unlock()
-		delete(kinds, r.Name)
-	}
-}
+// UseKinds makes list the source of the kinds' rules (internal/db calls it with its
+// registry's). A rule without a name, or two of one name, is a bug (it panics when
+// read).
+func UseKinds(list func() []KindRules) { kindList.Store(&list) }
 
 // rulesOf is the rules of the kind named name (the zero KindRules for none).
 func rulesOf(name string) KindRules {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
-	return kinds[name]
+	for _, r := range eachKind() {
+		if r.Name == name {
+			return r
+		}
+	}
+	return KindRules{}
 }
 
 // eachKind lists the registered rules in name order.
 func eachKind() []KindRules {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
 	var out []KindRules
-	for _, n := range slices.Sorted(func(yield func(string) bool) {
-		for n := range kinds {
-			if !yield(n) {
-				return
-			}
+	if f := kindList.Load(); f != nil {
+		out = slices.Clone((*f)())
+	}
+	slices.SortFunc(out, func(a, b KindRules) int { return strings.Compare(a.Name, b.Name) })
+	for i, r := range out {
+		if r.Name == "" || i > 0 && out[i-1].Name == r.Name {
+			panic(fmt.Sprintf("plan: kind rules without a name or twice: %q", r.Name))
 		}
-	}) {
-		out = append(out, kinds[n])
 	}
 	return out
+}
+
+// commandHookKeys lists the registered kinds' CommandHooks keys, in kind name order.
+func commandHookKeys() []string {
+	var out []string
+	for _, r := range eachKind() {
+		if r.CommandHooks != "" && !slices.Contains(out, r.CommandHooks) {
+			out = append(out, r.CommandHooks)
+		}
+	}
+	return out
+}
+
+// commandHookTitle is the title of the kind whose hooks key is key ("Redis").
+func commandHookTitle(key string) string {
+	for _, r := range eachKind() {
+		if r.CommandHooks == key {
+			return r.Title
+		}
+	}
+	return key
 }
 
 // kindOfInstance is the name of the kind whose instances are of kind k, or "".

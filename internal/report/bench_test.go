@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkExperimentReport(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := LoadSamples(context.Background(), st, data, true); err != nil {
+		if err := LoadSamples(context.Background(), st, db.Figures(), data, true); err != nil {
 			b.Fatal(err)
 		}
 		t1, c1 := time.Now(), cpuTime()

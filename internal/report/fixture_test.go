@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -160,7 +161,7 @@ func loadFixture(t testing.TB, st store.Store, ids []int64) []*RunData {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := LoadSamples(context.Background(), st, data, true); err != nil {
+	if err := LoadSamples(context.Background(), st, db.Figures(), data, true); err != nil {
 		t.Fatal(err)
 	}
 	return data

@@ -18,6 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/fault"
 )
 
@@ -122,7 +123,7 @@ func runViews(t *testing.T) []*RunView {
 	})
 	var vs []*RunView
 	for i, id := range ids {
-		v, err := LoadRunView(context.Background(), st, strconv.FormatInt(id, 10))
+		v, err := LoadRunView(context.Background(), st, db.Figures(), strconv.FormatInt(id, 10))
 		if err != nil {
 			t.Fatal(err)
 		}

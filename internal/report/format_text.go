@@ -47,5 +47,9 @@ func writeRunText(ctx context.Context, w io.Writer, v *RunView) error {
 	if v.Store == nil {
 		return nil
 	}
-	return WriteSampling(ctx, w, v.Store, v.Run)
+	keys := v.KeyMetrics
+	if keys == nil {
+		keys = KindFigures(nil).keyMetrics(v.Run.TargetKind)
+	}
+	return WriteSampling(ctx, w, v.Store, v.Run, keys)
 }

@@ -27,15 +27,19 @@ type RunView struct {
 	// Store is read for what a sampled run adds (collectors, key metrics, stalls);
 	// nil leaves that out.
 	Store store.Store
+	// KeyMetrics are the metrics a sampled run's text shows first: its kind's, then
+	// the host's (KindFigures).
+	KeyMetrics []string
 }
 
-// LoadRunView reads a run (an id, or last) as show and export render it.
-func LoadRunView(ctx context.Context, st store.Store, arg string) (*RunView, error) {
+// LoadRunView reads a run (an id, or last) as show and export render it; figs gives
+// its kind's key metrics.
+func LoadRunView(ctx context.Context, st store.Store, figs KindFigures, arg string) (*RunView, error) {
 	run, ivs, sum, err := LoadRun(ctx, st, arg)
 	if err != nil {
 		return nil, err
 	}
-	return &RunView{Run: run, Intervals: ivs, Summary: sum, Store: st}, nil
+	return &RunView{Run: run, Intervals: ivs, Summary: sum, Store: st, KeyMetrics: figs.keyMetrics(run.TargetKind)}, nil
 }
 
 // ExperimentView is a stored experiment as `fathom show` renders it (KindExperiment);

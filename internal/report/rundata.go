@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -43,6 +44,9 @@ type RunData struct {
 	// every metric when AllMetrics (the CSV then holds them all).
 	Metrics    []store.MetricSeries
 	AllMetrics bool
+	// KindCharts are the default charts of the run's kind (LoadSamples sets them from
+	// its KindFigures), drawn before the host's.
+	KindCharts []collect.Chart
 	// Stalls are the stretches where throughput stalled, as `fathom show` lists
 	// them; StallsAnalyzed is false when stall analysis never ran for the run.
 	Stalls         []store.Stall

@@ -12,8 +12,9 @@ import (
 )
 
 // WriteRunDir writes the report of one stored run to its default directory
-// (report-run-ID) and returns its index.html. generated says who made it and when.
-func WriteRunDir(ctx context.Context, st store.Store, id int64, generated string) (string, error) {
+// (report-run-ID) and returns its index.html. generated says who made it and when;
+// figs gives the run's kind's default charts.
+func WriteRunDir(ctx context.Context, st store.Store, figs KindFigures, id int64, generated string) (string, error) {
 	sel, err := Select(ctx, st, []string{strconv.FormatInt(id, 10)})
 	if err != nil {
 		return "", err
@@ -22,7 +23,7 @@ func WriteRunDir(ctx context.Context, st store.Store, id int64, generated string
 	if err != nil {
 		return "", fault.WithKind(fault.Failed, err)
 	}
-	if err := LoadSamples(ctx, st, data, true); err != nil {
+	if err := LoadSamples(ctx, st, figs, data, true); err != nil {
 		return "", fault.WithKind(fault.Failed, err)
 	}
 	rep, err := New(data, Options{Generated: generated})

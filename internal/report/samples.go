@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -46,16 +46,31 @@ var hostCharts = []metricChart{
 	{Title: "Server processes' CPU", Metrics: []string{collect.OSServerCPUPct}},
 }
 
+// KindFigures is what reports draw of each database kind's server metrics, by kind
+// name (db.Figures gives the registered kinds'). A kind missing from it is drawn with
+// the host's charts and key metrics only. Reports take it as data: report links no
+// kind's code and no database driver.
+type KindFigures map[string]collect.Figures
+
+// keyMetrics are the key metrics of a run of the named kind: the kind's, then the
+// host's.
+func (f KindFigures) keyMetrics(kind string) []string {
+	if fg, ok := f[kind]; ok && fg.KeyMetrics != nil {
+		return fg.KeyMetrics
+	}
+	return collect.KeyMetrics(nil)
+}
+
 // chartsFor lists the default charts of a target kind, then the host's.
-func chartsFor(kind string) []metricChart {
-	return append(db.ChartsOf(kind), hostCharts...)
+func chartsFor(kindCharts []metricChart) []metricChart {
+	return append(slices.Clone(kindCharts), hostCharts...)
 }
 
 // chartedNames are the metric names and patterns a run's charts need: the default
 // set and every stall's evidence.
-func chartedNames(kind string, stalls []store.Stall) []string {
+func chartedNames(kindCharts []metricChart, stalls []store.Stall) []string {
 	var names []string
-	for _, c := range chartsFor(kind) {
+	for _, c := range chartsFor(kindCharts) {
 		names = append(names, c.Metrics...)
 	}
 	seen := map[string]bool{}
@@ -74,7 +89,8 @@ func chartedNames(kind string, stalls []store.Stall) []string {
 // metric when all is set and there are at most AllMetricsRuns runs (for the metrics
 // CSV), otherwise only the charted ones, so that the report of a large experiment
 // does not read every metric of every run. Runs without samples are left as they are.
-func LoadSamples(ctx context.Context, st store.Store, data []*RunData, all bool) error {
+// figs gives each run's kind's default charts (kept in RunData.KindCharts).
+func LoadSamples(ctx context.Context, st store.Store, figs KindFigures, data []*RunData, all bool) error {
 	all = all && len(data) <= AllMetricsRuns
 	errs := make([]error, len(data))
 	work := make(chan int)
@@ -84,6 +100,7 @@ func LoadSamples(ctx context.Context, st store.Store, data []*RunData, all bool)
 		go func() {
 			defer wg.Done()
 			for i := range work {
+				data[i].KindCharts = figs[data[i].Run.TargetKind].Charts
 				if err := loadSamples(ctx, st, data[i], all); err != nil {
 					errs[i] = fmt.Errorf("run %d: %w", data[i].Run.ID, err)
 				}
@@ -121,7 +138,7 @@ func loadSamples(ctx context.Context, st store.Store, d *RunData, all bool) erro
 	}
 	var names []string
 	if !all {
-		names = chartedNames(d.Run.TargetKind, stalls)
+		names = chartedNames(d.KindCharts, stalls)
 	}
 	ms, err := st.MetricSeries(ctx, d.Run.ID, names...)
 	if err != nil {
@@ -250,7 +267,7 @@ func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []chart.Band) (grou
 		}
 		charts[col] = append(charts[col], c)
 	}
-	for _, spec := range chartsFor(d.Run.TargetKind) {
+	for _, spec := range chartsFor(d.KindCharts) {
 		var ss []*store.MetricSeries
 		for _, pat := range spec.Metrics {
 			if p, ok := strings.CutSuffix(pat, "*"); ok {

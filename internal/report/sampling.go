@@ -11,7 +11,6 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -36,7 +35,8 @@ func fmtSecs(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) 
 
 // writeSampling prints what show adds for a sampled run: the collectors' record, the
 // key metrics over the measured intervals, and the stalls with their explanations.
-func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.Run) error {
+// keyMetrics are the run's kind's key metrics then the host's (KindFigures).
+func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.Run, keyMetrics []string) error {
 	src, err := st.SampleSource(ctx, run.ID)
 	if err != nil {
 		return nil // not sampled (--no-collect, or a run from before sampling existed)
@@ -84,7 +84,7 @@ func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.
 	if h, ok, err := analyze.RunHostLoad(ctx, st, run); err == nil && ok && h.Saturated {
 		fmt.Fprintf(w, "  ! %s\n", h.Warning())
 	}
-	ms, err := st.MetricSeries(ctx, run.ID, collect.KeyMetrics(db.CollectOf(run.TargetKind))...)
+	ms, err := st.MetricSeries(ctx, run.ID, keyMetrics...)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  metric\tmedian\tp95\tmax\t")
-		for _, name := range collect.KeyMetrics(db.CollectOf(run.TargetKind)) {
+		for _, name := range keyMetrics {
 			ser := byName[name]
 			if ser == nil {
 				continue

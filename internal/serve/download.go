@@ -31,7 +31,7 @@ func (s *Server) apiRunExport(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err) // 404 for one that does not exist
 		return
 	}
-	v, err := report.LoadRunView(ctx, s.o.Store, strconv.FormatInt(id, 10))
+	v, err := report.LoadRunView(ctx, s.o.Store, s.o.Figures, strconv.FormatInt(id, 10))
 	if err != nil {
 		storeError(w, err)
 		return

@@ -122,7 +122,7 @@ func (s *Server) buildReport(ctx context.Context, sel *report.Selection, judge s
 	if err != nil {
 		return nil, err
 	}
-	if err := report.LoadSamples(ctx, s.o.Store, data, false); err != nil {
+	if err := report.LoadSamples(ctx, s.o.Store, s.o.Figures, data, false); err != nil {
 		return nil, err
 	}
 	if err := report.SetJudge(data, judge); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/fathom-lab/fathom/internal/promexp"
+	"github.com/fathom-lab/fathom/internal/report"
 	"io"
 	"net"
 	"net/http"
@@ -39,6 +40,8 @@ type Listen struct {
 	// AccessLog is where the access log goes: "" or "-" the given writer (stderr),
 	// "none" nowhere, else a file it is appended to.
 	AccessLog string
+	// Figures are the database kinds' default charts and key metrics (Options.Figures).
+	Figures report.KindFigures
 }
 
 // Beyond reports whether the address listens beyond this machine.
@@ -250,7 +253,7 @@ func Run(ctx context.Context, l Listen, open func() (store.Store, error), versio
 	defer st.Close()
 	// /metrics: the runs in progress in the Prometheus text format (internal/promexp).
 	metrics := promexp.NewHandler(st, promexp.Options{Warn: func(msg string) { fmt.Fprintf(w, "fathom serve: /metrics: %s\n", msg) }})
-	srv, err := New(Options{Store: st, Token: tok, Users: users, ReadAuth: readAuth, NoBasic: beyond && l.TLSCert == "",
+	srv, err := New(Options{Store: st, Figures: l.Figures, Token: tok, Users: users, ReadAuth: readAuth, NoBasic: beyond && l.TLSCert == "",
 		HostNames: hostNames, AnyIP: beyond, AccessLog: accessLog,
 		Version: version, Extra: map[string]http.Handler{"GET /metrics": metrics}})
 	if err != nil {

@@ -53,7 +53,7 @@ func (s *Server) buildRun(ctx context.Context, id int64) (*runPage, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := report.LoadSamples(ctx, s.o.Store, data, false); err != nil {
+	if err := report.LoadSamples(ctx, s.o.Store, s.o.Figures, data, false); err != nil {
 		return nil, err
 	}
 	rep, err := report.New(data, report.Options{})

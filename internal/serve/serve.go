@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -28,6 +29,9 @@ var uiFS embed.FS
 // Options configure a Server.
 type Options struct {
 	Store store.Store
+	// Figures are the database kinds' default charts and key metrics (db.Figures), by
+	// kind name; a kind missing from it is shown with the host's only.
+	Figures report.KindFigures
 	// Token authorises writes (Authorization: Bearer TOKEN): a User with the write
 	// role. Without a write credential the server is read-only.
 	Token string

@@ -79,7 +79,7 @@ func (s *Server) buildWindow(ctx context.Context, id int64, from, to float64, po
 	if err != nil {
 		return nil, err
 	}
-	if err := report.LoadSamples(ctx, s.o.Store, []*report.RunData{d}, false); err != nil {
+	if err := report.LoadSamples(ctx, s.o.Store, s.o.Figures, []*report.RunData{d}, false); err != nil {
 		return nil, err
 	}
 	samples := 0

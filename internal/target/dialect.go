@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 )
 
 // Dialect holds what differs in SQL between targets, so that workloads write one
 // portable description and each target renders it.
 type Dialect struct {
 	Name string
+	// Like is the dialect whose SQL this one reads where a workload file gives none of
+	// its own ("postgres" for a kind on PostgreSQL's wire, such as CockroachDB); ""
+	// for a dialect of its own, which files that spell SQL by dialect must cover.
+	Like string
 	// Title is the database's name for people ("SQLite").
 	Title string
 	// SingleWriter: the database takes one writer at a time (SQLite), so loading
@@ -214,29 +218,55 @@ func (d *Dialect) CreateIndexes(t Table) []string {
 // DropTable renders DROP TABLE IF EXISTS.
 func (d *Dialect) DropTable(name string) string { return "DROP TABLE IF EXISTS " + name }
 
-// dialects are the database kinds' SQL dialects, each registered by its kind's target
-// package (internal/db/KIND/target), for DialectNamed.
-var (
-	dialectsMu sync.RWMutex
-	dialects   = map[string]*Dialect{}
-)
+// dialectList gives the registered database kinds' dialects. Each is data of its
+// kind's bundle (the kind's Dialect); internal/db hands its registry in with
+// UseDialects, so that target keeps no list of its own and a kind registers nothing
+// here.
+var dialectList atomic.Pointer[func() []*Dialect]
 
-// RegisterDialect makes d known to DialectNamed. A kind's target package registers
-// its dialect when it is initialized; a second dialect of one name is a programming
-// error.
-func RegisterDialect(d *Dialect) {
-	dialectsMu.Lock()
-	defer dialectsMu.Unlock()
-	if _, dup := dialects[d.Name]; dup {
-		panic("target: dialect " + d.Name + " registered twice")
+// UseDialects makes list the source of Dialects and DialectNamed: internal/db calls
+// it with its registry's, a test of a package below db with the dialects it needs
+// (nil: not given, as before internal/db is initialized).
+func UseDialects(list func() []*Dialect) {
+	if list == nil {
+		dialectList.Store(nil)
+		return
 	}
-	dialects[d.Name] = d
+	dialectList.Store(&list)
+}
+
+// DialectsGiven reports whether UseDialects has been called: before it (a package's
+// initialization that runs before internal/db's) the dialects are not known yet.
+func DialectsGiven() bool { return dialectList.Load() != nil }
+
+// Dialects lists the registered kinds' dialects (none before UseDialects).
+func Dialects() []*Dialect {
+	if f := dialectList.Load(); f != nil {
+		return (*f)()
+	}
+	return nil
+}
+
+// SQLDialects lists the names of the registered dialects that render SQL (those that
+// map portable column types), in the order Dialects gives them: the keys a workload
+// file may give SQL or DDL for. With own set, only those of their own (Like "").
+func SQLDialects(own bool) []string {
+	var out []string
+	for _, d := range Dialects() {
+		if d != nil && d.Types != nil && (!own || d.Like == "") {
+			out = append(out, d.Name)
+		}
+	}
+	return out
 }
 
 // DialectNamed is the registered dialect called name (a workload file's SQL key), or
 // nil.
 func DialectNamed(name string) *Dialect {
-	dialectsMu.RLock()
-	defer dialectsMu.RUnlock()
-	return dialects[name]
+	for _, d := range Dialects() {
+		if d != nil && d.Name == name {
+			return d
+		}
+	}
+	return nil
 }

@@ -23,9 +23,8 @@ func (Kind) DSNExample() string       { return "mysql://user@host/db" }
 // OptionFileParam is the DSN parameter that names a client option file to read.
 func (Kind) OptionFileParam() string { return "defaults-file" }
 
-// InstanceKind is the throwaway servers' kind. Its driver (instance/) registers
-// itself with package instance wherever this bundle is linked in.
-func (Kind) InstanceKind() instance.Kind { return myinstance.Driver{}.Kind() }
+// InstanceDriver is the driver of the kind's throwaway servers (instance/).
+func (Kind) InstanceDriver() instance.Driver { return myinstance.Driver{} }
 
 // Open opens a MySQL/MariaDB target.
 func (Kind) Open(dsn string, cfg target.Config) (target.Target, error) { return my.Open(dsn, cfg) }

@@ -23,9 +23,8 @@ func (Kind) Dialect() *target.Dialect { return pg.SQLDialect }
 func (Kind) DSNExample() string       { return "postgres://user@host/db (or libpq's host=… dbname=…)" }
 func (Kind) MatchDSN(dsn string) bool { return isKeyValue(dsn) }
 
-// InstanceKind is the throwaway servers' kind. Its driver (instance/) registers
-// itself with package instance wherever this bundle is linked in.
-func (Kind) InstanceKind() instance.Kind { return pginstance.Driver{}.Kind() }
+// InstanceDriver is the driver of the kind's throwaway servers (instance/).
+func (Kind) InstanceDriver() instance.Driver { return pginstance.Driver{} }
 
 // Open opens a PostgreSQL target (a URL or a libpq key=value string).
 func (Kind) Open(dsn string, cfg target.Config) (target.Target, error) { return pg.Open(dsn, cfg) }

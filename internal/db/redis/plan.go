@@ -12,7 +12,8 @@ import (
 // distinct names.
 func (Kind) PlanRules() plan.KindRules {
 	return plan.KindRules{
-		Reserved:   redisinstance.Driver{}.Reserved(),
-		SettingKey: strings.ToLower,
+		Reserved:     redisinstance.Driver{}.Reserved(),
+		SettingKey:   strings.ToLower,
+		CommandHooks: "redis",
 	}
 }

@@ -40,9 +40,18 @@ func (Kind) AuthHint() string {
 	return "check the password: in the DSN, REDISCLI_AUTH or the DSN's passfile="
 }
 
-// InstanceKind is the throwaway servers' kind. Its driver (instance/) registers
-// itself with package instance wherever this bundle is linked in.
-func (Kind) InstanceKind() instance.Kind { return redisinstance.Driver{}.Kind() }
+// InstanceDriver is the driver of the kind's throwaway servers (instance/).
+func (Kind) InstanceDriver() instance.Driver { return redisinstance.Driver{} }
+
+// MeasureRestart restarts a throwaway instance once from the file it loads and times
+// it (see the package function).
+func (Kind) MeasureRestart(ctx context.Context, inst *instance.Instance) (float64, string, error) {
+	m, err := MeasureRestart(ctx, inst)
+	if err != nil {
+		return 0, "", err
+	}
+	return m.Seconds, fmt.Sprintf("loading %s from %s (%s keys, %s in memory)", m.FileText, m.Source, m.Keys, m.MemoryText), nil
+}
 
 // MeasureRestarts restarts a throwaway instance from each format (rdb, aof,
 // aof-plain) and times it (see the package function).

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fathom-lab/fathom/internal/db/redis/target"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/gen"
@@ -16,31 +15,31 @@ import (
 // built, with r a random key number in [0, keys).
 type benchCmd struct {
 	name  string
-	build func(b *redis.Batch, p *names, r int64, val []byte)
+	build func(b target.Batch, p *names, r int64, val []byte)
 }
 
 // benchCmds are redis-benchmark's tests, with the same commands and key names under
 // the workload's prefix ("key:N", "counter:N", "mylist", "myset", "myhash", "myzset").
 var benchCmds = []benchCmd{
-	{"ping", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("PING") }},
-	{"set", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("SET").Concat(p.key, r).Bytes(val) }},
-	{"get", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("GET").Concat(p.key, r) }},
-	{"incr", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("INCR").Concat(p.counter, r) }},
-	{"lpush", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("LPUSH").Arg(p.list).Bytes(val) }},
-	{"rpush", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("RPUSH").Arg(p.list).Bytes(val) }},
-	{"lpop", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("LPOP").Arg(p.list) }},
-	{"rpop", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("RPOP").Arg(p.list) }},
-	{"sadd", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("SADD").Arg(p.set).Concat("element:", r) }},
-	{"hset", func(b *redis.Batch, p *names, r int64, val []byte) {
+	{"ping", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("PING") }},
+	{"set", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("SET").Concat(p.key, r).Bytes(val) }},
+	{"get", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("GET").Concat(p.key, r) }},
+	{"incr", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("INCR").Concat(p.counter, r) }},
+	{"lpush", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("LPUSH").Arg(p.list).Bytes(val) }},
+	{"rpush", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("RPUSH").Arg(p.list).Bytes(val) }},
+	{"lpop", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("LPOP").Arg(p.list) }},
+	{"rpop", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("RPOP").Arg(p.list) }},
+	{"sadd", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("SADD").Arg(p.set).Concat("element:", r) }},
+	{"hset", func(b target.Batch, p *names, r int64, val []byte) {
 		b.Cmd("HSET").Arg(p.hash).Concat("element:", r).Bytes(val)
 	}},
-	{"spop", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("SPOP").Arg(p.set) }},
-	{"zadd", func(b *redis.Batch, p *names, r int64, val []byte) {
+	{"spop", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("SPOP").Arg(p.set) }},
+	{"zadd", func(b target.Batch, p *names, r int64, val []byte) {
 		b.Cmd("ZADD").Arg(p.zset).Int(r).Concat("element:", r)
 	}},
-	{"zpopmin", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("ZPOPMIN").Arg(p.zset) }},
-	{"lrange_100", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("LRANGE").Arg(p.list).Arg("0").Arg("99") }},
-	{"lrange_300", func(b *redis.Batch, p *names, r int64, val []byte) { b.Cmd("LRANGE").Arg(p.list).Arg("0").Arg("299") }},
+	{"zpopmin", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("ZPOPMIN").Arg(p.zset) }},
+	{"lrange_100", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("LRANGE").Arg(p.list).Arg("0").Arg("99") }},
+	{"lrange_300", func(b target.Batch, p *names, r int64, val []byte) { b.Cmd("LRANGE").Arg(p.list).Arg("0").Arg("299") }},
 	{"mset", nil}, // ten keys: built in Next
 }
 
@@ -100,7 +99,7 @@ func newBench(s *workload.Spec, p workload.Params) (*Bench, error) {
 // whatever is there; prepare is optional for this workload).
 func (w *Bench) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
 	val := value(gen.New(1, 0), w.valueSize)
-	return w.load(ctx, t, p, w.prefix+"key:*", w.keys, func(bt *redis.Batch, i int64) {
+	return w.load(ctx, t, p, w.prefix+"key:*", w.keys, func(bt target.Batch, i int64) {
 		bt.Cmd("SET").Concat(w.names.key, i).Bytes(val).End()
 	})
 }

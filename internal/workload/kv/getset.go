@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/fathom-lab/fathom/internal/db/redis/target"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/gen"
@@ -52,7 +51,7 @@ func newKV(s *workload.Spec, p workload.Params) (*KV, error) {
 func (w *KV) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
 	g := gen.New(1, 0)
 	val := value(g, w.valueSize)
-	return w.load(ctx, t, p, w.prefix+"*", w.keys, func(bt *redis.Batch, i int64) {
+	return w.load(ctx, t, p, w.prefix+"*", w.keys, func(bt target.Batch, i int64) {
 		bt.Cmd("SET").Concat(w.prefix, i).Bytes(val).End()
 	})
 }

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/fathom-lab/fathom/internal/db/redis/target"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/gen"
@@ -80,9 +79,10 @@ func (b *base) Name() string               { return b.name }
 func (b *base) Options() map[string]string { return b.opts }
 func (b *base) TxnTypes() []string         { return b.txnTypes }
 
-// conn is the Redis connection behind a target.Conn, or a usage error.
-func conn(c target.Conn, name string) (*redis.Conn, error) {
-	rc, ok := c.(*redis.Conn)
+// conn is c as a connection that takes batches of commands (a Redis target's), or
+// a usage error.
+func conn(c target.Conn, name string) (target.Batcher, error) {
+	rc, ok := c.(target.Batcher)
 	if !ok {
 		return nil, fmt.Errorf("workload %s needs a Redis target (--target redis://host:port/db)", name)
 	}
@@ -94,11 +94,10 @@ func (b *base) metaKey() string { return b.prefix + "meta" }
 
 // setup checks that prepare ran with these options.
 func (b *base) setup(ctx context.Context, c target.Conn) error {
-	rc, err := conn(c, b.name)
-	if err != nil {
+	if _, err := conn(c, b.name); err != nil {
 		return err
 	}
-	rows, err := rc.Query(ctx, "HGET ? keys", target.Text([]byte(b.metaKey())))
+	rows, err := c.Query(ctx, "HGET ? keys", target.Text([]byte(b.metaKey())))
 	if err != nil {
 		return err
 	}
@@ -113,7 +112,7 @@ func (b *base) setup(ctx context.Context, c target.Conn) error {
 
 // load writes keys 0 … n-1 with put, in pipelines of 1000 on 4 connections, and
 // records the meta key last.
-func (b *base) load(ctx context.Context, t target.Target, p workload.Progress, what string, n int64, put func(bt *redis.Batch, i int64)) error {
+func (b *base) load(ctx context.Context, t target.Target, p workload.Progress, what string, n int64, put func(bt target.Batch, i int64)) error {
 	const conns, depth = 4, 1000
 	c, err := t.Connect(ctx)
 	if err != nil {
@@ -177,7 +176,7 @@ func (b *base) Cleanup(ctx context.Context, c target.Conn) error {
 	cursor := "0"
 	pattern := target.Text([]byte(b.prefix + "*"))
 	for {
-		rows, err := rc.Query(ctx, "SCAN ? MATCH ? COUNT 1000", target.Text([]byte(cursor)), pattern)
+		rows, err := c.Query(ctx, "SCAN ? MATCH ? COUNT 1000", target.Text([]byte(cursor)), pattern)
 		if err != nil {
 			return err
 		}
@@ -295,9 +294,9 @@ func errOption(name, v, want string) error {
 // of commands (redis-bench, redis-kv): its connection, its batch, and the batch as an
 // Exchanger, so that the runner may multiplex it (workload.Single).
 type batchClient struct {
-	conn *redis.Conn
-	b    *redis.Batch
-	x    *redis.Exchange
+	conn target.Batcher
+	b    target.Batch
+	x    target.Stmt
 }
 
 func (k *batchClient) bind(c target.Conn, name string) error {
@@ -306,12 +305,14 @@ func (k *batchClient) bind(c target.Conn, name string) error {
 		return err
 	}
 	k.conn, k.b = rc, rc.NewBatch()
-	k.x = rc.Exchange(k.b)
+	if k.x = rc.Exchange(k.b); k.x == nil {
+		return fmt.Errorf("workload %s: the connection cannot send its own batches", name)
+	}
 	return nil
 }
 
 // Single implements workload.Single: every transaction is one batch, one request and
-// its replies (redis.Exchange).
+// its replies (the kind's Exchanger, from target.Batcher).
 func (k *batchClient) Single() bool { return true }
 
 // Statement implements workload.Single.

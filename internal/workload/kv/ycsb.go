@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/fathom-lab/fathom/internal/db/redis/target"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/gen"
@@ -100,7 +99,7 @@ func newYCSB(s *workload.Spec, p workload.Params) (*YCSB, error) {
 }
 
 // record writes record n and adds its key to the index (two commands).
-func (w *YCSB) record(bt *redis.Batch, n int64, val []byte) {
+func (w *YCSB) record(bt target.Batch, n int64, val []byte) {
 	bt.Cmd("HSET").Concat(w.user, n)
 	for i := range w.fields {
 		bt.Arg(w.fields[i]).Bytes(val)
@@ -121,7 +120,7 @@ func (w *YCSB) Prepare(ctx context.Context, t target.Target, p workload.Progress
 	if err != nil {
 		return err
 	}
-	return w.load(ctx, t, p, w.prefix+"user*", w.keys, func(bt *redis.Batch, i int64) { w.record(bt, i, val) })
+	return w.load(ctx, t, p, w.prefix+"user*", w.keys, func(bt target.Batch, i int64) { w.record(bt, i, val) })
 }
 
 // Setup checks that prepare ran and starts inserts after the records earlier runs
@@ -183,8 +182,8 @@ func (w *YCSB) NewWorker(id int, seed uint64) workload.Worker {
 type ycsbWorker struct {
 	w     *YCSB
 	g     *gen.Rand
-	conn  *redis.Conn
-	b, b2 *redis.Batch
+	conn  target.Batcher
+	b, b2 target.Batch
 	val   []byte
 	typ   int
 	fill  func(key string) // a scan's HGETALL of each key the index gave

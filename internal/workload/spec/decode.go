@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/problem"
+	"github.com/fathom-lab/fathom/internal/target"
 	"gopkg.in/yaml.v3"
 )
 
@@ -204,8 +205,38 @@ var genArgs = map[string][]string{
 	"float":       {"min", "max"},
 }
 
-// Dialects are the dialect names a file may give SQL or DDL for.
-var Dialects = []string{"postgres", "mysql", "sqlite"}
+// Dialects are the dialect names a file may give SQL or DDL for: the registered
+// kinds' SQL dialects (their bundles' data, target.SQLDialects), in kind name order.
+func Dialects() []string { return target.SQLDialects(false) }
+
+// dialectKeys are the keys a file's sql or ddl mapping n may have: Dialects, or, while
+// the registry has not given them yet (the built-ins are decoded when package builtin
+// is initialized, before internal/db), any key n has: those files are checked by
+// their tests, where the dialects are known.
+func dialectKeys(n *yaml.Node) []string {
+	if target.DialectsGiven() {
+		return Dialects()
+	}
+	var out []string
+	if n = problem.Deref(n); n != nil && n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			if n.Content[i].Value != "default" {
+				out = append(out, n.Content[i].Value)
+			}
+		}
+	}
+	return out
+}
+
+// coversAll says whether m has an entry for each of names.
+func coversAll[V any](m map[string]V, names []string) bool {
+	for _, n := range names {
+		if _, ok := m[n]; !ok {
+			return false
+		}
+	}
+	return true
+}
 
 var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 var wlNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -630,7 +661,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 	}
 	if v, ok := m["ddl"]; ok {
 		t.DDL = map[string]string{}
-		dm := d.fields(v, what+" ddl", Dialects...)
+		dm := d.fields(v, what+" ddl", dialectKeys(v)...)
 		for k, x := range dm {
 			t.DDL[k] = strings.TrimSpace(d.str(x, what+" ddl "+k))
 		}
@@ -826,7 +857,7 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 		s.SQLLine = v.Line
 		s.SQL = map[string]string{}
 		if v.Kind == yaml.MappingNode {
-			dm := d.fields(v, what+" sql", append([]string{"default"}, Dialects...)...)
+			dm := d.fields(v, what+" sql", append([]string{"default"}, dialectKeys(v)...)...)
 			for k, x := range dm {
 				key := k
 				if k == "default" {
@@ -834,8 +865,8 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 				}
 				s.SQL[key] = strings.TrimSpace(d.str(x, what+" sql "+k))
 			}
-			if len(dm) > 0 && s.SQL[""] == "" && len(dm) < len(Dialects) {
-				d.p.At(v, "%s: sql by dialect needs a default: or an entry for each of %s", what, strings.Join(Dialects, ", "))
+			if own := target.SQLDialects(true); len(dm) > 0 && s.SQL[""] == "" && !coversAll(dm, own) {
+				d.p.At(v, "%s: sql by dialect needs a default: or an entry for each of %s", what, strings.Join(own, ", "))
 			}
 		} else if v.Kind == yaml.ScalarNode && v.Tag != "!!null" && strings.TrimSpace(v.Value) == "" {
 			d.p.At(v, "%s: sql is empty", what)

@@ -15,7 +15,7 @@ import (
 func (w *Workload) Describe(out io.Writer, dialect string) error {
 	d := target.DialectNamed(dialect)
 	if d == nil {
-		return fmt.Errorf("unknown dialect %q (use postgres, mysql or sqlite)", dialect)
+		return fmt.Errorf("unknown dialect %q (use %s)", dialect, strings.Join(Dialects(), ", "))
 	}
 	b := &strings.Builder{}
 	f := w.file
@@ -46,7 +46,7 @@ func (w *Workload) Describe(out io.Writer, dialect string) error {
 		b.WriteString("\ntables:\n")
 	}
 	for _, t := range w.tables {
-		sql := t.ddl[dialect]
+		sql := ddlFor(t.ddl, d)
 		if sql == "" {
 			var err error
 			if sql, err = d.CreateTable(t.def, false); err != nil {

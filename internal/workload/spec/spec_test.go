@@ -601,7 +601,7 @@ func TestDescribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range Dialects {
+	for _, d := range Dialects() {
 		var b strings.Builder
 		if err := w.Describe(&b, d); err != nil {
 			t.Fatal(err)

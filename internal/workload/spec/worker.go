@@ -109,7 +109,12 @@ func pickVariant(st *stmt, dialect string) *variant {
 	if v := st.variants[""]; v != nil {
 		return v
 	}
-	for _, d := range Dialects {
+	if d := target.DialectNamed(dialect); d != nil && d.Like != "" {
+		if v := st.variants[d.Like]; v != nil {
+			return v
+		}
+	}
+	for _, d := range Dialects() {
 		if v := st.variants[d]; v != nil {
 			return v
 		}

@@ -260,7 +260,7 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 		return err
 	}
 	for _, tb := range w.tables {
-		sql := tb.ddl[d.Name]
+		sql := ddlFor(tb.ddl, &d)
 		if sql == "" {
 			if sql, err = d.CreateTable(tb.def, false); err != nil {
 				return err
@@ -282,7 +282,7 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 		}
 	}
 	for _, tb := range w.tables {
-		if tb.ddl[d.Name] != "" {
+		if ddlFor(tb.ddl, &d) != "" {
 			continue // the user's statement declares its own keys
 		}
 		if sql := d.AddPrimaryKey(tb.def); sql != "" {
@@ -385,6 +385,15 @@ func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
 		}
 	}
 	return nil
+}
+
+// ddlFor is a table's own CREATE TABLE statement for dialect d: the file's for d,
+// else for the dialect d reads like (Dialect.Like); "" to render the portable one.
+func ddlFor(ddl map[string]string, d *target.Dialect) string {
+	if sql := ddl[d.Name]; sql != "" || d.Like == "" {
+		return sql
+	}
+	return ddl[d.Like]
 }
 
 // tableExists probes a table with a query that reads no rows (as tpcb does: Setup has

@@ -21,8 +21,6 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-func init() { instance.Register(Driver{}) }
-
 // Names of the driver's files in an instance directory.
 const (
 	myConf      = "my.cnf"

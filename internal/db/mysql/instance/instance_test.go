@@ -10,6 +10,10 @@ import (
 	"github.com/fathom-lab/fathom/internal/instance/instancetest"
 )
 
+// The instance package finds this driver in the list internal/db gives it from the
+// registry (the kind's bundle); these tests give it directly.
+func init() { instance.UseDrivers(func() []instance.Driver { return []instance.Driver{Driver{}} }) }
+
 // TestMariaDBLeavesOthersTemporaryTables: a MariaDB server deletes every "#sql…" file in
 // its tmpdir when it starts. With the default tmpdir (/tmp) a throwaway instance deleted
 // the temporary tables of the other MariaDB servers on the host mid-query, which crashed

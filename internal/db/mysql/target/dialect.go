@@ -3,7 +3,7 @@ package mysql
 import "github.com/fathom-lab/fathom/internal/target"
 
 // SQLDialect is MySQL/MariaDB's SQL dialect: how workloads' portable tables and
-// statements are written for it. It is registered for target.DialectNamed.
+// statements are written for it. It is the kind's bundle's Dialect (internal/db hands it to target).
 var SQLDialect = &target.Dialect{
 	Name:  "mysql",
 	Title: "MySQL",
@@ -21,5 +21,3 @@ var SQLDialect = &target.Dialect{
 	AutoIncKey:          true,
 	TruncateSQL:         "TRUNCATE TABLE %s",
 }
-
-func init() { target.RegisterDialect(SQLDialect) }

@@ -12,6 +12,10 @@ import (
 	"github.com/fathom-lab/fathom/internal/instance/instancetest"
 )
 
+// The instance package finds this driver in the list internal/db gives it from the
+// registry (the kind's bundle); these tests give it directly.
+func init() { instance.UseDrivers(func() []instance.Driver { return []instance.Driver{Driver{}} }) }
+
 // Reload applies a setting PostgreSQL can change without a restart.
 func TestPostgresReload(t *testing.T) {
 	t.Parallel()

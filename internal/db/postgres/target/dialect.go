@@ -3,7 +3,7 @@ package postgres
 import "github.com/fathom-lab/fathom/internal/target"
 
 // SQLDialect is PostgreSQL's SQL dialect: how workloads' portable tables and
-// statements are written for it. It is registered for target.DialectNamed.
+// statements are written for it. It is the kind's bundle's Dialect (internal/db hands it to target).
 var SQLDialect = &target.Dialect{
 	Name:   "postgres",
 	Title:  "PostgreSQL",
@@ -22,5 +22,3 @@ var SQLDialect = &target.Dialect{
 	TxnStatements:       true,
 	Pipeline:            true,
 }
-
-func init() { target.RegisterDialect(SQLDialect) }

@@ -19,8 +19,6 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-func init() { instance.Register(Driver{}) }
-
 // Names of the driver's files in an instance directory.
 const (
 	redisConf = "redis.conf"

@@ -14,6 +14,10 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
+// The instance package finds this driver in the list internal/db gives it from the
+// registry (the kind's bundle); these tests give it directly.
+func init() { instance.UseDrivers(func() []instance.Driver { return []instance.Driver{Driver{}} }) }
+
 // TestRedisInstance starts a throwaway Redis: password required, settings applied,
 // measured restart loads what was written, stop leaves no process.
 func TestRedisInstance(t *testing.T) {

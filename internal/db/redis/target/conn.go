@@ -82,7 +82,7 @@ func (c *Conn) done(ctx context.Context, err error) error {
 // Send sends the batch's commands in one round trip (one command: Do; more: a
 // pipeline) and returns the first error reply or failure. Nil replies (a missing key)
 // are not errors; b.Nils counts them. The batch is empty again afterwards.
-func (c *Conn) Send(ctx context.Context, b *Batch) error {
+func (c *Conn) Send(ctx context.Context, b target.Batch) error {
 	err := c.SendKeep(ctx, b)
 	b.Reset()
 	return err
@@ -90,7 +90,11 @@ func (c *Conn) Send(ctx context.Context, b *Batch) error {
 
 // SendKeep is Send that keeps the batch, to send the same commands again (a retry)
 // until Reset.
-func (c *Conn) SendKeep(ctx context.Context, b *Batch) error {
+func (c *Conn) SendKeep(ctx context.Context, tb target.Batch) error {
+	b, err := batchOf(tb)
+	if err != nil {
+		return err
+	}
 	if !c.cancel.Arm(ctx) {
 		return ctxError(ctx.Err())
 	}
@@ -122,7 +126,11 @@ func (c *Conn) SendKeep(ctx context.Context, b *Batch) error {
 // SendEach sends a batch of one command whose reply is an array (ZRANGEBYLEX …) and
 // calls f with each element's text, which stays valid after the call (it is the
 // reply's own string, not a copy). The batch is kept, as with SendKeep.
-func (c *Conn) SendEach(ctx context.Context, b *Batch, f func(string)) error {
+func (c *Conn) SendEach(ctx context.Context, tb target.Batch, f func(string)) error {
+	b, err := batchOf(tb)
+	if err != nil {
+		return err
+	}
 	if b.Len() != 1 {
 		return target.Errorf(target.ClassOther, "", "SendEach sends one command, not %d", b.Len())
 	}
@@ -132,7 +140,7 @@ func (c *Conn) SendEach(ctx context.Context, b *Batch, f func(string)) error {
 	b.Nils = 0
 	cmd := b.b.Arbitrary(b.words...).Build()
 	r := c.dc.Do(bg, cmd)
-	err := b.check(r)
+	err = b.check(r)
 	if err == nil && b.Nils == 0 {
 		var arr []rueidis.RedisMessage
 		if arr, err = r.ToArray(); err == nil {
@@ -149,8 +157,20 @@ func (c *Conn) SendEach(ctx context.Context, b *Batch, f func(string)) error {
 	return c.done(ctx, err)
 }
 
-// NewBatch returns an empty batch for this connection's commands.
-func (c *Conn) NewBatch() *Batch { return &Batch{b: c.dc.B()} }
+// NewBatch returns an empty batch for this connection's commands (a *Batch).
+func (c *Conn) NewBatch() target.Batch { return c.newBatch() }
+
+func (c *Conn) newBatch() *Batch { return &Batch{b: c.dc.B()} }
+
+// batchOf is tb as this kind's batch: one made by a Redis connection's NewBatch.
+func batchOf(tb target.Batch) (*Batch, error) {
+	if b, ok := tb.(*Batch); ok {
+		return b, nil
+	}
+	return nil, target.Errorf(target.ClassOther, "", "a batch of another kind (%T) sent to Redis", tb)
+}
+
+var _ target.Batcher = (*Conn)(nil)
 
 // Batch is a reusable list of commands to send in one round trip. Build each command
 // with Cmd, then its arguments, then End; argument bytes given to Bytes must stay
@@ -176,13 +196,15 @@ func (b *Batch) Reset() {
 func (b *Batch) Len() int { return len(b.ends) }
 
 // Cmd starts a command; name should be upper case (no allocation then).
-func (b *Batch) Cmd(name string) *Batch { b.words = append(b.words, name); return b }
+func (b *Batch) Cmd(name string) target.Batch { b.words = append(b.words, name); return b }
 
 // Arg adds a string argument.
-func (b *Batch) Arg(s string) *Batch { b.words = append(b.words, s); return b }
+func (b *Batch) Arg(s string) target.Batch { b.words = append(b.words, s); return b }
 
 // Bytes adds an argument without copying it.
-func (b *Batch) Bytes(p []byte) *Batch {
+func (b *Batch) Bytes(p []byte) target.Batch { return b.bytes(p) }
+
+func (b *Batch) bytes(p []byte) *Batch {
 	b.words = append(b.words, unsafe.String(unsafe.SliceData(p), len(p)))
 	return b
 }
@@ -190,17 +212,17 @@ func (b *Batch) Bytes(p []byte) *Batch {
 // arg adds the arena's bytes from start as an argument. The arena only grows until
 // Reset, and a grown arena leaves the earlier arguments in the old array, which they
 // keep alive.
-func (b *Batch) arg(start int) *Batch { return b.Bytes(b.arena[start:]) }
+func (b *Batch) arg(start int) *Batch { return b.bytes(b.arena[start:]) }
 
 // Int adds an integer argument.
-func (b *Batch) Int(n int64) *Batch {
+func (b *Batch) Int(n int64) target.Batch {
 	start := len(b.arena)
 	b.arena = strconv.AppendInt(b.arena, n, 10)
 	return b.arg(start)
 }
 
 // Concat adds one argument made of prefix and n (a key such as "fathom:kv:42").
-func (b *Batch) Concat(prefix string, n int64) *Batch {
+func (b *Batch) Concat(prefix string, n int64) target.Batch {
 	start := len(b.arena)
 	b.arena = append(b.arena, prefix...)
 	b.arena = strconv.AppendInt(b.arena, n, 10)
@@ -210,7 +232,7 @@ func (b *Batch) Concat(prefix string, n int64) *Batch {
 // Value adds a target.Value as an argument.
 func (b *Batch) Value(v target.Value) *Batch {
 	if v.Kind == target.KindText {
-		return b.Bytes(v.Text)
+		return b.bytes(v.Text)
 	}
 	start := len(b.arena)
 	b.arena = appendValue(b.arena, v)

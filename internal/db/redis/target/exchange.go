@@ -34,8 +34,15 @@ var (
 	_ target.Stmt      = (*Exchange)(nil)
 )
 
-// Exchange returns b, a batch built for this connection, as an Exchanger.
-func (c *Conn) Exchange(b *Batch) *Exchange { return &Exchange{c: c, b: b} }
+// Exchange returns b, a batch built for this connection, as an Exchanger (an
+// *Exchange; nil for a batch of another kind).
+func (c *Conn) Exchange(tb target.Batch) target.Stmt {
+	b, err := batchOf(tb)
+	if err != nil {
+		return nil
+	}
+	return &Exchange{c: c, b: b}
+}
 
 // Run sends the batch (kept, for a retry) through the connection: the goroutine path.
 func (x *Exchange) Run(ctx context.Context, _ []target.Value, _ *target.Result) error {

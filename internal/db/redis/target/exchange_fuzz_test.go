@@ -15,7 +15,7 @@ func newTestExchange(n int) *Exchange {
 	for range n {
 		b.Cmd("PING").End()
 	}
-	x := (&Conn{t: &Target{d: dsn{password: "hunter2"}}}).Exchange(b)
+	x := (&Conn{t: &Target{d: dsn{password: "hunter2"}}}).Exchange(b).(*Exchange)
 	x.AppendRequest(nil, nil)
 	return x
 }

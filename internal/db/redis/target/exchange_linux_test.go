@@ -24,8 +24,8 @@ func TestExchange(t *testing.T) {
 	c := connect(t, tg)
 	ctx := context.Background()
 	pfx := dbtest.Prefix() + "xchg:" + strconv.FormatInt(c.ID(), 10) + ":"
-	b := c.NewBatch()
-	x := c.Exchange(b)
+	b := c.newBatch()
+	x := c.Exchange(b).(*Exchange)
 	fd, ok := x.Socket()
 	if !ok {
 		t.Fatal("no socket for a batch on a blocking connection")

@@ -3,7 +3,7 @@ package sqlite
 import "github.com/fathom-lab/fathom/internal/target"
 
 // SQLDialect is SQLite's SQL dialect: how workloads' portable tables and
-// statements are written for it. It is registered for target.DialectNamed.
+// statements are written for it. It is the kind's bundle's Dialect (internal/db hands it to target).
 var SQLDialect = &target.Dialect{
 	Name:         "sqlite",
 	Title:        "SQLite",
@@ -18,5 +18,3 @@ var SQLDialect = &target.Dialect{
 	AnalyzeSQL:      "ANALYZE %s",
 	NoAddForeignKey: true,
 }
-
-func init() { target.RegisterDialect(SQLDialect) }
