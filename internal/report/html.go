@@ -568,6 +568,19 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 			UnitFor(KindMillis, s.Latency.Max).Format(s.Latency.Max))},
 		{"errors", fmt.Sprintf("%s; failed %d, retries %d, reconnects %d", errorText(d), s.Failed, s.Retries, s.Reconnects)},
 	}
+	if j := judgedName(d); j != "" {
+		// The headline is what the run is judged by; every transaction follows.
+		if js, errPct, ok := d.Judged(); ok {
+			ju := UnitFor(KindMillis, js.Latency.P50, js.Latency.P95, js.Latency.P99, js.Latency.Max)
+			h.Facts[1][0], h.Facts[2][0] = "throughput (every transaction)", "latency (every transaction)"
+			h.Facts = append([][2]string{h.Facts[0],
+				{"judged by", "the " + j + ": the figures below it count every transaction"},
+				{"throughput (" + d.Judge + ")", UnitFor(KindCount, js.TPS).Format(js.TPS) + " tx/s"},
+				{"latency (" + d.Judge + ")", fmt.Sprintf("p50 %s, p95 %s, p99 %s, max %s", ju.Format(js.Latency.P50), ju.Format(js.Latency.P95),
+					ju.Format(js.Latency.P99), ju.Format(js.Latency.Max))},
+				{"errors (" + d.Judge + ")", fmt.Sprintf("%d (%s%% of attempts)", js.Errors, num(errPct))}}, h.Facts[1:]...)
+		}
+	}
 	if run.Rate > 0 {
 		h.Facts = append(h.Facts, [2]string{"open loop", fmt.Sprintf("late %d, dropped %d; latency counts from the intended start", s.Late, s.Dropped)})
 	}
@@ -576,11 +589,22 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 		h.Errors = &htmlTable{Head: errorHead, Numeric: []bool{true, false, false, false, true, false}, Rows: rows}
 	}
 	if len(run.TxnTypes) > 1 {
+		// One unit per column: each column's unit is chosen from all its values.
+		var tpsV, p50V, p95V, p99V, maxV []float64
+		for _, n := range run.TxnTypes {
+			ts := s.ByTxn[n]
+			tpsV, p50V, p95V = append(tpsV, ts.TPS), append(p50V, ts.Latency.P50), append(p95V, ts.Latency.P95)
+			p99V, maxV = append(p99V, ts.Latency.P99), append(maxV, ts.Latency.Max)
+		}
+		tu, u50, u95, u99, umax := UnitFor(KindCount, tpsV...), ColumnUnit(p50V...), ColumnUnit(p95V...), ColumnUnit(p99V...), ColumnUnit(maxV...)
 		t := &htmlTable{Head: []string{"type", "tps", "p50", "p95", "p99", "max", "errors"}, Numeric: []bool{false, true, true, true, true, true, true}}
 		for _, n := range run.TxnTypes {
 			ts := s.ByTxn[n]
-			t.Rows = append(t.Rows, []string{n, UnitFor(KindCount, ts.TPS).Format(ts.TPS), lu.Format(ts.Latency.P50), lu.Format(ts.Latency.P95),
-				lu.Format(ts.Latency.P99), UnitFor(KindMillis, ts.Latency.Max).Format(ts.Latency.Max), strconv.FormatInt(ts.Errors, 10)})
+			if n == d.Judge {
+				n += " (judged)"
+			}
+			t.Rows = append(t.Rows, []string{n, tu.Format(ts.TPS), u50.Format(ts.Latency.P50), u95.Format(ts.Latency.P95),
+				u99.Format(ts.Latency.P99), umax.Format(ts.Latency.Max), strconv.FormatInt(ts.Errors, 10)})
 		}
 		h.Types = t
 	}
@@ -703,11 +727,19 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 			YUnit: UnitFor(kind, vals...), YZero: true, Bands: bands, VLines: markRefs(d), Series: ss, XRange: chart.Fixed(0, end)}
 	}
 	var tput []chart.Series
+	judged := judgedName(d)
+	if judged != "" {
+		// The judged figure first, so that it is the one the legend and the eye meet.
+		tput = append(tput, series("judged: "+d.Judge, 0, func(p Point) float64 { return judgedTPS(d, p) }))
+	}
 	if len(d.Run.TxnTypes) > 1 {
-		tput = append(tput, series("all types", 0, func(p Point) float64 { return p.TPS }))
+		tput = append(tput, series("all types", len(tput), func(p Point) float64 { return p.TPS }))
 		for i, n := range d.Run.TxnTypes {
 			i := i
-			tput = append(tput, series(n, i+1, func(p Point) float64 {
+			if judged != "" && n == d.Judge {
+				continue // drawn above as the judged series
+			}
+			tput = append(tput, series(n, len(tput), func(p Point) float64 {
 				if p.TypeTPS == nil {
 					return math.NaN()
 				}
@@ -718,13 +750,18 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 		tput = append(tput, series("tps", 0, func(p Point) float64 { return p.TPS }))
 	}
 	var charts []*chart.Chart
-	charts = append(charts, base("tps", "Throughput over time", "transactions per second", KindCount, tput))
-
+	tc := base("tps", "Throughput over time", "transactions per second", KindCount, tput)
 	lat := base("latency", "Latency over time", "latency", KindMillis, []chart.Series{
-		series("p99", 0, func(p Point) float64 { return p.P99 }),
-		series("p95", 1, func(p Point) float64 { return p.P95 }),
-		series("p50", 2, func(p Point) float64 { return p.P50 }),
+		series("p99", 0, func(p Point) float64 { return judgedLatency(d, p).P99 }),
+		series("p95", 1, func(p Point) float64 { return judgedLatency(d, p).P95 }),
+		series("p50", 2, func(p Point) float64 { return judgedLatency(d, p).P50 }),
 	})
+	if judged != "" {
+		tc.Subtitle = strings.TrimSpace("judged by the " + judged + " (first series); the others for reference. " + sub)
+		lat.Title = "Latency over time of the " + judged
+		lat.Subtitle = strings.TrimSpace("judged by the " + judged + ": only its transactions. " + sub)
+	}
+	charts = append(charts, tc)
 	if r.SLO != nil {
 		lat.HLines = append(lat.HLines, chart.Ref{At: r.SLO.LimitMs, Label: "objective " + r.SLO.Text})
 		lat.YUnit = UnitFor(KindMillis, append(lat.Series[0].Y, r.SLO.LimitMs)...)
@@ -743,7 +780,12 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 	dist := &chart.Chart{ID: id + "-distribution", Title: "Latency by percentile (measured intervals)", XLabel: "percentile",
 		YLabel: "latency", XScale: chart.ScaleNines, YZero: true}
 	var x, y []float64
-	for _, p := range d.Distribution {
+	spectrum := d.Distribution
+	if judged != "" {
+		spectrum = d.Distributions[d.Judge]
+		dist.Title = "Latency by percentile of the " + judged + " (measured intervals)"
+	}
+	for _, p := range spectrum {
 		x, y = append(x, p.Percentile), append(y, p.Ms)
 	}
 	dist.YUnit = UnitFor(KindMillis, y...)
@@ -794,6 +836,33 @@ func judgedTPS(d *RunData, p Point) float64 {
 	return v
 }
 
+// judgedLatency is a point's latency percentiles of what the run is judged by: every
+// transaction, or the judged type's or group's own (NaN where the point has none).
+func judgedLatency(d *RunData, p Point) PointLatency {
+	if d.Judge == "" || len(d.Run.TxnTypes) <= 1 {
+		return PointLatency{p.P50, p.P95, p.P99, p.Max}
+	}
+	if l, ok := p.GroupLat[d.Judge]; ok {
+		return l
+	}
+	if i := slices.Index(d.Run.TxnTypes, d.Judge); i >= 0 && i < len(p.TypeLat) {
+		return p.TypeLat[i]
+	}
+	return PointLatency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+}
+
+// judgedName says what a judged run's figures count, for chart subtitles: "" when
+// the run is judged by every transaction.
+func judgedName(d *RunData) string {
+	if d.Judge == "" || len(d.Run.TxnTypes) <= 1 {
+		return ""
+	}
+	if _, ok := d.Groups[d.Judge]; ok {
+		return "client group " + d.Judge
+	}
+	return "transaction type " + d.Judge
+}
+
 // medianMember is the run of a cell whose throughput is the cell's median (the lower
 // of the middle two for an even count).
 func medianMember(c *Cell) *Member {
@@ -837,7 +906,7 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 				end = math.Max(end, p.End)
 				if !p.Warmup {
 					tpsAll = append(tpsAll, judgedTPS(m.Data, p))
-					latAll = append(latAll, p.P99)
+					latAll = append(latAll, judgedLatency(m.Data, p).P99)
 				}
 			}
 		}
@@ -861,8 +930,9 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 			lc.HLines = append(lc.HLines, chart.Ref{At: e.SLO.LimitMs, Label: "objective " + e.SLO.Text})
 			lc.YUnit = UnitFor(KindMillis, append(latAll, e.SLO.LimitMs)...)
 		}
-		if r.Runs[0].Judge != "" {
-			lc.Subtitle = "latency of every transaction (per-type latency is not kept per interval)"
+		if j := judgedName(r.Runs[0]); j != "" {
+			tc.Subtitle = "judged by the " + j + ": only its transactions"
+			lc.Subtitle = tc.Subtitle
 		}
 		for i, c := range cells {
 			m := medianMember(c)
@@ -878,7 +948,7 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 				}
 				x := (p.Start + p.End) / 2
 				ts.X, ts.Y = append(ts.X, x), append(ts.Y, judgedTPS(m.Data, p))
-				ls.X, ls.Y = append(ls.X, x), append(ls.Y, p.P99)
+				ls.X, ls.Y = append(ls.X, x), append(ls.Y, judgedLatency(m.Data, p).P99)
 			}
 			ts.Points, ls.Points = len(ts.X) <= 40, len(ls.X) <= 40
 			tc.Series, lc.Series = append(tc.Series, ts), append(lc.Series, ls)
