@@ -438,6 +438,7 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 		d.Groups[g] = typeSummary(&c, &lat, &svc, secs)
 		d.Distributions[g] = distribution(lat.Sparse())
 	}
+	s.ByGroup = d.Groups
 	d.Summary = s
 	if att := totCounts[nt].OK + totCounts[nt].ErrorTotal(); att > 0 {
 		d.ErrorPct = 100 * float64(totCounts[nt].ErrorTotal()) / float64(att)
