@@ -1,0 +1,115 @@
+package analyze_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fathom-lab/fathom/internal/analyze"
+	"github.com/fathom-lab/fathom/internal/analyze/stalltest"
+	"github.com/fathom-lab/fathom/internal/store"
+)
+
+// statuses is n samples of `collectors` server collectors, `bad` of which time out in
+// the intervals listed.
+func statuses(n, collectors, bad int, in ...int) []store.SampleStatus {
+	var out []store.SampleStatus
+	for i := -1; i < n; i++ {
+		for c := 0; c < collectors; c++ {
+			st := store.SampleStatus{Interval: i, Collector: "mysql_" + string(rune('a'+c)), Source: "mysql", Status: "ok"}
+			if stalltest.In(i, in...) && c < bad {
+				st.Status, st.Error = "timeout", "no answer within 1s"
+			}
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// The README's rule for "server stopped answering": in at least one interval of the
+// stall, half or more of the server collectors got no answer. At the boundary: 1 of
+// 3 is not enough, 2 of 4 is.
+func TestServerStoppedAnsweringNeedsHalfTheCollectors(t *testing.T) {
+	const n = 50
+	for _, c := range []struct {
+		collectors, bad int
+		named           bool
+	}{
+		{3, 1, false}, {4, 1, false}, {4, 2, true}, {3, 2, true}, {2, 1, true}, {3, 3, true},
+	} {
+		in := analyze.StallInput{Throughput: stalltest.Synth(n, 700, stalltest.DipRange(30, 32, 5)), Unit: "tps", Kind: "mysql",
+			Samples: statuses(n, c.collectors, c.bad, 31)}
+		s := oneStall(t, in)
+		if got := s.Cause == "server_unresponsive"; got != c.named {
+			t.Errorf("%d of %d collectors unanswered: named %q (want server_unresponsive: %v)", c.bad, c.collectors, s.Cause, c.named)
+		}
+		// Below the rule it is not even an "also matching" cause.
+		for _, m := range s.Causes {
+			if m.Key == "server_unresponsive" && !c.named {
+				t.Errorf("%d of %d: listed among the causes", c.bad, c.collectors)
+			}
+		}
+	}
+}
+
+// The baseline side of the rule: half or more unanswered in fewer than 1 in 10
+// baseline intervals. Four of the 46 baseline intervals (under a tenth) keep the
+// cause; five (over a tenth) drop it.
+func TestServerStoppedAnsweringBaselineBoundary(t *testing.T) {
+	const n = 50
+	for _, c := range []struct {
+		base  []int
+		named bool
+	}{
+		{[]int{2, 8, 14, 20}, true},
+		{[]int{2, 8, 14, 20, 40}, false},
+	} {
+		in := analyze.StallInput{Throughput: stalltest.Synth(n, 700, stalltest.DipRange(30, 32, 5)), Unit: "tps", Kind: "mysql",
+			Samples: statuses(n, 4, 2, append([]int{31}, c.base...)...)}
+		if s := oneStall(t, in); (s.Cause == "server_unresponsive") != c.named {
+			t.Errorf("unanswered in baseline intervals %v: named %q, want server_unresponsive %v", c.base, s.Cause, c.named)
+		}
+	}
+}
+
+// What the clients did while the sampler waited is said as measured: nothing, or how
+// many transactions they still completed (issue 32: "completed nothing" at 1,955 tps).
+func TestServerStoppedAnsweringSaysWhatClientsDid(t *testing.T) {
+	const n = 50
+	in := analyze.StallInput{Throughput: stalltest.Synth(n, 700, stalltest.DipRange(30, 32, 0)), Unit: "tps", Kind: "mysql",
+		Samples: statuses(n, 3, 3, 31)}
+	if s := oneStall(t, in); !strings.Contains(s.Explanation, "neither completed nor gave up") {
+		t.Errorf("no transactions: %s", s.Explanation)
+	}
+	in.Throughput = stalltest.Synth(n, 700, stalltest.DipRange(30, 32, 200))
+	s := oneStall(t, in)
+	if s.Cause != "server_unresponsive" || strings.Contains(s.Explanation, "neither completed") || !strings.Contains(s.Explanation, "still completed 200–200 transactions/s") {
+		t.Errorf("200 tps while unanswered: %q %s", s.Cause, s.Explanation)
+	}
+}
+
+// On a saturated client host, unanswered samples are the sampler's own starvation
+// unless the server's processes were off the CPU: the dip is named as the client
+// host's, not blamed on the server.
+func TestSaturatedHostIsNotAServerThatStoppedAnswering(t *testing.T) {
+	const n = 50
+	busy := []store.MetricSeries{
+		stalltest.Series("os.procs_running", "gauge", "tasks", n, func(i int) float64 { return 18 }),
+		stalltest.Series("os.cpus", "gauge", "cpus", n, func(i int) float64 { return 2 }),
+	}
+	in := analyze.StallInput{Throughput: stalltest.Synth(n, 700, stalltest.DipRange(30, 32, 60)), Unit: "tps", Kind: "mysql", Local: true,
+		Samples: statuses(n, 3, 3, 31), Metrics: busy}
+	s := oneStall(t, in)
+	if s.Cause != "client_host" {
+		t.Errorf("saturated host: named %q: %s", s.Cause, s.Explanation)
+	}
+	// The server's processes off the CPU as well: then it did stop.
+	in.Metrics = append(busy, stalltest.Series("os.server.cpu_pct", "counter", "%", n, func(i int) float64 {
+		if stalltest.In(i, 30, 31) {
+			return 0
+		}
+		return stalltest.Wobble(i, 80)
+	}))
+	if s := oneStall(t, in); s.Cause != "server_unresponsive" {
+		t.Errorf("saturated host, server off the CPU: named %q", s.Cause)
+	}
+}
