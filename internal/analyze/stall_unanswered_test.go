@@ -113,3 +113,35 @@ func TestSaturatedHostIsNotAServerThatStoppedAnswering(t *testing.T) {
 		t.Errorf("saturated host, server off the CPU: named %q", s.Cause)
 	}
 }
+
+// A young checkpoint age with full-page images up names a PostgreSQL checkpoint only
+// when the checkpoint began during the run: one that began before it (the shutdown
+// checkpoint of a restart seconds before the run) is not this run's cause.
+func TestCheckpointBeforeTheRunIsNoCause(t *testing.T) {
+	const n = 40
+	for _, c := range []struct {
+		dip   int
+		began float64 // on the run's clock
+		named bool
+	}{
+		{20, 18, true},
+		{2, -3, false},
+		{2, 1, true},
+	} {
+		dip := c.dip
+		in := analyze.StallInput{Throughput: stalltest.Synth(n, 1000, map[int]float64{dip: 150, dip + 1: 200}), Unit: "tps", Kind: "postgres",
+			Metrics: []store.MetricSeries{
+				stalltest.Series("pg.checkpoint_age_seconds", "gauge", "s", n, func(i int) float64 { return float64(i+1) - c.began }),
+				stalltest.Series("pg.wal_fpi", "counter", "pages", n, func(i int) float64 {
+					if i == dip || i == dip+1 {
+						return 9000
+					}
+					return stalltest.Wobble(i, 100)
+				}),
+			}}
+		s := oneStall(t, in)
+		if got := s.Cause == "checkpoint"; got != c.named {
+			t.Errorf("checkpoint began at %vs, stall at %d: named %q (%s)", c.began, dip, s.Cause, s.Explanation)
+		}
+	}
+}
