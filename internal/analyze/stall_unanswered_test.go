@@ -1,6 +1,7 @@
 package analyze_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -144,4 +145,76 @@ func TestCheckpointBeforeTheRunIsNoCause(t *testing.T) {
 			t.Errorf("checkpoint began at %vs, stall at %d: named %q (%s)", c.began, dip, s.Cause, s.Explanation)
 		}
 	}
+}
+
+// A stall's extent is the dip's: from where throughput left the baseline's usual range
+// to where it came back, not only the intervals below the threshold (issue 32: a
+// checkpoint's six-second dip reported as one second, understating what was lost).
+func TestStallExtentFollowsTheDip(t *testing.T) {
+	const n = 60
+	dip := map[int]float64{20: 700, 21: 550, 22: 200, 23: 450, 24: 650, 25: 780}
+	in := analyze.StallInput{Throughput: stalltest.Synth(n, 1000, dip), Unit: "tps", Kind: "postgres"}
+	s := oneStall(t, in)
+	if s.FirstInterval != 20 || s.LastInterval != 25 {
+		t.Errorf("extent %d–%d, want the dip's 20–25", s.FirstInterval, s.LastInterval)
+	}
+	lost := 0.0
+	for i := 20; i <= 25; i++ {
+		lost += stalltest.Wobble(i, 1000) - dip[i]
+	}
+	// Lost is against the healthy median (about 1000), so within a few percent of the
+	// sum of the shortfalls.
+	if s.Lost < 0.9*lost || s.Lost > 1.1*lost {
+		t.Errorf("lost %v, the dip's shortfall is about %v", s.Lost, lost)
+	}
+	// Ordinary wobble around the baseline (±5%) is not part of any dip.
+	in.Throughput = stalltest.Synth(n, 1000, map[int]float64{22: 200})
+	if s := oneStall(t, in); s.FirstInterval != 22 || s.LastInterval != 22 {
+		t.Errorf("a one-interval dip amid wobble: %d–%d", s.FirstInterval, s.LastInterval)
+	}
+}
+
+// Two dips one partly recovered interval apart are one stall when they are one event,
+// and two when their own evidence names different causes (issue 32: a lock stall that
+// "started" 3 s early because an unrelated dip before it was merged in).
+func TestUnrelatedDipsAreNotMerged(t *testing.T) {
+	const n = 60
+	tp := stalltest.Synth(n, 1000, map[int]float64{20: 150, 21: 600, 22: 100, 23: 120})
+	lock := stalltest.Series("pg.waiting.lock", "gauge", "sessions", n, func(i int) float64 {
+		if i == 22 || i == 23 {
+			return 8
+		}
+		return 0
+	})
+	fpi := stalltest.Series("pg.wal_fpi", "counter", "pages", n, func(i int) float64 {
+		if i == 20 {
+			return 9000
+		}
+		return stalltest.Wobble(i, 100)
+	})
+	age := stalltest.Series("pg.checkpoint_age_seconds", "gauge", "s", n, func(i int) float64 { return float64(i+1) - 19 })
+	in := analyze.StallInput{Throughput: tp, Unit: "tps", Kind: "postgres", Clients: 8, Metrics: []store.MetricSeries{lock, fpi, age}}
+	s := find(in, analyze.DefaultStallParams())
+	if len(s) != 2 || s[0].Cause != "checkpoint" || s[1].Cause != "lock_waits" || s[1].FirstInterval != 22 {
+		t.Fatalf("want a checkpoint stall then a lock stall from 22: %v", spansCauses(s))
+	}
+	// The same two dips with only the lock evidence are one event, joined as before.
+	in.Metrics = []store.MetricSeries{stalltest.Series("pg.waiting.lock", "gauge", "sessions", n, func(i int) float64 {
+		if i >= 20 && i <= 23 {
+			return 8
+		}
+		return 0
+	})}
+	s = find(in, analyze.DefaultStallParams())
+	if len(s) != 1 || s[0].FirstInterval != 20 || s[0].LastInterval != 23 || s[0].Cause != "lock_waits" {
+		t.Errorf("one lock event: %v", spansCauses(s))
+	}
+}
+
+func spansCauses(ss []store.Stall) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, fmt.Sprintf("%d–%d %s", s.FirstInterval, s.LastInterval, s.Cause))
+	}
+	return out
 }
