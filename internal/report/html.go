@@ -644,7 +644,11 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 		case len(d.Stalls) == 0:
 			h.StallNote = "Stalls: none (throughput never fell below the threshold of its rolling median)."
 		default:
-			h.StallNote = fmt.Sprintf("Stalls: %d, shaded with diagonal hatching on every time chart (warm-up is plain grey). Details as `fathom show %d` prints them:", len(d.Stalls), run.ID)
+			kept, folded := FoldClientHost(d.Stalls)
+			h.StallNote = fmt.Sprintf("Stalls: %d, shaded with diagonal hatching on every time chart (warm-up is plain grey). Details as `fathom show %d` prints them:", len(kept), run.ID)
+			if n := ClientHostNote(folded); n != "" {
+				h.StallNote = "Warning: " + n + ". " + h.StallNote
+			}
 			h.Stalls = stallRows(d)
 		}
 		if d.HostWarning != "" {
