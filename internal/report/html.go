@@ -84,6 +84,7 @@ type htmlComparison struct {
 	Legend      string
 	Warnings    []string
 	JudgeNote   string
+	Notes       []string
 }
 
 type htmlPage struct {
@@ -222,7 +223,7 @@ func (r *Report) embeddedData() any {
 
 func htmlComparisonOf(c *Comparison) htmlComparison {
 	h := htmlComparison{Title: c.Title, A: sideLabel(&c.A), B: sideLabel(&c.B),
-		Legend: c.legend(), Warnings: c.warnings(), JudgeNote: c.JudgeNote}
+		Legend: c.legend(), Warnings: c.warnings(), JudgeNote: c.JudgeNote, Notes: c.Notes}
 	for _, d := range c.Differences {
 		h.Differences = append(h.Differences, [3]string{d.Key, sideValues(d.A), sideValues(d.B)})
 	}

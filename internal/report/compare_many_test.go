@@ -1,0 +1,93 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fathom-lab/fathom/internal/analyze"
+)
+
+// persistenceRuns: the Redis example's axis of four values, reps runs each; "aof"
+// runs at half the throughput of the others.
+func persistenceRuns(t *testing.T, reps int) []*RunData {
+	var runs []fixtureRun
+	for r := 0; r < reps; r++ {
+		for i, v := range []string{"none", "rdb", "aof", "both"} {
+			tps := 1000.0 + float64(r*7+i*3)
+			if v == "aof" {
+				tps /= 2
+			}
+			runs = append(runs, fixtureRun{labels: map[string]string{"persistence": v}, clients: 4, intervals: 4, tps: tps, latencyMs: 1, seed: uint64(r*4 + i + 1)})
+		}
+	}
+	st, ids := newFixtureStore(t, runs)
+	return loadFixture(t, st, ids)
+}
+
+// --compare-by over an axis of four values: each value against the baseline, the
+// correction and the overall test said with each, and with three repetitions a
+// warning that no difference can be significant.
+func TestCompareByFourValues(t *testing.T) {
+	for _, c := range []struct {
+		reps        int
+		significant bool
+	}{{3, false}, {5, true}} {
+		data := persistenceRuns(t, c.reps)
+		r, err := New(data, Options{CompareBy: "persistence", Axes: []string{"persistence"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := r.Experiment
+		if len(e.Comparisons) != 3 {
+			t.Fatalf("%d comparisons, want 3 (each value against the baseline none)", len(e.Comparisons))
+		}
+		for _, cmp := range e.Comparisons {
+			if cmp.A.Name != "persistence=none" {
+				t.Errorf("side A %q, want the baseline", cmp.A.Name)
+			}
+			notes := strings.Join(cmp.Notes, "\n")
+			if !strings.Contains(notes, "adjusted for 3 comparisons against the same baseline (Holm–Bonferroni)") || !strings.Contains(notes, "Kruskal–Wallis") {
+				t.Errorf("notes: %s", notes)
+			}
+			tps := cmp.Metrics[0]
+			if tps.Metric != MetricTPS {
+				t.Fatalf("first metric %s", tps.Metric)
+			}
+			// The adjusted p is never below the raw U test's.
+			var xa, xb []float64
+			for _, d := range cmp.A.Runs {
+				xa = append(xa, MetricOf(d, MetricTPS))
+			}
+			for _, d := range cmp.B.Runs {
+				xb = append(xb, MetricOf(d, MetricTPS))
+			}
+			raw := analyze.Compare(MetricTPS, xa, xb, tps.Alpha, analyze.DefaultConfidence).P
+			if tps.P < raw {
+				t.Errorf("%s: adjusted p %v below the raw %v", cmp.B.Name, tps.P, raw)
+			}
+			few := strings.Contains(strings.Join(tps.Warnings, " "), "too few repetitions")
+			if few != !c.significant {
+				t.Errorf("reps %d, %s: too-few warning %v: %v", c.reps, cmp.B.Name, few, tps.Warnings)
+			}
+			if cmp.B.Name == "persistence=aof" && tps.Significant != c.significant {
+				t.Errorf("reps %d: aof at half the throughput significant=%v (p %v)", c.reps, tps.Significant, tps.P)
+			}
+			if cmp.B.Name != "persistence=aof" && tps.Significant {
+				t.Errorf("reps %d: %s significant with p %v", c.reps, cmp.B.Name, tps.P)
+			}
+		}
+		// The overall test is the Kruskal–Wallis of the runs' throughputs.
+		groups := map[string][]float64{}
+		for _, d := range data {
+			groups[d.Run.Labels["persistence"]] = append(groups[d.Run.Labels["persistence"]], MetricOf(d, MetricTPS))
+		}
+		kw := analyze.KruskalWallis([][]float64{groups["none"], groups["rdb"], groups["aof"], groups["both"]})
+		if want := "p = " + pValue(kw.P); !strings.Contains(e.Comparisons[0].Notes[1], want) {
+			t.Errorf("overall note %q lacks %q", e.Comparisons[0].Notes[1], want)
+		}
+		fs := files(t, r)
+		if !strings.Contains(string(fs["index.html"]), "Holm–Bonferroni") || !strings.Contains(string(fs["summary.md"]), "Kruskal–Wallis") {
+			t.Error("the page does not say the correction and the overall test")
+		}
+	}
+}
