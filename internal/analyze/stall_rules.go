@@ -213,9 +213,12 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 		}
 	}
 	// On a saturated client host the sampler itself may not have been scheduled in
-	// time: unanswered samples there say nothing about the server unless its processes
-	// were off the CPU too. The client-host pattern names such a dip instead.
-	if h, ok := a.hostDuring(st); ok && h.Saturated && !cpuOff {
+	// time: when the clients still completed transactions in the unanswered intervals
+	// (the server was answering them) and no sample went missing, the unanswered
+	// samples say nothing about the server unless its processes were off the CPU.
+	// The client-host pattern names such a dip instead.
+	answeringClients := st.Throughput == "tps" && len(hitTPS) > 0 && slices.Max(hitTPS) >= 0.05*st.Baseline
+	if h, ok := a.hostDuring(st); ok && h.Saturated && !cpuOff && !missingCounts && answeringClients {
 		return stallMatch{}, false
 	}
 	var examples []string

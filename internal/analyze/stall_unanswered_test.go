@@ -101,8 +101,14 @@ func TestSaturatedHostIsNotAServerThatStoppedAnswering(t *testing.T) {
 		Samples: statuses(n, 3, 3, 31), Metrics: busy}
 	s := oneStall(t, in)
 	if s.Cause != "client_host" {
-		t.Errorf("saturated host: named %q: %s", s.Cause, s.Explanation)
+		t.Errorf("saturated host, clients still completing 60 tps: named %q: %s", s.Cause, s.Explanation)
 	}
+	// The clients completed nothing either (a SIGSTOPped server): it stopped answering.
+	in.Throughput = stalltest.Synth(n, 700, stalltest.DipRange(30, 32, 0))
+	if s := oneStall(t, in); s.Cause != "server_unresponsive" {
+		t.Errorf("saturated host, clients completing nothing: named %q", s.Cause)
+	}
+	in.Throughput = stalltest.Synth(n, 700, stalltest.DipRange(30, 32, 60))
 	// The server's processes off the CPU as well: then it did stop.
 	in.Metrics = append(busy, stalltest.Series("os.server.cpu_pct", "counter", "%", n, func(i int) float64 {
 		if stalltest.In(i, 30, 31) {
