@@ -91,3 +91,44 @@ func TestCompareByFourValues(t *testing.T) {
 		}
 	}
 }
+
+// The over-time overlays draw the median run of a cell: the middle one of an odd
+// count, both middle ones of an even count (issue 32: "median run" drew the lower of
+// two, 98.7 tps against a cell median of 998), each named with why.
+func TestMedianRunsOfACell(t *testing.T) {
+	for _, c := range []struct {
+		reps int
+		want []string
+	}{{2, []string{"lower middle of 2", "upper middle of 2"}}, {3, []string{"median of 3"}}} {
+		var runs []fixtureRun
+		for r := 0; r < c.reps; r++ {
+			for _, v := range []string{"on", "off"} {
+				runs = append(runs, fixtureRun{labels: map[string]string{"mode": v}, clients: 2, intervals: 4, tps: 100 + 900*float64(r), latencyMs: 1, seed: uint64(r + 1)})
+			}
+		}
+		st, ids := newFixtureStore(t, runs)
+		r, err := New(loadFixture(t, st, ids), Options{Axes: []string{"mode"}, CompareBy: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, figs := r.timeOverlays()
+		tc := figs[0]
+		if len(tc.Series) != 2*len(c.want) {
+			t.Fatalf("reps %d: %d series", c.reps, len(tc.Series))
+		}
+		for i, s := range tc.Series {
+			if !strings.Contains(s.Name, c.want[i%len(c.want)]) {
+				t.Errorf("reps %d: series %q, want %q", c.reps, s.Name, c.want[i%len(c.want)])
+			}
+		}
+		if c.reps == 3 {
+			// The run drawn is the one at the cell's median throughput (1000 tps).
+			cell := r.Experiment.Cells[0]
+			for _, y := range tc.Series[0].Y {
+				if y < 0.9*cell.TPS.Median || y > 1.1*cell.TPS.Median {
+					t.Errorf("median run's tps %v, cell median %v", y, cell.TPS.Median)
+				}
+			}
+		}
+	}
+}

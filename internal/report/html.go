@@ -868,15 +868,23 @@ func judgedName(d *RunData) string {
 	return "transaction type " + d.Judge
 }
 
-// medianMember is the run of a cell whose throughput is the cell's median (the lower
-// of the middle two for an even count).
-func medianMember(c *Cell) *Member {
+// medianMembers are the runs of a cell whose throughput is the cell's median: the
+// middle run of an odd count, both middle runs of an even count (their mean is the
+// median, and neither alone is the cell: two repetitions of 98.7 and 1,897 tps have a
+// median of 998 that no run had), each with why it was chosen.
+func medianMembers(c *Cell) ([]*Member, []string) {
 	ms := slices.Clone(c.Members)
 	sort.SliceStable(ms, func(i, j int) bool { return MetricOf(ms[i].Data, MetricTPS) < MetricOf(ms[j].Data, MetricTPS) })
-	if len(ms) == 0 {
-		return nil
+	n := len(ms)
+	switch {
+	case n == 0:
+		return nil, nil
+	case n == 1:
+		return ms, []string{"the only run"}
+	case n%2 == 1:
+		return ms[n/2 : n/2+1], []string{fmt.Sprintf("median of %d", n)}
 	}
-	return ms[(len(ms)-1)/2]
+	return ms[n/2-1 : n/2+1], []string{fmt.Sprintf("lower middle of %d", n), fmt.Sprintf("upper middle of %d", n)}
 }
 
 // timeOverlays draws the cells' time series on one time axis (seconds since each
@@ -906,7 +914,8 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 	end := 0.0
 	var tpsAll, latAll []float64
 	for _, c := range e.Cells {
-		if m := medianMember(c); m != nil {
+		ms, _ := medianMembers(c)
+		for _, m := range ms {
 			for _, p := range m.Data.Points {
 				end = math.Max(end, p.End)
 				if !p.Warmup {
@@ -927,9 +936,9 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 		if titles != nil {
 			suffix = " (" + titles[gi] + ")"
 		}
-		tc := &chart.Chart{ID: fmt.Sprintf("exp-time-tps-%d", gi), Title: "Throughput over time, median run of each cell" + suffix,
+		tc := &chart.Chart{ID: fmt.Sprintf("exp-time-tps-%d", gi), Title: "Throughput over time, median run(s) of each cell" + suffix,
 			XLabel: xl, XUnit: xu, YLabel: "transactions per second", YUnit: tu, YZero: true, XRange: chart.Fixed(0, end)}
-		lc := &chart.Chart{ID: fmt.Sprintf("exp-time-p99-%d", gi), Title: "p99 latency over time, median run of each cell" + suffix,
+		lc := &chart.Chart{ID: fmt.Sprintf("exp-time-p99-%d", gi), Title: "p99 latency over time, median run(s) of each cell" + suffix,
 			XLabel: xl, XUnit: xu, YLabel: "p99 latency", YUnit: lu, YZero: true, XRange: chart.Fixed(0, end)}
 		if e.SLO != nil {
 			lc.HLines = append(lc.HLines, chart.Ref{At: e.SLO.LimitMs, Label: "objective " + e.SLO.Text})
@@ -939,28 +948,29 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 			tc.Subtitle = "judged by the " + j + ": only its transactions"
 			lc.Subtitle = tc.Subtitle
 		}
-		for i, c := range cells {
-			m := medianMember(c)
-			if m == nil {
-				continue
-			}
-			name := fmt.Sprintf("%s (run %d)", c.Name(e.Axes), m.Data.Run.ID)
-			ts := chart.Series{Name: name, Style: i}
-			ls := chart.Series{Name: name, Style: i}
-			for _, p := range m.Data.Points {
-				if p.Warmup {
-					continue
+		style := 0
+		for _, c := range cells {
+			ms, why := medianMembers(c)
+			for k, m := range ms {
+				name := fmt.Sprintf("%s (run %d, %s)", c.Name(e.Axes), m.Data.Run.ID, why[k])
+				ts := chart.Series{Name: name, Style: style}
+				ls := chart.Series{Name: name, Style: style}
+				style++
+				for _, p := range m.Data.Points {
+					if p.Warmup {
+						continue
+					}
+					x := (p.Start + p.End) / 2
+					ts.X, ts.Y = append(ts.X, x), append(ts.Y, judgedTPS(m.Data, p))
+					ls.X, ls.Y = append(ls.X, x), append(ls.Y, judgedLatency(m.Data, p).P99)
 				}
-				x := (p.Start + p.End) / 2
-				ts.X, ts.Y = append(ts.X, x), append(ts.Y, judgedTPS(m.Data, p))
-				ls.X, ls.Y = append(ls.X, x), append(ls.Y, judgedLatency(m.Data, p).P99)
+				ts.Points, ls.Points = len(ts.X) <= 40, len(ls.X) <= 40
+				tc.Series, lc.Series = append(tc.Series, ts), append(lc.Series, ls)
 			}
-			ts.Points, ls.Points = len(ts.X) <= 40, len(ls.X) <= 40
-			tc.Series, lc.Series = append(tc.Series, ts), append(lc.Series, ls)
 		}
 		figs = append(figs, *tc, *lc)
 	}
-	return "The cells over time: each cell's median run (by throughput), warm-up left out, on one time axis", figs
+	return "The cells over time: each cell's median run by throughput (with an even number of runs, both middle runs, since the median is their mean), warm-up left out, on one time axis", figs
 }
 
 // watched reports whether the run is a `fathom watch` session: samples, no workload.
