@@ -507,9 +507,24 @@ func (r *Report) smallMultiples() chart.Chart {
 		tpsMax = math.Max(tpsMax, MetricOf(m.Data, MetricTPS))
 	}
 	tu := UnitFor(KindCount, tpsMax)
+	// Panel size from the number of panels: a few get room, many stay small enough
+	// to sit side by side.
+	panels := 1
+	if len(e.Axes) > 0 {
+		panels = len(e.Axes[0].Values)
+	}
+	w, h := 300, 200
+	switch {
+	case panels <= 2:
+		w, h = 460, 260
+	case panels <= 4:
+		w, h = 380, 240
+	}
 	mk := func(id, title string, ms []*Member) chart.Chart {
-		c := chart.Chart{ID: id, Title: title, XLabel: "run order", XUnit: Unit{Suffix: "", Div: 1}, XWhole: true, YLabel: "tps", YUnit: tu, YZero: true, Width: 300, Height: 200,
-			XRange: chart.Fixed(1, float64(max(len(e.Members), 2)))}
+		// Half a run of padding each side: the first and last runs' dots sit inside
+		// the frame, not on it.
+		c := chart.Chart{ID: id, Title: title, XLabel: "run order", XUnit: Unit{Suffix: "", Div: 1}, XWhole: true, YLabel: "tps", YUnit: tu, YZero: true, Width: w, Height: h,
+			XRange: chart.Fixed(0.5, float64(max(len(e.Members), 2))+0.5)}
 		series := map[string]int{}
 		for _, m := range ms {
 			key := ""
@@ -547,7 +562,8 @@ func (r *Report) smallMultiples() chart.Chart {
 				ms = append(ms, m)
 			}
 		}
-		m.Panels = append(m.Panels, mk(fmt.Sprintf("exp-small-%d", i), e.Axes[0].Name+"="+v, ms))
+		// The panel's title is the value: the axis is named once, in the group's title.
+		m.Panels = append(m.Panels, mk(fmt.Sprintf("exp-small-%d", i), v, ms))
 	}
 	m.Title = "Throughput of each run in the order the runs ran, one chart per " + e.Axes[0].Name
 	return m
