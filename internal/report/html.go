@@ -288,14 +288,24 @@ func (r *Report) runsTable() htmlTable {
 	if j := r.Runs[0].Judge; j != "" {
 		judged = " (" + j + ")"
 	}
-	t.Head = append(t.Head, "started (UTC)", "status", "workload", "clients", "seconds", "tps"+judged, "p50"+judged, "p95"+judged, "p99"+judged, "max"+judged, "errors")
-	t.Numeric = append(t.Numeric, false, false, false, true, true, true, true, true, true, true, true)
-	var tps []float64
+	// The clients column, unless an axis already is the client count.
+	clientsCol := !slices.ContainsFunc(axes, func(a Axis) bool { return a.Name == "clients" })
+	t.Head = append(t.Head, "started (UTC)", "status", "workload")
+	t.Numeric = append(t.Numeric, false, false, false)
+	if clientsCol {
+		t.Head, t.Numeric = append(t.Head, "clients"), append(t.Numeric, true)
+	}
+	t.Head = append(t.Head, "seconds", "tps"+judged, "p50"+judged, "p95"+judged, "p99"+judged, "max"+judged, "errors")
+	t.Numeric = append(t.Numeric, true, true, true, true, true, true, true)
+	var tps, v50, v95, v99, vmax []float64
 	for _, d := range r.Runs {
 		ts, _, _ := d.Judged()
 		tps = append(tps, ts.TPS)
+		v50, v95, v99, vmax = append(v50, ts.Latency.P50), append(v95, ts.Latency.P95), append(v99, ts.Latency.P99), append(vmax, ts.Latency.Max)
 	}
 	tu := UnitFor(KindCount, tps...)
+	// One unit per latency column, chosen from all its values.
+	u50, u95, u99, umax := ColumnUnit(v50...), ColumnUnit(v95...), ColumnUnit(v99...), ColumnUnit(vmax...)
 	for _, d := range r.Runs {
 		s := d.Summary
 		ts, _, _ := d.Judged()
@@ -306,13 +316,18 @@ func (r *Report) runsTable() htmlTable {
 			row = append(row, m.Values...)
 			row = append(row, strconv.Itoa(m.Rep))
 		}
+		row = append(row, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"), statusText(d), d.Run.Workload)
 		if watched(d) { // no workload ran: nothing to show but how long it watched
-			row = append(row, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"), statusText(d), d.Run.Workload, "–",
-				num(samplesEnd(d)), "–", "–", "–", "–", "–", "–")
+			if clientsCol {
+				row = append(row, "–")
+			}
+			row = append(row, num(samplesEnd(d)), "–", "–", "–", "–", "–", "–")
 		} else {
-			row = append(row, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"), statusText(d),
-				d.Run.Workload, strconv.Itoa(d.Run.Clients), num(s.Seconds), tu.Format(s.TPS), lat(l.P50), lat(l.P95), lat(l.P99),
-				lat(l.Max), errorText(d))
+			if clientsCol {
+				row = append(row, strconv.Itoa(d.Run.Clients))
+			}
+			row = append(row, num(s.Seconds), tu.Format(s.TPS), u50.Format(l.P50), u95.Format(l.P95), u99.Format(l.P99),
+				umax.Format(l.Max), errorText(d))
 		}
 		t.Rows = append(t.Rows, row)
 		mark := ""

@@ -151,3 +151,39 @@ func TestJudgeAppliesToTimeOverlays(t *testing.T) {
 		}
 	}
 }
+
+// The runs table has one unit per column (issue 32: "277610 µs" beside "441 ms") and
+// no second "clients" column when clients is an axis.
+func TestRunsTableOneUnitPerColumn(t *testing.T) {
+	var runs []fixtureRun
+	for i, lat := range []float64{0.2, 0.4, 300, 450} {
+		runs = append(runs, fixtureRun{labels: map[string]string{"clients": []string{"1", "2"}[i%2]}, clients: 1 + i%2, intervals: 3, tps: 50, latencyMs: lat, seed: uint64(i + 1)})
+	}
+	st, ids := newFixtureStore(t, runs)
+	r, err := New(loadFixture(t, st, ids), Options{Axes: []string{"clients"}, CompareBy: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := r.runsTable()
+	n := 0
+	for col, h := range tb.Head {
+		if h == "clients" {
+			n++
+		}
+		if !strings.HasPrefix(h, "p50") && !strings.HasPrefix(h, "p95") && !strings.HasPrefix(h, "p99") && !strings.HasPrefix(h, "max") {
+			continue
+		}
+		unit := ""
+		for _, row := range tb.Rows {
+			f := strings.Fields(row[col])
+			if u := f[len(f)-1]; unit != "" && u != unit {
+				t.Errorf("column %s mixes %s and %s", h, unit, u)
+			} else {
+				unit = u
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d clients columns: %v", n, tb.Head)
+	}
+}
