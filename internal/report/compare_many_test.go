@@ -132,3 +132,26 @@ func TestMedianRunsOfACell(t *testing.T) {
 		}
 	}
 }
+
+// The box plot per cell ends with one box over every run, whose numbers are those of
+// all the runs' throughputs.
+func TestAllRunsBox(t *testing.T) {
+	data := persistenceRuns(t, 3)
+	r, err := New(data, Options{Axes: []string{"persistence"}, CompareBy: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := r.experimentCharts()[0]
+	last := box.Boxes[len(box.Boxes)-1]
+	if len(box.Boxes) != 5 || last.Label != "all runs" || len(last.Points) != 12 {
+		t.Fatalf("boxes %d, last %q with %d points", len(box.Boxes), last.Label, len(last.Points))
+	}
+	var all []float64
+	for _, d := range data {
+		all = append(all, MetricOf(d, MetricTPS))
+	}
+	s := analyze.Summarize(all, analyze.DefaultConfidence)
+	if last.Median != s.Median || last.Min != s.Min || last.Max != s.Max || last.Q1 != s.Q1 || last.Q3 != s.Q3 {
+		t.Errorf("all-runs box %+v, want the summary of every run %+v", last, s)
+	}
+}

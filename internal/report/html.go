@@ -409,6 +409,13 @@ func (r *Report) experimentCharts() []chart.Chart {
 		box.Boxes = append(box.Boxes, chart.Box{Label: c.Name(e.Axes), Min: c.TPS.Min, Q1: c.TPS.Q1, Median: c.TPS.Median, Q3: c.TPS.Q3, Max: c.TPS.Max,
 			Points: metricValues(c.Members, MetricTPS)})
 	}
+	if len(e.Cells) > 1 {
+		// Beside the cells, one box over every run: the spread the study saw as a whole.
+		all := metricValues(e.Members, MetricTPS)
+		s := summarize(all)
+		box.Boxes = append(box.Boxes, chart.Box{Label: "all runs", Min: s.Min, Q1: s.Q1, Median: s.Median, Q3: s.Q3, Max: s.Max, Points: all})
+		box.Caption = "TPS of every run, grouped by cell; the last box is every run together."
+	}
 	box.Height = 340
 	if len(e.Cells) > 8 {
 		box.Width = 900
