@@ -24,7 +24,10 @@ import (
 // seen), the baseline is recomputed from the intervals outside them, the stalls are
 // found again against it, and so on until nothing changes. A stall therefore never drags
 // the baseline down: the intervals after a long stall are judged against the healthy
-// ones around it, not against the stall itself.
+// ones around it, not against the stall itself. A stall's extent is the whole dip:
+// from its low intervals out while throughput stays below the baseline's lower band
+// (stallBand); low stretches joined across a partial recovery are split again where
+// their own causes differ (stallSplitUnrelated).
 // StallParams are the documented, adjustable thresholds of stall detection.
 type StallParams struct {
 	// Threshold: an interval is low when its throughput is below Threshold × the
@@ -147,6 +150,11 @@ func FindStalls(in StallInput, p StallParams) []store.Stall {
 	if len(spans) == 0 {
 		return nil
 	}
+	// Each dip's real extent: out from its low intervals while throughput stays below
+	// the baseline's lower band (the threshold finds a dip; its start and end are where
+	// throughput left and regained its usual range).
+	band := stallBand(vals, med, low, p.Threshold)
+	spans = stallExtend(spans, vals, med, band)
 	// Baseline intervals for metrics: not in a stall, nor right before or after one.
 	near := map[int]bool{}
 	for _, sp := range spans {
@@ -167,6 +175,21 @@ func FindStalls(in StallInput, p StallParams) []store.Stall {
 		tp[pt.Index] = pt.Value
 	}
 	an := newStallAttributor(in, p, baseline, tp)
+	// Dips joined across a partial recovery stay one stall only when they are the same
+	// event: where the low stretches' own causes differ, they are separate stalls.
+	spans = stallSplitUnrelated(spans, low, func(sp [2]int) string {
+		st := store.Stall{FirstInterval: used[sp[0]].Index, LastInterval: used[sp[1]].Index, Start: used[sp[0]].Start, End: used[sp[1]].End,
+			Throughput: in.Unit, Baseline: med[sp[0]], Mean: vals[sp[0]], Min: vals[sp[0]]}
+		window := []int{}
+		if sp[0] > 0 {
+			window = append(window, used[sp[0]-1].Index)
+		}
+		for i := sp[0]; i <= sp[1]; i++ {
+			window = append(window, used[i].Index)
+		}
+		an.explain(&st, window, 0)
+		return st.Cause
+	})
 	var out []store.Stall
 	for _, sp := range spans {
 		st := store.Stall{
@@ -210,6 +233,92 @@ func FindStalls(in StallInput, p StallParams) []store.Stall {
 		}
 		an.explain(&st, window, reconnects)
 		out = append(out, st)
+	}
+	return out
+}
+
+// stallBand is each interval's lower band: the baseline times the healthy intervals'
+// usual low ratio to it (their median ratio less three robust spreads), never below
+// the threshold and never above nine tenths of the baseline.
+func stallBand(vals, base []float64, low []bool, threshold float64) []float64 {
+	var r []float64
+	for i := range vals {
+		if !low[i] && base[i] > 0 {
+			r = append(r, vals[i]/base[i])
+		}
+	}
+	f := 0.9
+	if len(r) > 0 {
+		med, scale := stallRobust(r)
+		f = math.Min(f, med-3*scale)
+	}
+	f = math.Max(f, threshold)
+	out := make([]float64, len(vals))
+	for i := range vals {
+		out[i] = f * base[i]
+	}
+	return out
+}
+
+// stallExtend widens each span over the neighbouring intervals whose throughput stays
+// below the lower band, up to the next span.
+func stallExtend(spans [][2]int, vals, base, band []float64) [][2]int {
+	out := slices.Clone(spans)
+	for k := range out {
+		lo, hi := 0, len(vals)-1
+		if k > 0 {
+			lo = out[k-1][1] + 1
+		}
+		if k+1 < len(out) {
+			hi = out[k+1][0] - 1
+		}
+		for out[k][0] > lo && vals[out[k][0]-1] < band[out[k][0]-1] {
+			out[k][0]--
+		}
+		for out[k][1] < hi && vals[out[k][1]+1] < band[out[k][1]+1] {
+			out[k][1]++
+		}
+	}
+	return out
+}
+
+// stallSplitUnrelated splits a span whose low stretches (joined across partial
+// recoveries) have different causes, as cause names them ("" none: joins either
+// side).
+func stallSplitUnrelated(spans [][2]int, low []bool, cause func([2]int) string) [][2]int {
+	var out [][2]int
+	for _, sp := range spans {
+		// The low stretches inside the span.
+		var runs [][2]int
+		for i := sp[0]; i <= sp[1]; i++ {
+			if !low[i] {
+				continue
+			}
+			j := i
+			for j+1 <= sp[1] && low[j+1] {
+				j++
+			}
+			runs = append(runs, [2]int{i, j})
+			i = j
+		}
+		if len(runs) < 2 {
+			out = append(out, sp)
+			continue
+		}
+		start, prev := sp[0], cause(runs[0])
+		for k := 1; k < len(runs); k++ {
+			c := cause(runs[k])
+			if prev != "" && c != "" && c != prev {
+				out = append(out, [2]int{start, runs[k-1][1]})
+				start = runs[k][0]
+				prev = c
+				continue
+			}
+			if prev == "" {
+				prev = c
+			}
+		}
+		out = append(out, [2]int{start, sp[1]})
 	}
 	return out
 }

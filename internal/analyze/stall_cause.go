@@ -79,10 +79,11 @@ type stallAttributor struct {
 	names    []string
 	baseline []int
 	ans      map[int]stallAnswers
+	tp       map[int]float64 // throughput by interval index
 }
 
 func newStallAttributor(in StallInput, p StallParams, baseline []int, tp map[int]float64) *stallAttributor {
-	a := &stallAttributor{in: in, p: p, metrics: map[string]*stallMetric{}, baseline: baseline}
+	a := &stallAttributor{in: in, p: p, metrics: map[string]*stallMetric{}, baseline: baseline, tp: tp}
 	for i := range in.Metrics {
 		ser := &in.Metrics[i]
 		y := ser.ByInterval()

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/collect"
@@ -150,10 +151,9 @@ func (a *stallAttributor) answers() map[int]stallAnswers {
 	return a.ans
 }
 
-// stallUnanswered: a server collector got no answer or failed in the sample.
-func stallUnanswered(x stallAnswers) bool { return x.bad > 0 }
-
-// stallMostlyUnanswered: at least half of them did.
+// stallMostlyUnanswered: at least half of the server collectors that ran in the
+// sample got no answer or failed (the documented rule: one slow answer is not a
+// server that stopped answering).
 func stallMostlyUnanswered(x stallAnswers) bool {
 	return x.bad > 0 && float64(x.bad) >= stallMinUnanswered*float64(x.ran)
 }
@@ -164,7 +164,7 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 		return stallMatch{}, false
 	}
 	var hit, bad, ran, missing int
-	strong := false
+	var hitTPS []float64 // throughput in the intervals the server did not answer
 	// Every sample index the window spans: a watch session's throughput has no point
 	// where the server's statement counter was not read.
 	for idx := w[0]; idx <= w[len(w)-1]; idx++ {
@@ -173,16 +173,15 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 			missing++ // no sample at all: the sampler was still waiting on the last one
 			continue
 		}
-		if !stallUnanswered(x) {
+		if !stallMostlyUnanswered(x) {
 			continue
 		}
 		hit++
 		bad += x.bad
 		ran += x.ran
-		strong = strong || stallMostlyUnanswered(x)
-	}
-	if hit == 0 {
-		return stallMatch{}, false
+		if v, ok := a.tp[idx]; ok {
+			hitTPS = append(hitTPS, v)
+		}
 	}
 	n, base, baseMissing := 0, 0, 0
 	for _, idx := range a.baseline {
@@ -192,15 +191,35 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 			continue
 		}
 		n++
-		if stallUnanswered(x) {
+		if stallMostlyUnanswered(x) {
 			base++
 		}
+	}
+	// A sample missing altogether (the sampler still waiting on the previous one) is
+	// an unanswered one too, unless the sampler misses samples all the time.
+	missingCounts := missing > 0 && float64(baseMissing) < stallMaxBaselineNoAns*float64(len(a.baseline))
+	if hit == 0 && !missingCounts {
+		return stallMatch{}, false
 	}
 	if n == 0 || float64(base)/float64(n) >= stallMaxBaselineNoAns {
 		return stallMatch{}, false // the sampler struggles all the time: not this stall's sign
 	}
-	if missing > 0 && float64(baseMissing) < stallMaxBaselineNoAns*float64(len(a.baseline)) {
-		strong = true
+	// Corroboration: the server's processes off the CPU (when it runs on this host).
+	cpuOff, cpuLo, cpuBase := false, 0.0, 0.0
+	if a.in.Local {
+		if d, ok := a.during(collect.OSServerCPUPct, w); ok && d.ms.base > 0 {
+			lo, _ := a.minimum(collect.OSServerCPUPct, w)
+			cpuOff, cpuLo, cpuBase = lo < 0.1*d.ms.base, lo, d.ms.base
+		}
+	}
+	// On a saturated client host the sampler itself may not have been scheduled in
+	// time: when the clients still completed transactions in the unanswered intervals
+	// (the server was answering them) and no sample went missing, the unanswered
+	// samples say nothing about the server unless its processes were off the CPU.
+	// The client-host pattern names such a dip instead.
+	answeringClients := st.Throughput == "tps" && len(hitTPS) > 0 && slices.Max(hitTPS) >= 0.05*st.Baseline
+	if h, ok := a.hostDuring(st); ok && h.Saturated && !cpuOff && !missingCounts && answeringClients {
+		return stallMatch{}, false
 	}
 	var examples []string
 	seen := map[string]bool{}
@@ -210,30 +229,29 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 			examples = append(examples, fmt.Sprintf("%q", s.Error))
 		}
 	}
-	// A single slow answer is weaker evidence than material lock waits, which were
-	// read from a server that answered.
-	m := stallMatch{key: "server_unresponsive", score: 3, metrics: []string{}}
-	if strong {
-		m.score = 5
-	}
+	m := stallMatch{key: "server_unresponsive", score: 5, metrics: []string{}}
 	m.title = "server stopped answering"
-	what := fmt.Sprintf("fathom's sampler got no answer from the server in %d interval(s) of it (%d of %d server collector calls: %s)", hit, bad, ran, strings.Join(examples, ", "))
-	if missing > 0 {
-		what += fmt.Sprintf(" and could not sample at all in %d more, still waiting for an answer", missing)
+	var parts []string
+	if hit > 0 {
+		parts = append(parts, fmt.Sprintf("fathom's sampler got no answer from half or more of the server's collectors in %d interval(s) of it (%d of %d server collector calls: %s)", hit, bad, ran, strings.Join(examples, ", ")))
 	}
-	why := []string{what}
-	if a.in.Local {
-		if d, ok := a.during(collect.OSServerCPUPct, w); ok && d.ms.base > 0 {
-			lo, _ := a.minimum(collect.OSServerCPUPct, w)
-			if lo < 0.1*d.ms.base {
-				m.score += 0.5
-				m.metrics = append(m.metrics, collect.OSServerCPUPct)
-				why = append(why, fmt.Sprintf("the server's processes used %.1f%% CPU at the lowest against %.0f%% normally", lo, d.ms.base))
-			}
+	if missingCounts {
+		parts = append(parts, fmt.Sprintf("could not sample at all in %d interval(s), still waiting for an answer", missing))
+	}
+	why := []string{strings.Join(parts, " and ")}
+	if cpuOff {
+		m.score += 0.5
+		m.metrics = append(m.metrics, collect.OSServerCPUPct)
+		why = append(why, fmt.Sprintf("the server's processes used %.1f%% CPU at the lowest against %.0f%% normally", cpuLo, cpuBase))
+	}
+	if st.Throughput == "tps" && reconnects == 0 && st.Baseline > 0 {
+		// What the clients did meanwhile, as measured: nothing, or how much.
+		if len(hitTPS) > 0 && slices.Max(hitTPS) < 0.05*st.Baseline {
+			why = append(why, "the clients neither completed nor gave up transactions: they were waiting for replies")
+		} else if len(hitTPS) > 0 {
+			why = append(why, fmt.Sprintf("the clients still completed %s–%s transactions/s in those intervals (%s normally): the server answered them, slowly, while the sampler's queries waited",
+				stallNum(slices.Min(hitTPS)), stallNum(slices.Max(hitTPS)), stallNum(st.Baseline)))
 		}
-	}
-	if st.Throughput == "tps" && reconnects == 0 && st.Min < 0.05*st.Baseline {
-		why = append(why, "the clients neither completed nor gave up transactions: they were waiting for replies")
 	}
 	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s because the server stopped answering: %s. A frozen or hung server (a stopped process, a stuck storage device, a paused VM, heavy swapping) or a network partition does this; look at the server's host and its log for that time.",
 		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), strings.Join(why, "; "))

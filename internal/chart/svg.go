@@ -166,10 +166,29 @@ func svgOpen(b *strings.Builder, id, title string, w, h float64) {
 }
 
 func drawTitle(b *strings.Builder, title, subtitle string, w float64) {
-	fmt.Fprintf(b, `<text class="title" x="%s" y="16">%s</text>`, f1(w/2), esc(title))
+	fmt.Fprintf(b, `<text class="title" x="%s" y="16">%s</text>`, f1(w/2), esc(fitEnd(title, w, titleCharWidth)))
 	if subtitle != "" {
-		fmt.Fprintf(b, `<text class="subtitle" x="%s" y="30">%s</text>`, f1(w/2), esc(subtitle))
+		fmt.Fprintf(b, `<text class="subtitle" x="%s" y="30">%s</text>`, f1(w/2), esc(fitEnd(subtitle, w, subtitleCharWidth)))
 	}
+}
+
+// Widths of a character of the title (13px, bold) and subtitle, generously: a
+// shortened title is better than a clipped one.
+const (
+	titleCharWidth    = 7.8
+	subtitleCharWidth = 6.2
+)
+
+// fitEnd shortens s to what fits in width w (8px margin each side) by dropping its
+// beginning, not its end: titles end in what tells charts apart ("…_at_shutdown=ON",
+// not "innodb_buffer_pool_dump_at_shutdown=O…"). The SVG's <title> keeps all of it.
+func fitEnd(s string, w, charWidth float64) string {
+	max := int((w - 16) / charWidth)
+	r := []rune(s)
+	if max < 2 || len(r) <= max {
+		return s
+	}
+	return "…" + string(r[len(r)-max+1:])
 }
 
 // legend draws entries in rows under the title; returns the height used.
@@ -197,6 +216,26 @@ func legend(b *strings.Builder, entries []string, styleIdx []int, colours []Styl
 			marker(b, st.Marker, colours[i].Colour, x+11, yy-4)
 		}
 		fmt.Fprintf(b, `<text class="legend" x="%s" y="%s">%s</text>`, f1(x+28), f1(yy), esc(e))
+		x += width
+	}
+	return rows * LegendRow
+}
+
+// minPlotHeight is the least height a line chart's plot keeps under its legend.
+const minPlotHeight = 140
+
+// legendHeight is the height legend takes for entries in width w.
+func legendHeight(entries []string, w float64) float64 {
+	if len(entries) == 0 {
+		return 0
+	}
+	x, rows := padLeft, 1.0
+	for _, e := range entries {
+		width := legendWidth(e)
+		if x+width > w-padRight && x > padLeft {
+			x = padLeft
+			rows++
+		}
 		x += width
 	}
 	return rows * LegendRow
@@ -242,9 +281,6 @@ func (c *Chart) line() string {
 		h = 260
 	}
 	var b strings.Builder
-	svgOpen(&b, c.ID, c.Title, w, h)
-	drawTitle(&b, c.Title, c.Subtitle, w)
-
 	var names []string
 	var idx []int
 	var colours []Style
@@ -258,6 +294,11 @@ func (c *Chart) line() string {
 	if len(names) == 1 && len(c.Series) == 1 {
 		names = nil // a single series is named by the title
 	}
+	// A long legend grows the chart, so that the plot keeps its height (many series
+	// once shrank it below nothing: a negative frame, every mark outside it).
+	h = math.Max(h, padTop+legendHeight(names, w)+4+minPlotHeight+padBottom)
+	svgOpen(&b, c.ID, c.Title, w, h)
+	drawTitle(&b, c.Title, c.Subtitle, w)
 	top := padTop
 	if c.Subtitle == "" {
 		top -= 10

@@ -105,6 +105,9 @@ type RunFinished struct {
 	Instance  int
 	Aggregate int // number of instances aggregated; 0: not an aggregate
 	Summary   *measure.Summary
+	// Judge is the client group or transaction type the plan judges by ("" every
+	// transaction): what a live line should headline (Summary.Judged).
+	Judge string
 }
 
 // RunDone: a run's slot is finished: complete, failed (Reason) or interrupted.

@@ -1136,7 +1136,7 @@ func (x *experimentRun) measure(ctx context.Context, sl *store.ExperimentSlot, a
 		if multi {
 			inst = i + 1
 		}
-		x.emit(RunFinished{Instance: inst, Summary: s})
+		x.emit(RunFinished{Instance: inst, Summary: s, Judge: x.exp.Judge})
 	}
 	var firstErr error
 	for i, err := range errs {
@@ -1152,7 +1152,7 @@ func (x *experimentRun) measure(ctx context.Context, sl *store.ExperimentSlot, a
 	if err != nil {
 		return sums, fmt.Errorf("storing the aggregate of %d instances: %v", len(servers), err)
 	}
-	x.emit(RunFinished{Aggregate: len(servers), Summary: agg})
+	x.emit(RunFinished{Aggregate: len(servers), Summary: agg, Judge: x.exp.Judge})
 	return append([]*measure.Summary{agg}, sums...), nil
 }
 

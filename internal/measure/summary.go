@@ -3,6 +3,7 @@ package measure
 import (
 	"math"
 	"slices"
+	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -95,6 +96,10 @@ type Summary struct {
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	TypeSummary
 	ByTxn map[string]TypeSummary `json:"by_transaction"`
+	// ByGroup totals the types of each client group ("writers" for "writers/insert"
+	// and "writers/update"), percentiles from the merged histograms; nil when the
+	// workload has no groups.
+	ByGroup map[string]TypeSummary `json:"by_group,omitempty"`
 	// Statements: each statement's latency, for workloads that time them (pgbench -r).
 	PerCommand []StatementLatency `json:"per_command,omitempty"`
 	// PerCommandWindow says which part of the run PerCommand covers.
@@ -181,8 +186,28 @@ func (t *Totals) Summary() Summary {
 	all := t.acc.Total()
 	s := Summary{Seconds: round3(t.secs), Intervals: t.n, Reconnects: t.acc.Reconnects, TypeSummary: typeSummary(&all, t.secs), ByTxn: map[string]TypeSummary{}}
 	s.ErrorRate = ErrorRate(s.Transactions, s.Failed)
+	groups := map[string]*TypeInterval{}
+	var order []string
 	for i := range t.acc.Types {
-		s.ByTxn[t.acc.Types[i].Name] = typeSummary(&t.acc.Types[i], t.secs)
+		ti := &t.acc.Types[i]
+		s.ByTxn[ti.Name] = typeSummary(ti, t.secs)
+		if g, _, ok := strings.Cut(ti.Name, "/"); ok {
+			gi := groups[g]
+			if gi == nil {
+				gi = &TypeInterval{Name: g, Latency: NewHistogram()}
+				groups[g] = gi
+				order = append(order, g)
+			}
+			gi.Counts.Add(&ti.Counts)
+			mergeInto(&gi.Latency, ti.Latency)
+			mergeInto(&gi.Service, ti.Service)
+		}
+	}
+	for _, g := range order {
+		if s.ByGroup == nil {
+			s.ByGroup = map[string]TypeSummary{}
+		}
+		s.ByGroup[g] = typeSummary(groups[g], t.secs)
 	}
 	s.NOPM, s.TPM = PerMinute(t.acc, t.secs)
 	return s
@@ -213,6 +238,20 @@ func PerMinute(iv *Interval, secs float64) (nopm, tpm float64) {
 		return 0, 0
 	}
 	return nopm, math.Round(float64(all) * 60 / secs)
+}
+
+// Judged is the summary of what a run is judged by: a client group ("writers"), a
+// transaction type, or every transaction (""); ok is false when the run has no such
+// group or type.
+func (s *Summary) Judged(judge string) (TypeSummary, bool) {
+	if judge == "" {
+		return s.TypeSummary, true
+	}
+	if g, ok := s.ByGroup[judge]; ok {
+		return g, true
+	}
+	t, ok := s.ByTxn[judge]
+	return t, ok
 }
 
 // Summarize totals the intervals that are not warm-up.

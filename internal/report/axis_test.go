@@ -120,7 +120,7 @@ func TestAxisOrderAndBaseline(t *testing.T) {
 	}
 	p := page.String()
 	for _, want := range []string{"Throughput against shared_buffers", "shared_buffers (GB)", "Baseline (side A", "durability=relaxed",
-		"Throughput over time, median run of each cell"} {
+		"Throughput over time, median run(s) of each cell"} {
 		if !strings.Contains(p, want) {
 			t.Errorf("page lacks %q", want)
 		}

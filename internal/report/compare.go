@@ -49,6 +49,9 @@ type Comparison struct {
 	// JudgeNote says which transactions the metrics count (see JudgeNote); "" when
 	// the runs have one kind of transaction.
 	JudgeNote string
+	// Notes are said on the page with the comparison: the multiple-comparison
+	// correction and the overall test when it is one of several against a baseline.
+	Notes []string
 }
 
 // Compare compares a (the baseline) with b.
@@ -322,6 +325,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if c.JudgeNote != "" {
 		fmt.Fprintf(w, "%s\n", c.JudgeNote)
 	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "%s\n", n)
+	}
 	if len(c.Differences) > 0 {
 		fmt.Fprintln(w, "\nA and B differ in:")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -360,6 +366,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer, heading string) error {
 	fmt.Fprintf(w, "- **A**: %s\n- **B**: %s\n\n", mdEsc(sideLabel(&c.A)), mdEsc(sideLabel(&c.B)))
 	if c.JudgeNote != "" {
 		fmt.Fprintf(w, "%s\n\n", mdEsc(c.JudgeNote))
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "%s\n\n", mdEsc(n))
 	}
 	if len(c.Differences) > 0 {
 		fmt.Fprintf(w, "A and B differ in:\n\n| field | A | B |\n|---|---|---|\n")

@@ -699,9 +699,11 @@ func (e *Experiment) ApplySLO(slo *SLO) {
 	}
 }
 
-// CompareAxis compares the two values of axis within each combination of the
-// others: A is the axis's baseline, B the other value. It fails unless the axis has exactly
-// two values.
+// CompareAxis compares each value of axis with the axis's baseline (side A) within
+// each combination of the other axes. With more than two values, the p-values of the
+// comparisons against the baseline are adjusted (Holm–Bonferroni, per metric and
+// combination) and a Kruskal–Wallis test over all the values says whether they
+// differ at all; both are said on the page.
 func (e *Experiment) CompareAxis(axis string) error {
 	ai := e.axisIndex(axis)
 	if ai < 0 {
@@ -711,35 +713,125 @@ func (e *Experiment) CompareAxis(axis string) error {
 		}
 		return fmt.Errorf("--compare-by %s: the experiment has no such axis (axes: %s)", axis, strings.Join(names, ", "))
 	}
-	if n := len(e.Axes[ai].Values); n != 2 {
-		return fmt.Errorf("--compare-by %s: the axis has %d values (%s); a comparison needs exactly two", axis, n, strings.Join(e.Axes[ai].Values, ", "))
+	if n := len(e.Axes[ai].Values); n < 2 {
+		return fmt.Errorf("--compare-by %s: the axis has %d value (%s); a comparison needs two or more", axis, n, strings.Join(e.Axes[ai].Values, ", "))
 	}
 	e.CompareBy = axis
 	e.Comparisons = nil
 	ax := &e.Axes[ai]
-	base, other := ax.Baseline, ax.Values[0]
-	if other == base {
-		other = ax.Values[1]
+	base := ax.Baseline
+	var others []string
+	for _, v := range ax.Values {
+		if v != base {
+			others = append(others, v)
+		}
 	}
 	names, lines := e.lines(ai)
 	for i, cells := range lines {
-		var a, b []*RunData
+		byValue := map[string][]*RunData{}
 		for _, c := range cells {
 			for _, m := range c.Members {
-				if c.Values[ai] == base {
-					a = append(a, m.Data)
-				} else {
-					b = append(b, m.Data)
+				byValue[c.Values[ai]] = append(byValue[c.Values[ai]], m.Data)
+			}
+		}
+		a := byValue[base]
+		if len(a) == 0 {
+			continue
+		}
+		var cmps []*Comparison
+		for _, v := range others {
+			b := byValue[v]
+			if len(b) == 0 {
+				continue
+			}
+			title := names[i]
+			if len(others) > 1 {
+				title = strings.TrimSpace(fmt.Sprintf("%s %s=%s against %s=%s", names[i], axis, v, axis, base))
+			}
+			cmps = append(cmps, Compare(title, Side{Name: axis + "=" + base, Runs: a}, Side{Name: axis + "=" + v, Runs: b}))
+		}
+		if len(cmps) > 1 {
+			adjustAgainstBaseline(cmps)
+			overall := overallTest(axis, ax.Values, byValue)
+			for _, c := range cmps {
+				c.Notes = append(c.Notes, overall...)
+			}
+		}
+		e.Comparisons = append(e.Comparisons, cmps...)
+	}
+	return nil
+}
+
+// adjustAgainstBaseline applies Holm–Bonferroni to the p-values of comparisons that
+// share a baseline, metric by metric, and warns where the repetitions are too few for
+// any adjusted difference to be significant.
+func adjustAgainstBaseline(cmps []*Comparison) {
+	m := len(cmps)
+	for k := range cmps[0].Metrics {
+		ps := make([]float64, m)
+		for i, c := range cmps {
+			ps[i] = c.Metrics[k].P
+		}
+		adj := analyze.Holm(ps)
+		for i, c := range cmps {
+			x := &c.Metrics[k]
+			x.P = adj[i]
+			x.Significant = !math.IsNaN(x.P) && x.P < x.Alpha
+			// The smallest p an exact U test can give with these sizes (no ties),
+			// times the comparisons it is adjusted over.
+			if na, nb := x.A.N, x.B.N; na > 0 && nb > 0 {
+				minP := math.Min(1, float64(m)*2/math.Exp(logBinom(na+nb, na)))
+				if minP >= x.Alpha && !slices.ContainsFunc(x.Warnings, func(w string) bool { return strings.HasPrefix(w, "too few repetitions") }) {
+					x.Warnings = append(x.Warnings, fmt.Sprintf("too few repetitions to tell after the correction for %d comparisons: with %d and %d values the smallest possible adjusted p-value is %.3g (≥ α %g)",
+						m, na, nb, minP, x.Alpha))
 				}
 			}
 		}
-		if len(a) == 0 || len(b) == 0 {
+	}
+	for _, c := range cmps {
+		c.Notes = append(c.Notes, fmt.Sprintf("p-values adjusted for %d comparisons against the same baseline (Holm–Bonferroni); a change is significant when its adjusted p < %g.", m, c.Alpha))
+	}
+}
+
+func logBinom(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
+}
+
+// overallTest is the Kruskal–Wallis test over every value of the axis, on throughput
+// and p99 latency, as sentences for the page.
+func overallTest(axis string, values []string, byValue map[string][]*RunData) []string {
+	var out []string
+	for _, metric := range []string{MetricTPS, MetricP99} {
+		var groups [][]float64
+		n := 0
+		for _, v := range values {
+			var xs []float64
+			for _, d := range byValue[v] {
+				xs = append(xs, MetricOf(d, metric))
+			}
+			if len(xs) > 0 {
+				n++
+			}
+			groups = append(groups, xs)
+		}
+		t := analyze.KruskalWallis(groups)
+		if math.IsNaN(t.P) {
 			continue
 		}
-		cmp := Compare(names[i], Side{Name: axis + "=" + base, Runs: a}, Side{Name: axis + "=" + other, Runs: b})
-		e.Comparisons = append(e.Comparisons, cmp)
+		verdict := "the values do not differ detectably (~)"
+		if t.P < analyze.DefaultAlpha {
+			verdict = "at least one value differs"
+		}
+		s := fmt.Sprintf("Overall, %s across the %d values of %s (Kruskal–Wallis): H = %.3g, df %d, p = %s: %s.", metricTitles[metric], n, axis, t.H, t.DF, pValue(t.P), verdict)
+		if len(t.Warnings) > 0 {
+			s += " (" + strings.Join(t.Warnings, "; ") + ")"
+		}
+		out = append(out, s)
 	}
-	return nil
+	return out
 }
 
 // DefaultCompareAxis is the first non-sweep axis with exactly two values, or "".

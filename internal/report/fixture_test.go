@@ -38,6 +38,11 @@ type fixtureRun struct {
 	// seen: the run's first errors as stored; the first one is given the run's
 	// serialization errors as its counts (measured and warm-up).
 	seen []measure.SeenError
+	// typeLatMs and typeWeight, when set, give each type its own typical latency and
+	// share of the transactions (weights: of every sum(typeWeight) transactions, type
+	// i does typeWeight[i]).
+	typeLatMs  []float64
+	typeWeight []int
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -97,6 +102,20 @@ func writeFixtureRun(t testing.TB, st store.Store, i int, f fixtureRun) int64 {
 		}
 		for j := 0; j < n; j++ {
 			typ := j % len(f.types)
+			if f.typeWeight != nil {
+				sum := 0
+				for _, w := range f.typeWeight {
+					sum += w
+				}
+				k := j % sum
+				for typ = 0; k >= f.typeWeight[typ]; typ++ {
+					k -= f.typeWeight[typ]
+				}
+			}
+			lat := lat
+			if f.typeLatMs != nil {
+				lat *= f.typeLatMs[typ] / f.latencyMs
+			}
 			v := int64((lat*0.5 + rng.ExpFloat64()*lat*0.5) * float64(time.Millisecond))
 			var svc int64
 			if f.service {

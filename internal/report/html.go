@@ -84,6 +84,7 @@ type htmlComparison struct {
 	Legend      string
 	Warnings    []string
 	JudgeNote   string
+	Notes       []string
 }
 
 type htmlPage struct {
@@ -222,7 +223,7 @@ func (r *Report) embeddedData() any {
 
 func htmlComparisonOf(c *Comparison) htmlComparison {
 	h := htmlComparison{Title: c.Title, A: sideLabel(&c.A), B: sideLabel(&c.B),
-		Legend: c.legend(), Warnings: c.warnings(), JudgeNote: c.JudgeNote}
+		Legend: c.legend(), Warnings: c.warnings(), JudgeNote: c.JudgeNote, Notes: c.Notes}
 	for _, d := range c.Differences {
 		h.Differences = append(h.Differences, [3]string{d.Key, sideValues(d.A), sideValues(d.B)})
 	}
@@ -287,14 +288,24 @@ func (r *Report) runsTable() htmlTable {
 	if j := r.Runs[0].Judge; j != "" {
 		judged = " (" + j + ")"
 	}
-	t.Head = append(t.Head, "started (UTC)", "status", "workload", "clients", "seconds", "tps"+judged, "p50"+judged, "p95"+judged, "p99"+judged, "max"+judged, "errors")
-	t.Numeric = append(t.Numeric, false, false, false, true, true, true, true, true, true, true, true)
-	var tps []float64
+	// The clients column, unless an axis already is the client count.
+	clientsCol := !slices.ContainsFunc(axes, func(a Axis) bool { return a.Name == "clients" })
+	t.Head = append(t.Head, "started (UTC)", "status", "workload")
+	t.Numeric = append(t.Numeric, false, false, false)
+	if clientsCol {
+		t.Head, t.Numeric = append(t.Head, "clients"), append(t.Numeric, true)
+	}
+	t.Head = append(t.Head, "seconds", "tps"+judged, "p50"+judged, "p95"+judged, "p99"+judged, "max"+judged, "errors")
+	t.Numeric = append(t.Numeric, true, true, true, true, true, true, true)
+	var tps, v50, v95, v99, vmax []float64
 	for _, d := range r.Runs {
 		ts, _, _ := d.Judged()
 		tps = append(tps, ts.TPS)
+		v50, v95, v99, vmax = append(v50, ts.Latency.P50), append(v95, ts.Latency.P95), append(v99, ts.Latency.P99), append(vmax, ts.Latency.Max)
 	}
 	tu := UnitFor(KindCount, tps...)
+	// One unit per latency column, chosen from all its values.
+	u50, u95, u99, umax := ColumnUnit(v50...), ColumnUnit(v95...), ColumnUnit(v99...), ColumnUnit(vmax...)
 	for _, d := range r.Runs {
 		s := d.Summary
 		ts, _, _ := d.Judged()
@@ -305,13 +316,18 @@ func (r *Report) runsTable() htmlTable {
 			row = append(row, m.Values...)
 			row = append(row, strconv.Itoa(m.Rep))
 		}
+		row = append(row, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"), statusText(d), d.Run.Workload)
 		if watched(d) { // no workload ran: nothing to show but how long it watched
-			row = append(row, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"), statusText(d), d.Run.Workload, "–",
-				num(samplesEnd(d)), "–", "–", "–", "–", "–", "–")
+			if clientsCol {
+				row = append(row, "–")
+			}
+			row = append(row, num(samplesEnd(d)), "–", "–", "–", "–", "–", "–")
 		} else {
-			row = append(row, d.Run.StartedAt.UTC().Format("2006-01-02 15:04:05"), statusText(d),
-				d.Run.Workload, strconv.Itoa(d.Run.Clients), num(s.Seconds), tu.Format(s.TPS), lat(l.P50), lat(l.P95), lat(l.P99),
-				lat(l.Max), errorText(d))
+			if clientsCol {
+				row = append(row, strconv.Itoa(d.Run.Clients))
+			}
+			row = append(row, num(s.Seconds), tu.Format(s.TPS), u50.Format(l.P50), u95.Format(l.P95), u99.Format(l.P99),
+				umax.Format(l.Max), errorText(d))
 		}
 		t.Rows = append(t.Rows, row)
 		mark := ""
@@ -392,6 +408,13 @@ func (r *Report) experimentCharts() []chart.Chart {
 	for _, c := range e.Cells {
 		box.Boxes = append(box.Boxes, chart.Box{Label: c.Name(e.Axes), Min: c.TPS.Min, Q1: c.TPS.Q1, Median: c.TPS.Median, Q3: c.TPS.Q3, Max: c.TPS.Max,
 			Points: metricValues(c.Members, MetricTPS)})
+	}
+	if len(e.Cells) > 1 {
+		// Beside the cells, one box over every run: the spread the study saw as a whole.
+		all := metricValues(e.Members, MetricTPS)
+		s := summarize(all)
+		box.Boxes = append(box.Boxes, chart.Box{Label: "all runs", Min: s.Min, Q1: s.Q1, Median: s.Median, Q3: s.Q3, Max: s.Max, Points: all})
+		box.Caption = "TPS of every run, grouped by cell; the last box is every run together."
 	}
 	box.Height = 340
 	if len(e.Cells) > 8 {
@@ -506,9 +529,24 @@ func (r *Report) smallMultiples() chart.Chart {
 		tpsMax = math.Max(tpsMax, MetricOf(m.Data, MetricTPS))
 	}
 	tu := UnitFor(KindCount, tpsMax)
+	// Panel size from the number of panels: a few get room, many stay small enough
+	// to sit side by side.
+	panels := 1
+	if len(e.Axes) > 0 {
+		panels = len(e.Axes[0].Values)
+	}
+	w, h := 300, 200
+	switch {
+	case panels <= 2:
+		w, h = 460, 260
+	case panels <= 4:
+		w, h = 380, 240
+	}
 	mk := func(id, title string, ms []*Member) chart.Chart {
-		c := chart.Chart{ID: id, Title: title, XLabel: "run order", XUnit: Unit{Suffix: "", Div: 1}, XWhole: true, YLabel: "tps", YUnit: tu, YZero: true, Width: 300, Height: 200,
-			XRange: chart.Fixed(1, float64(max(len(e.Members), 2)))}
+		// Half a run of padding each side: the first and last runs' dots sit inside
+		// the frame, not on it.
+		c := chart.Chart{ID: id, Title: title, XLabel: "run order", XUnit: Unit{Suffix: "", Div: 1}, XWhole: true, YLabel: "tps", YUnit: tu, YZero: true, Width: w, Height: h,
+			XRange: chart.Fixed(0.5, float64(max(len(e.Members), 2))+0.5)}
 		series := map[string]int{}
 		for _, m := range ms {
 			key := ""
@@ -546,7 +584,8 @@ func (r *Report) smallMultiples() chart.Chart {
 				ms = append(ms, m)
 			}
 		}
-		m.Panels = append(m.Panels, mk(fmt.Sprintf("exp-small-%d", i), e.Axes[0].Name+"="+v, ms))
+		// The panel's title is the value: the axis is named once, in the group's title.
+		m.Panels = append(m.Panels, mk(fmt.Sprintf("exp-small-%d", i), v, ms))
 	}
 	m.Title = "Throughput of each run in the order the runs ran, one chart per " + e.Axes[0].Name
 	return m
@@ -568,6 +607,19 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 			UnitFor(KindMillis, s.Latency.Max).Format(s.Latency.Max))},
 		{"errors", fmt.Sprintf("%s; failed %d, retries %d, reconnects %d", errorText(d), s.Failed, s.Retries, s.Reconnects)},
 	}
+	if j := judgedName(d); j != "" {
+		// The headline is what the run is judged by; every transaction follows.
+		if js, errPct, ok := d.Judged(); ok {
+			ju := UnitFor(KindMillis, js.Latency.P50, js.Latency.P95, js.Latency.P99, js.Latency.Max)
+			h.Facts[1][0], h.Facts[2][0] = "throughput (every transaction)", "latency (every transaction)"
+			h.Facts = append([][2]string{h.Facts[0],
+				{"judged by", "the " + j + ": the figures below it count every transaction"},
+				{"throughput (" + d.Judge + ")", UnitFor(KindCount, js.TPS).Format(js.TPS) + " tx/s"},
+				{"latency (" + d.Judge + ")", fmt.Sprintf("p50 %s, p95 %s, p99 %s, max %s", ju.Format(js.Latency.P50), ju.Format(js.Latency.P95),
+					ju.Format(js.Latency.P99), ju.Format(js.Latency.Max))},
+				{"errors (" + d.Judge + ")", fmt.Sprintf("%d (%s%% of attempts)", js.Errors, num(errPct))}}, h.Facts[1:]...)
+		}
+	}
 	if run.Rate > 0 {
 		h.Facts = append(h.Facts, [2]string{"open loop", fmt.Sprintf("late %d, dropped %d; latency counts from the intended start", s.Late, s.Dropped)})
 	}
@@ -576,11 +628,22 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 		h.Errors = &htmlTable{Head: errorHead, Numeric: []bool{true, false, false, false, true, false}, Rows: rows}
 	}
 	if len(run.TxnTypes) > 1 {
+		// One unit per column: each column's unit is chosen from all its values.
+		var tpsV, p50V, p95V, p99V, maxV []float64
+		for _, n := range run.TxnTypes {
+			ts := s.ByTxn[n]
+			tpsV, p50V, p95V = append(tpsV, ts.TPS), append(p50V, ts.Latency.P50), append(p95V, ts.Latency.P95)
+			p99V, maxV = append(p99V, ts.Latency.P99), append(maxV, ts.Latency.Max)
+		}
+		tu, u50, u95, u99, umax := UnitFor(KindCount, tpsV...), ColumnUnit(p50V...), ColumnUnit(p95V...), ColumnUnit(p99V...), ColumnUnit(maxV...)
 		t := &htmlTable{Head: []string{"type", "tps", "p50", "p95", "p99", "max", "errors"}, Numeric: []bool{false, true, true, true, true, true, true}}
 		for _, n := range run.TxnTypes {
 			ts := s.ByTxn[n]
-			t.Rows = append(t.Rows, []string{n, UnitFor(KindCount, ts.TPS).Format(ts.TPS), lu.Format(ts.Latency.P50), lu.Format(ts.Latency.P95),
-				lu.Format(ts.Latency.P99), UnitFor(KindMillis, ts.Latency.Max).Format(ts.Latency.Max), strconv.FormatInt(ts.Errors, 10)})
+			if n == d.Judge {
+				n += " (judged)"
+			}
+			t.Rows = append(t.Rows, []string{n, tu.Format(ts.TPS), u50.Format(ts.Latency.P50), u95.Format(ts.Latency.P95),
+				u99.Format(ts.Latency.P99), umax.Format(ts.Latency.Max), strconv.FormatInt(ts.Errors, 10)})
 		}
 		h.Types = t
 	}
@@ -620,7 +683,11 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 		case len(d.Stalls) == 0:
 			h.StallNote = "Stalls: none (throughput never fell below the threshold of its rolling median)."
 		default:
-			h.StallNote = fmt.Sprintf("Stalls: %d, shaded with diagonal hatching on every time chart (warm-up is plain grey). Details as `fathom show %d` prints them:", len(d.Stalls), run.ID)
+			kept, folded := FoldClientHost(d.Stalls)
+			h.StallNote = fmt.Sprintf("Stalls: %d, shaded with diagonal hatching on every time chart (warm-up is plain grey). Details as `fathom show %d` prints them:", len(kept), run.ID)
+			if n := ClientHostNote(folded); n != "" {
+				h.StallNote = "Warning: " + n + ". " + h.StallNote
+			}
 			h.Stalls = stallRows(d)
 		}
 		if d.HostWarning != "" {
@@ -703,11 +770,19 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 			YUnit: UnitFor(kind, vals...), YZero: true, Bands: bands, VLines: markRefs(d), Series: ss, XRange: chart.Fixed(0, end)}
 	}
 	var tput []chart.Series
+	judged := judgedName(d)
+	if judged != "" {
+		// The judged figure first, so that it is the one the legend and the eye meet.
+		tput = append(tput, series("judged: "+d.Judge, 0, func(p Point) float64 { return judgedTPS(d, p) }))
+	}
 	if len(d.Run.TxnTypes) > 1 {
-		tput = append(tput, series("all types", 0, func(p Point) float64 { return p.TPS }))
+		tput = append(tput, series("all types", len(tput), func(p Point) float64 { return p.TPS }))
 		for i, n := range d.Run.TxnTypes {
 			i := i
-			tput = append(tput, series(n, i+1, func(p Point) float64 {
+			if judged != "" && n == d.Judge {
+				continue // drawn above as the judged series
+			}
+			tput = append(tput, series(n, len(tput), func(p Point) float64 {
 				if p.TypeTPS == nil {
 					return math.NaN()
 				}
@@ -718,13 +793,18 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 		tput = append(tput, series("tps", 0, func(p Point) float64 { return p.TPS }))
 	}
 	var charts []*chart.Chart
-	charts = append(charts, base("tps", "Throughput over time", "transactions per second", KindCount, tput))
-
+	tc := base("tps", "Throughput over time", "transactions per second", KindCount, tput)
 	lat := base("latency", "Latency over time", "latency", KindMillis, []chart.Series{
-		series("p99", 0, func(p Point) float64 { return p.P99 }),
-		series("p95", 1, func(p Point) float64 { return p.P95 }),
-		series("p50", 2, func(p Point) float64 { return p.P50 }),
+		series("p99", 0, func(p Point) float64 { return judgedLatency(d, p).P99 }),
+		series("p95", 1, func(p Point) float64 { return judgedLatency(d, p).P95 }),
+		series("p50", 2, func(p Point) float64 { return judgedLatency(d, p).P50 }),
 	})
+	if judged != "" {
+		tc.Subtitle = strings.TrimSpace("judged by the " + judged + " (first series); the others for reference. " + sub)
+		lat.Title = "Latency over time of the " + judged
+		lat.Subtitle = strings.TrimSpace("judged by the " + judged + ": only its transactions. " + sub)
+	}
+	charts = append(charts, tc)
 	if r.SLO != nil {
 		lat.HLines = append(lat.HLines, chart.Ref{At: r.SLO.LimitMs, Label: "objective " + r.SLO.Text})
 		lat.YUnit = UnitFor(KindMillis, append(lat.Series[0].Y, r.SLO.LimitMs)...)
@@ -743,7 +823,12 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 	dist := &chart.Chart{ID: id + "-distribution", Title: "Latency by percentile (measured intervals)", XLabel: "percentile",
 		YLabel: "latency", XScale: chart.ScaleNines, YZero: true}
 	var x, y []float64
-	for _, p := range d.Distribution {
+	spectrum := d.Distribution
+	if judged != "" {
+		spectrum = d.Distributions[d.Judge]
+		dist.Title = "Latency by percentile of the " + judged + " (measured intervals)"
+	}
+	for _, p := range spectrum {
 		x, y = append(x, p.Percentile), append(y, p.Ms)
 	}
 	dist.YUnit = UnitFor(KindMillis, y...)
@@ -794,15 +879,50 @@ func judgedTPS(d *RunData, p Point) float64 {
 	return v
 }
 
-// medianMember is the run of a cell whose throughput is the cell's median (the lower
-// of the middle two for an even count).
-func medianMember(c *Cell) *Member {
+// judgedLatency is a point's latency percentiles of what the run is judged by: every
+// transaction, or the judged type's or group's own (NaN where the point has none).
+func judgedLatency(d *RunData, p Point) PointLatency {
+	if d.Judge == "" || len(d.Run.TxnTypes) <= 1 {
+		return PointLatency{p.P50, p.P95, p.P99, p.Max}
+	}
+	if l, ok := p.GroupLat[d.Judge]; ok {
+		return l
+	}
+	if i := slices.Index(d.Run.TxnTypes, d.Judge); i >= 0 && i < len(p.TypeLat) {
+		return p.TypeLat[i]
+	}
+	return PointLatency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+}
+
+// judgedName says what a judged run's figures count, for chart subtitles: "" when
+// the run is judged by every transaction.
+func judgedName(d *RunData) string {
+	if d.Judge == "" || len(d.Run.TxnTypes) <= 1 {
+		return ""
+	}
+	if _, ok := d.Groups[d.Judge]; ok {
+		return "client group " + d.Judge
+	}
+	return "transaction type " + d.Judge
+}
+
+// medianMembers are the runs of a cell whose throughput is the cell's median: the
+// middle run of an odd count, both middle runs of an even count (their mean is the
+// median, and neither alone is the cell: two repetitions of 98.7 and 1,897 tps have a
+// median of 998 that no run had), each with why it was chosen.
+func medianMembers(c *Cell) ([]*Member, []string) {
 	ms := slices.Clone(c.Members)
 	sort.SliceStable(ms, func(i, j int) bool { return MetricOf(ms[i].Data, MetricTPS) < MetricOf(ms[j].Data, MetricTPS) })
-	if len(ms) == 0 {
-		return nil
+	n := len(ms)
+	switch {
+	case n == 0:
+		return nil, nil
+	case n == 1:
+		return ms, []string{"the only run"}
+	case n%2 == 1:
+		return ms[n/2 : n/2+1], []string{fmt.Sprintf("median of %d", n)}
 	}
-	return ms[(len(ms)-1)/2]
+	return ms[n/2-1 : n/2+1], []string{fmt.Sprintf("lower middle of %d", n), fmt.Sprintf("upper middle of %d", n)}
 }
 
 // timeOverlays draws the cells' time series on one time axis (seconds since each
@@ -832,12 +952,13 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 	end := 0.0
 	var tpsAll, latAll []float64
 	for _, c := range e.Cells {
-		if m := medianMember(c); m != nil {
+		ms, _ := medianMembers(c)
+		for _, m := range ms {
 			for _, p := range m.Data.Points {
 				end = math.Max(end, p.End)
 				if !p.Warmup {
 					tpsAll = append(tpsAll, judgedTPS(m.Data, p))
-					latAll = append(latAll, p.P99)
+					latAll = append(latAll, judgedLatency(m.Data, p).P99)
 				}
 			}
 		}
@@ -853,39 +974,41 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 		if titles != nil {
 			suffix = " (" + titles[gi] + ")"
 		}
-		tc := &chart.Chart{ID: fmt.Sprintf("exp-time-tps-%d", gi), Title: "Throughput over time, median run of each cell" + suffix,
+		tc := &chart.Chart{ID: fmt.Sprintf("exp-time-tps-%d", gi), Title: "Throughput over time, median run(s) of each cell" + suffix,
 			XLabel: xl, XUnit: xu, YLabel: "transactions per second", YUnit: tu, YZero: true, XRange: chart.Fixed(0, end)}
-		lc := &chart.Chart{ID: fmt.Sprintf("exp-time-p99-%d", gi), Title: "p99 latency over time, median run of each cell" + suffix,
+		lc := &chart.Chart{ID: fmt.Sprintf("exp-time-p99-%d", gi), Title: "p99 latency over time, median run(s) of each cell" + suffix,
 			XLabel: xl, XUnit: xu, YLabel: "p99 latency", YUnit: lu, YZero: true, XRange: chart.Fixed(0, end)}
 		if e.SLO != nil {
 			lc.HLines = append(lc.HLines, chart.Ref{At: e.SLO.LimitMs, Label: "objective " + e.SLO.Text})
 			lc.YUnit = UnitFor(KindMillis, append(latAll, e.SLO.LimitMs)...)
 		}
-		if r.Runs[0].Judge != "" {
-			lc.Subtitle = "latency of every transaction (per-type latency is not kept per interval)"
+		if j := judgedName(r.Runs[0]); j != "" {
+			tc.Subtitle = "judged by the " + j + ": only its transactions"
+			lc.Subtitle = tc.Subtitle
 		}
-		for i, c := range cells {
-			m := medianMember(c)
-			if m == nil {
-				continue
-			}
-			name := fmt.Sprintf("%s (run %d)", c.Name(e.Axes), m.Data.Run.ID)
-			ts := chart.Series{Name: name, Style: i}
-			ls := chart.Series{Name: name, Style: i}
-			for _, p := range m.Data.Points {
-				if p.Warmup {
-					continue
+		style := 0
+		for _, c := range cells {
+			ms, why := medianMembers(c)
+			for k, m := range ms {
+				name := fmt.Sprintf("%s (run %d, %s)", c.Name(e.Axes), m.Data.Run.ID, why[k])
+				ts := chart.Series{Name: name, Style: style}
+				ls := chart.Series{Name: name, Style: style}
+				style++
+				for _, p := range m.Data.Points {
+					if p.Warmup {
+						continue
+					}
+					x := (p.Start + p.End) / 2
+					ts.X, ts.Y = append(ts.X, x), append(ts.Y, judgedTPS(m.Data, p))
+					ls.X, ls.Y = append(ls.X, x), append(ls.Y, judgedLatency(m.Data, p).P99)
 				}
-				x := (p.Start + p.End) / 2
-				ts.X, ts.Y = append(ts.X, x), append(ts.Y, judgedTPS(m.Data, p))
-				ls.X, ls.Y = append(ls.X, x), append(ls.Y, p.P99)
+				ts.Points, ls.Points = len(ts.X) <= 40, len(ls.X) <= 40
+				tc.Series, lc.Series = append(tc.Series, ts), append(lc.Series, ls)
 			}
-			ts.Points, ls.Points = len(ts.X) <= 40, len(ls.X) <= 40
-			tc.Series, lc.Series = append(tc.Series, ts), append(lc.Series, ls)
 		}
 		figs = append(figs, *tc, *lc)
 	}
-	return "The cells over time: each cell's median run (by throughput), warm-up left out, on one time axis", figs
+	return "The cells over time: each cell's median run by throughput (with an even number of runs, both middle runs, since the median is their mean), warm-up left out, on one time axis", figs
 }
 
 // watched reports whether the run is a `fathom watch` session: samples, no workload.

@@ -302,7 +302,7 @@ func TestGroupRunsErrors(t *testing.T) {
 	if _, err := New(data, Options{Axes: []string{"variant"}}); err == nil || !strings.Contains(err.Error(), "has no label") {
 		t.Errorf("missing label: %v", err)
 	}
-	if _, err := New(data, Options{Axes: []string{"clients"}, CompareBy: "clients"}); err == nil || !strings.Contains(err.Error(), "exactly two") {
+	if _, err := New(data, Options{Axes: []string{"clients"}, CompareBy: "clients"}); err == nil || !strings.Contains(err.Error(), "needs two or more") {
 		t.Errorf("compare by a one-valued axis: %v", err)
 	}
 	// No axis varies: one cell of repetitions.

@@ -34,8 +34,11 @@ type RunData struct {
 	Group  int
 	// Rows are every interval at full resolution, as `fathom export` writes them.
 	Rows []IntervalRow
-	// Distribution is the latency percentile spectrum of the measured intervals.
-	Distribution []Percentile
+	// Distribution is the latency percentile spectrum of the measured intervals;
+	// Distributions each type's and client group's, by name, when there are several
+	// types (a judged run draws its judged one).
+	Distribution  []Percentile
+	Distributions map[string][]Percentile
 	// Samples is how the run's server and OS metrics were sampled; nil when they were
 	// not (--no-collect, SQLite, runs from before sampling): then Metrics and Stalls
 	// are empty and the report shows the run as it always did. LoadSamples fills these.
@@ -86,12 +89,30 @@ type Point struct {
 	TypeTPS    []float64 // per transaction type, in the run's TxnTypes order
 	P50, P95   float64   // milliseconds, all types together
 	P99, Max   float64
+	// TypeLat is each transaction type's latency over the point, in the run's
+	// TxnTypes order, and GroupLat each client group's (its types' histograms merged):
+	// a judged run's latency over time counts only what it is judged by. Both are nil
+	// for a run of one type.
+	TypeLat  []PointLatency
+	GroupLat map[string]PointLatency
 	ErrorsPS   float64 // failed attempts per second (all classes but canceled)
 	RetriesPS  float64
 	FailedPS   float64
 	Reconnects int64
 	Late       int64
 	Dropped    int64
+}
+
+// PointLatency is the percentiles of one point's latencies, in milliseconds (NaN when
+// the point has none).
+type PointLatency struct{ P50, P95, P99, Max float64 }
+
+func pointLatency(s *measure.Sparse, pq []int64) PointLatency {
+	if s.TotalCount() == 0 {
+		return PointLatency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	}
+	s.Quantiles(pointQuantiles, pq)
+	return PointLatency{nsToMs(pq[0]), nsToMs(pq[1]), nsToMs(pq[2]), nsToMs(pq[3])}
 }
 
 // Percentile is one point of a latency distribution.
@@ -187,6 +208,20 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 	var ptIvs int
 	typeOK := make([]int64, nt)
 	pq := make([]int64, len(pointQuantiles))
+	// With several types, each type's histograms of the point, so that a judged run's
+	// latency over time can count only the judged type or group.
+	var grpT, grpG []measure.SparseSum
+	groups := TxnGroups(run.TxnTypes)
+	groupOf := make([]int, nt) // index in groups, -1: none
+	if nt > 1 {
+		grpT, grpG = make([]measure.SparseSum, nt), make([]measure.SparseSum, len(groups))
+	}
+	for i, name := range run.TxnTypes {
+		groupOf[i] = -1
+		if g, _, ok := strings.Cut(name, "/"); ok {
+			groupOf[i] = slices.Index(groups, g)
+		}
+	}
 
 	flush := func() {
 		if ptIvs == 0 {
@@ -209,6 +244,22 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 			pt.P50, pt.P95, pt.P99, pt.Max = nsToMs(pq[0]), nsToMs(pq[1]), nsToMs(pq[2]), nsToMs(pq[3])
 		} else {
 			pt.P50, pt.P95, pt.P99, pt.Max = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		}
+		if grpT != nil {
+			pt.TypeLat = make([]PointLatency, nt)
+			for i := range grpT {
+				pt.TypeLat[i] = pointLatency(grpT[i].View(), pq)
+			}
+			for k, g := range groups {
+				if pt.GroupLat == nil {
+					pt.GroupLat = map[string]PointLatency{}
+				}
+				pt.GroupLat[g] = pointLatency(grpG[k].View(), pq)
+				grpG[k].Reset()
+			}
+			for i := range grpT {
+				grpT[i].Reset()
+			}
 		}
 		d.Points = append(d.Points, pt)
 		grp.Reset()
@@ -247,6 +298,16 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 			}
 			if err := grp.Add(l); err != nil {
 				return nil, err
+			}
+			if grpT != nil {
+				if err := grpT[i].Add(l); err != nil {
+					return nil, err
+				}
+				if k := groupOf[i]; k >= 0 {
+					if err := grpG[k].Add(l); err != nil {
+						return nil, err
+					}
+				}
 			}
 			if !iv.Warmup {
 				if err := totLat[i].Add(l); err != nil {
@@ -355,6 +416,12 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 	for i, name := range run.TxnTypes {
 		s.ByTxn[name] = typeSummary(&totCounts[i], &totLat[i], &totSvc[i], secs)
 	}
+	if nt > 1 {
+		d.Distributions = map[string][]Percentile{}
+		for i, name := range run.TxnTypes {
+			d.Distributions[name] = distribution(totLat[i].Sparse())
+		}
+	}
 	for _, g := range TxnGroups(run.TxnTypes) {
 		var lat, svc measure.SparseSum
 		var c measure.Counts
@@ -373,7 +440,9 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 			d.Groups = map[string]measure.TypeSummary{}
 		}
 		d.Groups[g] = typeSummary(&c, &lat, &svc, secs)
+		d.Distributions[g] = distribution(lat.Sparse())
 	}
+	s.ByGroup = d.Groups
 	d.Summary = s
 	if att := totCounts[nt].OK + totCounts[nt].ErrorTotal(); att > 0 {
 		d.ErrorPct = 100 * float64(totCounts[nt].ErrorTotal()) / float64(att)

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -72,6 +75,10 @@ func TestRunDataFromEitherEncodingMatchesDense(t *testing.T) {
 			dip: [2]int{8, 12}, service: true},
 		{clients: 2, intervals: 17, warmup: 2, tps: 200, latencyMs: 0.7, seed: 2, service: true},
 		{clients: 1, intervals: 11, tps: 80, latencyMs: 5, errEvery: 20, seed: 3},
+		// client groups with their own latencies: each type's and group's latency over
+		// time and spectrum are what a judged report draws
+		{clients: 3, types: []string{"writers/a", "writers/b", "readers/c"}, intervals: 9, warmup: 1, tps: 210, latencyMs: 1,
+			typeLatMs: []float64{40, 20, 0.5}, typeWeight: []int{1, 2, 18}, seed: 4},
 	})
 	ctx := context.Background()
 	var runs []*store.Run
@@ -106,6 +113,9 @@ func TestRunDataFromEitherEncodingMatchesDense(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got.Distribution, want.Distribution) {
 				t.Errorf("%s, run %d: distribution\n got %+v\nwant %+v", what, run.ID, got.Distribution, want.Distribution)
+			}
+			if !reflect.DeepEqual(got.Distributions, want.Distributions) {
+				t.Errorf("%s, run %d: distributions of types and groups\n got %+v\nwant %+v", what, run.ID, got.Distributions, want.Distributions)
 			}
 		}
 		return data
@@ -153,11 +163,49 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 		}
 		l := all.Latency
 		p.P50, p.P95, p.P99, p.Max = nsToMs(l.ValueAtQuantile(50)), nsToMs(l.ValueAtQuantile(95)), nsToMs(l.ValueAtQuantile(99)), nsToMs(l.ValueAtQuantile(100))
+		if len(m.Types) > 1 {
+			pl := func(h *hdr.Histogram) PointLatency {
+				if h.TotalCount() == 0 {
+					return PointLatency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+				}
+				return PointLatency{nsToMs(h.ValueAtQuantile(50)), nsToMs(h.ValueAtQuantile(95)), nsToMs(h.ValueAtQuantile(99)), nsToMs(h.ValueAtQuantile(100))}
+			}
+			for i := range m.Types {
+				p.TypeLat = append(p.TypeLat, pl(m.Types[i].Latency))
+			}
+			for _, g := range TxnGroups(run.TxnTypes) {
+				h := measure.NewHistogram()
+				for i := range m.Types {
+					if strings.HasPrefix(m.Types[i].Name, g+"/") {
+						h.Merge(m.Types[i].Latency)
+					}
+				}
+				if p.GroupLat == nil {
+					p.GroupLat = map[string]PointLatency{}
+				}
+				p.GroupLat[g] = pl(h)
+			}
+		}
 		d.Points = append(d.Points, p)
 		grp = nil
 	}
 	tot := measure.NewHistogram()
+	per := map[string]*hdr.Histogram{}
 	for _, iv := range ivs {
+		if !iv.Warmup && len(iv.Types) > 1 {
+			for i := range iv.Types {
+				names := []string{iv.Types[i].Name}
+				if g, _, ok := strings.Cut(iv.Types[i].Name, "/"); ok {
+					names = append(names, g)
+				}
+				for _, n := range names {
+					if per[n] == nil {
+						per[n] = measure.NewHistogram()
+					}
+					per[n].Merge(iv.Types[i].Latency)
+				}
+			}
+		}
 		if len(grp) == d.Group || len(grp) > 0 && grp[0].Warmup != iv.Warmup {
 			flush()
 		}
@@ -168,10 +216,11 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 		}
 	}
 	flush()
-	if n := tot.TotalCount(); n > 0 {
-		for _, q := range distributionQuantiles(n) {
-			d.Distribution = append(d.Distribution, Percentile{Percentile: round6(q), Ms: nsToMs(tot.ValueAtQuantile(q)),
-				Count: max(int64(math.Ceil(q/100*float64(n))), 1)})
+	d.Distribution = denseDistribution(tot)
+	if len(run.TxnTypes) > 1 {
+		d.Distributions = map[string][]Percentile{}
+		for n, h := range per {
+			d.Distributions[n] = denseDistribution(h)
 		}
 	}
 	return d
@@ -224,4 +273,15 @@ func toOldEncoding(t testing.TB, st store.Store, runID int64, where string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+func denseDistribution(h *hdr.Histogram) []Percentile {
+	var out []Percentile
+	if n := h.TotalCount(); n > 0 {
+		for _, q := range distributionQuantiles(n) {
+			out = append(out, Percentile{Percentile: round6(q), Ms: nsToMs(h.ValueAtQuantile(q)),
+				Count: max(int64(math.Ceil(q/100*float64(n))), 1)})
+		}
+	}
+	return out
 }

@@ -205,7 +205,8 @@ const maxEvidence = 4
 
 func stallRows(d *RunData) []stallRow {
 	var out []stallRow
-	for _, s := range d.Stalls {
+	kept, _ := FoldClientHost(d.Stalls)
+	for _, s := range kept {
 		r := stallRow{Number: s.Number, When: showSecs(s.Start.Seconds()) + "–" + showSecs(s.End.Seconds()),
 			Intervals:  fmt.Sprintf("intervals %d–%d", s.FirstInterval, s.LastInterval),
 			Throughput: fmt.Sprintf("%s %s → %s (min %s)", s.Throughput, FormatNumber(s.Baseline), FormatNumber(s.Mean), FormatNumber(s.Min)),

@@ -146,13 +146,47 @@ func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.
 	return nil
 }
 
-// writeStalls prints each stall with its explanation, settings and evidence.
-func WriteStalls(w io.Writer, stalls []store.Stall, runID int64) {
-	if len(stalls) == 0 {
+// FoldClientHost separates the stalls that only a saturated client host explains (no
+// server-side cause matched them) from the rest: on such a host they are many and
+// say one thing, so they are shown as one run-level warning with their spans.
+func FoldClientHost(stalls []store.Stall) (kept, folded []store.Stall) {
+	for _, s := range stalls {
+		if s.Cause == "client_host" && len(s.Causes) == 1 {
+			folded = append(folded, s)
+		} else {
+			kept = append(kept, s)
+		}
+	}
+	return kept, folded
+}
+
+// ClientHostNote is the one line that stands for the folded stalls ("" for none).
+func ClientHostNote(folded []store.Stall) string {
+	if len(folded) == 0 {
+		return ""
+	}
+	var spans []string
+	lost := 0.0
+	for _, s := range folded {
+		spans = append(spans, fmt.Sprintf("%s–%s", fmtSecs(s.Start), fmtSecs(s.End)))
+		lost += s.Lost
+	}
+	return fmt.Sprintf("%d dip(s) only the saturated client host explains (no server-side cause matched; they may be fathom's own), not listed one by one: %s (~%s lost in all)",
+		len(folded), strings.Join(spans, ", "), FormatNumber(lost))
+}
+
+// WriteStalls prints each stall with its explanation, settings and evidence; the dips
+// only a saturated client host explains are one line (FoldClientHost).
+func WriteStalls(w io.Writer, all []store.Stall, runID int64) {
+	if len(all) == 0 {
 		fmt.Fprintln(w, "Stalls: none (throughput never fell below the threshold of its baseline)")
 		return
 	}
+	stalls, folded := FoldClientHost(all)
 	fmt.Fprintf(w, "Stalls: %d\n", len(stalls))
+	if n := ClientHostNote(folded); n != "" {
+		fmt.Fprintf(w, "! %s\n", n)
+	}
 	for _, s := range stalls {
 		title := s.Title
 		if title == "" {

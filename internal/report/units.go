@@ -86,3 +86,18 @@ func pValue(p float64) string {
 	}
 	return "p=" + strconv.FormatFloat(p, 'f', 3, 64)
 }
+
+// ColumnUnit is one unit of milliseconds for a whole table column: UnitFor's over
+// all the values, except that a column whose values span from below a millisecond
+// to seconds is shown in milliseconds (0.253 ms and 1420 ms rather than 0.000253 s).
+func ColumnUnit(values ...float64) Unit {
+	u := UnitFor(KindMillis, values...)
+	if u.Suffix == "s" {
+		for _, v := range values {
+			if v > 0 && v < 1 {
+				return Unit{Suffix: "ms", Div: 1}
+			}
+		}
+	}
+	return u
+}

@@ -118,9 +118,9 @@ func (l *ExperimentLines) Event(e experiment.Event) {
 	case experiment.RunFinished:
 		s := e.Summary
 		if e.Aggregate > 0 {
-			fmt.Fprintf(w, "  → aggregate of %d instances, run %d %s: %s\n", e.Aggregate, s.RunID, s.Status, resultLine(s))
+			fmt.Fprintf(w, "  → aggregate of %d instances, run %d %s: %s\n", e.Aggregate, s.RunID, s.Status, resultLine(s, e.Judge))
 		} else {
-			fmt.Fprintf(w, "  → %srun %d %s: %s\n", partLabel(e.Instance > 0, e.Instance-1), s.RunID, s.Status, resultLine(s))
+			fmt.Fprintf(w, "  → %srun %d %s: %s\n", partLabel(e.Instance > 0, e.Instance-1), s.RunID, s.Status, resultLine(s, e.Judge))
 		}
 	case experiment.RunDone:
 		if e.Status == "failed" {
@@ -159,8 +159,21 @@ func partLabel(multi bool, i int) string {
 	return fmt.Sprintf("instance %d, ", i+1)
 }
 
-func resultLine(s *measure.Summary) string {
-	line := fmt.Sprintf("%.1f tps, p95 %s ms, p99 %s ms, %d errors", s.TPS, measure.FormatMS(s.Latency.P95), measure.FormatMS(s.Latency.P99), s.Errors)
+// resultLine is a finished run's figures: what the plan judges by, or every
+// transaction, saying which when the workload has client groups (where every
+// transaction is the default, and rarely what the study is about).
+func resultLine(s *measure.Summary, judge string) string {
+	t, ok := s.Judged(judge)
+	what := ""
+	switch {
+	case judge != "" && ok:
+		what = " (judged: " + judge + " only; every transaction " + fmt.Sprintf("%.1f tps", s.TPS) + ")"
+	case judge != "":
+		t, what = s.TypeSummary, " (every transaction: the run has no "+judge+")"
+	case len(s.ByGroup) > 1:
+		what = " (every transaction of every client group)"
+	}
+	line := fmt.Sprintf("%.1f tps, p95 %s ms, p99 %s ms, %d errors%s", t.TPS, measure.FormatMS(t.Latency.P95), measure.FormatMS(t.Latency.P99), t.Errors, what)
 	if s.Reason != "" {
 		line += " (" + s.Reason + ")"
 	}

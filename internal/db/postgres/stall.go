@@ -58,9 +58,12 @@ func stallPGCheckpoint(a analyze.Attributor, st *store.Stall, w []int) (analyze.
 		why = append(why, "full-page images in WAL went "+d.Change()+" (after a checkpoint the first change to each page writes the whole page)")
 	}
 	// A checkpoint that began shortly before the window (its full-page images are what
-	// slow the stall down) shows as a young checkpoint age.
+	// slow the stall down) shows as a young checkpoint age. One that began before the
+	// run did (the shutdown checkpoint of a restart just before it: age older than the
+	// run's clock at the stall's end) is not this run's cause: a slow start is not a
+	// stall.
 	if !req && !timed {
-		if age, ok := a.Minimum(PgCheckpointAgeSeconds, w); ok && age < 2*(st.End-st.Start).Seconds()+5 {
+		if age, ok := a.Minimum(PgCheckpointAgeSeconds, w); ok && age < 2*(st.End-st.Start).Seconds()+5 && age < st.End.Seconds() {
 			if _, fpi := a.Up(PgWALFPI, w); fpi || slices.Contains(m.Metrics, PgBuffersCheckpoint) {
 				m.Score += 1.5
 				m.Metrics = append(m.Metrics, PgCheckpointAgeSeconds)
