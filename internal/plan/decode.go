@@ -252,10 +252,8 @@ func (d *decoder) instance(n *yaml.Node) {
 		d.probs.At(n, "instance: missing kind (postgres, mariadb or redis)")
 	}
 	if v := f["version"]; v != nil {
+		// Any version is accepted here: it is checked against the installed server.
 		in.Version, _ = d.scalar(v, "instance version")
-		if in.Kind == instance.MariaDB && in.Version != "" {
-			// Accepted: checked against the installed server.
-		}
 	}
 	if v := f["count"]; v != nil {
 		if s, ok := d.scalar(v, "instance count"); ok {
