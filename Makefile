@@ -5,6 +5,8 @@
 #                     PostgreSQL, MariaDB and Redis, run every test, cross-build, run every
 #                     fuzz target for 20,000 executions and the PostgreSQL 16-18 matrix
 #   make prereq       only the first step of make test (scripts/test-servers.sh --prepare)
+#   make lint         golangci-lint with .golangci.yml (scripts/lint.sh installs the pinned
+#                     version once); make test runs it before the test suite
 #   make cross        build ./cmd/fathom for every supported platform (PLATFORMS)
 #   make fuzz         every fuzz target for FUZZTIME (default 3s)
 #
@@ -21,7 +23,7 @@ PG_MATRIX_PACKAGES ?= ./internal/collect/... ./internal/check/... ./internal/ins
 # and the stall rules provoked on a throwaway server of each version.
 PG_MATRIX_STALLS ?= TestProvokedStallsPostgres
 
-.PHONY: build quickstart test prereq test-unit bench vet cross fuzz
+.PHONY: build quickstart test prereq test-unit bench vet lint cross fuzz
 
 # The platforms fathom builds for (README: Platforms). Pure Go, so CGO_ENABLED=0.
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
@@ -36,11 +38,13 @@ quickstart: build
 # (programs, servers, the PostgreSQL 16-18 builds: installed when running as root with
 # apt-get, else named in one line; under FATHOM_TEST_REQUIRE=1, as CI runs it, a gap
 # stops here), then the modules (each try bounded: a module proxy connection that stalls
-# would otherwise hang go test), the whole test suite, the builds for every platform (a
+# would otherwise hang go test), the linters (minutes, where the suite takes far
+# longer: a new finding fails here), the whole test suite, the builds for every platform (a
 # Linux-only call outside the build-tagged files fails there, not on a user's Mac), the
 # fuzz targets and the version matrix.
 test: prereq
 	@for i in 1 2 3; do timeout 300 $(GO) mod download && break; echo "go mod download failed or stalled (try $$i of 3)" >&2; done
+	./scripts/lint.sh $(GO)
 	./scripts/test-servers.sh $(GO) test -count=1 -timeout 45m ./...
 	@$(MAKE) --no-print-directory cross GO=$(GO)
 	FUZZTIME=20000x GO=$(GO) ./scripts/fuzz-short.sh
@@ -67,6 +71,9 @@ test-unit:
 
 vet:
 	$(GO) vet ./...
+
+lint:
+	./scripts/lint.sh $(GO)
 
 bench: build
 	./bench/vs-anchors.sh

@@ -304,11 +304,23 @@ func TestResetDetectionPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Close()
+	resetAt := func() string { // what the collector's reset rule reads
+		rows, err := c.Query(ctx, "SELECT coalesce(max(stats_reset)::text, '') FROM pg_catalog.pg_stat_database")
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("reading stats_reset: %v %v", rows, err)
+		}
+		return rows[0][0]
+	}
+	old := resetAt()
 	if _, err := c.Query(ctx, "SELECT pg_stat_reset()"); err != nil {
 		t.Fatal(err)
 	}
-	c.Close()
-	time.Sleep(600 * time.Millisecond) // statistics are flushed to shared memory within a second
+	// Poll for the reset to be visible instead of sleeping a guess of the flush time.
+	// A transaction of its own each time: the statistics snapshot of one is cached.
+	dbtest.WaitFor(t, 30*time.Second, 50*time.Millisecond, "pg_stat_database.stats_reset to change after pg_stat_reset()", func() bool {
+		return resetAt() != old
+	})
 	smp := s.Sample(ctx, 1, time.Now())
 	collecttest.CheckReadings(t, smp)
 	if r := result(t, smp, "pg_stat_database"); !r.Reset {
@@ -401,7 +413,7 @@ func TestRateUsesCollectionTime(t *testing.T) {
 	t0 := time.Now()
 	s.Sample(context.Background(), 0, time.Now())
 	t1 := time.Now()
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // a lower bound only: the bounds below are measured, not assumed
 	t2 := time.Now()
 	r, _ := collecttest.Reading(s.Sample(context.Background(), 1, time.Now()), "x.count")
 	t3 := time.Now()
@@ -418,7 +430,7 @@ func TestOSCollectors(t *testing.T) {
 	s := collect.NewSampler(nil, collect.Options{Server: []collect.Collector{}})
 	collect.SetServer(s, collect.Discover(context.Background(), db.CollectOf("sqlite"), nil, "sqlite:"+t.TempDir()+"/x.db"))
 	s.Sample(context.Background(), 0, time.Now())
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // some clock ticks between the samples, for the rates; longer on a busy machine is fine
 	smp := s.Sample(context.Background(), 1, time.Now())
 	collecttest.CheckReadings(t, smp)
 	collecttest.CheckDeclared(t, nil, smp)
@@ -604,13 +616,38 @@ func TestResetDetectionMySQL(t *testing.T) {
 	if q, _ := collecttest.Reading(after, "mysql.Questions"); !q.Reset || q.HasRate {
 		t.Errorf("mysql.Questions after FLUSH STATUS: %+v", q)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	// The next sample at a later whole second of Uptime_since_flush_status than the
+	// one after the flush, polled on the server instead of sleeping past it.
+	upAfter, _ := collecttest.Reading(after, "mysql.Uptime_since_flush_status")
+	dbtest.WaitFor(t, 30*time.Second, 100*time.Millisecond, "Uptime_since_flush_status to pass its value after FLUSH STATUS", func() bool {
+		return mysqlStatus(t, tg, "Uptime_since_flush_status") > upAfter.Value
+	})
 	work(t, tg, 5)
 	next := s.Sample(ctx, after.Index+1, time.Now())
 	collecttest.CheckReadings(t, next)
 	if q, _ := collecttest.Reading(next, "mysql.Questions"); q.Reset || !q.HasRate {
 		t.Errorf("mysql.Questions a sample later: %+v", q)
 	}
+}
+
+// mysqlStatus is the value of a SHOW GLOBAL STATUS variable on tg.
+func mysqlStatus(t *testing.T, tg target.Target, name string) float64 {
+	t.Helper()
+	ctx := context.Background()
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rows, err := c.Query(ctx, "SHOW GLOBAL STATUS LIKE '"+name+"'")
+	if err != nil || len(rows) != 1 || len(rows[0]) != 2 {
+		t.Fatalf("reading %s: %v %v", name, rows, err)
+	}
+	v, err := strconv.ParseFloat(rows[0][1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // dbOf is the collect side of tg's kind.

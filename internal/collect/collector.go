@@ -40,9 +40,6 @@ type Deriver interface {
 	Derive(rate func(name string) (float64, bool), add func(name, unit string, v float64))
 }
 
-// ParseKind is the inverse of Kind.String.
-func ParseKind(s string) (metric.Kind, error) { return metric.ParseKind(s) }
-
 // ParseVersion reads the leading "major.minor[.patch]" of a version string.
 func ParseVersion(s string) metric.Version { return metric.ParseVersion(s) }
 

@@ -2,7 +2,6 @@ package collect
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/metric"
@@ -279,28 +278,6 @@ func (v *Vocabulary) DeclaredBy(collector, name string) (Desc, bool) {
 		}
 	}
 	return d, false
-}
-
-// Collectors lists the collectors that declare metrics, by name.
-func (v *Vocabulary) Collectors() []string {
-	var out []string
-	for n, list := range v.byCollector {
-		if len(list) > 0 {
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// All lists every declaration, families included, by name.
-func (v *Vocabulary) All() []Desc {
-	out := make([]Desc, 0, len(v.byName))
-	for _, d := range v.byName {
-		out = append(out, d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
 
 // Metrics lists the declarations of a collector's metrics: a kind's collector's are

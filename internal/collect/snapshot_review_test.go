@@ -277,7 +277,8 @@ func firstLines(s string, n int) string {
 func TestSnapshotReviewPostgresStandby(t *testing.T) {
 	base := reviewBase(t)
 	primary, ptg := reviewInstance(t, base, instance.Postgres, "primary")
-	standby, stg := reviewInstance(t, base, instance.Postgres, "standby")
+	// (its target is opened again below, after the copy: the first one is not used)
+	standby, _ := reviewInstance(t, base, instance.Postgres, "standby")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := standby.Stop(ctx); err != nil {
@@ -359,7 +360,7 @@ func TestSnapshotReviewPostgresStandby(t *testing.T) {
 		t.Errorf("the primary's replication.txt does not list the standby:\n%s", r)
 	}
 	// The standby's target read its password file when it was opened, before the copy.
-	stg, err = postgres.Open(standby.DSN(), target.Config{ConnectTimeout: 5 * time.Second})
+	stg, err := postgres.Open(standby.DSN(), target.Config{ConnectTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

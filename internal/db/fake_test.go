@@ -20,7 +20,6 @@ import (
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/db/sqlite/target"
-	lite "github.com/fathom-lab/fathom/internal/db/sqlite/target"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/plan"
@@ -37,7 +36,7 @@ import (
 type fake struct{}
 
 var fakeDialect = func() *target.Dialect {
-	d := *lite.SQLDialect
+	d := *sqlite.SQLDialect
 	d.Name, d.Title, d.Like = "fake", "Fake", "sqlite"
 	return &d
 }()
@@ -147,10 +146,10 @@ func TestFakeKind(t *testing.T) {
 // collector and snapshot section (collect), a check source, stall rules, default
 // report charts and watch columns. Its targets are SQLite files, embedded like
 // SQLite's. TestRichKind shows that each generic consumer uses what it registers.
-type rich struct{ fake }
+type rich struct{}
 
 var richDialect = func() *target.Dialect {
-	d := *lite.SQLDialect
+	d := *sqlite.SQLDialect
 	d.Name, d.Title, d.Like = "rich", "Rich", "sqlite"
 	return &d
 }()

@@ -4,7 +4,6 @@
 package metric
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -25,17 +24,6 @@ func (k Kind) String() string {
 		return "counter"
 	}
 	return "gauge"
-}
-
-// ParseKind is the inverse of Kind.String.
-func ParseKind(s string) (Kind, error) {
-	switch s {
-	case "counter":
-		return Counter, nil
-	case "gauge":
-		return Gauge, nil
-	}
-	return 0, fmt.Errorf("unknown metric kind %q", s)
 }
 
 // Version is a server version. Flavor, when set, restricts a MinVersion to one family

@@ -1,9 +1,7 @@
 package plan
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,22 +14,6 @@ import (
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/problem"
 )
-
-// Load reads and decodes the plan file at path.
-func Load(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, &Error{File: path, Problems: []Problem{{Line: 0, Msg: "no such file"}}}
-		}
-		return nil, &Error{File: path, Problems: []Problem{{Line: 0, Msg: err.Error()}}}
-	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		dir = filepath.Dir(path)
-	}
-	return Decode(path, dir, data)
-}
 
 // Decode decodes a plan strictly and returns every problem at once as an *Error.
 // dir is the plan's directory (for relative workload files and hooks). It checks the
@@ -270,10 +252,8 @@ func (d *decoder) instance(n *yaml.Node) {
 		d.probs.At(n, "instance: missing kind (postgres, mariadb or redis)")
 	}
 	if v := f["version"]; v != nil {
+		// Any version is accepted here: it is checked against the installed server.
 		in.Version, _ = d.scalar(v, "instance version")
-		if in.Kind == instance.MariaDB && in.Version != "" {
-			// Accepted: checked against the installed server.
-		}
 	}
 	if v := f["count"]; v != nil {
 		if s, ok := d.scalar(v, "instance count"); ok {

@@ -24,9 +24,6 @@ const ProcSys = "/proc/sys"
 
 var sysctlRE = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_-]+)+$`)
 
-// IsOSSetting reports whether a setting name (without settings.) is an OS setting.
-func IsOSSetting(name string) bool { return strings.HasPrefix(name, OSPrefix) }
-
 // osPath is the file of sysctl key (vm.dirty_background_ratio) under root.
 func osPath(root, key string) string {
 	return filepath.Join(root, filepath.FromSlash(strings.ReplaceAll(key, ".", "/")))

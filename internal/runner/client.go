@@ -302,7 +302,7 @@ func (r *Runner) reconnect(c *client, cause error) bool {
 	}
 	deadline := time.Now().Add(r.cfg.ReconnectTimeout)
 	backoff := 50 * time.Millisecond
-	var last error = cause
+	var last error // the error of the last try (cause is what made the connection dead)
 	for !r.stop.Load() {
 		conn, err := r.tgt.Connect(r.hardCtx)
 		if err == nil {

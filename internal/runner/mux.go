@@ -95,5 +95,4 @@ type muxConn struct {
 	stmts int64 // statements sent for the current transaction (per try: one, or the batch's)
 	tries int
 	retry int64
-	busy  bool // a request is in flight
 }

@@ -39,7 +39,10 @@ func TestPollerAboveThreshold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := wl.Setup(ctx, conn); errors.Is(err, workload.ErrNotPrepared) {
+	// One err throughout: the second Setup's error, and a first one other than
+	// ErrNotPrepared, must reach the check below (a shadowed err dropped both).
+	err = wl.Setup(ctx, conn)
+	if errors.Is(err, workload.ErrNotPrepared) {
 		if err := wl.Prepare(ctx, tg, func(string, int64, int64) {}); err != nil {
 			t.Fatal(err)
 		}

@@ -79,7 +79,10 @@ func tpcbSelect(t testing.TB, tg target.Target) workload.Workload {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if err := wl.Setup(ctx, conn); errors.Is(err, workload.ErrNotPrepared) {
+	// One err throughout: the second Setup's error, and a first one other than
+	// ErrNotPrepared, must reach the check below (a shadowed err dropped both).
+	err = wl.Setup(ctx, conn)
+	if errors.Is(err, workload.ErrNotPrepared) {
 		if err := wl.Prepare(ctx, tg, func(string, int64, int64) {}); err != nil {
 			t.Fatal(err)
 		}

@@ -334,9 +334,6 @@ func (r *Runner) Close() {
 // against 12.9-13.5 µs).
 var pollerClients = 64 // a variable for tests
 
-// maxProcs caps the Ps the runner asks for.
-const maxProcs = 512
-
 // Tuner changes the process's runtime settings for a runner's network clients (see
 // package tune). The front end that owns the process supplies it; without one, the
 // runner changes nothing.

@@ -19,7 +19,6 @@ package safefile
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -227,29 +226,4 @@ func WriteFile(path string, data []byte, owners ...int) error {
 		return err
 	}
 	return a.Commit()
-}
-
-// Copy writes r to path atomically (see Atomic).
-func Copy(path string, r io.Reader) error {
-	a, err := NewAtomic(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(a, r); err != nil {
-		a.Abort()
-		return err
-	}
-	return a.Commit()
-}
-
-// Owner is the uid that owns path (Lstat), or -1.
-func Owner(path string) int {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return -1
-	}
-	if uid, ok := uidOf(fi); ok {
-		return uid
-	}
-	return -1
 }

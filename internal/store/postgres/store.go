@@ -70,9 +70,6 @@ type lockKey struct {
 	id    int64
 }
 
-// SchemaVersion is the newest schema this build knows.
-func SchemaVersion() int { return sqlstore.Latest(migrationFS) }
-
 // IsURL reports whether value is a PostgreSQL URL (postgres:// or postgresql://, in
 // any case).
 func IsURL(value string) bool {

@@ -40,9 +40,6 @@ var dialect = sqlstore.Dialect{AppendWarning: `json_insert(warnings, '$[#]', ?)`
 
 var _ store.Store = (*Store)(nil)
 
-// SchemaVersion is the newest schema this build knows.
-func SchemaVersion() int { return sqlstore.Latest(migrationFS) }
-
 // checkOwner refuses, without creating anything, a store path another user could read
 // or replace: the file or its -wal, -shm or -journal companion is a symbolic link,
 // belongs to another user or is writable by others (errors.Is safefile.ErrUnsafe).

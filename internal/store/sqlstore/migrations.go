@@ -37,12 +37,3 @@ func Migrations(fsys fs.FS) ([]Migration, error) {
 	slices.SortFunc(ms, func(a, b Migration) int { return a.Version - b.Version })
 	return ms, nil
 }
-
-// Latest is the newest schema version of fsys's migrations (0 for none).
-func Latest(fsys fs.FS) int {
-	ms, _ := Migrations(fsys)
-	if len(ms) == 0 {
-		return 0
-	}
-	return ms[len(ms)-1].Version
-}

@@ -145,10 +145,6 @@ func (t tx) exec(ctx context.Context, query string, args ...any) (sql.Result, er
 	return t.ExecContext(ctx, t.s.q(query), args...)
 }
 
-func (t tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.QueryContext(ctx, t.s.q(query), args...)
-}
-
 func (t tx) row(ctx context.Context, query string, args ...any) *sql.Row {
 	return t.QueryRowContext(ctx, t.s.q(query), args...)
 }

@@ -58,12 +58,3 @@ func builtinSource(name string) (full, src string, err error) {
 	}
 	return "", "", fmt.Errorf("-b %s: no such built-in script (built-ins: %s)", name, strings.Join(names, ", "))
 }
-
-// BuiltinNames lists the built-in scripts.
-func BuiltinNames() []string {
-	var out []string
-	for _, b := range builtins {
-		out = append(out, b.name)
-	}
-	return out
-}

@@ -45,13 +45,12 @@ type Value struct {
 	F float64
 }
 
-func intVal(i int64) Value                   { return Value{K: kInt, I: i} }
-func dblVal(f float64) Value                 { return Value{K: kDouble, F: f} }
-func boolVal(b bool) Value                   { return Value{K: kBool, B: b} }
-func nullVal() Value                         { return Value{} }
-func (v Value) isNull() bool                 { return v.K == kNull }
-func (v Value) String() string               { return string(v.appendText(nil)) }
-func (v Value) appendTextTo(b []byte) []byte { return v.appendText(b) }
+func intVal(i int64) Value     { return Value{K: kInt, I: i} }
+func dblVal(f float64) Value   { return Value{K: kDouble, F: f} }
+func boolVal(b bool) Value     { return Value{K: kBool, B: b} }
+func nullVal() Value           { return Value{} }
+func (v Value) isNull() bool   { return v.K == kNull }
+func (v Value) String() string { return string(v.appendText(nil)) }
 
 // appendText renders v as pgbench substitutes it into SQL: integers in decimal,
 // doubles with 15 significant digits (Infinity, -Infinity and NaN spelled as

@@ -1170,8 +1170,7 @@ func (d *decoder) crossCheck() {
 	for _, s := range f.Sequences {
 		seqs[s.Name] = true
 	}
-	var walkGen func(g *GenDef)
-	walkGen = func(g *GenDef) {
+	walkGen := func(g *GenDef) {
 		if g != nil && g.Sequence != "" && !seqs[g.Sequence] {
 			d.p.Add(g.Line, "sequence %s is not defined under sequences:", g.Sequence)
 		}

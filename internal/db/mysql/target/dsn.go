@@ -38,98 +38,15 @@ type env func(string) string
 // option file (defaults-file=PATH, else $HOME/.my.cnf, [client] section), MYSQL_PWD
 // for the password. Errors are one line and never contain the password.
 func parseDSN(dsn string, cfg target.Config, getenv env) (*mysql.Config, error) {
-	bad := func(why string) error {
-		return target.Errorf(target.ClassOther, "", "invalid MySQL DSN: %s; %s", why, dsnForm)
-	}
-	if strings.Contains(dsn, "#") {
-		return nil, bad("unexpected '#' (write it as %23)")
-	}
-	u, err := url.Parse(dsn)
+	dsnOpt, q, err := parseDSNURL(dsn)
 	if err != nil {
-		// url's error text quotes the DSN, password and all: never show it.
-		return nil, bad("cannot parse it as a URL")
+		return nil, err
 	}
-	if u.Scheme != "mysql" && u.Scheme != "mariadb" {
-		return nil, bad("the scheme must be mysql://")
-	}
-	if u.Opaque != "" {
-		return nil, bad("missing // after mysql:")
-	}
-	var dsnOpt options
-	if u.User != nil {
-		dsnOpt.user, dsnOpt.hasUser = u.User.Username(), true
-		dsnOpt.password, dsnOpt.hasPassword = u.User.Password()
-	}
-	dsnOpt.host = u.Hostname()
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, bad("the port must be a number from 1 to 65535")
-		}
-		dsnOpt.port = p
-	} else if strings.HasSuffix(u.Host, ":") {
-		return nil, bad("empty port after ':'")
-	}
-	dsnOpt.dbname = strings.TrimPrefix(u.Path, "/")
-	if strings.Contains(dsnOpt.dbname, "/") {
-		return nil, bad("the database name cannot contain '/'")
-	}
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return nil, bad("the query string is malformed")
-	}
-
 	mc := mysql.NewConfig()
 	mc.Params = map[string]string{}
-	var defaultsFile string
-	for k, vs := range q {
-		v := vs[len(vs)-1]
-		switch strings.ToLower(strings.ReplaceAll(k, "_", "-")) {
-		case "socket":
-			if v == "" {
-				return nil, bad("socket= needs a path")
-			}
-			dsnOpt.socket = v
-		case "defaults-file":
-			if v == "" {
-				return nil, bad("defaults-file= needs a path")
-			}
-			defaultsFile = v
-		case "password", "user", "passwd", "pwd":
-			return nil, bad("put the user and password before the host (mysql://user:password@host), in ~/.my.cnf or in MYSQL_PWD, not in query parameters")
-		case "tls":
-			switch v {
-			case "true", "false", "skip-verify", "preferred":
-				mc.TLSConfig = v
-			default:
-				return nil, bad("tls= must be true, false, skip-verify or preferred")
-			}
-		case "charset":
-			if !isIdent(v) {
-				return nil, bad("charset= must be a character set name")
-			}
-			coll := q.Get("collation")
-			if coll != "" && !isIdent(coll) {
-				return nil, bad("collation= must be a collation name")
-			}
-			if err := mc.Apply(mysql.Charset(v, coll)); err != nil {
-				return nil, bad("bad charset")
-			}
-		case "collation":
-			if !isIdent(v) {
-				return nil, bad("collation= must be a collation name")
-			}
-			mc.Collation = v
-		default:
-			// Anything else is a session variable set on every connection, as with
-			// go-sql-driver DSNs: ?transaction_isolation='READ-COMMITTED'.
-			if !isIdent(k) {
-				return nil, bad("a query parameter name is not a valid variable name")
-			}
-			if v == "" {
-				return nil, bad("query parameter " + k + " needs a value")
-			}
-			mc.Params[k] = v
-		}
+	defaultsFile, err := applyDSNQuery(mc, q, &dsnOpt)
+	if err != nil {
+		return nil, err
 	}
 
 	// The option file fills in what the DSN does not say.
@@ -142,7 +59,127 @@ func parseDSN(dsn string, cfg target.Config, getenv env) (*mysql.Config, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := mergeOptions(mc, dsnOpt, fileOpt, getenv); err != nil {
+		return nil, err
+	}
+	applyConfig(mc, cfg)
+	return mc, nil
+}
 
+// badDSN is the one-line error for a DSN that cannot be used: why, and the form.
+func badDSN(why string) error {
+	return target.Errorf(target.ClassOther, "", "invalid MySQL DSN: %s; %s", why, dsnForm)
+}
+
+// parseDSNURL reads the URL part of a DSN: scheme, user and password, host, port and
+// database name, and the query parameters (not yet interpreted).
+func parseDSNURL(dsn string) (options, url.Values, error) {
+	var dsnOpt options
+	if strings.Contains(dsn, "#") {
+		return dsnOpt, nil, badDSN("unexpected '#' (write it as %23)")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		// url's error text quotes the DSN, password and all: never show it.
+		return dsnOpt, nil, badDSN("cannot parse it as a URL")
+	}
+	if u.Scheme != "mysql" && u.Scheme != "mariadb" {
+		return dsnOpt, nil, badDSN("the scheme must be mysql://")
+	}
+	if u.Opaque != "" {
+		return dsnOpt, nil, badDSN("missing // after mysql:")
+	}
+	if u.User != nil {
+		dsnOpt.user, dsnOpt.hasUser = u.User.Username(), true
+		dsnOpt.password, dsnOpt.hasPassword = u.User.Password()
+	}
+	dsnOpt.host = u.Hostname()
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return dsnOpt, nil, badDSN("the port must be a number from 1 to 65535")
+		}
+		dsnOpt.port = p
+	} else if strings.HasSuffix(u.Host, ":") {
+		return dsnOpt, nil, badDSN("empty port after ':'")
+	}
+	dsnOpt.dbname = strings.TrimPrefix(u.Path, "/")
+	if strings.Contains(dsnOpt.dbname, "/") {
+		return dsnOpt, nil, badDSN("the database name cannot contain '/'")
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return dsnOpt, nil, badDSN("the query string is malformed")
+	}
+	return dsnOpt, q, nil
+}
+
+// applyDSNQuery interprets the DSN's query parameters: the socket (into dsnOpt), TLS,
+// character set and collation (into mc), and session variables (mc.Params). It
+// returns the defaults-file= path, if any.
+func applyDSNQuery(mc *mysql.Config, q url.Values, dsnOpt *options) (defaultsFile string, _ error) {
+	for k, vs := range q {
+		v := vs[len(vs)-1]
+		switch strings.ToLower(strings.ReplaceAll(k, "_", "-")) {
+		case "socket":
+			if v == "" {
+				return "", badDSN("socket= needs a path")
+			}
+			dsnOpt.socket = v
+		case "defaults-file":
+			if v == "" {
+				return "", badDSN("defaults-file= needs a path")
+			}
+			defaultsFile = v
+		case "password", "user", "passwd", "pwd":
+			return "", badDSN("put the user and password before the host (mysql://user:password@host), in ~/.my.cnf or in MYSQL_PWD, not in query parameters")
+		case "tls":
+			switch v {
+			case "true", "false", "skip-verify", "preferred":
+				mc.TLSConfig = v
+			default:
+				return "", badDSN("tls= must be true, false, skip-verify or preferred")
+			}
+		case "charset":
+			if err := applyCharset(mc, v, q.Get("collation")); err != nil {
+				return "", err
+			}
+		case "collation":
+			if !isIdent(v) {
+				return "", badDSN("collation= must be a collation name")
+			}
+			mc.Collation = v
+		default:
+			// Anything else is a session variable set on every connection, as with
+			// go-sql-driver DSNs: ?transaction_isolation='READ-COMMITTED'.
+			if !isIdent(k) {
+				return "", badDSN("a query parameter name is not a valid variable name")
+			}
+			if v == "" {
+				return "", badDSN("query parameter " + k + " needs a value")
+			}
+			mc.Params[k] = v
+		}
+	}
+	return defaultsFile, nil
+}
+
+// applyCharset sets charset= (with the collation= beside it, if any) on mc.
+func applyCharset(mc *mysql.Config, charset, coll string) error {
+	if !isIdent(charset) {
+		return badDSN("charset= must be a character set name")
+	}
+	if coll != "" && !isIdent(coll) {
+		return badDSN("collation= must be a collation name")
+	}
+	if err := mc.Apply(mysql.Charset(charset, coll)); err != nil {
+		return badDSN("bad charset")
+	}
+	return nil
+}
+
+// mergeOptions sets mc's user, password, database and address from the DSN, then the
+// option file, then the environment (USER, MYSQL_PWD), then the defaults.
+func mergeOptions(mc *mysql.Config, dsnOpt, fileOpt options, getenv env) error {
 	mc.User = first(dsnOpt.user, dsnOpt.hasUser, fileOpt.user, fileOpt.hasUser)
 	if !dsnOpt.hasUser && !fileOpt.hasUser {
 		mc.User = getenv("USER") // as the mysql client does: the login name
@@ -170,7 +207,7 @@ func parseDSN(dsn string, cfg target.Config, getenv env) (*mysql.Config, error) 
 	if port == "" {
 		port = "3306"
 	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return nil, target.Errorf(target.ClassOther, "", "invalid port %q in the option file", port)
+		return target.Errorf(target.ClassOther, "", "invalid port %q in the option file", port)
 	}
 	switch {
 	case dsnOpt.socket != "":
@@ -184,7 +221,12 @@ func parseDSN(dsn string, cfg target.Config, getenv env) (*mysql.Config, error) 
 		}
 		mc.Net, mc.Addr = "tcp", net.JoinHostPort(host, port)
 	}
+	return nil
+}
 
+// applyConfig sets what comes from the target's Config rather than the DSN: how
+// statements are sent, the connect timeout and the program name the server shows.
+func applyConfig(mc *mysql.Config, cfg target.Config) {
 	mc.ParseTime = false
 	mc.InterpolateParams = cfg.Unprepared
 	mc.Timeout = cfg.ConnectTimeout
@@ -203,7 +245,6 @@ func parseDSN(dsn string, cfg target.Config, getenv env) (*mysql.Config, error) 
 	}, app)
 	mc.ConnectionAttributes = "program_name:" + app
 	mc.Logger = &mysql.NopLogger{} // errors are returned, never printed
-	return mc, nil
 }
 
 func first(a string, hasA bool, b string, hasB bool) string {

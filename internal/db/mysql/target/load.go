@@ -87,7 +87,7 @@ type loader struct {
 	rows  int
 	done  int // rows inserted by the last flush
 
-	full driver.Stmt // prepared for perStmt rows
+	full preparedStmt // prepared for perStmt rows
 }
 
 type textRef struct{ idx, start, end int }

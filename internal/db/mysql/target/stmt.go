@@ -13,7 +13,7 @@ import (
 // with the arguments interpolated by the driver.
 type Stmt struct {
 	c     *Conn
-	ds    driver.Stmt // nil in simple query mode
+	ds    preparedStmt // nil in simple query mode
 	sql   string
 	query bool // read rows (SELECT …) rather than rows affected
 	nIn   int  // placeholders, -1 if unknown (simple mode)
@@ -81,7 +81,7 @@ func (s *Stmt) runExec(res *target.Result) error {
 	} else {
 		r, err = s.c.execer.Exec(s.sql, s.args)
 		if errors.Is(err, driver.ErrSkip) {
-			r, err = s.fallback(func(ds driver.Stmt) (driver.Result, error) { return ds.Exec(s.args) })
+			r, err = s.fallback(func(ds preparedStmt) (driver.Result, error) { return ds.Exec(s.args) })
 		}
 	}
 	if err != nil {
@@ -102,7 +102,7 @@ func (s *Stmt) runQuery(res *target.Result) error {
 	} else {
 		rows, err = s.c.queryer.Query(s.sql, s.args)
 		if errors.Is(err, driver.ErrSkip) {
-			var st driver.Stmt
+			var st preparedStmt
 			if st, err = s.c.dc.Prepare(s.sql); err == nil {
 				defer st.Close()
 				rows, err = st.Query(s.args)
@@ -143,7 +143,7 @@ func (s *Stmt) runQuery(res *target.Result) error {
 
 // fallback prepares, runs and closes the statement: simple query mode uses it when the
 // driver cannot interpolate the arguments.
-func (s *Stmt) fallback(run func(driver.Stmt) (driver.Result, error)) (driver.Result, error) {
+func (s *Stmt) fallback(run func(preparedStmt) (driver.Result, error)) (driver.Result, error) {
 	ds, err := s.c.dc.Prepare(s.sql)
 	if err != nil {
 		return nil, err
