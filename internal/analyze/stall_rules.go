@@ -26,7 +26,14 @@ import (
 //	OS writeback              at least 16 MB under writeback, or dirty pages at the
 //	                          dirty_ratio threshold
 //	client host saturated     on average at least twice as many runnable tasks as
-//	                          CPUs, or at least 10% steal, during the stall
+//	                          CPUs, or at least 10% steal, during the stall, and the
+//	                          clients did not stop: a saturated host slows its
+//	                          clients, it does not stop them for a whole interval
+//	                          (under 5% of the baseline)
+//
+// A server sample missing altogether (the sampler still waiting on the previous one)
+// counts as unanswered when the sampler seldom misses samples in the baseline, or
+// when the clients stopped in the same intervals: both were waiting for the server.
 //
 // Checkpoint and binary-log patterns rest on events that happened (a checkpoint
 // started, the binary log rotated) rather than on a level.
@@ -164,13 +171,16 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 		return stallMatch{}, false
 	}
 	var hit, bad, ran, missing int
-	var hitTPS []float64 // throughput in the intervals the server did not answer
+	var hitTPS, missTPS []float64 // throughput in the intervals the server did not answer, or was not sampled
 	// Every sample index the window spans: a watch session's throughput has no point
 	// where the server's statement counter was not read.
 	for idx := w[0]; idx <= w[len(w)-1]; idx++ {
 		x, ok := ans[idx]
 		if !ok {
 			missing++ // no sample at all: the sampler was still waiting on the last one
+			if v, ok := a.tp[idx]; ok {
+				missTPS = append(missTPS, v)
+			}
 			continue
 		}
 		if !stallMostlyUnanswered(x) {
@@ -196,13 +206,18 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 		}
 	}
 	// A sample missing altogether (the sampler still waiting on the previous one) is
-	// an unanswered one too, unless the sampler misses samples all the time.
-	missingCounts := missing > 0 && float64(baseMissing) < stallMaxBaselineNoAns*float64(len(a.baseline))
+	// an unanswered one too, unless the sampler misses samples all the time and the
+	// clients went on: clients that stopped were waiting for the server as well.
+	stopped := a.clientsStopped(st, w)
+	missingCounts := missing > 0 && (stopped || float64(baseMissing) < stallMaxBaselineNoAns*float64(len(a.baseline)))
 	if hit == 0 && !missingCounts {
 		return stallMatch{}, false
 	}
 	if n == 0 || float64(base)/float64(n) >= stallMaxBaselineNoAns {
 		return stallMatch{}, false // the sampler struggles all the time: not this stall's sign
+	}
+	if missingCounts {
+		hitTPS = append(hitTPS, missTPS...)
 	}
 	// Corroboration: the server's processes off the CPU (when it runs on this host).
 	cpuOff, cpuLo, cpuBase := false, 0.0, 0.0
@@ -248,6 +263,8 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 		// What the clients did meanwhile, as measured: nothing, or how much.
 		if len(hitTPS) > 0 && slices.Max(hitTPS) < 0.05*st.Baseline {
 			why = append(why, "the clients neither completed nor gave up transactions: they were waiting for replies")
+		} else if k := a.stoppedIntervals(st, w); k > 0 {
+			why = append(why, fmt.Sprintf("the clients completed next to nothing in %d interval(s) of it: they were waiting for replies", k))
 		} else if len(hitTPS) > 0 {
 			why = append(why, fmt.Sprintf("the clients still completed %s–%s transactions/s in those intervals (%s normally): the server answered them, slowly, while the sampler's queries waited",
 				stallNum(slices.Min(hitTPS)), stallNum(slices.Max(hitTPS)), stallNum(st.Baseline)))
@@ -292,7 +309,7 @@ func stallRestart(a *stallAttributor, st *store.Stall, w []int, reconnects int64
 // evidence comes first.
 func stallClientHost(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
 	h, ok := a.hostDuring(st)
-	if !ok || !h.Saturated {
+	if !ok || !h.Saturated || a.clientsStopped(st, w) {
 		return stallMatch{}, false
 	}
 	m := stallMatch{key: "client_host", score: 1, metrics: h.metrics()}
@@ -300,6 +317,28 @@ func stallClientHost(a *stallAttributor, st *store.Stall, w []int, _ int64) (sta
 	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while the host fathom runs on was saturated: %s. fathom's clients compete for CPU there, so part or all of this dip may be the client's, not the server's. Run the client on a quieter host or with fewer clients before trusting it.",
 		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), h.Text)
 	return m, true
+}
+
+// clientsStopped: in at least one interval of the stall the clients completed under
+// 5% of the baseline's transactions. Waiting for something (the server, a lock), not
+// starved of CPU: a saturated host slows clients, it does not stop them.
+func (a *stallAttributor) clientsStopped(st *store.Stall, w []int) bool {
+	return a.stoppedIntervals(st, w) > 0
+}
+
+// stoppedIntervals counts the stall's intervals in which the clients completed under
+// 5% of the baseline's transactions.
+func (a *stallAttributor) stoppedIntervals(st *store.Stall, w []int) int {
+	if st.Throughput != "tps" || st.Baseline <= 0 {
+		return 0
+	}
+	k := 0
+	for _, idx := range w {
+		if v, ok := a.tp[idx]; ok && v < 0.05*st.Baseline {
+			k++
+		}
+	}
+	return k
 }
 
 // hostDuring is the host's load over a stall's own intervals.

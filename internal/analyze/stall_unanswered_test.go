@@ -224,3 +224,38 @@ func spansCauses(ss []store.Stall) []string {
 	}
 	return out
 }
+
+// A SIGSTOPped server on a saturated host whose sampler often misses a sample: the
+// samples of the stall's intervals are missing (the sampler still waiting), not timed
+// out. Clients that stopped say the server stopped answering; the host's load does not
+// explain clients that completed nothing, so the dip is not put down to it. Clients
+// that went on, slowly, with the same missing samples: the host's load is the answer.
+func TestStoppedClientsAndMissingSamples(t *testing.T) {
+	const n = 50
+	busy := []store.MetricSeries{
+		stalltest.Series("os.procs_running", "gauge", "tasks", n, func(i int) float64 { return 10 }),
+		stalltest.Series("os.cpus", "gauge", "cpus", n, func(i int) float64 { return 2 }),
+	}
+	var samples []store.SampleStatus
+	for _, s := range stalltest.Statuses(n, "mysql") {
+		if s.Source != "os" && (stalltest.In(s.Interval, 30, 31, 32) || s.Interval%4 == 1) {
+			continue // no sample: during the stall, and one interval in four all along
+		}
+		samples = append(samples, s)
+	}
+	in := analyze.StallInput{Throughput: stalltest.Synth(n, 700, stalltest.DipRange(30, 32, 0)), Unit: "tps", Kind: "mysql", Local: true,
+		Samples: samples, Metrics: busy}
+	s := oneStall(t, in)
+	if s.Cause != "server_unresponsive" || !strings.Contains(s.Explanation, "could not sample at all") || !strings.Contains(s.Explanation, "completed next to nothing in 3 interval(s)") {
+		t.Errorf("stopped clients, missing samples, saturated host: named %q: %s", s.Cause, s.Explanation)
+	}
+	for _, c := range s.Causes {
+		if c.Key == "client_host" {
+			t.Errorf("clients that completed nothing put down to the host's load too: %+v", c)
+		}
+	}
+	in.Throughput = stalltest.Synth(n, 700, stalltest.DipRange(30, 32, 200))
+	if s := oneStall(t, in); s.Cause != "client_host" {
+		t.Errorf("clients going on at 200 tps, missing samples, saturated host: named %q: %s", s.Cause, s.Explanation)
+	}
+}

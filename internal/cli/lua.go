@@ -65,7 +65,6 @@ type luaValue struct {
 	l    *luaFlags
 	name string
 	def  string
-	set  bool
 }
 
 func (v *luaValue) String() string {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -321,13 +319,4 @@ func (e *env) sleep(d time.Duration) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
-var _ = filepath.Base
