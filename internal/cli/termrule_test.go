@@ -28,6 +28,7 @@ var terminalFrontEnds = []string{
 	"internal/cli/",    // the command-line front end
 	"internal/serve/",  // the web front end (it writes HTTP responses)
 	"cmd/",             // main
+	"scripts/",         // the project's own programs (gendocs), mains too
 	"internal/dbtest/", // test helpers, imported by tests only
 }
 

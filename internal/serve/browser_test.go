@@ -405,8 +405,8 @@ func TestBrowseExperiment(t *testing.T) {
 		t.Errorf("hovered category %q is not the report's box %q", b.str(`document.querySelector("#exp-box .u-legend .u-series:first-child .u-value").textContent`), title)
 	}
 	boxes := b.num(`document.querySelector("iframe.report").contentDocument.querySelectorAll("svg.chart g.box").length`)
-	if boxes != 4 {
-		t.Errorf("%v box plots in the experiment's static report, want 4", boxes)
+	if boxes != 5 { // one per cell, and the last over every run
+		t.Errorf("%v box plots in the experiment's static report, want 5 (4 cells and all runs)", boxes)
 	}
 	b.shot("experiment.png")
 }

@@ -280,7 +280,8 @@ func TestExperimentAndCompare(t *testing.T) {
 	for _, c := range f.Summary {
 		kinds = append(kinds, c.Kind)
 	}
-	if strings.Join(kinds, ",") != "box,bars,line,line" || len(f.Summary[0].Boxes) != 4 || len(f.Time) != 2 || f.Small.Kind != "multiples" || len(f.Small.Panels) != 4 {
+	// Five boxes: one per cell, the last over every run.
+	if strings.Join(kinds, ",") != "box,bars,line,line" || len(f.Summary[0].Boxes) != 5 || f.Summary[0].Boxes[4].Label != "all runs" || len(f.Time) != 2 || f.Small.Kind != "multiples" || len(f.Small.Panels) != 4 {
 		t.Errorf("figures: %v, %d boxes, %d overlays, small %s of %d", kinds, len(f.Summary[0].Boxes), len(f.Time), f.Small.Kind, len(f.Small.Panels))
 	}
 	if f.Summary[2].Series[0].Colour == "" {

@@ -155,8 +155,21 @@ func (w *Workload) SelfMarked() {}
 // KeepsExisting: prepare is the script's own, as under sysbench.
 func (w *Workload) KeepsExisting() {}
 
-// SetOutput sends what the script prints (print()) to out.
-func (w *Workload) SetOutput(out io.Writer) { w.out = out }
+// SetOutput sends what the script prints (print()) to out. The script's threads (a
+// parallel prepare, every client) print through one lock, a whole print() at a time.
+func (w *Workload) SetOutput(out io.Writer) { w.out = &lockedWriter{w: out} }
+
+// lockedWriter serialises writes from the script's Lua states.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
 
 // SetSeed seeds the scripts' random numbers (--rand-seed, --seed).
 func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
