@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -454,5 +455,68 @@ func TestStoreOutageAgents(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(run.Warnings, "\n"), "unreachable from") {
 		t.Errorf("the run does not record the outage: %q", run.Warnings)
+	}
+}
+
+// A 4 s store outage during a watch session: the session samples on, writes what it
+// kept when the store returns, and the store holds every sample the session counted,
+// with the outage recorded.
+func TestStoreOutageWatch(t *testing.T) {
+	s := newOutageStore(t)
+	target := dbtest.PostgresDSN(t)
+	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
+	st := s.open(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := poll("the watch's first stored sample", func() bool {
+			id, err := st.LatestRunID(context.Background())
+			if err != nil || id == 0 {
+				return false
+			}
+			ss, _ := st.SampleStatuses(context.Background(), id)
+			return len(ss) > 0
+		}); err != nil {
+			t.Error(err)
+			return
+		}
+		s.proxy.Cut()
+		time.Sleep(4 * time.Second) // the outage's length, not a wait for a condition
+		s.proxy.Restore()
+	}()
+	r := fathom(t, env, nil, "watch", "--target", target, "-T", "10s", "-P", "500ms", "--json", "-q")
+	<-done
+	if r.code != 0 {
+		t.Fatalf("watch: exit %d\n%s", r.code, r.stderr)
+	}
+	t.Logf("the watch printed on stderr:\n%s", r.stderr)
+	var sum struct {
+		RunID   int64  `json:"run_id"`
+		Status  string `json:"status"`
+		Samples int    `json:"samples"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		t.Fatalf("stdout: %v\n%s", err, r.stdout)
+	}
+	if !strings.Contains(r.stderr, "is unreachable") || !strings.Contains(r.stderr, "is back after") {
+		t.Errorf("the outage and the store's return were not said on stderr:\n%s", r.stderr)
+	}
+	ss, err := st.SampleStatuses(context.Background(), sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[int]bool{}
+	for _, x := range ss {
+		stored[x.Interval] = true
+	}
+	if sum.Status != "complete" || sum.Samples < 15 || len(stored) != sum.Samples {
+		t.Errorf("watch %s with %d samples; %d samples stored", sum.Status, sum.Samples, len(stored))
+	}
+	run, err := st.Run(context.Background(), sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "complete" || !strings.Contains(strings.Join(run.Warnings, "\n"), "unreachable from") {
+		t.Errorf("stored status %q, warnings %q", run.Status, run.Warnings)
 	}
 }

@@ -29,6 +29,7 @@ type watchOpts struct {
 	quiet          bool
 	asJSON         bool
 	sampling       samplingOpts
+	outage         outageOpts
 }
 
 func newWatchCmd(env *Env) *cobra.Command {
@@ -52,6 +53,7 @@ commits, MySQL's statements). Without -T it runs until Ctrl-C.`,
 	}
 	fs.StringVar(&o.target, "target", def, "database: postgres://…, mysql://…, sqlite:PATH (also $FATHOM_TARGET)")
 	storeFlag(fs, env, &o.store)
+	o.outage.register(fs)
 	positiveDurationVarP(fs, &o.duration, "time", "T", 0, "how long to watch (default: until Ctrl-C)")
 	positiveDurationVarP(fs, &o.interval, "report-interval", "P", time.Second, "sampling interval, e.g. 1, 10s")
 	positiveDurationVarP(fs, &o.connectTimeout, "connect-timeout", "", 10*time.Second, "time allowed for each connection attempt")
@@ -90,7 +92,7 @@ func (o *watchOpts) run(ctx context.Context, env *Env) error {
 	if err := wo.Check(); err != nil {
 		return err
 	}
-	st, err := openStore(o.store)
+	st, err := o.outage.open(env, o.store) // a PostgreSQL store rides out outages (store/durable)
 	if err != nil {
 		return err
 	}
