@@ -127,15 +127,31 @@ func (b *tab) num(js string) float64 { b.t.Helper(); return eval[float64](b, js)
 func (b *tab) str(js string) string  { b.t.Helper(); return eval[string](b, js) }
 
 // until polls a JavaScript condition (the page updates on its own time).
+// A page that is navigating (a link to another page was followed) has no context to
+// evaluate in for a moment: such an error is waited out like a false condition.
 func (b *tab) until(js string) {
 	b.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for !eval[bool](b, "!!("+js+")") {
+	for {
+		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool]("!!("+js+")"))
+		if err != nil && !navigating(err) {
+			b.t.Fatalf("%s: %v", js, err)
+		}
+		if err == nil && ok {
+			return
+		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("waited 60s for %s", js)
+			b.t.Fatalf("waited 60s for %s (last error: %v)", js, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// navigating tells the errors of an evaluation cut short by a navigation.
+func navigating(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "navigated or closed") || strings.Contains(s, "Cannot find context") ||
+		strings.Contains(s, "Execution context was destroyed")
 }
 
 func (b *tab) do(actions ...chromedp.Action[chromedp.Void]) {
