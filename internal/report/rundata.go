@@ -93,8 +93,8 @@ type Point struct {
 	// TxnTypes order, and GroupLat each client group's (its types' histograms merged):
 	// a judged run's latency over time counts only what it is judged by. Both are nil
 	// for a run of one type.
-	TypeLat  []PointLatency
-	GroupLat map[string]PointLatency
+	TypeLat    []PointLatency
+	GroupLat   map[string]PointLatency
 	ErrorsPS   float64 // failed attempts per second (all classes but canceled)
 	RetriesPS  float64
 	FailedPS   float64

@@ -318,5 +318,3 @@ func (e *env) sleep(d time.Duration) {
 	case <-e.ctx.Done():
 	}
 }
-
-
