@@ -61,10 +61,20 @@ func TestAgentsLoopback(t *testing.T) {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
 	}
 	sum := summary(t, r)
+	n := agentTransactions(t, agents)
+	if sum.Clients != 3 || sum.Transactions == 0 || sum.Transactions != n {
+		t.Errorf("summary: %d clients, %d transactions; agents' transactions add up to %d", sum.Clients, sum.Transactions, n)
+	}
+}
+
+// agentTransactions adds up the transactions of the agents' last lines ("complete: N
+// intervals, M transactions"); an agent that failed fails the test.
+func agentTransactions(t *testing.T, agents []result) int64 {
+	t.Helper()
 	var n int64
 	for i, a := range agents {
 		if a.code != 0 {
-			t.Errorf("agent %d: %d %s", i, a.code, a.stderr)
+			t.Fatalf("agent %d: exit %d\n%s", i, a.code, a.stderr)
 		}
 		var k int64
 		line := a.stderr[strings.LastIndex(a.stderr, "complete: "):]
@@ -73,7 +83,5 @@ func TestAgentsLoopback(t *testing.T) {
 		}
 		n += k
 	}
-	if sum.Clients != 3 || sum.Transactions == 0 || sum.Transactions != n {
-		t.Errorf("summary: %d clients, %d transactions; agents' transactions add up to %d", sum.Clients, sum.Transactions, n)
-	}
+	return n
 }

@@ -128,14 +128,7 @@ func outageRun(t *testing.T, s *outageStore, dur string, extra []string, fault f
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := poll("the run's first stored interval", func() bool {
-			id, err := st.LatestRunID(context.Background())
-			if err != nil || id == 0 {
-				return false
-			}
-			ivs, _ := st.Intervals(context.Background(), id)
-			return len(ivs) > 0
-		}); err != nil {
+		if err := pollFirstInterval(st, "the run's first stored interval"); err != nil {
 			t.Error(err)
 			return
 		}
@@ -319,14 +312,7 @@ matrix:
 		defer close(done)
 		// The outage starts once the first run has stored an interval and lasts 10 s,
 		// longer than one run: it spans the end of one run and the start of the next.
-		if err := poll("the experiment's first stored interval", func() bool {
-			id, err := st.LatestRunID(context.Background())
-			if err != nil || id == 0 {
-				return false
-			}
-			ivs, _ := st.Intervals(context.Background(), id)
-			return len(ivs) > 0
-		}); err != nil {
+		if err := pollFirstInterval(st, "the experiment's first stored interval"); err != nil {
 			t.Error(err)
 			return
 		}
@@ -401,14 +387,7 @@ func TestStoreOutageAgents(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := poll("the run's first merged interval", func() bool {
-			id, err := st.LatestRunID(context.Background())
-			if err != nil || id == 0 {
-				return false
-			}
-			ivs, _ := st.Intervals(context.Background(), id)
-			return len(ivs) > 0
-		}); err != nil {
+		if err := pollFirstInterval(st, "the run's first merged interval"); err != nil {
 			t.Error(err)
 			return
 		}
@@ -427,18 +406,7 @@ func TestStoreOutageAgents(t *testing.T) {
 	if sum.Status != "complete" {
 		t.Fatalf("status %s (%s)", sum.Status, sum.Reason)
 	}
-	var n int64
-	for i, a := range agents {
-		if a.code != 0 {
-			t.Fatalf("agent %d: exit %d\n%s", i, a.code, a.stderr)
-		}
-		var k int64
-		line := a.stderr[strings.LastIndex(a.stderr, "complete: "):]
-		if _, err := fmt.Sscanf(line, "complete: %d intervals, %d transactions", new(int), &k); err != nil {
-			t.Fatalf("agent %d's last line %q: %v", i, line, err)
-		}
-		n += k
-	}
+	n := agentTransactions(t, agents)
 	if sum.Transactions == 0 || sum.Transactions != n {
 		t.Errorf("the run counted %d transactions; the agents' add up to %d", sum.Transactions, n)
 	}
@@ -519,4 +487,16 @@ func TestStoreOutageWatch(t *testing.T) {
 	if run.Status != "complete" || !strings.Contains(strings.Join(run.Warnings, "\n"), "unreachable from") {
 		t.Errorf("stored status %q, warnings %q", run.Status, run.Warnings)
 	}
+}
+
+// pollFirstInterval waits until the newest run in st has an interval stored.
+func pollFirstInterval(st store.Store, what string) error {
+	return poll(what, func() bool {
+		id, err := st.LatestRunID(context.Background())
+		if err != nil || id == 0 {
+			return false
+		}
+		ivs, _ := st.Intervals(context.Background(), id)
+		return len(ivs) > 0
+	})
 }
