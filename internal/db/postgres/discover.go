@@ -45,7 +45,7 @@ var governing = []string{"max_wal_size", "min_wal_size", "checkpoint_timeout", "
 	"shared_buffers", "full_page_writes", "wal_compression", "synchronous_commit", "wal_sync_method",
 	"bgwriter_lru_maxpages", "autovacuum_max_workers", "autovacuum_vacuum_cost_limit",
 	"autovacuum_vacuum_cost_delay", "deadlock_timeout", "lock_timeout", "checkpoint_flush_after",
-	"backend_flush_after", "wal_writer_flush_after"}
+	"backend_flush_after", "wal_writer_flush_after", "commit_delay", "commit_siblings"}
 
 func discoverPostgres(ctx context.Context, s *metric.Server, conn target.Conn, fs procfs.FS, haveProc bool) {
 	rows, err := conn.Query(ctx, `SELECT current_setting('server_version_num'), version(), pg_backend_pid(),
