@@ -105,3 +105,101 @@ func TestLuaScriptMistakes(t *testing.T) {
 		oneLine(t, fathom(t, env, nil, c.args...), ExitUsage, c.want)
 	}
 }
+
+// hooksScript is a sysbench script of our own that uses what the community's TPC-C
+// scripts use beyond oltp_*.lua: it counts an error itself on every 4th event
+// (ffi.C.sb_counter_inc, SB_CNT_ERROR), makes every 5th event's first attempt insert
+// a duplicate key that its sql_error_ignorable hook declares ignorable (so the event
+// restarts, after before_restart_event, as sysbench restarts it), uses LuaJIT's bit
+// module, and ends its thread after 20 events by returning true from event().
+const hooksScript = `
+ffi = require("ffi")
+ffi.cdef[[void sb_counter_inc(int, sb_counter_type);]]
+
+function prepare()
+   local con = sysbench.sql.driver():connect()
+   con:query("CREATE TABLE hooks_dup (id INTEGER PRIMARY KEY)")
+   con:query("INSERT INTO hooks_dup VALUES (1)")
+end
+
+function cleanup()
+   sysbench.sql.driver():connect():query("DROP TABLE hooks_dup")
+end
+
+function thread_init()
+   con = sysbench.sql.driver():connect()
+   n, retrying, restarted = 0, false, false
+end
+
+function sysbench.hooks.sql_error_ignorable(err)
+   return err.sql_errno == 1062 or err.sql_state == "23505"
+end
+
+function sysbench.hooks.before_restart_event(err)
+   restarted = true
+end
+
+function event()
+   if not retrying then n = n + 1 end
+   if n > 20 then return true end
+   assert(bit.band(bit.bor(n, 0x100), 0xff) == n, "bit")
+   if n % 5 == 0 and not retrying then
+      retrying = true
+      con:query("INSERT INTO hooks_dup VALUES (1)")
+   end
+   if retrying then
+      assert(restarted, "before_restart_event was not called before the restart")
+      retrying, restarted = false, false
+   end
+   con:query("SELECT 1")
+   if n % 4 == 0 then ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_ERROR) end
+end
+`
+
+// TestLuaScriptHooks: on MariaDB and PostgreSQL, hooksScript's 2 threads end after
+// 20 events each (the run ends long before its -T), the events whose script counted
+// an error are measured as the type "event-error", and the restarted events are
+// counted once each as a success, their first attempts as retries with the
+// duplicate key's class, none failed, whatever --max-tries says.
+func TestLuaScriptHooks(t *testing.T) {
+	needSysbenchScripts(t)
+	script := filepath.Join(t.TempDir(), "hooks.lua")
+	if err := os.WriteFile(script, []byte(hooksScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, srv := range []struct {
+		name string
+		dsn  func(t *testing.T) string
+	}{
+		{"mysql", func(t *testing.T) string { return dbtest.MySQLDatabase(t, "clilua_hooks") }},
+		{"postgres", func(t *testing.T) string { return dbtest.PostgresDatabase(t, "clilua_hooks") }},
+	} {
+		t.Run(srv.name, func(t *testing.T) {
+			env := storeEnv(t)
+			tgt := "--target=" + srv.dsn(t)
+			fathom(t, env, nil, "cleanup", "-w", script, tgt)
+			if r := fathom(t, env, nil, "prepare", "-w", script, tgt); r.code != 0 {
+				t.Fatalf("prepare: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			defer fathom(t, env, nil, "cleanup", "-w", script, tgt)
+			r := fathom(t, env, nil, "run", "-w", script, "--threads", "2", "-T", "10m", "--json", "-q", tgt)
+			if r.code != 0 {
+				t.Fatalf("run: %d\n%s", r.code, r.stderr)
+			}
+			s := summary(t, r)
+			ev, everr := s.ByTxn["event"], s.ByTxn["event-error"]
+			// Per thread: events 1-20 count, the 21st returns true and is not counted;
+			// 4, 8, 12, 16, 20 counted an error; 5, 10, 15, 20 restarted once.
+			if s.Status != "complete" || s.Transactions != 40 || ev.Transactions != 30 || everr.Transactions != 10 {
+				t.Errorf("status %s, %d transactions (event %d, event-error %d): want complete, 40 (30, 10)",
+					s.Status, s.Transactions, ev.Transactions, everr.Transactions)
+			}
+			if s.Retries != 8 || s.Failed != 0 || s.Errors != 8 || s.ErrorsBy["constraint"] != 8 {
+				t.Errorf("%d retries, %d failed, %d errors %v: want 8 retries of the duplicate key's class, none failed", s.Retries, s.Failed, s.Errors, s.ErrorsBy)
+			}
+			if s.Seconds > 300 {
+				t.Errorf("the run measured %.0fs: its threads ended after 20 events each and the run should have ended with them", s.Seconds)
+			}
+		})
+	}
+}

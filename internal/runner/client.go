@@ -65,7 +65,7 @@ func (r *Runner) client(c *client) {
 	// Intended starts that were due and never began are dropped, not hidden: before the
 	// end of a run that ran its course, before the moment of the stop of one that was
 	// interrupted or failed. (A run by transaction count ends when the count is done.)
-	if openLoop && !c.aborted { // an aborted client's schedule is not the target's doing
+	if openLoop && !c.aborted && !c.ended { // an aborted or ended client's schedule is not the target's doing
 		switch {
 		case !r.stop.Load() && !r.end.IsZero():
 			r.dropUntil(c, sched, r.end)
@@ -221,8 +221,15 @@ func (r *Runner) runOne(c *client, typ int, start, intended time.Time) bool {
 			c.slot.End()
 		}
 		if err == nil {
+			if c.retype != nil {
+				typ = c.retype.Retype(typ)
+			}
 			r.finish(c, typ, start, intended, stmts, retries, false)
 			return true
+		}
+		if err == workload.ErrWorkerDone { // returned as is, never wrapped
+			c.ended = true
+			return false
 		}
 		class := target.ClassOf(err)
 		if class == target.ClassCanceled || r.hardCtx.Err() != nil {
@@ -254,7 +261,7 @@ func (r *Runner) runOne(c *client, typ int, start, intended time.Time) bool {
 			return r.reconnect(c, err)
 		}
 		_ = c.conn.Rollback(r.hardCtx)
-		if class.Retryable() && try < r.cfg.MaxTries && !r.stop.Load() {
+		if (class.Retryable() && try < r.cfg.MaxTries || isRestart(err)) && !r.stop.Load() {
 			retries++
 			continue
 		}
@@ -326,4 +333,10 @@ func (r *Runner) reconnect(c *client, cause error) bool {
 		}
 	}
 	return false
+}
+
+// isRestart: the workload runs this transaction again itself (workload.RestartError).
+func isRestart(err error) bool {
+	var re *workload.RestartError
+	return errors.As(err, &re)
 }

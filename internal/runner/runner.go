@@ -146,6 +146,7 @@ type client struct {
 	conn   target.Conn
 	worker workload.Worker
 	cmds   workload.CommandRecorder // the worker, when it times its commands (-r)
+	retype workload.Retyper         // the worker, when a transaction's type is known after it ran
 	slot   *measure.Slot
 	done   atomic.Bool
 	// measured: transactions this client recorded into measured (not warm-up)
@@ -158,6 +159,8 @@ type client struct {
 	err clientErr
 	// aborted: the client stopped on a workload.AbortError.
 	aborted bool
+	// ended: the workload had no more work for the client (workload.ErrWorkerDone).
+	ended bool
 }
 
 // Runner is one run in progress.
@@ -286,6 +289,7 @@ func newClients(w workload.Workload, cfg *Config) []*client {
 					c.rate = grp.Rate / float64(grp.Clients)
 				}
 				c.worker = g.NewGroupWorker(gi, c.id, cfg.Seed)
+				c.retype, _ = c.worker.(workload.Retyper)
 				cs = append(cs, c)
 			}
 		}
@@ -295,6 +299,7 @@ func newClients(w workload.Workload, cfg *Config) []*client {
 	for i := 0; i < cfg.Clients; i++ {
 		c := &client{id: i, txns: cfg.Transactions, worker: w.NewWorker(i, cfg.Seed)}
 		c.cmds, _ = c.worker.(workload.CommandRecorder)
+		c.retype, _ = c.worker.(workload.Retyper)
 		if cfg.Rate > 0 {
 			c.rate = cfg.Rate / float64(cfg.Clients)
 		}

@@ -56,6 +56,31 @@ var ErrNotPrepared = errors.New("tables missing")
 // --scale) disagrees with the prepared data: a usage mistake, not a failure.
 var ErrMismatch = errors.New("options disagree with the prepared data")
 
+// ErrWorkerDone is returned by Worker.Do when the client has no more work: a sysbench
+// script's event() returned a true value, which ends that thread under sysbench. The
+// attempt is not counted; the client stops, the others go on, and the run ends when
+// no client is left.
+var ErrWorkerDone = errors.New("the workload ended this client")
+
+// RestartError is returned by Worker.Do for an error on which the workload itself
+// runs the transaction again, whatever --max-tries says: sysbench restarts an event
+// on the errors its drivers ignore (deadlocks, lock wait timeouts, serialization
+// failures, PostgreSQL's unique violations) until it succeeds. The error is counted by
+// its class and the attempt as a retry, as for any retry.
+type RestartError struct{ Err error }
+
+func (e *RestartError) Error() string { return e.Err.Error() }
+func (e *RestartError) Unwrap() error { return e.Err }
+
+// Retyper is implemented by workers whose transaction's type is known only once it
+// ran: a sysbench script's event that counted an error itself (the community TPC-C
+// scripts count New-Order's 1% rollback so) is measured apart from the others.
+// Retype is asked after each successful Do with the type Next drew, and returns the
+// type to record it under.
+type Retyper interface {
+	Retype(drawn int) int
+}
+
 // Params are workload options given by the user (--scale, --tables, --set k=v …).
 type Params map[string]string
 

@@ -60,7 +60,7 @@ func TestErrorsAreOneLine(t *testing.T) {
 	for _, c := range []struct{ cmd, want string }{
 		{"oops", `^testdata/api\.lua:\d+: attempt to index a non-table object\(nil\) with key 'field'$`},
 		{"badffi", `ffi\.new is not supported in fathom`},
-		{"badc", `ffi\.C\.sb_counter_inc is not available in fathom`},
+		{"badc", `ffi\.C\.getpid is not available in fathom`},
 		{"nosuch", `testdata/api\.lua has no nosuch command`},
 	} {
 		err := w.Command(context.Background(), c.cmd, nil)

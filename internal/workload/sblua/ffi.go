@@ -44,6 +44,16 @@ func (e *env) registerFFI() {
 			L.Push(lua.LNumber(0))
 			return 1
 		}),
+		// sysbench 1.0's own counters (sb_counter.h): a script counts a statement it
+		// sent some other way, or, most often, an error it handled itself (the
+		// community TPC-C scripts count a New-Order's 1% rollback so).
+		"sb_counter_inc": L.NewFunction(func(L *lua.LState) int {
+			e.counterInc(int(L.CheckNumber(2)))
+			return 0
+		}),
+	}
+	for i, name := range sbCounters {
+		cfuncs[name] = lua.LNumber(i)
 	}
 	C := L.NewTable()
 	cmt := L.NewTable()
@@ -53,7 +63,7 @@ func (e *env) registerFFI() {
 			L.Push(f)
 			return 1
 		}
-		L.RaiseError("ffi.C.%s is not available in fathom: sysbench's C functions reached through LuaJIT's ffi are provided for sb_rand_* and usleep only", name)
+		L.RaiseError("ffi.C.%s is not available in fathom: sysbench's C functions reached through LuaJIT's ffi are provided for sb_rand_*, sb_counter_inc and usleep only", name)
 		return 0
 	}))
 	L.SetMetatable(C, cmt)
@@ -67,6 +77,7 @@ func (e *env) registerFFI() {
 		}))
 	}
 	L.SetGlobal("ffi", ffi)
+	e.registerBit()
 	if pkg, ok := L.GetGlobal("package").(*lua.LTable); ok {
 		if pre, ok := pkg.RawGetString("preload").(*lua.LTable); ok {
 			L.SetField(pre, "ffi", L.NewFunction(func(L *lua.LState) int { L.Push(ffi); return 1 }))
@@ -78,5 +89,22 @@ func (e *env) registerFFI() {
 	// LuaJIT and sysbench provide these beside Lua 5.1's standard library.
 	if tbl, ok := L.GetGlobal("table").(*lua.LTable); ok && tbl.RawGetString("getn") == lua.LNil {
 		L.SetField(tbl, "getn", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(L.CheckTable(1).Len())); return 1 }))
+	}
+}
+
+// sbCounters are sysbench 1.0's counter types, by their value in its sb_counter_type.
+var sbCounters = []string{"SB_CNT_OTHER", "SB_CNT_READ", "SB_CNT_WRITE", "SB_CNT_EVENT", "SB_CNT_ERROR", "SB_CNT_RECONNECT"}
+
+// counterInc is ffi.C.sb_counter_inc(tid, typ) in the event running: a read, write or
+// other statement counts as one of the event's statements; an error marks the event
+// as one whose script counted an error (it is then measured as the transaction type
+// "event-error", beside "event"); events and reconnects are fathom's own counts, so
+// the script's are not added to them.
+func (e *env) counterInc(typ int) {
+	switch typ {
+	case 0, 1, 2:
+		e.stmts++
+	case 4:
+		e.eventErr = true
 	}
 }

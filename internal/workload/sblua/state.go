@@ -35,6 +35,7 @@ type env struct {
 	own         []*sqlConn
 
 	stmts     int        // statements sent since the count was last reset
+	eventErr  bool       // the event running counted an error (ffi.C.sb_counter_inc)
 	lastErr   error      // the last SQL error raised in the script
 	lastWhere string     // where it was raised ("file:line: ")
 	lastVal   lua.LValue // the Lua value raised for it

@@ -68,27 +68,38 @@ func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 // Next: a script has one kind of transaction, its event().
 func (k *worker) Next() int { return 0 }
 
-// Do runs event() once. A statement's error raised in it comes back with its class
-// (a retryable one after the script's before_restart_event hook); a Lua error is the
-// script's mistake and aborts the client with one line naming the file and line.
+// Do runs event() once. A statement's error raised in it comes back with its class;
+// one sysbench restarts the event on (a deadlock, a serialization failure …: see
+// env.ignorable) comes back as a workload.RestartError after the script's
+// before_restart_event hook, and the runner runs the event again, as sysbench does,
+// whatever --max-tries says. A Lua error is the script's mistake and aborts the client
+// with one line naming the file and line.
 func (k *worker) Do(ctx context.Context) (int, error) {
 	e := k.e
-	e.ctx, e.stmts, e.lastErr, e.lastVal = ctx, 0, nil, nil
-	err := e.L.CallByParam(lua.P{Fn: k.event, NRet: 0, Protect: true}, k.tid)
+	e.ctx, e.stmts, e.lastErr, e.lastVal, e.eventErr = ctx, 0, nil, nil, false
+	err := e.L.CallByParam(lua.P{Fn: k.event, NRet: 1, Protect: true}, k.tid)
 	if err == nil {
+		ret := e.L.Get(-1)
+		e.L.Pop(1)
+		if lua.LVAsBool(ret) {
+			// sysbench ends the thread when event() returns a true value, and does
+			// not count that event.
+			return e.stmts, workload.ErrWorkerDone
+		}
 		return e.stmts, nil
 	}
 	if e.lastErr != nil && e.raised(err) {
 		var ae *lua.ApiError
 		if errors.As(err, &ae) {
 			if t, ok := ae.Object.(*lua.LTable); ok && t.RawGetString("errcode") == lua.LNumber(restartEvent) {
+				lastErr := e.lastErr
 				if hook, ok := e.hook("before_restart_event").(*lua.LFunction); ok {
-					lastErr := e.lastErr
 					if herr := e.L.CallByParam(lua.P{Fn: hook, NRet: 0, Protect: true}, t); herr != nil {
 						return e.stmts, &workload.AbortError{Err: luaError(herr)}
 					}
-					e.lastErr = lastErr
 				}
+				// sysbench runs the event again until it succeeds.
+				return e.stmts, &workload.RestartError{Err: lastErr}
 			}
 		}
 		return e.stmts, e.lastErr
@@ -97,6 +108,15 @@ func (k *worker) Do(ctx context.Context) (int, error) {
 		return e.stmts, ctx.Err()
 	}
 	return e.stmts, &workload.AbortError{Err: luaError(err)}
+}
+
+// Retype: an event whose script counted an error (ffi.C.sb_counter_inc with
+// SB_CNT_ERROR) is measured as the type "event-error".
+func (k *worker) Retype(drawn int) int {
+	if k.e != nil && k.e.eventErr {
+		return 1
+	}
+	return drawn
 }
 
 // Place is where the last statement error was raised in the script.

@@ -145,8 +145,10 @@ func (w *Workload) Options() map[string]string {
 	return m
 }
 
-// TxnTypes: each event() is one transaction.
-func (w *Workload) TxnTypes() []string { return []string{"event"} }
+// TxnTypes: each event() is one transaction, of the type "event-error" when the
+// script counted an error in it (sysbench's "ignored errors"; see worker.Retype),
+// else "event". Both are events, as in sysbench's events per second.
+func (w *Workload) TxnTypes() []string { return []string{"event", "event-error"} }
 
 // SelfMarked: a script makes its own tables; fathom writes no marker table beside
 // them, so that the server sees what sysbench would send.
