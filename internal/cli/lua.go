@@ -115,7 +115,11 @@ func (o *runOpts) luaRunParams(ro *run.Options) {
 		}
 	}
 	ro.Params["rate"] = strconv.FormatFloat(ro.Rate, 'f', -1, 64)
-	ro.Params["report_interval"] = strconv.FormatFloat(ro.Interval.Seconds(), 'f', -1, 64)
+	// sysbench calls a script's report_intermediate hook only with --report-interval;
+	// fathom's intervals are there either way (1s by default).
+	if o.intervalSet != nil && o.intervalSet() {
+		ro.Params["report_interval"] = strconv.FormatFloat(ro.Interval.Seconds(), 'f', -1, 64)
+	}
 	if p, given := o.compat.Percentile(); given {
 		ro.Params["percentile"] = strconv.Itoa(p)
 	}

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -201,5 +204,84 @@ func TestLuaScriptHooks(t *testing.T) {
 				t.Errorf("the run measured %.0fs: its threads ended after 20 events each and the run should have ended with them", s.Seconds)
 			}
 		})
+	}
+}
+
+// reportScript's hooks print sysbench's statistics tables: each interval's through
+// report_intermediate (and sysbench.report_default, sysbench's own line), the run's
+// through report_cumulative.
+const reportScript = `
+function thread_init() con = sysbench.sql.driver():connect() end
+function event()
+   con:query("BEGIN")
+   con:query("SELECT 1")
+   con:query("COMMIT")
+end
+function sysbench.hooks.report_intermediate(stat)
+   print(string.format("R %d %d %d %d %d %d", stat.events, stat.reads, stat.writes, stat.other, stat.errors, stat.threads_running))
+   sysbench.report_default(stat)
+end
+function sysbench.hooks.report_cumulative(stat)
+   print(string.format("C %d %d %d %d %.9f %.9f %.9f %.9f", stat.events, stat.reads, stat.writes, stat.other,
+      stat.latency_min, stat.latency_avg, stat.latency_max, stat.latency_sum))
+end
+`
+
+// TestLuaReportHooks: with --report-interval, report_intermediate gets every
+// interval, whose events and statements by class add up to the run's; report_cumulative
+// gets the run's totals and latency (min ≤ avg ≤ max, sum = avg × events); without
+// --report-interval only report_cumulative is called, as under sysbench.
+func TestLuaReportHooks(t *testing.T) {
+	needSysbenchScripts(t)
+	script := filepath.Join(t.TempDir(), "report.lua")
+	if err := os.WriteFile(script, []byte(reportScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := storeEnv(t)
+	tgt := "--target=" + dbtest.MySQLDatabase(t, "clilua_report")
+	line := regexp.MustCompile(`(?m)^\[ \d+s \] thds: \d+ tps: [\d.]+ qps: [\d.]+ \(r/w/o: [\d.]+/[\d.]+/[\d.]+\) lat \(ms,95%\): [\d.]+ err/s [\d.]+ reconn/s: [\d.]+$`)
+	r := fathom(t, env, nil, "run", "-w", script, "--threads", "2", "-t", "300", "-P", "50ms", "--json", "-q", tgt)
+	if r.code != 0 {
+		t.Fatalf("run: %d\n%s", r.code, r.stderr)
+	}
+	s := summary(t, r)
+	var events, reads, other, reports int64
+	var cum []string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 7 && f[0] == "R":
+			reports++
+			n := make([]int64, 6)
+			for i := range n {
+				n[i], _ = strconv.ParseInt(f[i+1], 10, 64)
+			}
+			events, reads, other = events+n[0], reads+n[1], other+n[3]
+			if n[2] != 0 || n[4] != 0 || n[5] < 0 || n[5] > 2 {
+				t.Errorf("report %q: want no writes, no errors, 0 to 2 threads running", l)
+			}
+		case len(f) == 9 && f[0] == "C":
+			cum = f
+		}
+	}
+	if reports < 1 || reports != int64(s.Intervals) || !line.MatchString(r.stderr) {
+		t.Errorf("%d intermediate reports for %d intervals, sysbench's line printed: %v\n%s", reports, s.Intervals, line.MatchString(r.stderr), r.stderr)
+	}
+	if events != 600 || s.Transactions != 600 || reads != 600 || other != 1200 {
+		t.Errorf("the reports add up to %d events, %d reads, %d other; the run %d transactions: want 600, 600, 1200 and 600", events, reads, other, s.Transactions)
+	}
+	if len(cum) != 9 || cum[1] != "600" || cum[2] != "600" || cum[3] != "0" || cum[4] != "1200" {
+		t.Fatalf("report_cumulative: %q, want 600 events, 600 reads, 0 writes, 1200 other\n%s", cum, r.stderr)
+	}
+	f := make([]float64, 4)
+	for i := range f {
+		f[i], _ = strconv.ParseFloat(cum[5+i], 64)
+	}
+	if !(f[0] > 0 && f[0] <= f[1] && f[1] <= f[2]) || math.Abs(f[3]-f[1]*600) > 1e-6*f[3]+1e-6 || math.Abs(f[1]*1000-s.Latency.Mean) > 0.01*s.Latency.Mean+0.001 {
+		t.Errorf("cumulative latency min %g avg %g max %g sum %g s; the run's mean %g ms", f[0], f[1], f[2], f[3], s.Latency.Mean)
+	}
+	r = fathom(t, env, nil, "run", "-w", script, "--threads", "2", "-t", "50", "--json", "-q", tgt)
+	if r.code != 0 || strings.Contains(r.stderr, "\nR ") || strings.HasPrefix(r.stderr, "R ") || !strings.Contains(r.stderr, "C 100 100 0 200 ") {
+		t.Errorf("without --report-interval: want only the cumulative report\n%s", r.stderr)
 	}
 }

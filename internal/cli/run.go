@@ -36,6 +36,7 @@ type runOpts struct {
 	warmup       time.Duration
 	rate         float64
 	interval     time.Duration
+	intervalSet  func() bool // --report-interval (-P) was given
 	latencyLimit time.Duration
 	maxTries     int
 	maxErrorRate percentValue
@@ -82,6 +83,7 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	o.compat.Register(fs)
 	o.scripts.Register(fs) // pgbench scripts: -f, -b, -S, -N, -D, -r, --allow-shell
 	o.workloadSet = func() bool { return fs.Changed("workload") }
+	o.intervalSet = func() bool { return fs.Changed("report-interval") }
 	fs.SetNormalizeFunc(compat.Normalize) // pgbench's --client, --protocol, --progress
 	o.lua.register(cmd, env.Args)         // a sysbench script's options (lua.go)
 }

@@ -401,6 +401,7 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 		}
 	}
 	errsDone := watchErrors(bg, st, id, r, l)
+	rep, _ := wl.(workload.Reporter)
 	res := r.Run(ctx, func(iv *measure.Interval) error {
 		if err := st.AddInterval(bg, id, iv); err != nil {
 			return fmt.Errorf("writing interval %d to %s: %v", iv.Index, st.Path(), err)
@@ -410,9 +411,19 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 			cmdTotals.AddCommands(iv.Commands)
 		}
 		l.Interval(iv)
+		if rep != nil {
+			if err := rep.ReportInterval(iv); err != nil {
+				l.Warning(err.Error())
+			}
+		}
 		smp.interval(r.Start(), iv)
 		return nil
 	})
+	if rep != nil {
+		if err := rep.ReportEnd(); err != nil {
+			l.Warning(err.Error())
+		}
+	}
 	errsDone()
 	l.Finished()
 	sres := smp.finish(bg, r.Start())

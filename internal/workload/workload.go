@@ -62,6 +62,16 @@ var ErrMismatch = errors.New("options disagree with the prepared data")
 // no client is left.
 var ErrWorkerDone = errors.New("the workload ended this client")
 
+// Reporter is implemented by workloads that report a run's figures themselves as it
+// goes (a sysbench script's report_intermediate and report_cumulative hooks, which
+// print through the workload's Printer output): the run passes each interval after
+// storing it, and calls ReportEnd once after the last. An error is shown as a warning
+// and the run goes on.
+type Reporter interface {
+	ReportInterval(iv *measure.Interval) error
+	ReportEnd() error
+}
+
 // RestartError is returned by Worker.Do for an error on which the workload itself
 // runs the transaction again, whatever --max-tries says: sysbench restarts an event
 // on the errors its drivers ignore (deadlocks, lock wait timeouts, serialization

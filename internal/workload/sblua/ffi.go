@@ -103,7 +103,7 @@ var sbCounters = []string{"SB_CNT_OTHER", "SB_CNT_READ", "SB_CNT_WRITE", "SB_CNT
 func (e *env) counterInc(typ int) {
 	switch typ {
 	case 0, 1, 2:
-		e.stmts++
+		e.sentClass(typ)
 	case 4:
 		e.eventErr = true
 	}

@@ -1,6 +1,7 @@
 package sblua
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -14,6 +15,8 @@ import (
 type modules struct {
 	mu     sync.Mutex
 	protos map[string]*lua.FunctionProto
+	// countsErrors: a module's text calls sb_counter_inc (see Script.countsErrors).
+	countsErrors bool
 }
 
 func (m *modules) get(path string) (*lua.FunctionProto, error) {
@@ -30,6 +33,7 @@ func (m *modules) get(path string) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.countsErrors = m.countsErrors || bytes.Contains(data, []byte("sb_counter_inc"))
 	if m.protos == nil {
 		m.protos = map[string]*lua.FunctionProto{}
 	}

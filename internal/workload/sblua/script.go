@@ -41,6 +41,9 @@ type Script struct {
 	options    []Option // declared by the script, sorted by name
 	legacy     bool     // no sysbench.cmdline.options: options are globals too
 	mods       *modules // the modules it requires, compiled once
+	// countsErrors: the script or a module it requires when read calls
+	// ffi.C.sb_counter_inc, so its events may count errors (the type "event-error").
+	countsErrors bool
 }
 
 // globals are sysbench 1.0's own options that scripts read in sysbench.opt.
@@ -91,6 +94,9 @@ func Load(path string) (*Script, error) {
 	if err := s.readOptions(e); err != nil {
 		return nil, err
 	}
+	s.mods.mu.Lock()
+	s.countsErrors = bytes.Contains(data, []byte("sb_counter_inc")) || s.mods.countsErrors
+	s.mods.mu.Unlock()
 	return s, nil
 }
 

@@ -50,6 +50,7 @@ type sqlStmt struct {
 	args   []target.Value
 	res    *sqlResult
 	closed bool
+	class  int // sysbench's counter of its statements: other, read or write
 }
 
 type sqlParam struct {
@@ -275,7 +276,7 @@ func (e *env) luaQuery(L *lua.LState) int {
 	c := e.checkConn(L)
 	q := L.CheckString(2)
 	rows, err := c.conn.Query(e.ctx, q)
-	e.stmts++
+	e.sent(q)
 	if err != nil {
 		return e.sqlFail(L, c, q, err)
 	}
@@ -294,7 +295,7 @@ func (e *env) luaQueryRow(L *lua.LState) int {
 	c := e.checkConn(L)
 	q := L.CheckString(2)
 	rows, err := c.conn.Query(e.ctx, q)
-	e.stmts++
+	e.sent(q)
 	if err != nil {
 		return e.sqlFail(L, c, q, err)
 	}
@@ -315,7 +316,7 @@ func (e *env) luaPrepare(L *lua.LState) int {
 	if err != nil {
 		return e.sqlFail(L, c, q, err)
 	}
-	s := &sqlStmt{c: c, sql: q, st: st}
+	s := &sqlStmt{c: c, sql: q, st: st, class: queryClass(q)}
 	s.res = e.newResult()
 	s.res.stmt = true
 	s.res.first.Keep = true
@@ -441,7 +442,7 @@ func (e *env) bulkFlush(L *lua.LState, c *sqlConn) bool {
 	q := string(c.bulk)
 	c.bulk, c.bulkCnt = c.bulk[:c.bulkLen], 0
 	err := c.conn.Exec(e.ctx, q)
-	e.stmts++
+	e.sent(q)
 	if err != nil {
 		e.sqlFail(L, c, q, err)
 		return false
@@ -589,7 +590,7 @@ func (e *env) luaExecute(L *lua.LState) int {
 	}
 	r := s.res
 	err := s.st.Run(e.ctx, s.args, &r.first)
-	e.stmts++
+	e.sentClass(s.class)
 	if err != nil {
 		return e.sqlFail(L, s.c, "<prepared statement>", err)
 	}

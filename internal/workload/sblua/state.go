@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -34,8 +35,12 @@ type env struct {
 	primaryConn *sqlConn
 	own         []*sqlConn
 
-	stmts     int        // statements sent since the count was last reset
-	eventErr  bool       // the event running counted an error (ffi.C.sb_counter_inc)
+	stmts    int  // statements sent since the count was last reset
+	eventErr bool // the event running counted an error (ffi.C.sb_counter_inc)
+	// byClass counts the statements sent by sysbench's classes (other, read, write),
+	// for the scripts' report hooks; read by the reporting state's goroutine.
+	byClass   [3]atomic.Int64
+	rep       *reporter  // the workload's, in the state its report hooks run in
 	lastErr   error      // the last SQL error raised in the script
 	lastWhere string     // where it was raised ("file:line: ")
 	lastVal   lua.LValue // the Lua value raised for it
@@ -105,6 +110,7 @@ func newEnv(ctx context.Context, c envConfig) (*env, error) {
 	L.SetField(sb, "opt", opt)
 	e.rng.register(L, sb)
 	e.registerSQL(sb)
+	e.registerReports(sb)
 	L.SetGlobal("sysbench", sb)
 	L.SetGlobal("thread_id", lua.LNumber(c.tid))
 	L.SetGlobal("test", lua.LString(c.s.Path))

@@ -21,6 +21,15 @@ type worker struct {
 	bound bool
 	event *lua.LFunction
 	tid   lua.LValue
+	ended bool // no longer counted among the threads running
+}
+
+// stop counts the client out of the threads running (sysbench's threads_running).
+func (k *worker) stop() {
+	if !k.ended {
+		k.ended = true
+		k.w.rep.done()
+	}
 }
 
 // NewWorker makes the client's Lua state (sysbench.tid is the client's number); the
@@ -34,6 +43,7 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 	cfg.seed = seed
 	k.e, k.err = newEnv(context.Background(), cfg)
 	if k.err == nil {
+		w.rep.addEnv(k.e)
 		var ok bool
 		if k.event, ok = k.e.L.GetGlobal("event").(*lua.LFunction); !ok {
 			k.err = errors.New("cannot find the event() function in " + w.s.Path)
@@ -84,6 +94,7 @@ func (k *worker) Do(ctx context.Context) (int, error) {
 		if lua.LVAsBool(ret) {
 			// sysbench ends the thread when event() returns a true value, and does
 			// not count that event.
+			k.stop()
 			return e.stmts, workload.ErrWorkerDone
 		}
 		return e.stmts, nil
@@ -111,9 +122,11 @@ func (k *worker) Do(ctx context.Context) (int, error) {
 }
 
 // Retype: an event whose script counted an error (ffi.C.sb_counter_inc with
-// SB_CNT_ERROR) is measured as the type "event-error".
+// SB_CNT_ERROR) is measured as the type "event-error". (A call reached through a
+// module the script only requires later, inside a function, finds the one type
+// "event" and is counted as a plain event.)
 func (k *worker) Retype(drawn int) int {
-	if k.e != nil && k.e.eventErr {
+	if k.e != nil && k.e.eventErr && k.w.s.countsErrors {
 		return 1
 	}
 	return drawn
@@ -134,6 +147,7 @@ func (k *worker) Finish(ctx context.Context) error {
 		return nil
 	}
 	k.e.ctx = ctx
+	k.stop()
 	err := error(nil)
 	if k.bound {
 		err = k.e.call("thread_done", k.tid)

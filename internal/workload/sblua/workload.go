@@ -66,6 +66,10 @@ type Workload struct {
 	out    io.Writer
 	uniq   *uniqueSeq
 	seed   uint64
+	rep    reporter
+	// reportIntervals: report_intermediate is called for each interval (sysbench
+	// calls it only with --report-interval).
+	reportIntervals bool
 }
 
 // New resolves the options p (names with '_' or '-') against the script's and
@@ -129,6 +133,11 @@ func New(s *Script, p workload.Params) (*Workload, error) {
 	if t := int(num("threads")); t < 1 {
 		return nil, fmt.Errorf("--threads=%s: give 1 or more", opts["threads"])
 	}
+	w.reportIntervals = num("report_interval") > 0
+	w.rep.pct = 95
+	if p := num("percentile"); p > 0 && p <= 100 {
+		w.rep.pct = p
+	}
 	return w, nil
 }
 
@@ -147,8 +156,15 @@ func (w *Workload) Options() map[string]string {
 
 // TxnTypes: each event() is one transaction, of the type "event-error" when the
 // script counted an error in it (sysbench's "ignored errors"; see worker.Retype),
-// else "event". Both are events, as in sysbench's events per second.
-func (w *Workload) TxnTypes() []string { return []string{"event", "event-error"} }
+// else "event". Both are events, as in sysbench's events per second. Scripts that
+// never call ffi.C.sb_counter_inc (as read: the script and the modules it requires
+// when loaded) have the one type.
+func (w *Workload) TxnTypes() []string {
+	if w.s.countsErrors {
+		return []string{"event", "event-error"}
+	}
+	return []string{"event"}
+}
 
 // SelfMarked: a script makes its own tables; fathom writes no marker table beside
 // them, so that the server sees what sysbench would send.
