@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fathom-lab/fathom/internal/compat"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/sblua"
@@ -54,10 +55,39 @@ func (l *luaFlags) register(cmd *cobra.Command, args []string) {
 			l.fs.Lookup(flag).NoOptDefVal = "on"
 		}
 	}
+	if s.Legacy() {
+		l.legacyFlags(args)
+	}
 	prev := l.fs.GetNormalizeFunc()
 	l.fs.SetNormalizeFunc(func(f *pflag.FlagSet, name string) pflag.NormalizedName {
 		return prev(f, strings.ReplaceAll(name, "_", "-"))
 	})
+}
+
+// legacyFlags: a script that declares no options (sysbench 0.5's, run by sysbench
+// 1.0 as they are) takes any --name=value, as a string it reads as the global name
+// (with '_' for '-'). sysbench's own flags that fathom answers with a hint
+// (--mysql-host, --max-time …) keep their hint; the legacy scripts' --oltp-* options
+// are theirs.
+func (l *luaFlags) legacyFlags(args []string) {
+	for _, a := range args {
+		if a == "--" {
+			return
+		}
+		name, ok := strings.CutPrefix(a, "--")
+		if !ok || name == "" {
+			continue
+		}
+		name, _, _ = strings.Cut(name, "=")
+		flag := strings.ReplaceAll(name, "_", "-")
+		if l.fs.Lookup(flag) != nil {
+			continue
+		}
+		if _, hint := compat.Foreign("unknown flag: --" + flag); hint != "" && !strings.HasPrefix(flag, "oltp-") {
+			continue
+		}
+		l.fs.Var(&luaValue{l: l, name: strings.ReplaceAll(flag, "-", "_")}, flag, "option of a sysbench 0.5 script")
+	}
 }
 
 // luaValue holds one script option as given.

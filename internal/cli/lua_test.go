@@ -285,3 +285,28 @@ func TestLuaReportHooks(t *testing.T) {
 		t.Errorf("without --report-interval: want only the cumulative report\n%s", r.stderr)
 	}
 }
+
+// TestLuaLegacyScript: a sysbench 0.5 script (no sysbench.cmdline.options; the db_*
+// API) takes any option on fathom's command line, as sysbench 1.0 takes it for such
+// scripts (--name=value and --name value), while sysbench's connection flags keep
+// their one-line hint.
+func TestLuaLegacyScript(t *testing.T) {
+	needSysbenchScripts(t)
+	script := filepath.Join("..", "workload", "sblua", "testdata", "diff", "custom_legacy.lua")
+	env := storeEnv(t)
+	tgt := "--target=" + dbtest.MySQLDatabase(t, "clilua_legacy")
+	fathom(t, env, nil, "cleanup", "-w", script, tgt)
+	if r := fathom(t, env, nil, "prepare", "-w", script, "--legacy-rows=20", tgt); r.code != 0 {
+		t.Fatalf("prepare: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	defer fathom(t, env, nil, "cleanup", "-w", script, tgt)
+	r := fathom(t, env, nil, "run", "-w", script, "--legacy-rows=20", "--legacy_points", "2", "--threads", "2", "--events", "30", "--json", "-q", tgt)
+	if r.code != 0 {
+		t.Fatalf("run: %d\n%s", r.code, r.stderr)
+	}
+	// BEGIN, 2 points, the update, a select, COMMIT.
+	if s := summary(t, r); s.Transactions != 30 || s.Statements != 180 || s.Errors != 0 {
+		t.Errorf("%d transactions, %d statements, %d errors: want 30, 180, 0", s.Transactions, s.Statements, s.Errors)
+	}
+	oneLine(t, fathom(t, env, nil, "run", "-w", script, "--mysql-host=db1", tgt), ExitUsage, "--mysql-host is not a fathom run flag")
+}

@@ -319,6 +319,8 @@ var diffCases = []struct {
 	// module of theirs, bulk inserts in events, parameters, an error caught.
 	{"testdata/diff/custom_query", []string{"--rows=40", "--span=4", "--updates=3"}, true, []string{"sbtest_kv"}},
 	{"testdata/diff/custom_bulk", []string{"--batch=3"}, true, []string{"sbtest_bulk"}},
+	// sysbench 0.5's API: options as globals, db_* functions, bound variables.
+	{"testdata/diff/custom_legacy", []string{"--legacy-rows=30", "--legacy-points=3"}, true, []string{"sbtest_legacy"}},
 }
 
 // TestDifferentialSysbench runs scripts through real sysbench 1.0 and through

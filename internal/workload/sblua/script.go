@@ -169,6 +169,11 @@ func (s *Script) readOptions(e *env) error {
 // Options lists the options the script declares, sorted by name.
 func (s *Script) Options() []Option { return append([]Option(nil), s.options...) }
 
+// Legacy reports whether the script declares no options (sysbench.cmdline.options):
+// sysbench 1.0 then takes any option for it, as sysbench 0.5 did, and the script
+// reads them as globals.
+func (s *Script) Legacy() bool { return s.legacy }
+
 // defaults are sysbench's own options' defaults overlaid with the script's.
 func defaults(s *Script) (map[string]string, map[string]optKind) {
 	vals, kinds := map[string]string{}, map[string]optKind{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -205,7 +206,7 @@ func (e *env) newResult() *sqlResult {
 // The error itself is kept so that the runner sees its class.
 func (e *env) sqlFail(L *lua.LState, c *sqlConn, query string, err error) int {
 	e.lastErr = err
-	e.lastWhere = L.Where(1)
+	e.lastWhere = scriptWhere(L)
 	errno, state, msg := 0, "", err.Error()
 	var te *target.Error
 	if asTargetError(err, &te) {
@@ -676,3 +677,15 @@ func valueText(v target.Value) string {
 }
 
 func asTargetError(err error, te **target.Error) bool { return errors.As(err, te) }
+
+// scriptWhere is where the script called the statement that failed: the first
+// frame outside fathom's sysbench 0.5 layer (compatSource), "file:line: ".
+func scriptWhere(L *lua.LState) string {
+	for lvl := 1; lvl < 8; lvl++ {
+		w := L.Where(lvl)
+		if w != "" && !strings.Contains(w, "sysbench.compat:") {
+			return w
+		}
+	}
+	return L.Where(1)
+}

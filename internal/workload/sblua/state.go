@@ -119,6 +119,10 @@ func newEnv(ctx context.Context, c envConfig) (*env, error) {
 	L.SetGlobal("myisam_max_rows", lua.LNumber(1000000))
 	L.SetGlobal("print", L.NewFunction(e.luaPrint))
 	e.registerFFI()
+	if err := e.registerCompat(); err != nil {
+		L.Close()
+		return nil, luaError(err)
+	}
 	fn := L.NewFunctionFromProto(c.s.proto)
 	if err := L.CallByParam(lua.P{Fn: fn, NRet: 0, Protect: true}); err != nil {
 		L.Close()
