@@ -62,7 +62,7 @@ type ExperimentSlot struct {
 	Seq        int             `json:"seq"`
 	Cell       int             `json:"cell"`
 	Repetition int             `json:"repetition"`
-	Status     string          `json:"status"` // planned|running|complete|failed|interrupted
+	Status     string          `json:"status"` // planned|running|complete|failed|interrupted|aborted (by a threshold)
 	Reason     string          `json:"reason,omitempty"`
 	Attempts   int             `json:"attempts"`
 	StartedAt  time.Time       `json:"started_at"`
