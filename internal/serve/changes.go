@@ -223,6 +223,24 @@ func (x *watcher) step(ctx context.Context) {
 
 func changeKey(c report.HistoryChange) string { return c.Metric + "@" + strconv.FormatInt(c.RunID, 10) }
 
+// sameChange finds c among the known changes: the same metric at the same run, or
+// within report.NearbyRuns runs of it in the series. A change point's place is an
+// estimate, which more runs can move by a run or two; two changes of one metric are
+// never that close (each has at least three runs either side), so a known change that
+// near is this one.
+func sameChange(h *report.History, known map[string]string, c report.HistoryChange) (string, bool) {
+	if _, ok := known[changeKey(c)]; ok {
+		return changeKey(c), true
+	}
+	for i := max(0, c.Index-report.NearbyRuns); i <= min(len(h.Points)-1, c.Index+report.NearbyRuns); i++ {
+		k := c.Metric + "@" + strconv.FormatInt(h.Points[i].RunID, 10)
+		if _, ok := known[k]; ok {
+			return k, true
+		}
+	}
+	return "", false
+}
+
 // series looks for changes in series sid, which the runs arrived joined, keeps its
 // history for the page, and posts the changes they made visible.
 func (x *watcher) series(ctx context.Context, sid string, arrived []int64) error {
@@ -260,7 +278,12 @@ func (x *watcher) series(ctx context.Context, sid string, arrived []int64) error
 	}
 	r := &report.Regressions{History: h, NewestRuns: arrived, Found: []report.HistoryChange{}, Better: []report.HistoryChange{}}
 	for _, c := range h.Changes {
-		if _, ok := known[changeKey(c)]; ok {
+		if k, ok := sameChange(h, known, c); ok {
+			// The change as it was sent or known, its place re-estimated: known under
+			// its new name too, so that it stays known as it moves.
+			if _, seen := known[changeKey(c)]; !seen {
+				known[changeKey(c)] = known[k]
+			}
 			continue
 		}
 		if c.Worse {

@@ -189,3 +189,27 @@ func mustRun(t *testing.T, st store.Store, id int64) *store.Run {
 	}
 	return r
 }
+
+// TestSameChange: a known change is recognised at its run or re-estimated up to
+// report.NearbyRuns runs away in the series, for its metric only.
+func TestSameChange(t *testing.T) {
+	h := &report.History{}
+	for i := 0; i < 12; i++ {
+		h.Points = append(h.Points, report.HistoryPoint{RunID: int64(100 + 3*i)}) // ids with gaps: other series' runs between
+	}
+	known := map[string]string{"tps@115": "sent"} // index 5
+	for _, c := range []struct {
+		metric string
+		index  int
+		want   bool
+	}{
+		{"tps", 5, true}, {"tps", 4, true}, {"tps", 7, true}, {"tps", 3, true},
+		{"tps", 8, false}, {"tps", 2, false}, {"p99", 5, false},
+	} {
+		ch := report.HistoryChange{Metric: c.metric, RunID: h.Points[c.index].RunID}
+		ch.Index = c.index
+		if _, got := sameChange(h, known, ch); got != c.want {
+			t.Errorf("%s at index %d: known %v, want %v", c.metric, c.index, got, c.want)
+		}
+	}
+}
