@@ -32,7 +32,7 @@ type Experiment struct {
 	// Counts of slots (cells × repetitions) by status, filled by reads.
 	Slots    int `json:"slots"`
 	Complete int `json:"complete"`
-	Failed   int `json:"failed"`
+	Failed   int `json:"failed"` // failed, or aborted by a threshold
 }
 
 // ExperimentAxis is one dimension of an experiment's matrix, values in plan order.
