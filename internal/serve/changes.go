@@ -89,6 +89,7 @@ func (s *Server) WatchChanges(ctx context.Context, w Watch) error {
 
 // run steps until ctx ends.
 func (x *watcher) run(ctx context.Context) {
+	x.warm(ctx)
 	t := time.NewTicker(x.w.Every)
 	defer t.Stop()
 	for {
@@ -97,6 +98,34 @@ func (x *watcher) run(ctx context.Context) {
 			return
 		case <-t.C:
 			x.step(ctx)
+		}
+	}
+}
+
+// warmSeries is how many of the most recently run series have their history built
+// when serve starts, so that their pages are ready: a long series' first build takes
+// about half a second of CPU, and more on a busy machine.
+const warmSeries = 8
+
+// warm builds the histories of the warmSeries most recently run series.
+func (x *watcher) warm(ctx context.Context) {
+	l, err := report.ListSeries(ctx, x.s.o.Store, nil)
+	if err != nil {
+		if ctx.Err() == nil {
+			x.w.Warn(fmt.Sprintf("building the histories of the latest series: %v", err))
+		}
+		return
+	}
+	for i, ss := range l.Series {
+		if i == warmSeries || ctx.Err() != nil {
+			return
+		}
+		latest, err := x.s.o.Store.LatestRunID(ctx)
+		if err != nil {
+			return
+		}
+		if _, err := x.s.buildHistory(ctx, ss.ID, latest); err != nil && ctx.Err() == nil {
+			x.w.Warn(fmt.Sprintf("series %s: %v", ss.ID, err))
 		}
 	}
 }

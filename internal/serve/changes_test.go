@@ -213,3 +213,30 @@ func TestSameChange(t *testing.T) {
 		}
 	}
 }
+
+// TestWatcherWarmsHistories: serve builds the latest series' histories as it starts,
+// so that their pages are ready before anyone asks.
+func TestWatcherWarmsHistories(t *testing.T) {
+	st := openStore(t)
+	ids := seriesStore(t, st, 30, 15)
+	s, hs := newTestServer(t, st, "")
+	sid := report.KeyOf(mustRun(t, st, ids[0]), nil).ID()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.WatchChanges(ctx, Watch{Every: time.Hour}) }()
+	defer func() { cancel(); <-done }()
+	dbtest.WaitFor(t, 60*time.Second, 20*time.Millisecond, "the series' history to be built", func() bool {
+		e, ok := s.hist.get(sid)
+		return ok && len(e.h.Points) == 30
+	})
+	// The page is the one kept: served without building it again.
+	e, _ := s.hist.get(sid)
+	resp, err := http.Get(hs.URL + "/history/" + sid)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if again, _ := s.hist.get(sid); again.built != e.built {
+		t.Errorf("the page built its history again (at %v; kept %v)", again.built, e.built)
+	}
+}
