@@ -103,10 +103,18 @@ func logChoose(n, k int) float64 {
 // sorted must be in ascending order.
 func MedianCI(sorted []float64, confidence float64) (lo, hi, coverage float64, ok bool) {
 	n := len(sorted)
-	best := 0
+	best, cdf, bestCDF := 0, 0.0, 0.0
+	// cdf is P(B ≤ k-1), summed term by term as binomialHalfCDF sums it (the same
+	// figures), but once for all k: the loop is O(n), not O(n²) (a 10,000-run
+	// history's medians took most of its page's time).
 	for k := 1; k <= (n+1)/2; k++ {
-		if 1-2*binomialHalfCDF(n, k-1) >= confidence-1e-12 {
-			best = k
+		cdf += math.Exp(logChoose(n, k-1) - float64(n)*math.Ln2)
+		c := math.Min(cdf, 1)
+		if k-1 >= n {
+			c = 1
+		}
+		if 1-2*c >= confidence-1e-12 {
+			best, bestCDF = k, c
 		} else {
 			break
 		}
@@ -114,7 +122,7 @@ func MedianCI(sorted []float64, confidence float64) (lo, hi, coverage float64, o
 	if best == 0 {
 		return math.NaN(), math.NaN(), 0, false
 	}
-	return sorted[best-1], sorted[n-best], 1 - 2*binomialHalfCDF(n, best-1), true
+	return sorted[best-1], sorted[n-best], 1 - 2*bestCDF, true
 }
 
 // MinSamplesForCI is the smallest sample whose [min, max] reaches confidence.

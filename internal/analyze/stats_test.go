@@ -267,3 +267,32 @@ func FuzzMannWhitney(f *testing.F) {
 		}
 	})
 }
+
+// TestMedianCIMatchesDefinition: the interval MedianCI picks in one pass is the one
+// the definition gives, the largest k with 1 - 2·P(B ≤ k-1) ≥ confidence, P summed by
+// binomialHalfCDF for each k afresh, with the same coverage, for every n to 400.
+func TestMedianCIMatchesDefinition(t *testing.T) {
+	for _, conf := range []float64{0.9, 0.95, 0.99} {
+		for n := 1; n <= 400; n++ {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = float64(i)
+			}
+			best := 0
+			for k := 1; k <= (n+1)/2 && 1-2*binomialHalfCDF(n, k-1) >= conf-1e-12; k++ {
+				best = k
+			}
+			lo, hi, cov, ok := MedianCI(xs, conf)
+			if ok != (best > 0) {
+				t.Fatalf("n=%d conf %g: ok %v, want %v", n, conf, ok, best > 0)
+			}
+			if !ok {
+				continue
+			}
+			want := 1 - 2*binomialHalfCDF(n, best-1)
+			if lo != xs[best-1] || hi != xs[n-best] || math.Abs(cov-want) > 1e-12 {
+				t.Fatalf("n=%d conf %g: [%v, %v] coverage %v, want [%v, %v] %v", n, conf, lo, hi, cov, xs[best-1], xs[n-best], want)
+			}
+		}
+	}
+}

@@ -18,7 +18,7 @@ const (
 	ExitThreshold    = 4   // the run passed a limit the user set (--max-error-rate)
 	ExitInconsistent = 5   // check-data: the workload's data breaks its rules
 	ExitRegression   = 6   // fathom regressions: the newest runs of a series regressed
-	ExitThresholds   = 7   // the run completed but failed a --threshold
+	ExitThresholds   = 7   // the run failed a --threshold (completed, or aborted by one with ;abort)
 	ExitInterrupted  = 130 // stopped by SIGINT/SIGTERM; what was measured is kept
 )
 
@@ -61,6 +61,8 @@ func codeOf(err error) int {
 		return ExitErrors
 	case fault.Threshold:
 		return ExitThreshold
+	case fault.Aborted:
+		return ExitThresholds
 	}
 	return ExitFailure
 }

@@ -2,14 +2,19 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-lab/fathom/internal/cli/view"
 	"github.com/fathom-lab/fathom/internal/experiment"
 	"github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/report"
+	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/secret"
 	"github.com/fathom-lab/fathom/internal/store"
 )
@@ -92,6 +97,9 @@ func (o *experimentOpts) start(ctx context.Context, env *Env, path string) error
 	}
 	out, err := experiment.Start(ctx, st, p, path, xo)
 	printOutcome(context.WithoutCancel(ctx), env, st, out)
+	if err == nil && out != nil {
+		err = experimentThresholds(context.WithoutCancel(ctx), st, out.Experiment.ID)
+	}
 	return err
 }
 
@@ -113,7 +121,63 @@ func (o *experimentOpts) resumeExperiment(ctx context.Context, env *Env) error {
 	}
 	out, err := experiment.Resume(ctx, st, exp, xo)
 	printOutcome(context.WithoutCancel(ctx), env, st, out)
+	if err == nil && out != nil {
+		err = experimentThresholds(context.WithoutCancel(ctx), st, out.Experiment.ID)
+	}
 	return err
+}
+
+// experimentThresholds is exit 7 when a run of the experiment failed a threshold of
+// its plan or workload file (or was aborted by one), naming the first few; nil when
+// none did.
+func experimentThresholds(ctx context.Context, st store.Store, expID int64) error {
+	slots, err := st.ExperimentSlots(ctx, expID)
+	if err != nil {
+		return withCode(ExitFailure, fmt.Errorf("reading experiment %d's runs to check their thresholds: %v", expID, err))
+	}
+	checked, failedRuns := 0, 0
+	var shown []string
+	for _, sl := range slots {
+		ids := sl.Parts
+		if len(ids) == 0 && sl.RunID != 0 {
+			ids = []int64{sl.RunID}
+		}
+		for _, id := range ids {
+			r, err := st.Run(ctx, id)
+			if err != nil || len(r.Summary) == 0 {
+				continue
+			}
+			var sum measure.Summary
+			if json.Unmarshal(r.Summary, &sum) != nil || len(sum.Thresholds) == 0 {
+				continue
+			}
+			checked++
+			failed := measure.FailedThresholds(sum.Thresholds)
+			if len(failed) == 0 {
+				continue
+			}
+			failedRuns++
+			if len(shown) < 3 {
+				var parts []string
+				for _, f := range failed {
+					parts = append(parts, f.String())
+				}
+				what := "run " + strconv.FormatInt(id, 10)
+				if r.Status == run.StatusAborted {
+					what += " (aborted)"
+				}
+				shown = append(shown, what+": "+strings.Join(parts, "; "))
+			}
+		}
+	}
+	if failedRuns == 0 {
+		return nil
+	}
+	more := ""
+	if failedRuns > len(shown) {
+		more = fmt.Sprintf("; %d more", failedRuns-len(shown))
+	}
+	return withCode(ExitThresholds, fmt.Errorf("experiment %d: %d of %d runs failed thresholds: %s%s", expID, failedRuns, checked, strings.Join(shown, " | "), more))
 }
 
 func (o *experimentOpts) options(env *Env) (experiment.Options, error) {

@@ -72,7 +72,7 @@ func (o *runOpts) register(cmd *cobra.Command, env *Env) {
 	fs.Var(&o.maxErrorRate, "max-error-rate", "fail the run (exit 4) if more than this percent of its transactions failed, e.g. 1 or 0.5% (retried ones that succeeded do not count)")
 	fs.StringVar(&o.seed, "seed", "", "random seed for reproducible values (default: random, recorded)")
 	fs.StringArrayVar(&o.labels, "label", nil, "label key=value stored with the run (repeatable)")
-	fs.StringArrayVar(&o.thresholds, "threshold", nil, "a bar the run must pass, checked at its end, e.g. 'p99<20ms', 'tps>1000', 'errors<0.1%' (repeatable; exit 7 when one fails)")
+	fs.StringArrayVar(&o.thresholds, "threshold", nil, "a bar the run must pass, checked at its end, e.g. 'p99<20ms', 'tps>1000', 'errors<0.1%' (repeatable; exit 7 when one fails); ';abort' stops the run once it fails (after 10s measured, or ';abort=30s')")
 	fs.StringVar(&o.series, "series", "", "the series this run belongs to, by name (the label series=NAME; default: the series of its workload, options, target, clients, rate and duration: see fathom history)")
 	fs.BoolVar(&o.json, "json", false, "print the final summary as JSON on stdout (live lines go to stderr)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live interval lines")

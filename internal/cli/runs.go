@@ -44,9 +44,9 @@ func newRunsCmd(env *Env) *cobra.Command {
 				return err
 			}
 			switch status {
-			case "", "complete", "interrupted", "failed", "running":
+			case "", "complete", "interrupted", "failed", "running", "aborted":
 			default:
-				return usagef("--status %q: use complete, interrupted, failed or running", status)
+				return usagef("--status %q: use complete, interrupted, failed, aborted or running", status)
 			}
 			if limit < 0 {
 				return usagef("--limit %d: use 0 for all runs or a positive number", limit)
@@ -80,7 +80,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 	storeFlag(fs, env, &path)
 	fs.IntVarP(&limit, "limit", "n", 50, "show at most this many runs (0 = all)")
 	fs.StringVarP(&workload, "workload", "w", "", "only runs of this workload")
-	fs.StringVar(&status, "status", "", "only runs with this status (complete, interrupted, failed, running)")
+	fs.StringVar(&status, "status", "", "only runs with this status (complete, interrupted, failed, aborted, running)")
 	fs.StringArrayVar(&labels, "label", nil, "only runs with label key=value (repeatable)")
 	fs.BoolVar(&asJSON, "json", false, "print the runs as JSON (-f json)")
 	formatFlag(fs, &format, "text", report.KindRuns)

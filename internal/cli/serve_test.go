@@ -38,6 +38,10 @@ func TestServeBadInput(t *testing.T) {
 		{"users file others read", []string{"serve", "--users", open}, "chmod 600"},
 		{"host name with port", []string{"serve", "--host-name", "fathom.example:8080"}, "--host-name"},
 		{"require auth without credentials", []string{"serve", "--require-auth"}, "--require-auth needs credentials"},
+		{"webhook not http", []string{"serve", "--webhook", "ftp://hooks.example/T0/secret"}, "--webhook: give an http:// or https:// URL"},
+		{"webhook format", []string{"serve", "--webhook", "https://hooks.example/T0/secret", "--webhook-format", "xml"}, `--webhook-format "xml": use json or slack`},
+		{"webhook link", []string{"serve", "--webhook", "https://hooks.example/T0/secret", "--link", "bench.example"}, "--link"},
+		{"webhook without state", []string{"serve", "--webhook", "https://hooks.example/T0/secret", "--webhook-state", ""}, "--webhook needs --webhook-state FILE"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

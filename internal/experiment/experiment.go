@@ -422,7 +422,7 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 		case res == "interrupted" || ctx.Err() != nil:
 			status, reason = "interrupted", "interrupted"
 			return nil, nil
-		case res == "failed" && x.byErrors:
+		case res == "failed" && x.byErrors, res == run.StatusAborted:
 			// The run went its course and measured what the cell does: a result, kept
 			// and marked failed with its first errors; the next cell may do better.
 			x.emit(GoesOn{Seq: sl.Seq + 1, Runs: len(x.slots), Cell: x.cells[sl.Cell].Key(), Repetition: sl.Repetition})
@@ -444,7 +444,7 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 func (x *experimentRun) todo() []int {
 	var out []int
 	for i, s := range x.slots {
-		if s.Status == "complete" || (s.Status == "failed" && !x.o.RetryFailed) {
+		if s.Status == "complete" || ((s.Status == "failed" || s.Status == run.StatusAborted) && !x.o.RetryFailed) {
 			continue
 		}
 		out = append(out, i)
@@ -542,7 +542,7 @@ func (x *experimentRun) server(ctx context.Context, i int) (*plan.Server, error)
 	return x.servers[i], nil
 }
 
-// slotResult is complete, failed or interrupted.
+// slotResult is complete, failed, interrupted or aborted (a threshold stopped the run).
 type slotResult = string
 
 // runSlot runs one cell's repetition: servers, settings, preparation, hooks, the run.
@@ -629,6 +629,8 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot) s
 			status = "failed"
 		} else if s.Status == runner.StatusInterrupted && status != "failed" {
 			status = "interrupted"
+		} else if s.Status == run.StatusAborted && status == "complete" {
+			status = run.StatusAborted
 		}
 	}
 	if runErr != nil && status == "complete" {
@@ -649,6 +651,16 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot) s
 		return fail(runErr)
 	case status == "failed":
 		return finish("failed", "the run failed: "+sums[0].Reason)
+	case status == run.StatusAborted:
+		// A threshold stopped the run: the cell's verdict, not a breakage.
+		reason := ""
+		for _, s := range sums {
+			if s != nil && s.Status == run.StatusAborted {
+				reason = s.Reason
+				break
+			}
+		}
+		return finish(run.StatusAborted, reason)
 	case duringErr != nil:
 		return fail(duringErr)
 	case restartErr != nil:
@@ -1078,7 +1090,7 @@ func (x *experimentRun) measure(ctx context.Context, sl *store.ExperimentSlot, a
 			if err == nil {
 				continue
 			}
-			if k := fault.KindOf(err); sums[i] == nil || k != fault.Errors && k != fault.Threshold {
+			if k := fault.KindOf(err); sums[i] == nil || k != fault.Errors && k != fault.Threshold && k != fault.Aborted {
 				x.byErrors = false
 				return
 			}
@@ -1172,6 +1184,7 @@ func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell,
 		LatencyLimit:     cell.LatencyLimit,
 		MaxTries:         cell.MaxTries,
 		ReconnectTimeout: x.p.ReconnectTimeout,
+		Thresholds:       x.p.Thresholds,
 		ToolVersion:      x.o.ToolVersion,
 		Command:          x.o.Command,
 		Now:              x.o.Now,
@@ -1268,6 +1281,8 @@ func (x *experimentRun) aggregate(ctx context.Context, sl *store.ExperimentSlot,
 			status, reason = runner.StatusFailed, fmt.Sprintf("instance %d: %s", i+1, r.Reason)
 		case r.Status == runner.StatusInterrupted && status != runner.StatusFailed:
 			status, reason = runner.StatusInterrupted, r.Reason
+		case r.Status == run.StatusAborted && status == runner.StatusComplete:
+			status, reason = run.StatusAborted, fmt.Sprintf("instance %d: %s", i+1, r.Reason)
 		}
 	}
 	id, err := x.st.CreateRun(bg, &agg)

@@ -25,6 +25,9 @@ const (
 	// Threshold: the run went its course but passed a limit the caller set (its
 	// error rate above the maximum); what was measured is kept.
 	Threshold
+	// Aborted: the run was stopped early because a threshold set to abort it
+	// (measure.Threshold.Abort) failed; what was measured is kept.
+	Aborted
 )
 
 // Error is an engine error with its kind. Errors without one are failures.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Threshold is a pass/fail bar on a run's summary, k6-style: "p99<20ms", "tps>1000",
@@ -15,7 +16,22 @@ type Threshold struct {
 	Op     string  `json:"op"`
 	Value  float64 `json:"value"`
 	Text   string  `json:"text"` // as given
+	// Abort ("p99<20ms;abort"): the run is stopped as soon as the threshold is failed
+	// on enough evidence (AbortNow), not only checked at its end; AbortAfter is the
+	// measured time that evidence needs ("p99<20ms;abort=30s"; 0: DefaultAbortAfter).
+	Abort      bool          `json:"abort,omitempty"`
+	AbortAfter time.Duration `json:"abort_after_ns,omitempty"`
 }
+
+// The evidence an aborting threshold needs before it stops a run, so that the noise
+// of a run's first seconds (connections warming, caches filling) stops nothing:
+// DefaultAbortAfter of measured time (warm-up excluded), and for latency and error
+// rate thresholds at least AbortMinTransactions ended transactions (1,000: a p99
+// then stands on ten transactions above it, and one error in 1,000 is 0.1%).
+const (
+	DefaultAbortAfter    = 10 * time.Second
+	AbortMinTransactions = 1000
+)
 
 // ThresholdResult is a threshold checked against a run.
 type ThresholdResult struct {
@@ -46,11 +62,37 @@ var thresholdMetrics = map[string]struct {
 }
 
 // ThresholdHelp names what ParseThreshold takes, for help texts and errors.
-const ThresholdHelp = "METRIC OP VALUE: tps, qps, p50, p90, p95, p99, p999, max or mean (latency: 20ms, 1.5s, 500us; a plain number is ms), errors (percent: 0.1%); OP <, <=, > or >="
+const ThresholdHelp = "METRIC OP VALUE[;abort[=TIME]]: tps, qps, p50, p90, p95, p99, p999, max or mean (latency: 20ms, 1.5s, 500us; a plain number is ms), errors (percent: 0.1%); OP <, <=, > or >=; ;abort stops the run once it fails (after 10s measured, or TIME)"
 
-// ParseThreshold reads "p99<20ms", "tps > 1000", "errors<=0.1%".
+// ParseThreshold reads "p99<20ms", "tps > 1000", "errors<=0.1%", "p99<20ms;abort",
+// "p99<20ms;abort=30s".
 func ParseThreshold(s string) (Threshold, error) {
 	text := strings.Join(strings.Fields(s), "")
+	bar, opt, hasOpt := strings.Cut(text, ";")
+	t, err := parseBar(s, bar)
+	if err != nil {
+		return t, err
+	}
+	t.Text = text
+	if hasOpt {
+		name, val, hasVal := strings.Cut(opt, "=")
+		if strings.ToLower(name) != "abort" {
+			return Threshold{}, fmt.Errorf("threshold %q: unknown option %q after ';': the one option is abort (p99<20ms;abort, or ;abort=30s to wait 30 s of measured time)", s, opt)
+		}
+		t.Abort = true
+		if hasVal {
+			d, err := time.ParseDuration(val)
+			if err != nil || d <= 0 {
+				return Threshold{}, fmt.Errorf("threshold %q: abort=%s: give how much measured time to wait before aborting, e.g. abort=30s", s, val)
+			}
+			t.AbortAfter = d
+		}
+	}
+	return t, nil
+}
+
+// parseBar reads the bar of a threshold, "p99<20ms"; s is the whole text, for errors.
+func parseBar(s, text string) (Threshold, error) {
 	i := strings.IndexAny(text, "<>")
 	if i <= 0 {
 		return Threshold{}, fmt.Errorf("threshold %q: write %s, e.g. p99<20ms", s, ThresholdHelp)
@@ -115,6 +157,47 @@ func (t Threshold) Check(s *Summary) ThresholdResult {
 		r.Pass = r.Actual >= t.Value
 	}
 	return r
+}
+
+// AbortNow reports whether an aborting threshold fails the running summary s (the
+// measured intervals so far, warm-up excluded: the figures the end of the run would
+// check if it ended now) on enough evidence to stop the run. A max bar fails for good
+// the moment one transaction passes it, so it stops the run at once; every other
+// figure can still recover, and is acted on only after AbortAfter (default
+// DefaultAbortAfter) of measured time, and for latencies and the error rate after
+// AbortMinTransactions ended transactions too.
+func (t Threshold) AbortNow(s *Summary) (ThresholdResult, bool) {
+	if !t.Abort {
+		return ThresholdResult{}, false
+	}
+	r := t.Check(s)
+	if r.Pass {
+		return r, false
+	}
+	if t.Metric == "max" && s.Transactions > 0 {
+		return r, true
+	}
+	after := t.AbortAfter
+	if after == 0 {
+		after = DefaultAbortAfter
+	}
+	if s.Seconds < after.Seconds() {
+		return r, false
+	}
+	if m := thresholdMetrics[t.Metric]; (m.latency || t.Metric == "errors") && s.Transactions+s.Failed < AbortMinTransactions {
+		return r, false
+	}
+	return r, true
+}
+
+// HasAbort reports whether any of ts aborts the run when it fails.
+func HasAbort(ts []Threshold) bool {
+	for _, t := range ts {
+		if t.Abort {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckThresholds checks every threshold (nil for none).

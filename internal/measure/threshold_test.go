@@ -3,6 +3,7 @@ package measure
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseThreshold(t *testing.T) {
@@ -35,6 +36,9 @@ func TestParseThreshold(t *testing.T) {
 		{"errors<150%", "percent from 0 to 100"},
 		{"tps>-5", "is not a value"},
 		{"p99<NaN", "is not a value"},
+		{"p99<20ms;stop", `unknown option "stop"`},
+		{"p99<20ms;abort=soon", "abort=soon: give how much measured time"},
+		{"p99<20ms;abort=-1s", "abort=-1s"},
 	} {
 		if _, err := ParseThreshold(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one containing %q", c.in, err, c.want)
@@ -84,5 +88,68 @@ func TestCheckThresholds(t *testing.T) {
 	none := &Summary{TypeSummary: TypeSummary{Failed: 10}}
 	if r := ts[0].Check(none); r.Pass || !strings.Contains(r.String(), "no transaction succeeded") {
 		t.Errorf("p99<20ms with nothing succeeded: %s", r)
+	}
+}
+
+func TestParseThresholdAbort(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		abort bool
+		after time.Duration
+	}{
+		{"p99<20ms", false, 0},
+		{"p99<20ms;abort", true, 0},
+		{"p99 < 20ms ; abort = 30s", true, 30 * time.Second},
+		{"tps>1000;ABORT=1m", true, time.Minute},
+	} {
+		th, err := ParseThreshold(c.in)
+		if err != nil || th.Abort != c.abort || th.AbortAfter != c.after || th.Metric == "" {
+			t.Errorf("%q: %+v, %v; want abort %v after %v", c.in, th, err, c.abort, c.after)
+		}
+	}
+}
+
+// TestAbortNow: an aborting threshold stops a run only on the evidence it needs: the
+// measured time (10 s by default), 1,000 ended transactions for latencies and the
+// error rate, and never while the running figure passes; max at once.
+func TestAbortNow(t *testing.T) {
+	sum := func(secs float64, ok, failed int64, p99, max float64) *Summary {
+		s := &Summary{Seconds: secs, TypeSummary: TypeSummary{Transactions: ok, Failed: failed, TPS: float64(ok) / secs,
+			Latency: Latency{P99: p99, Max: max}}}
+		s.ErrorRate = ErrorRate(ok, failed)
+		return s
+	}
+	for _, c := range []struct {
+		th   string
+		s    *Summary
+		want bool
+	}{
+		{"p99<20ms", sum(60, 100000, 0, 50, 80), false},           // not aborting: checked at the end only
+		{"p99<20ms;abort", sum(60, 100000, 0, 5, 8), false},       // passing
+		{"p99<20ms;abort", sum(9.9, 100000, 0, 50, 80), false},    // before 10 s
+		{"p99<20ms;abort", sum(10, 100000, 0, 50, 80), true},      // failing, after 10 s, enough transactions
+		{"p99<20ms;abort", sum(30, 999, 0, 50, 80), false},        // too few transactions for a p99
+		{"p99<20ms;abort=30s", sum(20, 100000, 0, 50, 80), false}, // its own wait
+		{"p99<20ms;abort=30s", sum(30, 100000, 0, 50, 80), true},  //
+		{"errors<1%;abort", sum(12, 500, 100, 1, 2), false},       // 600 ended: too few
+		{"errors<1%;abort", sum(12, 1500, 100, 1, 2), true},       // 6.25% of 1,600
+		{"tps>1000;abort", sum(12, 1200, 0, 1, 2), true},          // 100 tx/s: a rate needs no count
+		{"tps>1000;abort", sum(5, 1200, 0, 1, 2), false},          // before 10 s
+		{"max<100ms;abort", sum(0.5, 10, 0, 50, 120), true},       // a max cannot recover
+		{"max<100ms;abort", sum(0.5, 10, 0, 50, 90), false},       //
+		{"p99<20ms;abort", sum(15, 0, 2000, 0, 0), true},          // nothing succeeded: no latency, failed
+		{"max<100ms;abort", &Summary{Seconds: 1}, false},          // nothing ended yet
+	} {
+		th, err := ParseThreshold(c.th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, got := th.AbortNow(c.s)
+		if got != c.want {
+			t.Errorf("%s at %gs, %d ok, %d failed: abort %v (%s), want %v", c.th, c.s.Seconds, c.s.Transactions, c.s.Failed, got, r, c.want)
+		}
+		if got && r.Pass {
+			t.Errorf("%s: aborts on a result that passed: %s", c.th, r)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/problem"
 )
 
@@ -44,7 +45,7 @@ type decoder struct {
 // topKeys are the keys a plan may have, in the order the documentation gives them.
 var topKeys = append([]string{"experiment", "description", "target", "restart_command", "instance", "workload", "options", "settings"},
 	append(append([]string(nil), runKeys...), "seed", "connect_timeout", "reconnect_timeout", "repetitions", "order", "cooldown",
-		"restart", "prepare", "on_error", "labels", "collect", "matrix", "baseline", "judge", "hooks", "measure_restart")...)
+		"restart", "prepare", "on_error", "labels", "collect", "matrix", "baseline", "judge", "hooks", "measure_restart", "thresholds")...)
 
 var (
 	expNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,62}$`)
@@ -188,7 +189,31 @@ func (d *decoder) plan(root *yaml.Node) {
 	if n := f["measure_restart"]; n != nil {
 		d.measureRestart(n)
 	}
+	if n := f["thresholds"]; n != nil {
+		d.thresholds(n)
+	}
 	d.checkCombination()
+}
+
+// thresholds reads a list of thresholds in fathom run --threshold's syntax.
+func (d *decoder) thresholds(n *yaml.Node) {
+	m := problem.Deref(n)
+	if m == nil || m.Kind != yaml.SequenceNode {
+		d.probs.At(n, "thresholds: give a list of bars, e.g. thresholds: [\"p99<20ms\", \"tps>1000\", \"errors<0.1%%\"]")
+		return
+	}
+	for _, it := range m.Content {
+		s, ok := d.scalar(it, "a threshold")
+		if !ok {
+			continue
+		}
+		t, err := measure.ParseThreshold(s)
+		if err != nil {
+			d.probs.At(it, "thresholds: %v", err)
+			continue
+		}
+		d.p.Thresholds = append(d.p.Thresholds, t)
+	}
 }
 
 // baseline reads {axis: value, …}: the value each comparison along an axis starts

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -65,6 +66,9 @@ type Plan struct {
 	CollectOff  bool
 	CollectOnly []string
 	CollectLine int
+	// Thresholds are pass/fail bars every run of the plan is checked against, as
+	// fathom run's --threshold (thresholds: ["p99<20ms", "tps>1000;abort"]).
+	Thresholds []measure.Threshold
 	// MeasureRestart lists the files a Redis instance is restarted from after each
 	// run, each restart timed until the server answers (rdb, aof, aof-plain).
 	MeasureRestart []string

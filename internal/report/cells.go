@@ -22,7 +22,7 @@ type CellRow struct {
 	Coords   []store.Coord `json:"coords"`
 	Runs     int           `json:"runs"` // completed repetitions
 	Planned  int           `json:"planned"`
-	Failed   int           `json:"failed"`
+	Failed   int           `json:"failed"` // failed, or aborted by a threshold
 	TPS      float64       `json:"tps_median"`
 	TPSMin   float64       `json:"tps_min"`
 	TPSMax   float64       `json:"tps_max"`
@@ -65,7 +65,7 @@ func ExperimentRows(ctx context.Context, st store.Store, exp *store.Experiment) 
 		}
 		r := rows[sl.Cell]
 		r.Planned++
-		if sl.Status == "failed" {
+		if sl.Status == "failed" || sl.Status == "aborted" {
 			r.Failed++
 		}
 		if sl.Status != "complete" || sl.RunID == 0 {
@@ -239,7 +239,7 @@ func WriteExperiment(ctx context.Context, w io.Writer, st store.Store, exp *stor
 	cells, _ := st.ExperimentCells(ctx, exp.ID)
 	var bad []string
 	for _, sl := range slots {
-		if sl.Status != "failed" && sl.Status != "interrupted" && sl.Status != "running" {
+		if sl.Status != "failed" && sl.Status != "interrupted" && sl.Status != "running" && sl.Status != "aborted" {
 			continue
 		}
 		key := ""

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/analyze"
@@ -141,13 +142,24 @@ func BuildHistory(id string, key SeriesKey, runs []*store.Run, metrics []string,
 		}
 		h.Points = append(h.Points, p)
 	}
-	for _, name := range metrics {
-		m, _ := historyMetric(name)
+	// Each metric's search is independent (and seeded): they run side by side.
+	found := make([][]analyze.Change, len(metrics))
+	var wg sync.WaitGroup
+	for mi, name := range metrics {
 		xs := make([]float64, len(h.Points))
 		for i, p := range h.Points {
 			xs[i] = p.Values[name]
 		}
-		for _, c := range analyze.ChangePoints(xs, o) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[mi] = analyze.ChangePoints(xs, o)
+		}()
+	}
+	wg.Wait()
+	for mi, name := range metrics {
+		m, _ := historyMetric(name)
+		for _, c := range found[mi] {
 			before, after := h.Points[c.Index-1], h.Points[c.Index]
 			worse := c.After.Median < c.Before.Median
 			if !m.HigherBetter {

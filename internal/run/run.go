@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -62,7 +63,10 @@ type Options struct {
 	MaxErrorRate    float64
 	HasMaxErrorRate bool
 	// Thresholds are checked against the summary at the end and stored in it; a
-	// failed one leaves the run complete (the caller decides what it means).
+	// failed one leaves the run complete (the caller decides what it means). One
+	// with Abort is also checked as the run goes (measure.Threshold.AbortNow): when
+	// it fails the run stops, is stored StatusAborted with the reason, and Execute
+	// returns a fault.Aborted error. A workload file's thresholds are added to these.
 	Thresholds []measure.Threshold
 	// TxnLog, when set, writes pgbench's transaction log (-l); Clients, Lag, Retries
 	// and Seed are filled in by Execute.
@@ -251,6 +255,9 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	}
 	wl, cfg, tgt, clients := c.wl, c.cfg, c.tgt, c.clients
 	defer tgt.Close()
+	if th, ok := wl.(workload.Thresholder); ok {
+		o.Thresholds = append(slices.Clone(o.Thresholds), th.Thresholds()...)
+	}
 	connectTimeout := o.ConnectTimeout
 	if connectTimeout == 0 {
 		connectTimeout = 10 * time.Second
@@ -402,13 +409,23 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	}
 	errsDone := watchErrors(bg, st, id, r, l)
 	rep, _ := wl.(workload.Reporter)
-	res := r.Run(ctx, func(iv *measure.Interval) error {
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var aborted string // why an aborting threshold stopped the run
+	res := r.Run(runCtx, func(iv *measure.Interval) error {
 		if err := st.AddInterval(bg, id, iv); err != nil {
 			return fmt.Errorf("writing interval %d to %s: %v", iv.Index, st.Path(), err)
 		}
 		totals.Add(iv)
 		if !iv.Warmup {
 			cmdTotals.AddCommands(iv.Commands)
+			if aborted == "" && measure.HasAbort(o.Thresholds) {
+				if why := abortReason(o.Thresholds, totals); why != "" {
+					aborted = why
+					l.Warning("stopping the run: " + why)
+					stopRun() // as an interrupt: every interval so far is still stored
+				}
+			}
 		}
 		l.Interval(iv)
 		if rep != nil {
@@ -425,6 +442,9 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 		}
 	}
 	errsDone()
+	if aborted != "" && res.Status != runner.StatusFailed {
+		res.Status, res.Reason = StatusAborted, aborted
+	}
 	l.Finished()
 	sres := smp.finish(bg, r.Start())
 	logPath := ""
@@ -466,6 +486,8 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	run.Status, run.Reason, run.EndedAt = res.Status, res.Reason, res.End
 	out := &Result{Summary: sum, Run: run, Sampling: sres, TxnLog: logPath}
 	switch res.Status {
+	case StatusAborted:
+		return out, fault.WithKind(fault.Aborted, fmt.Errorf("run %d aborted: %s (what was measured is kept in %s)", id, res.Reason, st.Path()))
 	case runner.StatusInterrupted:
 		return out, fault.WithKind(fault.Interrupted, fmt.Errorf("run %d interrupted; %d finished intervals kept in %s", id, sum.Intervals, st.Path()))
 	case StatusPartial:
@@ -474,6 +496,26 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 		return out, fault.WithKind(kind, fmt.Errorf("run %d failed: %s (what ran is kept in %s)", id, res.Reason, st.Path()))
 	}
 	return out, nil
+}
+
+// StatusAborted is a run stopped early by a threshold set to abort it.
+const StatusAborted = "aborted"
+
+// abortReason is why the first aborting threshold that fails the run so far stops
+// it ("" while none does): "threshold p99<20ms;abort failed: p99 35.2 ms after 12.0 s
+// measured and 4210 transactions".
+func abortReason(ts []measure.Threshold, totals *measure.Totals) string {
+	sum := totals.Summary()
+	for _, t := range ts {
+		if r, stop := t.AbortNow(&sum); stop {
+			fig := fmt.Sprintf("%.4g %s", r.Actual, r.Unit)
+			if r.Note != "" {
+				fig = r.Note
+			}
+			return fmt.Sprintf("threshold %s failed: %s %s after %.1f s measured and %d transactions ended", t.Text, t.Metric, fig, sum.Seconds, sum.Transactions+sum.Failed)
+		}
+	}
+	return ""
 }
 
 // watchErrors has the runner's distinct errors, as it first meets them, stored with

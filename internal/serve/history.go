@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -32,54 +33,116 @@ func (s *Server) historyRoutes() {
 }
 
 // historyCache keeps the histories built lately: change detection over a long
-// series takes seconds, and a page shown again with no new run is the same page. An
-// entry is used while the store's newest run is the one it was built with, for at most
-// historyTTL (a label edited elsewhere can move a run to another series).
+// series takes a while, and a page shown again with no new run in its series is the
+// same page. An entry is used while its series is as it was when built (no run of it
+// stored since, its unfinished runs still running: stillCurrent), for at most
+// historyTTL (a label edited elsewhere can move a run to another series). serve's
+// change watcher (changes.go) puts the history of each series a run joins here as the
+// run arrives, so the page after a run is served from the cache too.
 type historyCache struct {
 	mu      sync.Mutex
 	entries map[string]historyEntry
 }
 
 type historyEntry struct {
-	latest int64
-	built  time.Time
-	h      *report.History
+	latest  int64 // the store's newest run when the entry was built
+	built   time.Time
+	h       *report.History
+	pending []int64 // the series' runs that were not finished then
 }
 
 const (
 	historyTTL     = 5 * time.Minute
 	historyEntries = 32
+	// historyGap: when more runs than this were stored since an entry was built,
+	// it is rebuilt rather than each new run looked at.
+	historyGap = 64
 )
 
-// loadHistory builds a series' history as `fathom history` does with its defaults.
+func (c *historyCache) get(arg string) (historyEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[arg]
+	return e, ok
+}
+
+func (c *historyCache) put(arg string, e historyEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= historyEntries {
+		c.entries = map[string]historyEntry{}
+	}
+	c.entries[arg] = e
+}
+
+// clear drops every entry (a run was deleted or relabelled).
+func (c *historyCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = nil
+}
+
+// loadHistory builds a series' history as `fathom history` does with its defaults,
+// or takes it from the cache while it is current.
 func (s *Server) loadHistory(r *http.Request, arg string) (*report.History, error) {
 	ctx := r.Context()
 	latest, err := s.o.Store.LatestRunID(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c := &s.hist
-	c.mu.Lock()
-	e, ok := c.entries[arg]
-	c.mu.Unlock()
-	if ok && e.latest == latest && time.Since(e.built) < historyTTL {
+	if e, ok := s.hist.get(arg); ok && time.Since(e.built) < historyTTL && s.stillCurrent(ctx, e, latest) {
 		return e.h, nil
 	}
-	id, key, runs, err := report.LoadSeries(ctx, s.o.Store, arg, nil)
+	e, err := s.buildHistory(ctx, arg, latest)
 	if err != nil {
 		return nil, err
+	}
+	return e.h, nil
+}
+
+// buildHistory loads and analyses a series and keeps it in the cache; latest is the
+// store's newest run, read before the series' runs.
+func (s *Server) buildHistory(ctx context.Context, arg string, latest int64) (historyEntry, error) {
+	id, key, runs, err := report.LoadSeries(ctx, s.o.Store, arg, nil)
+	if err != nil {
+		return historyEntry{}, err
 	}
 	h, err := report.BuildHistory(id, key, runs, report.DefaultHistoryMetrics, analyze.ChangeOptions{})
 	if err != nil {
-		return nil, err
+		return historyEntry{}, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil || len(c.entries) >= historyEntries {
-		c.entries = map[string]historyEntry{}
+	e := historyEntry{latest: latest, built: time.Now(), h: h}
+	for _, r := range runs {
+		if r.Status == "running" {
+			e.pending = append(e.pending, r.ID)
+		}
 	}
-	c.entries[arg] = historyEntry{latest: latest, built: time.Now(), h: h}
-	return h, nil
+	s.hist.put(arg, e)
+	return e, nil
+}
+
+// stillCurrent reports whether e's series is as it was when e was built: each run
+// stored since (up to historyGap of them) belongs to another series, and the runs
+// that were unfinished then are still running. Each is one read of one run.
+func (s *Server) stillCurrent(ctx context.Context, e historyEntry, latest int64) bool {
+	if latest-e.latest > historyGap {
+		return false
+	}
+	for id := e.latest + 1; id <= latest; id++ {
+		r, err := s.o.Store.Run(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil || report.KeyOf(r, nil).ID() == e.h.ID {
+			return false
+		}
+	}
+	for _, id := range e.pending {
+		if r, err := s.o.Store.Run(ctx, id); err != nil || r.Status != "running" {
+			return false
+		}
+	}
+	return true
 }
 
 func historyError(w http.ResponseWriter, err error) {

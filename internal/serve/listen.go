@@ -10,8 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +44,9 @@ type Listen struct {
 	AccessLog string
 	// Figures are the database kinds' default charts and key metrics (Options.Figures).
 	Figures report.KindFigures
+	// Watch configures the change watcher (Server.WatchChanges): a webhook for the
+	// changes runs make visible as they arrive. Its Link defaults to the listen URL.
+	Watch Watch
 }
 
 // Beyond reports whether the address listens beyond this machine.
@@ -74,6 +79,28 @@ func (l *Listen) Check() error {
 		if _, err := os.Stat(f); err != nil {
 			return fault.Usagef("TLS file %s: %v: give a readable PEM file", f, pathReason(err))
 		}
+	}
+	return l.Watch.check()
+}
+
+// check refuses a webhook setup that cannot work.
+func (w *Watch) check() error {
+	if w.Webhook == "" {
+		return nil
+	}
+	if !slices.Contains(report.WebhookFormats, w.Format) {
+		return fault.Usagef("--webhook-format %q: use json or slack", w.Format)
+	}
+	if u, err := url.Parse(w.Webhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fault.Usagef("--webhook: give an http:// or https:// URL")
+	}
+	if w.Link != "" {
+		if u, err := url.Parse(w.Link); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fault.Usagef("--link %q: give the http:// or https:// address people reach this server on", w.Link)
+		}
+	}
+	if w.State == "" {
+		return fault.Usagef("--webhook needs --webhook-state FILE: where serve remembers the changes it sent")
 	}
 	return nil
 }
@@ -266,9 +293,30 @@ func Run(ctx context.Context, l Listen, open func() (store.Store, error), versio
 	if readAuth {
 		mode = "reads need credentials, " + mode
 	}
+	watch := l.Watch
+	watch.Warn = func(msg string) { fmt.Fprintf(w, "fathom serve: changes: %s\n", msg) }
+	x, err := srv.newWatcher(ctx, watch)
+	if err != nil {
+		return err
+	}
 	return Serve(ctx, srv, l, func(url string) {
 		fmt.Fprintf(w, "fathom serve: %s (store %s, %s); Ctrl-C stops\n", url, st.Path(), mode)
+		if x.w.Link == "" {
+			x.w.Link = url
+		}
+		if x.w.Webhook != "" {
+			fmt.Fprintf(w, "fathom serve: changes found as runs arrive are posted to the webhook on %s (%s), each once (%s)\n", webhookHost(x.w.Webhook), x.w.Format, x.w.State)
+		}
+		go x.run(ctx)
 	})
+}
+
+// webhookHost is the host of a webhook URL: its path is its secret.
+func webhookHost(u string) string {
+	if p, err := url.Parse(u); err == nil {
+		return p.Host
+	}
+	return "?"
 }
 
 // Serve listens and serves s until ctx ends, then shuts down (live streams first).

@@ -140,6 +140,7 @@ func (s *Server) apiLabels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.list.refresh(r.Context(), s)
+	s.hist.clear() // a run moved to another series, or left its series
 	writeJSON(w, map[string]any{"id": id, "labels": run.Labels})
 }
 
@@ -166,5 +167,6 @@ func (s *Server) apiDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.list.refresh(r.Context(), s)
+	s.hist.clear() // a run moved to another series, or left its series
 	writeJSON(w, map[string]any{"deleted": id})
 }

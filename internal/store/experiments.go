@@ -32,7 +32,7 @@ type Experiment struct {
 	// Counts of slots (cells × repetitions) by status, filled by reads.
 	Slots    int `json:"slots"`
 	Complete int `json:"complete"`
-	Failed   int `json:"failed"`
+	Failed   int `json:"failed"` // failed, or aborted by a threshold
 }
 
 // ExperimentAxis is one dimension of an experiment's matrix, values in plan order.
@@ -62,7 +62,7 @@ type ExperimentSlot struct {
 	Seq        int             `json:"seq"`
 	Cell       int             `json:"cell"`
 	Repetition int             `json:"repetition"`
-	Status     string          `json:"status"` // planned|running|complete|failed|interrupted
+	Status     string          `json:"status"` // planned|running|complete|failed|interrupted|aborted (by a threshold)
 	Reason     string          `json:"reason,omitempty"`
 	Attempts   int             `json:"attempts"`
 	StartedAt  time.Time       `json:"started_at"`

@@ -255,6 +255,12 @@ type CommandTimer interface {
 	Commands() []measure.StatementLatency
 }
 
+// Thresholder is implemented by workloads that carry pass/fail bars of their own (a
+// workload file's thresholds:): a run checks them as it checks --threshold.
+type Thresholder interface {
+	Thresholds() []measure.Threshold
+}
+
 // CommandRecorder is a worker of a CommandTimer.
 type CommandRecorder interface {
 	// FlushCommands records the times of the commands the last Do completed into rec

@@ -150,7 +150,7 @@ const experimentColumns = `e.id, e.uuid, e.name, e.description, e.plan_path, e.p
 	e.target, e.tool_version, e.host, e.pid, e.process, e.created_at, e.ended_at, e.status, e.reason, e.judge,
 	(SELECT count(*) FROM experiment_slots s WHERE s.experiment_id = e.id),
 	(SELECT count(*) FROM experiment_slots s WHERE s.experiment_id = e.id AND s.status = 'complete'),
-	(SELECT count(*) FROM experiment_slots s WHERE s.experiment_id = e.id AND s.status = 'failed')`
+	(SELECT count(*) FROM experiment_slots s WHERE s.experiment_id = e.id AND s.status IN ('failed', 'aborted'))`
 
 // scanExperiment reads a row of experimentColumns, and its writer.
 func scanExperiment(sc scanner) (store.Experiment, Owner, error) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/problem"
 	"github.com/fathom-lab/fathom/internal/target"
 	"gopkg.in/yaml.v3"
@@ -25,6 +26,8 @@ type File struct {
 	Tables      []*Table
 	Txns        []*Txn
 	Groups      []*Group
+	// Thresholds are the file's pass/fail bars (thresholds:), as --threshold's.
+	Thresholds []measure.Threshold
 }
 
 // Param is a workload option: a default that --set overrides. A parameter with presets
@@ -427,7 +430,7 @@ func scalar(n *yaml.Node) (string, bool) {
 
 func (d *decoder) file(n *yaml.Node) {
 	f := d.f
-	m := d.fields(n, "the workload file", "name", "description", "params", "sequences", "tables", "transactions", "groups")
+	m := d.fields(n, "the workload file", "name", "description", "params", "sequences", "tables", "transactions", "groups", "thresholds")
 	if v, ok := m["name"]; ok {
 		f.Name = d.str(v, "name")
 		if f.Name != "" && !wlNameRE.MatchString(f.Name) {
@@ -441,6 +444,18 @@ func (d *decoder) file(n *yaml.Node) {
 	}
 	if v, ok := m["params"]; ok {
 		d.params(v)
+	}
+	if v, ok := m["thresholds"]; ok {
+		for _, it := range d.list(v, "thresholds (a list such as [\"p99<20ms\", \"tps>1000\"])") {
+			if s := d.str(it, "a threshold"); s != "" {
+				th, err := measure.ParseThreshold(s)
+				if err != nil {
+					d.p.At(it, "%v", err)
+					continue
+				}
+				f.Thresholds = append(f.Thresholds, th)
+			}
+		}
 	}
 	if v, ok := m["sequences"]; ok {
 		d.sequences(v)

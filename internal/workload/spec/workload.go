@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/gen"
@@ -123,8 +124,9 @@ type group struct {
 }
 
 var (
-	_ workload.Workload = (*Workload)(nil)
-	_ workload.Grouped  = (*Workload)(nil)
+	_ workload.Workload    = (*Workload)(nil)
+	_ workload.Grouped     = (*Workload)(nil)
+	_ workload.Thresholder = (*Workload)(nil)
 )
 
 // Load decodes a workload file's content into a spec that the registry and the CLI
@@ -192,6 +194,9 @@ func NewSpec(f *File) *workload.Spec {
 
 // Name is the file's name.
 func (w *Workload) Name() string { return w.file.Name }
+
+// Thresholds are the file's pass/fail bars (workload.Thresholder).
+func (w *Workload) Thresholds() []measure.Threshold { return w.file.Thresholds }
 
 // Tables names the file's tables (the prepare marker's keys).
 func (w *Workload) Tables() []string {
