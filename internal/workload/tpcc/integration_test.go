@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,24 @@ func count(t *testing.T, ctx context.Context, conn target.Conn, sql string) int6
 		t.Fatalf("%s: %v", sql, err)
 	}
 	return n
+}
+
+// sums reads one row of whole numbers.
+func sums(t *testing.T, ctx context.Context, conn target.Conn, sql string) []int64 {
+	t.Helper()
+	rows, err := conn.Query(ctx, sql)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	out := make([]int64, len(rows[0]))
+	for i, v := range rows[0] {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			t.Fatalf("%s: column %d: %q", sql, i, v)
+		}
+		out[i] = int64(math.Round(f))
+	}
+	return out
 }
 
 // mustCheck runs CheckData and fails the test on a violation.
@@ -213,6 +232,8 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 	if run.Warehouses() != nw || run.Options()["isolation"] == "" {
 		t.Errorf("Setup detected %d warehouses, isolation %q", run.Warehouses(), run.Options()["isolation"])
 	}
+	const stockSums = "SELECT sum(s_ytd), sum(s_order_cnt), sum(s_remote_cnt) FROM stock"
+	stock0 := sums(t, ctx, conn, stockSums)
 	totals, res := runTotals(t, ctx, tgt, run, runner.Config{Clients: 4, Transactions: 150, Seed: 7}, 0)
 	if res.Status != "complete" {
 		t.Logf("run: %+v", res)
@@ -235,6 +256,18 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 		t.Errorf("%d orders added, %d new-orders committed", got, totals[TxnNewOrder].OK)
 	}
 	mustCheck(t, ctx, conn, "after a run", nw)
+	// Each committed line updated its stock row once (New-Order reads the stock rows
+	// of its lines together; an item twice in one order is updated twice).
+	stock1 := sums(t, ctx, conn, stockSums)
+	lineSums := sums(t, ctx, conn, "SELECT sum(ol_quantity), count(*), sum(CASE WHEN ol_supply_w_id <> ol_w_id THEN 1 ELSE 0 END) FROM order_line WHERE ol_o_id > 3000")
+	for i, what := range []string{"s_ytd", "s_order_cnt", "s_remote_cnt"} {
+		if got := stock1[i] - stock0[i]; got != lineSums[i] {
+			t.Errorf("%s grew by %d, the new order lines want %d", what, got, lineSums[i])
+		}
+	}
+	if lo, hi := count(t, ctx, conn, "SELECT min(s_quantity) FROM stock"), count(t, ctx, conn, "SELECT max(s_quantity) FROM stock"); lo < 10 || hi > 100 {
+		t.Errorf("s_quantity from %d to %d, clause 2.4.2.2 keeps it from 10 to 100", lo, hi)
+	}
 
 	// What reached the server follows the spec's shares (5 standard deviations).
 	share := func(what string, k, n int64, p float64) {
