@@ -99,7 +99,7 @@ type Result struct {
 	// the other, row i's n columns at First[i*n:(i+1)*n], in reused buffers. For
 	// multi-row reads of a few rows (TPC-C's items and stocks of an order).
 	KeepAll bool
-	First    []Value
+	First   []Value
 	// Names asks the target to fill Columns with the result's column names (once:
 	// the caller clears Names when it has them).
 	Names   bool

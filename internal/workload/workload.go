@@ -271,3 +271,14 @@ type DataViolation struct {
 
 // OK reports whether every rule holds.
 func (r *DataReport) OK() bool { return len(r.Violations) == 0 }
+
+// ServerCounter is implemented by workloads whose throughput is also quoted from the
+// server's own counters (tpcc: HammerDB's TPM is the server's commits and rollbacks
+// per minute). The run reads the count at each interval boundary on a connection of
+// its own and reports the measured intervals' rate beside the clients' count.
+type ServerCounter interface {
+	// ServerTransactions returns the server's count of transactions ended (committed
+	// or rolled back), by every session, and what it read, in words ("" and an error
+	// when the target has no such counter).
+	ServerTransactions(ctx context.Context, conn target.Conn) (n int64, source string, err error)
+}

@@ -234,6 +234,10 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 	}
 	const stockSums = "SELECT sum(s_ytd), sum(s_order_cnt), sum(s_remote_cnt) FROM stock"
 	stock0 := sums(t, ctx, conn, stockSums)
+	server0, source, serverErr := run.ServerTransactions(ctx, conn)
+	if (serverErr != nil) != (run.dialect == "sqlite") || (serverErr == nil) == (source == "") {
+		t.Errorf("server transactions on %s: %q, %v", run.dialect, source, serverErr)
+	}
 	totals, res := runTotals(t, ctx, tgt, run, runner.Config{Clients: 4, Transactions: 150, Seed: 7}, 0)
 	if res.Status != "complete" {
 		t.Logf("run: %+v", res)
@@ -256,6 +260,27 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 		t.Errorf("%d orders added, %d new-orders committed", got, totals[TxnNewOrder].OK)
 	}
 	mustCheck(t, ctx, conn, "after a run", nw)
+	if serverErr == nil {
+		// The server counted at least the run's transactions (other sessions' too;
+		// PostgreSQL publishes a session's counts within a second or at its end).
+		want := int64(0)
+		for _, c := range totals {
+			want += c.OK
+		}
+		var got int64
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			n, _, err := run.ServerTransactions(ctx, conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got = n - server0; got >= want || time.Now().After(deadline) {
+				break
+			}
+		}
+		if got < want {
+			t.Errorf("the server counted %d transactions (%s), the clients %d", got, source, want)
+		}
+	}
 	// Each committed line updated its stock row once (New-Order reads the stock rows
 	// of its lines together; an item twice in one order is updated twice).
 	stock1 := sums(t, ctx, conn, stockSums)

@@ -27,18 +27,18 @@ const (
 // statements, with '?' placeholders. forUpdate is appended where a row is read and then
 // written (not on SQLite, which locks the whole database for a writer).
 const (
-	sqlNOCustomer   = "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?"
-	sqlNODistrict   = "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ?"
-	sqlNODistUpd    = "UPDATE district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?"
-	sqlNOOrder      = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)"
-	sqlNONewOrder   = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"
+	sqlNOCustomer = "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?"
+	sqlNODistrict = "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ?"
+	sqlNODistUpd  = "UPDATE district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?"
+	sqlNOOrder    = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)"
+	sqlNONewOrder = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"
 	// New-Order reads its lines' items in one statement and their stock rows in
 	// another, as go-tpc does: maxLines placeholders each, the unused ones repeating
 	// the first line's item (a repeated value does not change an IN list), so that
 	// one prepared statement serves every order size. Stock rows are read, and so
 	// locked, in (warehouse, item) order.
-	sqlNOItems  = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN (%s)"
-	sqlNOStocks = "SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_%02d FROM stock WHERE (s_w_id, s_i_id) IN (%s) ORDER BY s_w_id, s_i_id"
+	sqlNOItems      = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN (%s)"
+	sqlNOStocks     = "SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_%02d FROM stock WHERE (s_w_id, s_i_id) IN (%s) ORDER BY s_w_id, s_i_id"
 	sqlNOStockUpd   = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
 	sqlNOLines      = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
 	sqlNOLineTuple  = "(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
