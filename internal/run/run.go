@@ -286,6 +286,9 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 		warnings = append(warnings, fmt.Sprintf("%s; run %s again", msg, how))
 	}
 	conn.Close()
+	if n, ok := wl.(workload.Noter); ok {
+		warnings = append(warnings, n.RunNotes(clients)...)
+	}
 	mode, note := queryMode(tgt.Kind(), o.QueryMode, o.Scripts != nil)
 	if note != "" {
 		warnings = append(warnings, note)

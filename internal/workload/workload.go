@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -281,4 +282,19 @@ type ServerCounter interface {
 	// or rolled back), by every session, and what it read, in words ("" and an error
 	// when the target has no such counter).
 	ServerTransactions(ctx context.Context, conn target.Conn) (n int64, source string, err error)
+}
+
+// Waiter is implemented by workers that wait between transactions as a terminal's
+// user does (TPC-C's keying and think times). In a closed loop the runner calls Wait
+// after Next and waits that long before the transaction starts: the wait is not part
+// of the transaction's latency, and a run that ends or stops meanwhile does not run it.
+type Waiter interface {
+	Wait() time.Duration
+}
+
+// Noter is implemented by workloads with something to say about a run's numbers
+// before it starts (a throughput ceiling its options imply, a client count that does
+// not fit them); the run shows the notes as warnings and keeps them.
+type Noter interface {
+	RunNotes(clients int) []string
 }

@@ -104,6 +104,8 @@ type worker struct {
 
 	// The drawn transaction's inputs (clause 2.x.1), kept for retries.
 	typ        int
+	prev       int   // keying: the previous transaction's type (think time), -1 before the first
+	slDistrict int64 // keying: the terminal's district for Stock-Level (clause 2.8.1.1)
 	wid, did   int64
 	cwid, cdid int64 // Payment's customer warehouse and district
 	cid        int64
@@ -143,6 +145,7 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 		c:      RunConstants(seed),
 		nw:     nw,
 		home:   int64(id)%nw + 1,
+		prev:   -1,
 		sqlite: w.dialect == "sqlite",
 		lines:  make([]line, 0, maxLines),
 		all:    target.Result{Keep: true, KeepAll: true},
@@ -152,6 +155,11 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 		name:   make([]byte, 0, 32),
 		// 24 characters of s_dist_xx and at most 8 of amount ("10000.00") a line.
 		lineText: make([]byte, 0, maxLines*64),
+	}
+	if w.keying {
+		// Ten terminals per warehouse, each with a district of its own for Stock-Level.
+		k.home = int64(id/TerminalsPerWarehouse)%nw + 1
+		k.slDistrict = int64(id%TerminalsPerWarehouse) + 1
 	}
 	sum := 0
 	for i, p := range w.mix {
@@ -291,6 +299,9 @@ func (k *worker) Next() int {
 		k.carrier = k.r.Uniform(1, 10)
 	case TxnStockLevel:
 		k.threshold = k.r.Uniform(10, 20)
+		if k.slDistrict > 0 {
+			k.did = k.slDistrict
+		}
 	}
 	return k.typ
 }
