@@ -11,11 +11,12 @@ import (
 )
 
 // Where HammerDB reads its TPM: the server's transactions committed and rolled back,
-// by every session.
+// by every session. On PostgreSQL only the target database's are read (HammerDB sums
+// every database's): on a shared server the others' would swamp the run's own.
 const (
-	pgServerCount    = "SELECT sum(xact_commit + xact_rollback) FROM pg_stat_database"
+	pgServerCount    = "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"
 	mysqlServerCount = "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')"
-	pgCountSource    = "PostgreSQL pg_stat_database: xact_commit + xact_rollback, all databases"
+	pgCountSource    = "PostgreSQL pg_stat_database: xact_commit + xact_rollback of this database"
 	mysqlCountSource = "MySQL SHOW GLOBAL STATUS: Com_commit + Com_rollback"
 )
 
