@@ -390,3 +390,81 @@ func testCorruption(t *testing.T, ctx context.Context, conn target.Conn) {
 	}
 	mustCheck(t, ctx, conn, "after the corruptions were rolled back", 2)
 }
+
+// --partitions splits every table but item by warehouse, on PostgreSQL (range) and
+// MySQL (hash): the server lists the partitions, each warehouse's rows are where they
+// belong (PostgreSQL), a run works on them and the data stays consistent.
+func TestPartitions(t *testing.T) {
+	for _, tg := range testTargets[1:] {
+		t.Run(tg.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			tgt := openTarget(t, tg.dsn(t))
+			conn, err := tgt.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			wl, err := New(workload.Params{"warehouses": "2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			method, parts := "range", "SELECT count(*) FROM pg_inherits WHERE inhparent = 'stock'::regclass"
+			if tg.name == "mysql" {
+				method, parts = "hash", "SELECT count(*) FROM information_schema.partitions WHERE table_schema = database() AND table_name = 'stock' AND partition_name IS NOT NULL"
+			}
+			d := tgt.Dialect()
+			if err := wl.SetLayout(workload.Layout{Partitions: 2, PartitionMethod: method}, &d); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = wl.Cleanup(context.Background(), conn) })
+			if err := workload.Prepare(ctx, tgt, wl, true, nil); err != nil {
+				t.Fatalf("prepare: %v", err)
+			}
+			if n := count(t, ctx, conn, parts); n != 2 {
+				t.Errorf("stock has %d partitions, want 2", n)
+			}
+			if tg.name == "postgres" {
+				for sql, want := range map[string]int64{
+					"SELECT count(*) FROM stock_p1 WHERE s_w_id = 1":        Items,
+					"SELECT count(*) FROM stock_p2 WHERE s_w_id = 2":        Items,
+					"SELECT count(*) FROM order_line_p1 WHERE ol_w_id <> 1": 0,
+					"SELECT count(*) FROM item":                             Items,
+				} {
+					if got := count(t, ctx, conn, sql); got != want {
+						t.Errorf("%s = %d, want %d", sql, got, want)
+					}
+				}
+			}
+			run := New0(t)
+			if err := run.Setup(ctx, conn); err != nil {
+				t.Fatal(err)
+			}
+			totals, res := runTotals(t, ctx, tgt, run, runner.Config{Clients: 2, Transactions: 50, Seed: 3}, 0)
+			var all int64
+			for _, c := range totals {
+				all += c.OK
+			}
+			if all != 100 {
+				t.Errorf("%d transactions succeeded, want 100 (%+v)", all, res)
+			}
+			mustCheck(t, ctx, conn, "after a run on partitions", 2)
+		})
+	}
+	// What cannot be partitioned is refused with the fix.
+	wl := New0(t)
+	for _, c := range []struct {
+		l    workload.Layout
+		d    target.Dialect
+		want string
+	}{
+		{workload.Layout{Partitions: 2}, target.Dialect{Name: "sqlite"}, "sqlite has no table partitioning"},
+		{workload.Layout{Partitions: 2, ForeignKeys: true}, target.Dialect{Name: "mysql", TableEngine: true}, "take no foreign keys"},
+		{workload.Layout{PartitionMethod: "hash"}, target.Dialect{Name: "postgres", TableStorage: true}, "needs --partitions"},
+		{workload.Layout{Partitions: 2, PartitionMethod: "list"}, target.Dialect{Name: "postgres", TableStorage: true}, "give range or hash"},
+	} {
+		if err := wl.SetLayout(c.l, &c.d); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v on %s: %v, want %q", c.l, c.d.Name, err, c.want)
+		}
+	}
+}

@@ -288,8 +288,18 @@ func (w *Workload) SetLayout(l workload.Layout, d *target.Dialect) error {
 	switch {
 	case l.AutoInc != nil, l.Secondary, l.CreateSecondary != nil:
 		return fmt.Errorf("--auto-inc, --secondary and --create-secondary are sysbench's (oltp workloads); tpcc takes --fillfactor, --foreign-keys and --mysql-storage-engine")
-	case l.Unlogged, l.Partitions != 0, l.PartitionMethod != "":
-		return fmt.Errorf("--unlogged-tables and --partitions are not supported by tpcc yet; leave them out")
+	case l.Unlogged:
+		return fmt.Errorf("--unlogged-tables is not supported by tpcc; leave it out")
+	case l.Partitions < 0:
+		return fmt.Errorf("--partitions %d: give 0 (none) or more", l.Partitions)
+	case l.PartitionMethod != "" && l.Partitions == 0:
+		return fmt.Errorf("--partition-method %s needs --partitions N", l.PartitionMethod)
+	case l.PartitionMethod != "" && l.PartitionMethod != "range" && l.PartitionMethod != "hash":
+		return fmt.Errorf("--partition-method %q: give range or hash", l.PartitionMethod)
+	case l.Partitions > 0 && !d.TableStorage && !d.TableEngine:
+		return fmt.Errorf("--partitions: %s has no table partitioning; leave it out (PostgreSQL and MySQL partition tpcc's tables by warehouse)", d.Name)
+	case l.Partitions > 0 && l.ForeignKeys && d.TableEngine:
+		return fmt.Errorf("--partitions with --foreign-keys: MySQL's partitioned tables take no foreign keys; leave one of them out")
 	case l.FillFactor != 0 && (l.FillFactor < 10 || l.FillFactor > 100):
 		return fmt.Errorf("--fillfactor %d: give 10 to 100", l.FillFactor)
 	case l.FillFactor != 0 && !d.TableStorage:
