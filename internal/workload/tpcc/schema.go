@@ -137,7 +137,7 @@ func (w *Workload) createSQL(d *target.Dialect, tb target.Table, pkFirst bool, n
 	}
 	hash := l.PartitionMethod == "hash"
 	per := (nw + n - 1) / n // warehouses per range partition
-	if d.TableEngine { // MySQL: the partitions are clauses of the table's definition
+	if d.TableEngine {      // MySQL: the partitions are clauses of the table's definition
 		if hash {
 			return []string{fmt.Sprintf("%s PARTITION BY HASH (%s) PARTITIONS %d", sql, wcol, n)}, nil
 		}
