@@ -290,6 +290,18 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 			t.Errorf("%s grew by %d, the new order lines want %d", what, got, lineSums[i])
 		}
 	}
+	// Delivery credited each customer with its delivered order's lines (clause 3.3.2.10
+	// summed over every customer: balances = delivered amounts - payments) and counted
+	// each delivery once.
+	bal := sums(t, ctx, conn, "SELECT sum(c_balance) * 100, sum(c_delivery_cnt) FROM customer")
+	paid := sums(t, ctx, conn, "SELECT sum(h_amount) * 100 FROM history")[0]
+	delivered := sums(t, ctx, conn, "SELECT sum(ol_amount) * 100 FROM order_line WHERE ol_delivery_d IS NOT NULL")[0]
+	if bal[0] != delivered-paid {
+		t.Errorf("customers' balances sum to %d cents, delivered lines %d - payments %d = %d", bal[0], delivered, paid, delivered-paid)
+	}
+	if carried := count(t, ctx, conn, "SELECT count(*) FROM orders WHERE o_carrier_id IS NOT NULL") - nw*10*(firstUndelivered-1); bal[1] != carried {
+		t.Errorf("customers' delivery counts sum to %d, %d orders were delivered by the run", bal[1], carried)
+	}
 	if lo, hi := count(t, ctx, conn, "SELECT min(s_quantity) FROM stock"), count(t, ctx, conn, "SELECT max(s_quantity) FROM stock"); lo < 10 || hi > 100 {
 		t.Errorf("s_quantity from %d to %d, clause 2.4.2.2 keeps it from 10 to 100", lo, hi)
 	}

@@ -57,14 +57,17 @@ const (
 	sqlOSOrder      = "SELECT o_id, o_entry_d, o_carrier_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1"
 	sqlOSLines      = "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
 	sqlDlvNewOrder  = "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1"
-	sqlDlvDelete    = "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?"
-	sqlDlvOrder     = "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"
-	sqlDlvOrderUpd  = "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"
-	sqlDlvLinesUpd  = "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
-	sqlDlvSum       = "SELECT sum(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
-	sqlDlvCustUpd   = "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
-	sqlSLDistrict   = "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"
-	sqlSLCount      = "SELECT count(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?"
+	// Delivery finds each district's oldest order, then handles the (up to) ten orders
+	// together, as go-tpc does: ten (warehouse, district, order) triples, the unused ones
+	// repeating the first.
+	sqlDlvDelete   = "DELETE FROM new_order WHERE (no_w_id, no_d_id, no_o_id) IN (%s)"
+	sqlDlvOrder    = "SELECT o_d_id, o_c_id FROM orders WHERE (o_w_id, o_d_id, o_id) IN (%s)"
+	sqlDlvOrderUpd = "UPDATE orders SET o_carrier_id = ? WHERE (o_w_id, o_d_id, o_id) IN (%s)"
+	sqlDlvLinesUpd = "UPDATE order_line SET ol_delivery_d = ? WHERE (ol_w_id, ol_d_id, ol_o_id) IN (%s)"
+	sqlDlvSum      = "SELECT ol_d_id, sum(ol_amount) FROM order_line WHERE (ol_w_id, ol_d_id, ol_o_id) IN (%s) GROUP BY ol_d_id ORDER BY ol_d_id"
+	sqlDlvCustUpd  = "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	sqlSLDistrict  = "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"
+	sqlSLCount     = "SELECT count(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?"
 )
 
 const forUpdate = " FOR UPDATE"
@@ -117,7 +120,10 @@ type worker struct {
 	carrier    int64
 	threshold  int64
 
-	args [2 * maxLines]target.Value
+	args [2*maxLines + 2]target.Value
+	// Delivery's orders by district (0: none to deliver) and their customers.
+	dlvOrder [DistrictsPerWarehouse]int64
+	dlvCust  [DistrictsPerWarehouse]int64
 	// New-Order's items and stock rows as read, by line, and each stock row's
 	// quantity as the order's earlier lines left it (an item may come twice).
 	price [maxLines]int64
@@ -187,8 +193,9 @@ func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 		{&s.byName, sqlByName}, {&s.payCustomer, sqlPayCustomer + fu},
 		{&s.payCData, sqlPayCData}, {&s.payCustUpd, sqlPayCustUpd}, {&s.payCustUpdBC, sqlPayCustUpdBC}, {&s.payHistory, sqlPayHistory},
 		{&s.osCustomer, sqlOSCustomer}, {&s.osOrder, sqlOSOrder}, {&s.osLines, sqlOSLines},
-		{&s.dlvNewOrder, sqlDlvNewOrder + fu}, {&s.dlvDelete, sqlDlvDelete}, {&s.dlvOrder, sqlDlvOrder},
-		{&s.dlvOrderUpd, sqlDlvOrderUpd}, {&s.dlvLinesUpd, sqlDlvLinesUpd}, {&s.dlvSum, sqlDlvSum}, {&s.dlvCustUpd, sqlDlvCustUpd},
+		{&s.dlvNewOrder, sqlDlvNewOrder + fu}, {&s.dlvDelete, k.triples(sqlDlvDelete)}, {&s.dlvOrder, k.triples(sqlDlvOrder)},
+		{&s.dlvOrderUpd, k.triples(sqlDlvOrderUpd)}, {&s.dlvLinesUpd, k.triples(sqlDlvLinesUpd)}, {&s.dlvSum, k.triples(sqlDlvSum)},
+		{&s.dlvCustUpd, sqlDlvCustUpd},
 		{&s.slDistrict, sqlSLDistrict}, {&s.slCount, sqlSLCount},
 	}
 	for n := 5; n <= maxLines; n++ {
@@ -535,57 +542,96 @@ func (k *worker) orderStatus(ctx context.Context) error {
 
 // delivery is clause 2.7.4, run at once for the ten districts in one transaction (as
 // the kits do, without the deferred queue). A district with no undelivered order is
-// skipped, as the spec allows.
+// skipped, as the spec allows. Each district's oldest order is found (and locked) by
+// a query of its own; the orders are then delivered together, one statement for each
+// step of the clause, and each customer is credited with a statement of its own.
 func (k *worker) delivery(ctx context.Context) error {
-	w, car, now := i64(k.wid), i64(k.carrier), target.Time(time.Now())
+	w := i64(k.wid)
+	n := 0
 	for did := int64(1); did <= DistrictsPerWarehouse; did++ {
-		d := i64(did)
-		var oid int64
-		for {
-			if err := k.run(ctx, k.s.dlvNewOrder, true, w, d); err != nil {
-				return err
+		k.dlvOrder[did-1] = 0
+		if err := k.run(ctx, k.s.dlvNewOrder, true, w, i64(did)); err != nil {
+			return err
+		}
+		if k.res.Rows > 0 {
+			k.dlvOrder[did-1] = parseInt(k.res.First[0].Text)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	// The orders' triples after the statement's first argument (if any) in k.args.
+	triples := func(first int) []target.Value {
+		a := k.args[first : first+3*DistrictsPerWarehouse]
+		j := 0
+		for did, oid := range k.dlvOrder {
+			if oid != 0 {
+				a[3*j], a[3*j+1], a[3*j+2] = w, i64(int64(did+1)), i64(oid)
+				j++
 			}
-			if k.res.Rows == 0 {
-				break
-			}
-			oid = parseInt(k.res.First[0].Text)
-			if err := k.run(ctx, k.s.dlvDelete, false, w, d, i64(oid)); err != nil {
-				return err
-			}
-			if k.res.RowsAffected == 1 {
-				break
-			}
-			oid = 0 // another Delivery took it first: the next one
 		}
-		if oid == 0 {
-			continue
+		for ; j < DistrictsPerWarehouse; j++ {
+			copy(a[3*j:3*j+3], a[:3])
 		}
-		o := i64(oid)
-		if err := k.run(ctx, k.s.dlvOrder, true, w, d, o); err != nil {
-			return err
-		}
-		if err := k.row("order", 1); err != nil {
-			return err
-		}
-		cid := parseInt(k.res.First[0].Text)
-		if err := k.run(ctx, k.s.dlvOrderUpd, false, car, w, d, o); err != nil {
-			return err
-		}
-		if err := k.run(ctx, k.s.dlvLinesUpd, false, now, w, d, o); err != nil {
-			return err
-		}
-		if err := k.run(ctx, k.s.dlvSum, true, w, d, o); err != nil {
-			return err
-		}
-		if err := k.row("order lines", 1); err != nil {
-			return err
-		}
-		k.buf = appendCents(k.buf[:0], parseCents(k.res.First[0].Text))
-		if err := k.run(ctx, k.s.dlvCustUpd, false, target.Text(k.buf), w, d, i64(cid)); err != nil {
+		return k.args[:first+3*DistrictsPerWarehouse]
+	}
+	k.statemts++
+	if err := k.s.dlvDelete.Run(ctx, triples(0), &k.res); err != nil {
+		return err
+	}
+	if k.res.RowsAffected != int64(n) {
+		// The rows were read FOR UPDATE (SQLite: one writer at a time): another
+		// transaction cannot have taken one, unless the isolation allows it.
+		return target.Errorf(target.ClassSerialization, "", "tpcc delivery: %d of %d undelivered orders were gone when deleted", n-int(k.res.RowsAffected), n)
+	}
+	k.statemts++
+	if err := k.s.dlvOrder.Run(ctx, triples(0), &k.all); err != nil {
+		return err
+	}
+	rows := k.all.First
+	if k.all.Rows != int64(n) || len(rows) < 2*n {
+		return k.row("orders", 2)
+	}
+	for r := 0; r < n; r++ {
+		k.dlvCust[parseInt(rows[2*r].Text)-1] = parseInt(rows[2*r+1].Text)
+	}
+	k.statemts++
+	k.args[0] = i64(k.carrier)
+	if err := k.s.dlvOrderUpd.Run(ctx, triples(1), &k.res); err != nil {
+		return err
+	}
+	k.statemts++
+	k.args[0] = target.Time(time.Now())
+	if err := k.s.dlvLinesUpd.Run(ctx, triples(1), &k.res); err != nil {
+		return err
+	}
+	k.statemts++
+	if err := k.s.dlvSum.Run(ctx, triples(0), &k.all); err != nil {
+		return err
+	}
+	rows = k.all.First
+	if k.all.Rows != int64(n) || len(rows) < 2*n {
+		return k.row("order lines", 2)
+	}
+	for r := 0; r < n; r++ {
+		did := parseInt(rows[2*r].Text)
+		k.buf = appendCents(k.buf[:0], parseCents(rows[2*r+1].Text))
+		if err := k.run(ctx, k.s.dlvCustUpd, false, target.Text(k.buf), w, i64(did), i64(k.dlvCust[did-1])); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// triples fills a statement of Delivery with its ten (warehouse, district, order)
+// triples: a row value IN list, from VALUES on SQLite.
+func (k *worker) triples(sql string) string {
+	list := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", DistrictsPerWarehouse), ", ")
+	if k.sqlite {
+		list = "VALUES " + list
+	}
+	return fmt.Sprintf(sql, list)
 }
 
 // stockLevel is clause 2.8.2: distinct items of the district's last 20 orders whose
