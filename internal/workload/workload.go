@@ -298,3 +298,11 @@ type Waiter interface {
 type Noter interface {
 	RunNotes(clients int) []string
 }
+
+// Conversational is implemented by workloads whose transactions are many round trips
+// each (TPC-C's: about fifteen). Their clients wait for replies through Go's network
+// poller whatever their number, where the clients of one-statement transactions get
+// blocking sockets and a P each up to 64 clients (see runner.Connect).
+type Conversational interface {
+	Conversational() bool
+}

@@ -153,6 +153,10 @@ func (w *Workload) Options() map[string]string {
 	return out
 }
 
+// Conversational is true: a TPC-C transaction is about fifteen round trips, which
+// the runner serves best through Go's network poller (workload.Conversational).
+func (w *Workload) Conversational() bool { return true }
+
 // TxnTypes names the six transaction types (see TxnNewOrderRollback).
 func (w *Workload) TxnTypes() []string { return TxnNames() }
 
