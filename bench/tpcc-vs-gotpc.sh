@@ -12,6 +12,15 @@
 # whatever machine runs it: on a 2-core host shared with the server, quote them with
 # that caveat.
 #
+# SAME_DATA=1 (the default) runs fathom on go-tpc's database (the same schema and
+# table names; fathom's prepare is still timed in a database of its own): both tools
+# then read the same rows from the same buffer pool, where two databases would evict
+# each other's pages from a small one (128 MB by default, about one warehouse of each).
+# PIN="taskset -c 1" runs both clients on one CPU, the server left where it is.
+# ROUNDTRIPS=1 also runs each tool once under strace for 10 s and counts the client's
+# write(2) calls, each a statement (or BEGIN/COMMIT) sent to the server, per
+# transaction of the mix.
+#
 # Environment:
 #   MYHOST=127.0.0.1 MYPORT=3306 MYUSER=root (no password: use ~/.my.cnf for fathom and
 #   a password-less test user; go-tpc takes a password only on its command line)
@@ -33,18 +42,23 @@ LOADERS=${LOADERS:-2}
 GOTPC=${GOTPC:-$HOME/go/bin/go-tpc}
 DB_G=${DB_GOTPC:-bench_tpcc_gotpc}
 DB_F=${DB_FATHOM:-bench_tpcc_fathom}
+SAME=${SAME_DATA:-1}
+PIN=${PIN:-}
 WORK=$(mktemp -d)
 FATHOM=$WORK/fathom
 go build -o "$FATHOM" ./cmd/fathom
 trap 'rm -rf "$WORK"' EXIT
 TARGET="mysql://$MYUSER@$MYHOST:$MYPORT/$DB_F"
+RUN_TARGET=$TARGET
+if [ "$SAME" = 1 ]; then RUN_TARGET="mysql://$MYUSER@$MYHOST:$MYPORT/$DB_G"; fi
 G=(-d mysql -H "$MYHOST" -P "$MYPORT" -U "$MYUSER")
 
 # timed CMD…: runs CMD with its output in $WORK/out (stderr in $WORK/err), client CPU seconds in $cpu,
 # wall seconds in $wall.
 timed() {
   local tf=$WORK/time
-  /usr/bin/time -f '%U %S %e' -o "$tf" "$@" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/out" "$WORK/err" >&2; return 1; }
+  # shellcheck disable=SC2086 # PIN is a command prefix
+  /usr/bin/time -f '%U %S %e' -o "$tf" $PIN "$@" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/out" "$WORK/err" >&2; return 1; }
   cpu=$(awk '{print $1+$2}' "$tf"); wall=$(awk '{print $3}' "$tf")
 }
 
@@ -70,7 +84,7 @@ for c in $CLIENTS; do
     g_nopm=$(grep -o 'tpmC: [0-9.]*' "$WORK/out" | tail -1 | awk '{print $2}')
     g_no=$(grep '^\[Summary\] NEW_ORDER ' "$WORK/out" | grep -o 'Count: [0-9]*' | tail -1 | awk '{print $2}')
     g_cpu=$cpu
-    timed "$FATHOM" run -w tpcc -c "$c" -T "${SECS}s" --max-tries 10 --target "$TARGET" --store "$WORK/s.db" --json
+    timed "$FATHOM" run -w tpcc -c "$c" -T "${SECS}s" --max-tries 10 --target "$RUN_TARGET" --store "$WORK/s.db" --json
     f_nopm=$(python3 -c "import json; print(json.load(open('$WORK/out'))['nopm'])")
     f_no=$(python3 -c "import json; print(json.load(open('$WORK/out'))['by_transaction']['new-order']['transactions'])")
     f_cpu=$cpu
@@ -81,8 +95,23 @@ for c in $CLIENTS; do
   done
 done
 
+if [ -n "${ROUNDTRIPS:-}" ]; then
+  # write(2) calls of the client per transaction (all types): statements, BEGIN and
+  # COMMIT each go out in one write; fathom's few sampler queries and go-tpc's output
+  # lines are counted too.
+  c=${CLIENTS%% *}
+  strace -f -qq -c -e trace=write -o "$WORK/st" "$GOTPC" tpcc run "${G[@]}" --warehouses "$W" -D "$DB_G" -T "$c" --time 10s --interval 10s >"$WORK/out" 2>&1
+  g_w=$(awk '$NF=="write"{print $4}' "$WORK/st")
+  g_t=$(grep '^\[Summary\] ' "$WORK/out" | grep -v '_ERR' | grep -o 'Count: [0-9]*' | awk '{s+=$2} END{print s}')
+  strace -f -qq -c -e trace=write -o "$WORK/st" "$FATHOM" run -w tpcc -c "$c" -T 10s --max-tries 10 --target "$RUN_TARGET" --store "$WORK/s.db" --json >"$WORK/out" 2>/dev/null
+  f_w=$(awk '$NF=="write"{print $4}' "$WORK/st")
+  f_t=$(python3 -c "import json; print(json.load(open('$WORK/out'))['transactions'])")
+  awk -v gw="$g_w" -v gt="$g_t" -v fw="$f_w" -v ft="$f_t" 'BEGIN{printf "round trips (write calls) per transaction of the mix, %s clients under strace: go-tpc %.1f (%d/%d), fathom %.1f (%d/%d)\n", "'"$c"'", gw/gt, gw, gt, fw/ft, fw, ft}'
+fi
+
 echo
 echo "load average before: $LOAD_BEFORE   after: $(cut -d' ' -f1-3 /proc/loadavg)   ($(nproc) CPUs), $W warehouses, ${SECS}s runs"
+echo "fathom on ${RUN_TARGET##*/}${PIN:+, clients under: $PIN}"
 printf '%7s %5s | %10s %10s %6s | %9s %9s %6s\n' clients round "go-tpc tpmC" "fathom NOPM" ratio "go-tpc µs" "fathom µs" ratio
 printf '%s\n' "${ROWS[@]}"
 echo "(µs: client CPU per New-Order; ratios fathom/go-tpc)"
@@ -91,4 +120,4 @@ echo
 if [ -n "${GOTPC_CHECK:-}" ]; then # slow on MariaDB: a correlated sum per customer
   echo "go-tpc check:"; "$GOTPC" tpcc check "${G[@]}" --warehouses "$W" -D "$DB_G" 2>&1 | tail -3 || true
 fi
-echo "fathom check-data:"; "$FATHOM" check-data -w tpcc --target "$TARGET" | tail -"$((W + 1))"
+echo "fathom check-data:"; "$FATHOM" check-data -w tpcc --target "$RUN_TARGET" | tail -"$((W + 1))"

@@ -281,8 +281,8 @@ func refuseLua(ro *run.Options) error {
 func RegisterLayout(fs *pflag.FlagSet, l *workload.Layout) {
 	fs.IntVarP(&l.FillFactor, "fillfactor", "F", 0, "tpcb, PostgreSQL: fill factor of the tables, 10-100 (pgbench -F)")
 	fs.BoolVar(&l.Unlogged, "unlogged-tables", false, "tpcb, PostgreSQL: create UNLOGGED tables")
-	fs.IntVar(&l.Partitions, "partitions", 0, "tpcb, PostgreSQL: split pgbench_accounts into this many partitions")
-	fs.StringVar(&l.PartitionMethod, "partition-method", "", "tpcb: range (default) or hash, with --partitions")
+	fs.IntVar(&l.Partitions, "partitions", 0, "tpcb, PostgreSQL: split pgbench_accounts into this many partitions; tpcc, PostgreSQL and MySQL: split the tables by warehouse")
+	fs.StringVar(&l.PartitionMethod, "partition-method", "", "tpcb, tpcc: range (default) or hash, with --partitions")
 	fs.BoolVar(&l.ForeignKeys, "foreign-keys", false, "tpcb: add pgbench's foreign keys between the tables")
 	fs.Var(onOff{&l.AutoInc}, "auto-inc", "oltp: id is an auto-increment column (on, the default, or off)")
 	fs.Lookup("auto-inc").NoOptDefVal = "on"

@@ -92,6 +92,11 @@ type Summary struct {
 	// and rollback counters, which also count other sessions' transactions.
 	NOPM float64 `json:"nopm,omitempty"`
 	TPM  float64 `json:"tpm,omitempty"`
+	// ServerTPM is HammerDB's TPM: the server's count of transactions ended
+	// (committed or rolled back, by every session: ServerTPMSource says what was read)
+	// per minute over the measured intervals. 0 when the target has no such counter.
+	ServerTPM       float64 `json:"server_tpm,omitempty"`
+	ServerTPMSource string  `json:"server_tpm_source,omitempty"`
 	// Thresholds are the run's --threshold bars, checked at its end (threshold.go).
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	TypeSummary

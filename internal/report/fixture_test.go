@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -43,6 +44,9 @@ type fixtureRun struct {
 	// i does typeWeight[i]).
 	typeLatMs  []float64
 	typeWeight []int
+	// serverTPM, when set, is stored in the run's summary as the server's TPM and
+	// its source (tpcc's server-side count).
+	serverTPM float64
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -158,7 +162,12 @@ func writeFixtureRun(t testing.TB, st store.Store, i int, f fixtureRun) int64 {
 			t.Fatal(err)
 		}
 	}
-	if err := st.FinishRun(ctx, id, "complete", "", start.Add(time.Duration(f.intervals)*time.Second), nil); err != nil {
+	var js []byte
+	if f.serverTPM > 0 {
+		sum.ServerTPM, sum.ServerTPMSource = f.serverTPM, "test counter"
+		js, _ = json.Marshal(sum)
+	}
+	if err := st.FinishRun(ctx, id, "complete", "", start.Add(time.Duration(f.intervals)*time.Second), js); err != nil {
 		t.Fatal(err)
 	}
 	_ = sum

@@ -270,6 +270,14 @@ func (r *Report) cellOf(d *RunData) string {
 // lat shows a latency in the unit that suits it: "21.8 ms", not "0.0218 s".
 func lat(v float64) string { return UnitFor(KindMillis, v).Format(v) }
 
+// perMinText is a per-minute rate, or "–" when the run has none (ok is 0).
+func perMinText(v, ok float64) string {
+	if ok <= 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
 func (r *Report) runsTable() htmlTable {
 	t := htmlTable{Head: []string{"run"}, Numeric: []bool{true}}
 	var axes []Axis
@@ -297,6 +305,18 @@ func (r *Report) runsTable() htmlTable {
 	}
 	t.Head = append(t.Head, "seconds", "tps"+judged, "p50"+judged, "p95"+judged, "p99"+judged, "max"+judged, "errors")
 	t.Numeric = append(t.Numeric, true, true, true, true, true, true, true)
+	// TPC-C's units when a run has them: NOPM, the clients' TPM, the server's TPM.
+	perMin, server := false, false
+	for _, d := range r.Runs {
+		perMin = perMin || d.Summary.TPM > 0
+		server = server || d.Summary.ServerTPM > 0
+	}
+	if perMin {
+		t.Head, t.Numeric = append(t.Head, "NOPM", "TPM"), append(t.Numeric, true, true)
+	}
+	if server {
+		t.Head, t.Numeric = append(t.Head, "server TPM"), append(t.Numeric, true)
+	}
 	var tps, v50, v95, v99, vmax []float64
 	for _, d := range r.Runs {
 		ts, _, _ := d.Judged()
@@ -328,6 +348,12 @@ func (r *Report) runsTable() htmlTable {
 			}
 			row = append(row, num(s.Seconds), tu.Format(s.TPS), u50.Format(l.P50), u95.Format(l.P95), u99.Format(l.P99),
 				umax.Format(l.Max), errorText(d))
+		}
+		if perMin {
+			row = append(row, perMinText(s.NOPM, s.TPM), perMinText(s.TPM, s.TPM))
+		}
+		if server {
+			row = append(row, perMinText(s.ServerTPM, s.ServerTPM))
 		}
 		t.Rows = append(t.Rows, row)
 		mark := ""

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
@@ -443,6 +444,14 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 		d.Distributions[g] = distribution(lat.Sparse())
 	}
 	s.ByGroup = d.Groups
+	s.NOPM, s.TPM = perMinute(run, totCounts, secs)
+	if s.TPM > 0 && len(run.Summary) > 0 && run.Status != "running" {
+		// The server's count is read by the run as it goes and kept only in its summary.
+		var stored measure.Summary
+		if json.Unmarshal(run.Summary, &stored) == nil {
+			s.ServerTPM, s.ServerTPMSource = stored.ServerTPM, stored.ServerTPMSource
+		}
+	}
 	d.Summary = s
 	if att := totCounts[nt].OK + totCounts[nt].ErrorTotal(); att > 0 {
 		d.ErrorPct = 100 * float64(totCounts[nt].ErrorTotal()) / float64(att)
@@ -474,6 +483,16 @@ func errorsBy(c *measure.Counts) map[string]int64 {
 		}
 	}
 	return m
+}
+
+// perMinute is NOPM and TPM (measure.PerMinute) from the measured counts per type.
+func perMinute(run *store.Run, counts []measure.Counts, secs float64) (nopm, tpm float64) {
+	iv := measure.Interval{Types: make([]measure.TypeInterval, len(run.TxnTypes))}
+	for i, name := range run.TxnTypes {
+		iv.Types[i].Name = name
+		iv.Types[i].Counts = counts[i]
+	}
+	return measure.PerMinute(&iv, secs)
 }
 
 func typeSummary(c *measure.Counts, lat, svc *measure.SparseSum, secs float64) measure.TypeSummary {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,6 +66,57 @@ func TestRunDataMatchesShowAndExport(t *testing.T) {
 }
 
 func roundTo(v float64) float64 { return v }
+
+// A tpcc run's NOPM and TPM are computed from its stored intervals as the run's own
+// summary computes them, the server's TPM is read from the stored summary, and the
+// runs table gives all three; a run of another workload gets none of the columns.
+func TestRunDataTPCC(t *testing.T) {
+	st, ids := newFixtureStore(t, []fixtureRun{
+		{clients: 4, types: []string{"new-order", "payment", "order-status"}, typeWeight: []int{45, 43, 12}, intervals: 12, warmup: 2,
+			tps: 200, latencyMs: 3, seed: 3, serverTPM: 12345},
+		{clients: 1, intervals: 5, tps: 50, latencyMs: 0.3, seed: 2},
+	})
+	data := loadFixture(t, st, ids)
+	run, _ := st.Run(context.Background(), ids[0])
+	ivs, err := st.Intervals(context.Background(), ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := measure.Summarize(run.TxnTypes, ivs)
+	got := data[0].Summary
+	if want.NOPM <= 0 || got.NOPM != want.NOPM || got.TPM != want.TPM || got.TPM <= got.NOPM {
+		t.Errorf("NOPM %v TPM %v, the run's summary has %v and %v", got.NOPM, got.TPM, want.NOPM, want.TPM)
+	}
+	if got.ServerTPM != 12345 || got.ServerTPMSource != "test counter" {
+		t.Errorf("server TPM %v (%q)", got.ServerTPM, got.ServerTPMSource)
+	}
+	if data[1].Summary.TPM != 0 || data[1].Summary.NOPM != 0 {
+		t.Errorf("a tpcb run has NOPM %v TPM %v", data[1].Summary.NOPM, data[1].Summary.TPM)
+	}
+	r, err := New(data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := r.runsTable()
+	n := len(tb.Head)
+	if n < 3 || strings.Join(tb.Head[n-3:], ",") != "NOPM,TPM,server TPM" {
+		t.Fatalf("runs table head %v", tb.Head)
+	}
+	row := tb.Rows[0]
+	if row[n-3] != strconv.FormatFloat(want.NOPM, 'f', 0, 64) || row[n-2] != strconv.FormatFloat(want.TPM, 'f', 0, 64) || row[n-1] != "12345" {
+		t.Errorf("tpcc row %v", row[n-3:])
+	}
+	if other := tb.Rows[1]; other[n-3] != "–" || other[n-1] != "–" {
+		t.Errorf("tpcb row %v", other[n-3:])
+	}
+	one, err := New(data[1:], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := one.runsTable().Head; slices.Contains(h, "NOPM") {
+		t.Errorf("a report of a tpcb run has a NOPM column: %v", h)
+	}
+}
 
 // Reports read histograms in the form stores keep from schema 4 on (uncompressed V2)
 // and in the older compressed one, alone or mixed in a run, and every number is the

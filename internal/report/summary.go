@@ -36,6 +36,9 @@ func WriteSummary(w io.Writer, run *store.Run, s *measure.Summary) {
 	fmt.Fprintf(w, "transactions: %d (%.2f per second)  statements: %d (%.2f per second)\n", s.Transactions, s.TPS, s.Statements, s.QPS)
 	if s.TPM > 0 {
 		fmt.Fprintf(w, "NOPM: %.0f (committed new-orders per minute)  TPM: %.0f (transactions completed per minute, client count)\n", s.NOPM, s.TPM)
+		if s.ServerTPM > 0 {
+			fmt.Fprintf(w, "server TPM: %.0f (%s, every session's, as HammerDB reads it)\n", s.ServerTPM, s.ServerTPMSource)
+		}
 	}
 	fmt.Fprintf(w, "errors: %d  failed transactions: %d  retries: %d  reconnects: %d", s.Errors, s.Failed, s.Retries, s.Reconnects)
 	if run.Rate > 0 {

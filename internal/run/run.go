@@ -293,6 +293,9 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 		warnings = append(warnings, fmt.Sprintf("%s; run %s again", msg, how))
 	}
 	conn.Close()
+	if n, ok := wl.(workload.Noter); ok {
+		warnings = append(warnings, n.RunNotes(clients)...)
+	}
 	mode, note := queryMode(tgt.Kind(), o.QueryMode, o.Scripts != nil)
 	if note != "" {
 		warnings = append(warnings, note)
@@ -399,7 +402,12 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	l.Started(&Started{RunID: id, Workload: wl.Name(), Target: tgt.Redacted(), Config: cfg, Run: run})
 	totals := measure.NewTotals(wl.TxnTypes())
 	var cmdTotals measure.Interval // -r: the measured intervals' command times
-	r.OnCut(smp.cut)
+	srv := startServerCount(bg, wl, tgt, l.Warning)
+	r.OnCut(func(index int) {
+		smp.cut(index)
+		srv.cut(index)
+	})
+	lastWarm, lastMeasured := -1, -1
 	if o.OnClock != nil {
 		if s, ok := r.(interface{ OnStart(func(time.Time)) }); ok {
 			s.OnStart(o.OnClock)
@@ -417,6 +425,11 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 			return fmt.Errorf("writing interval %d to %s: %v", iv.Index, st.Path(), err)
 		}
 		totals.Add(iv)
+		if iv.Warmup {
+			lastWarm = iv.Index
+		} else {
+			lastMeasured = iv.Index
+		}
 		if !iv.Warmup {
 			cmdTotals.AddCommands(iv.Commands)
 			if aborted == "" && measure.HasAbort(o.Thresholds) {
@@ -462,6 +475,7 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	sum.RunID, sum.Status, sum.Reason = id, res.Status, res.Reason
 	sum.Workload, sum.Target, sum.Clients, sum.Rate = wl.Name(), tgt.Redacted(), cfg.Clients, cfg.Rate
 	sum.QueryMode = mode
+	srv.finish(&sum, lastWarm, lastMeasured)
 	for _, w := range res.Warnings {
 		sum.Warnings = append(sum.Warnings, w.Text)
 	}

@@ -50,6 +50,19 @@ func (r *Runner) client(c *client) {
 			}
 		}
 		typ := c.worker.Next()
+		if w, ok := c.worker.(workload.Waiter); ok && !openLoop {
+			if d := w.Wait(); d > 0 {
+				until := now.Add(d)
+				if !r.end.IsZero() && !until.Before(r.end) {
+					sleepUntil(r, r.end)
+					break
+				}
+				if !sleepUntil(r, until) {
+					break
+				}
+				now = time.Now()
+			}
+		}
 		run := true // false: failed to connect (-C), counted, and the client reconnected
 		if r.cfg.ConnectPerTxn {
 			ok, stop := r.freshConn(c, typ, now, intended)

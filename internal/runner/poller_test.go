@@ -75,3 +75,62 @@ func TestPollerAboveThreshold(t *testing.T) {
 		t.Fatalf("run %s (%s): %d transactions, %d errors", res.Status, res.Reason, s.Transactions, s.Errors)
 	}
 }
+
+// talky is a workload whose transactions are many round trips (workload.Conversational).
+type talky struct{ workload.Workload }
+
+func (talky) Conversational() bool { return true }
+
+// A conversational workload's clients stay with Go's network poller at any count: no
+// blocking socket, GOMAXPROCS left alone, and the run's tuning says why.
+func TestPollerForConversational(t *testing.T) {
+	defer func(m int) { muxClients = m }(muxClients)
+	muxClients = 1000 // tpcb-select would be multiplexed (tpcc is not: many statements)
+	tg, err := postgres.Open(dbtest.PostgresDatabase(t, "runner"), target.Config{ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := builtin.Lookup("tpcb-select")
+	inner, err := spec.New(workload.Params{"scale": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = inner.Setup(ctx, conn)
+	if errors.Is(err, workload.ErrNotPrepared) {
+		if err := inner.Prepare(ctx, tg, func(string, int64, int64) {}); err != nil {
+			t.Fatal(err)
+		}
+		err = inner.Setup(ctx, conn)
+	}
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	blocking := sock.Conns()
+	tuner := tune.Tuner{Process: &tune.Process{}}
+	r, err := Connect(ctx, tg, talky{inner}, Config{Clients: 2, Duration: time.Second, Interval: 250 * time.Millisecond, MaxTries: 1, Seed: 1, Tuner: tuner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := sock.Conns(); got != blocking {
+		t.Errorf("%d blocking connections opened for 2 clients of a conversational workload", got-blocking)
+	}
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Errorf("GOMAXPROCS %d, was %d", got, procs)
+	}
+	if tu := r.Tuning(); !strings.Contains(tu, "many round trips") {
+		t.Errorf("tuning %q does not say why the poller", tu)
+	}
+	tot := measure.NewTotals(inner.TxnTypes())
+	res := r.Run(ctx, func(iv *measure.Interval) error { tot.Add(iv); return nil })
+	if s := tot.Summary(); res.Status != StatusComplete || s.Transactions == 0 || s.Errors != 0 {
+		t.Fatalf("run %s (%s): %d transactions, %d errors", res.Status, res.Reason, s.Transactions, s.Errors)
+	}
+}

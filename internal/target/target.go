@@ -95,7 +95,11 @@ type Result struct {
 	Keep bool
 	// KeepLast, with Keep, keeps the last row instead of the first (pgbench's \aset).
 	KeepLast bool
-	First    []Value
+	// KeepAll, with Keep, keeps every row (SQL targets): First holds them one after
+	// the other, row i's n columns at First[i*n:(i+1)*n], in reused buffers. For
+	// multi-row reads of a few rows (TPC-C's items and stocks of an order).
+	KeepAll bool
+	First   []Value
 	// Names asks the target to fill Columns with the result's column names (once:
 	// the caller clears Names when it has them).
 	Names   bool
@@ -141,13 +145,29 @@ func Null() Value { return Value{} }
 // Row sizes First for a row of n columns, keeping the slice and the Text buffers of
 // earlier rows, and returns it for the target to fill.
 func (r *Result) Row(n int) []Value {
-	if cap(r.First) < n {
-		f := make([]Value, n)
-		copy(f, r.First[:cap(r.First)])
+	return r.RowAt(0, n)
+}
+
+// RowAt sizes First for row i (counting from 0) of n columns: row 0 unless KeepAll,
+// which keeps the rows before it. The slice and the Text buffers of earlier results
+// are kept; it returns the row for the target to fill.
+func (r *Result) RowAt(i int64, n int) []Value {
+	if !r.KeepAll {
+		i = 0
+	}
+	end := (int(i) + 1) * n
+	if cap(r.First) < end {
+		f := make([]Value, end, max(end, 2*cap(r.First)))
+		copy(f[:cap(r.First)], r.First[:cap(r.First)])
 		r.First = f
 	}
-	r.First = r.First[:n]
-	return r.First
+	r.First = r.First[:end]
+	return r.First[end-n : end]
+}
+
+// Keeps reports whether a target keeps row i (counting from 0) of a result.
+func (r *Result) Keeps(i int64) bool {
+	return r.Keep && (i == 0 || r.KeepLast || r.KeepAll)
 }
 
 // Identifier is implemented by targets that can say whom and what they connect to.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -312,3 +313,37 @@ type DataViolation struct {
 
 // OK reports whether every rule holds.
 func (r *DataReport) OK() bool { return len(r.Violations) == 0 }
+
+// ServerCounter is implemented by workloads whose throughput is also quoted from the
+// server's own counters (tpcc: HammerDB's TPM is the server's commits and rollbacks
+// per minute). The run reads the count at each interval boundary on a connection of
+// its own and reports the measured intervals' rate beside the clients' count.
+type ServerCounter interface {
+	// ServerTransactions returns the server's count of transactions ended (committed
+	// or rolled back), by every session, and what it read, in words ("" and an error
+	// when the target has no such counter).
+	ServerTransactions(ctx context.Context, conn target.Conn) (n int64, source string, err error)
+}
+
+// Waiter is implemented by workers that wait between transactions as a terminal's
+// user does (TPC-C's keying and think times). In a closed loop the runner calls Wait
+// after Next and waits that long before the transaction starts: the wait is not part
+// of the transaction's latency, and a run that ends or stops meanwhile does not run it.
+type Waiter interface {
+	Wait() time.Duration
+}
+
+// Noter is implemented by workloads with something to say about a run's numbers
+// before it starts (a throughput ceiling its options imply, a client count that does
+// not fit them); the run shows the notes as warnings and keeps them.
+type Noter interface {
+	RunNotes(clients int) []string
+}
+
+// Conversational is implemented by workloads whose transactions are many round trips
+// each (TPC-C's: about fifteen). Their clients wait for replies through Go's network
+// poller whatever their number, where the clients of one-statement transactions get
+// blocking sockets and a P each up to 64 clients (see runner.Connect).
+type Conversational interface {
+	Conversational() bool
+}

@@ -524,6 +524,10 @@ function factsOf(p) {
   if (!p.figures.watch) {
     facts.push(["measured", `${num(s.seconds || 0)} s in ${s.intervals || 0} intervals` + (p.live ? " so far" : "")]);
     facts.push(["throughput", `${rate(s.tps)} tx/s, ${rate(s.qps)} statements/s`]);
+    // TPC-C's units (tpcc): committed New-Orders and every transaction per minute as the
+    // clients counted them, and the server's count of commits and rollbacks (HammerDB's TPM).
+    if (s.tpm) facts.push(["NOPM / TPM", `NOPM ${num(s.nopm || 0)}, TPM ${num(s.tpm)} (clients' count)` +
+      (s.server_tpm ? `; server TPM ${num(s.server_tpm)} (${s.server_tpm_source}, every session's)` : "")]);
     // No successful transaction: no latency to give (a 0 ms would be a number that is not true).
     facts.push(["latency", (s.transactions || 0) > 0 ? `p50 ${ms(lat.p50)}, p95 ${ms(lat.p95)}, p99 ${ms(lat.p99)}, max ${ms(lat.max)}` : "none: no transaction succeeded"]);
     facts.push(["errors", `${s.errors || 0}; failed ${s.failed || 0}, retries ${s.retries || 0}, reconnects ${s.reconnects || 0}`]);

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,24 @@ func count(t *testing.T, ctx context.Context, conn target.Conn, sql string) int6
 		t.Fatalf("%s: %v", sql, err)
 	}
 	return n
+}
+
+// sums reads one row of whole numbers.
+func sums(t *testing.T, ctx context.Context, conn target.Conn, sql string) []int64 {
+	t.Helper()
+	rows, err := conn.Query(ctx, sql)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	out := make([]int64, len(rows[0]))
+	for i, v := range rows[0] {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			t.Fatalf("%s: column %d: %q", sql, i, v)
+		}
+		out[i] = int64(math.Round(f))
+	}
+	return out
 }
 
 // mustCheck runs CheckData and fails the test on a violation.
@@ -213,6 +232,12 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 	if run.Warehouses() != nw || run.Options()["isolation"] == "" {
 		t.Errorf("Setup detected %d warehouses, isolation %q", run.Warehouses(), run.Options()["isolation"])
 	}
+	const stockSums = "SELECT sum(s_ytd), sum(s_order_cnt), sum(s_remote_cnt) FROM stock"
+	stock0 := sums(t, ctx, conn, stockSums)
+	server0, source, serverErr := run.ServerTransactions(ctx, conn)
+	if (serverErr != nil) != (run.dialect == "sqlite") || (serverErr == nil) == (source == "") {
+		t.Errorf("server transactions on %s: %q, %v", run.dialect, source, serverErr)
+	}
 	totals, res := runTotals(t, ctx, tgt, run, runner.Config{Clients: 4, Transactions: 150, Seed: 7}, 0)
 	if res.Status != "complete" {
 		t.Logf("run: %+v", res)
@@ -235,6 +260,51 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 		t.Errorf("%d orders added, %d new-orders committed", got, totals[TxnNewOrder].OK)
 	}
 	mustCheck(t, ctx, conn, "after a run", nw)
+	if serverErr == nil {
+		// The server counted at least the run's transactions (other sessions' too;
+		// PostgreSQL publishes a session's counts within a second or at its end).
+		want := int64(0)
+		for _, c := range totals {
+			want += c.OK
+		}
+		var got int64
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			n, _, err := run.ServerTransactions(ctx, conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got = n - server0; got >= want || time.Now().After(deadline) {
+				break
+			}
+		}
+		if got < want {
+			t.Errorf("the server counted %d transactions (%s), the clients %d", got, source, want)
+		}
+	}
+	// Each committed line updated its stock row once (New-Order reads the stock rows
+	// of its lines together; an item twice in one order is updated twice).
+	stock1 := sums(t, ctx, conn, stockSums)
+	lineSums := sums(t, ctx, conn, "SELECT sum(ol_quantity), count(*), sum(CASE WHEN ol_supply_w_id <> ol_w_id THEN 1 ELSE 0 END) FROM order_line WHERE ol_o_id > 3000")
+	for i, what := range []string{"s_ytd", "s_order_cnt", "s_remote_cnt"} {
+		if got := stock1[i] - stock0[i]; got != lineSums[i] {
+			t.Errorf("%s grew by %d, the new order lines want %d", what, got, lineSums[i])
+		}
+	}
+	// Delivery credited each customer with its delivered order's lines (clause 3.3.2.10
+	// summed over every customer: balances = delivered amounts - payments) and counted
+	// each delivery once.
+	bal := sums(t, ctx, conn, "SELECT sum(c_balance) * 100, sum(c_delivery_cnt) FROM customer")
+	paid := sums(t, ctx, conn, "SELECT sum(h_amount) * 100 FROM history")[0]
+	delivered := sums(t, ctx, conn, "SELECT sum(ol_amount) * 100 FROM order_line WHERE ol_delivery_d IS NOT NULL")[0]
+	if bal[0] != delivered-paid {
+		t.Errorf("customers' balances sum to %d cents, delivered lines %d - payments %d = %d", bal[0], delivered, paid, delivered-paid)
+	}
+	if carried := count(t, ctx, conn, "SELECT count(*) FROM orders WHERE o_carrier_id IS NOT NULL") - nw*10*(firstUndelivered-1); bal[1] != carried {
+		t.Errorf("customers' delivery counts sum to %d, %d orders were delivered by the run", bal[1], carried)
+	}
+	if lo, hi := count(t, ctx, conn, "SELECT min(s_quantity) FROM stock"), count(t, ctx, conn, "SELECT max(s_quantity) FROM stock"); lo < 10 || hi > 100 {
+		t.Errorf("s_quantity from %d to %d, clause 2.4.2.2 keeps it from 10 to 100", lo, hi)
+	}
 
 	// What reached the server follows the spec's shares (5 standard deviations).
 	share := func(what string, k, n int64, p float64) {
@@ -331,4 +401,82 @@ func testCorruption(t *testing.T, ctx context.Context, conn target.Conn) {
 		})
 	}
 	mustCheck(t, ctx, conn, "after the corruptions were rolled back", 2)
+}
+
+// --partitions splits every table but item by warehouse, on PostgreSQL (range) and
+// MySQL (hash): the server lists the partitions, each warehouse's rows are where they
+// belong (PostgreSQL), a run works on them and the data stays consistent.
+func TestPartitions(t *testing.T) {
+	for _, tg := range testTargets[1:] {
+		t.Run(tg.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			tgt := openTarget(t, tg.dsn(t))
+			conn, err := tgt.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			wl, err := New(workload.Params{"warehouses": "2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			method, parts := "range", "SELECT count(*) FROM pg_inherits WHERE inhparent = 'stock'::regclass"
+			if tg.name == "mysql" {
+				method, parts = "hash", "SELECT count(*) FROM information_schema.partitions WHERE table_schema = database() AND table_name = 'stock' AND partition_name IS NOT NULL"
+			}
+			d := tgt.Dialect()
+			if err := wl.SetLayout(workload.Layout{Partitions: 2, PartitionMethod: method}, &d); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = wl.Cleanup(context.Background(), conn) })
+			if err := workload.Prepare(ctx, tgt, wl, true, nil); err != nil {
+				t.Fatalf("prepare: %v", err)
+			}
+			if n := count(t, ctx, conn, parts); n != 2 {
+				t.Errorf("stock has %d partitions, want 2", n)
+			}
+			if tg.name == "postgres" {
+				for sql, want := range map[string]int64{
+					"SELECT count(*) FROM stock_p1 WHERE s_w_id = 1":        Items,
+					"SELECT count(*) FROM stock_p2 WHERE s_w_id = 2":        Items,
+					"SELECT count(*) FROM order_line_p1 WHERE ol_w_id <> 1": 0,
+					"SELECT count(*) FROM item":                             Items,
+				} {
+					if got := count(t, ctx, conn, sql); got != want {
+						t.Errorf("%s = %d, want %d", sql, got, want)
+					}
+				}
+			}
+			run := New0(t)
+			if err := run.Setup(ctx, conn); err != nil {
+				t.Fatal(err)
+			}
+			totals, res := runTotals(t, ctx, tgt, run, runner.Config{Clients: 2, Transactions: 50, Seed: 3}, 0)
+			var all int64
+			for _, c := range totals {
+				all += c.OK
+			}
+			if all != 100 {
+				t.Errorf("%d transactions succeeded, want 100 (%+v)", all, res)
+			}
+			mustCheck(t, ctx, conn, "after a run on partitions", 2)
+		})
+	}
+	// What cannot be partitioned is refused with the fix.
+	wl := New0(t)
+	for _, c := range []struct {
+		l    workload.Layout
+		d    target.Dialect
+		want string
+	}{
+		{workload.Layout{Partitions: 2}, target.Dialect{Name: "sqlite"}, "sqlite has no table partitioning"},
+		{workload.Layout{Partitions: 2, ForeignKeys: true}, target.Dialect{Name: "mysql", TableEngine: true}, "take no foreign keys"},
+		{workload.Layout{PartitionMethod: "hash"}, target.Dialect{Name: "postgres", TableStorage: true}, "needs --partitions"},
+		{workload.Layout{Partitions: 2, PartitionMethod: "list"}, target.Dialect{Name: "postgres", TableStorage: true}, "give range or hash"},
+	} {
+		if err := wl.SetLayout(c.l, &c.d); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v on %s: %v, want %q", c.l, c.d.Name, err, c.want)
+		}
+	}
 }

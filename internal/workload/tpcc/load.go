@@ -121,16 +121,18 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 	}
 	pkFirst := d.TableEngine || !d.PrimaryKeyAfterLoad
 	defs := tables()
+	if n := int64(w.layout.Partitions); n > nw {
+		return fmt.Errorf("--partitions %d: more partitions than the %d warehouses; give at most %d", n, nw, nw)
+	}
 	for _, tb := range defs {
-		sql, err := d.CreateTable(tb, pkFirst)
+		stmts, err := w.createSQL(&d, tb, pkFirst, nw)
 		if err != nil {
 			return err
 		}
-		if w.layout.FillFactor > 0 && tb.Name != tHistory {
-			sql += fmt.Sprintf(" WITH (fillfactor=%d)", w.layout.FillFactor)
-		}
-		if err := conn.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("creating %s: %w", tb.Name, err)
+		for _, sql := range stmts {
+			if err := conn.Exec(ctx, sql); err != nil {
+				return fmt.Errorf("creating %s: %w", tb.Name, err)
+			}
 		}
 	}
 

@@ -313,3 +313,74 @@ func TestOptions(t *testing.T) {
 		t.Errorf("%v %v", w.Options(), err)
 	}
 }
+
+// The spec's terminals (keying on): ten per warehouse, each with its Stock-Level
+// district; before each transaction the keying time of its type and the think time
+// of the one before, negative exponential with the clause's mean, at most ten times
+// it; the ceiling they imply is 12.86 New-Orders per minute per warehouse.
+func TestKeying(t *testing.T) {
+	if c := CeilingPerTerminal([5]int{45, 43, 4, 4, 4}) * TerminalsPerWarehouse; math.Abs(c-12.86) > 0.005 {
+		t.Errorf("ceiling %.4f per warehouse, the spec's is 12.86", c)
+	}
+	if _, err := New(workload.Params{"keying": "on", "all_warehouses": "on"}); err == nil || !strings.Contains(err.Error(), "leave all_warehouses off") {
+		t.Errorf("keying with all_warehouses: %v", err)
+	}
+	off, _ := New(workload.Params{"warehouses": "2"})
+	off.warehouses = 2
+	if d := off.NewWorker(0, 1).(*worker).Wait(); d != 0 || off.RunNotes(20) != nil {
+		t.Errorf("keying off: wait %s, notes %v", d, off.RunNotes(20))
+	}
+	w, err := New(workload.Params{"warehouses": "2", "keying": "on"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.warehouses = 2
+	for id, want := range map[int][2]int64{0: {1, 1}, 9: {1, 10}, 10: {2, 1}, 13: {2, 4}, 20: {1, 1}} {
+		k := w.NewWorker(id, 1).(*worker)
+		if k.home != want[0] || k.slDistrict != want[1] {
+			t.Errorf("terminal %d: warehouse %d district %d, want %v", id, k.home, k.slDistrict, want)
+		}
+	}
+	notes := w.RunNotes(20)
+	if len(notes) != 1 || !strings.Contains(notes[0], "12.86 per warehouse") || !strings.Contains(notes[0], "NOPM 25.5 for these 20 clients") || strings.Contains(notes[0], "-c 20") {
+		t.Errorf("notes for 20 clients: %v", notes)
+	}
+	if n := w.RunNotes(8); len(n) != 1 || !strings.Contains(n[0], "-c 20") {
+		t.Errorf("notes for 8 clients: %v", n)
+	}
+	if o := w.Options()["keying_ceiling"]; !strings.HasPrefix(o, "12.86 New-Orders per minute per warehouse") || !strings.Contains(o, "25.7 for 2 warehouses") {
+		t.Errorf("keying_ceiling %q", o)
+	}
+
+	k := w.NewWorker(13, 7).(*worker)
+	const n = 100_000
+	var sum [5]float64
+	var cnt [5]int
+	prev := -1
+	for i := range n {
+		typ := k.Next()
+		if typ == TxnStockLevel && k.did != 4 {
+			t.Fatalf("stock-level of terminal 13 in district %d", k.did)
+		}
+		d := k.Wait()
+		think := d - keyingTime[k.typ]
+		if i == 0 && think != 0 {
+			t.Fatalf("the first wait %s is not the keying time %s", d, keyingTime[k.typ])
+		}
+		if prev >= 0 {
+			if think < 0 || think > 10*thinkMean[prev] {
+				t.Fatalf("think time %s after %s", think, txnNames[prev])
+			}
+			sum[prev] += think.Seconds()
+			cnt[prev]++
+		}
+		prev = k.typ
+	}
+	// The truncated exponential's mean is (1 - e^-10) m; 5 standard errors of m/sqrt(n).
+	for i, m := range thinkMean {
+		mean, want := sum[i]/float64(cnt[i]), m.Seconds()*(1-math.Exp(-10))
+		if se := m.Seconds() / math.Sqrt(float64(cnt[i])); math.Abs(mean-want) > 5*se {
+			t.Errorf("%s: mean think time %.3f s over %d, want %.3f", txnNames[i], mean, cnt[i], want)
+		}
+	}
+}

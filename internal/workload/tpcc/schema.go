@@ -2,6 +2,7 @@ package tpcc
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -104,4 +105,72 @@ var foreignKeys = []string{
 	"ALTER TABLE order_line ADD CONSTRAINT fk_order_line_stock FOREIGN KEY (ol_supply_w_id, ol_i_id) REFERENCES stock (s_w_id, s_i_id)",
 	"ALTER TABLE stock ADD CONSTRAINT fk_stock_warehouse FOREIGN KEY (s_w_id) REFERENCES warehouse (w_id)",
 	"ALTER TABLE stock ADD CONSTRAINT fk_stock_item FOREIGN KEY (s_i_id) REFERENCES item (i_id)",
+}
+
+// warehouseColumn names each table's warehouse column, the partition key of
+// --partitions (item has none and is not partitioned).
+var warehouseColumn = map[string]string{
+	tWarehouse: "w_id", tDistrict: "d_w_id", tCustomer: "c_w_id", tHistory: "h_w_id",
+	tOrders: "o_w_id", tNewOrder: "no_w_id", tOrderLine: "ol_w_id", tStock: "s_w_id",
+}
+
+// createSQL renders the statements that create tb with the layout: the fill factor
+// (PostgreSQL; not on history, as pgbench leaves its history table alone) and, with
+// --partitions, the table split by warehouse into that many partitions, by range of
+// warehouses (nw/partitions each, rounded up) or by hash: declarative partitions on
+// PostgreSQL, PARTITION BY on MySQL. Every primary key includes the warehouse, as
+// both require of a partitioned table's unique keys.
+func (w *Workload) createSQL(d *target.Dialect, tb target.Table, pkFirst bool, nw int64) ([]string, error) {
+	sql, err := d.CreateTable(tb, pkFirst)
+	if err != nil {
+		return nil, err
+	}
+	l := w.layout
+	with := ""
+	if l.FillFactor > 0 && tb.Name != tHistory {
+		with = fmt.Sprintf(" WITH (fillfactor=%d)", l.FillFactor)
+	}
+	wcol, parted := warehouseColumn[tb.Name]
+	n := int64(l.Partitions)
+	if !parted || n == 0 {
+		return []string{sql + with}, nil
+	}
+	hash := l.PartitionMethod == "hash"
+	per := (nw + n - 1) / n // warehouses per range partition
+	if d.TableEngine {      // MySQL: the partitions are clauses of the table's definition
+		if hash {
+			return []string{fmt.Sprintf("%s PARTITION BY HASH (%s) PARTITIONS %d", sql, wcol, n)}, nil
+		}
+		parts := make([]string, n)
+		for i := range n {
+			bound := "MAXVALUE"
+			if i < n-1 {
+				bound = fmt.Sprint((i+1)*per + 1)
+			}
+			parts[i] = fmt.Sprintf("PARTITION p%d VALUES LESS THAN (%s)", i+1, bound)
+		}
+		return []string{fmt.Sprintf("%s PARTITION BY RANGE (%s) (%s)", sql, wcol, strings.Join(parts, ", "))}, nil
+	}
+	method := "RANGE"
+	if hash {
+		method = "HASH"
+	}
+	out := []string{fmt.Sprintf("%s PARTITION BY %s (%s)", sql, method, wcol)}
+	for i := range n {
+		var bounds string
+		if hash {
+			bounds = fmt.Sprintf("WITH (MODULUS %d, REMAINDER %d)", n, i)
+		} else {
+			lo, hi := fmt.Sprint(i*per+1), fmt.Sprint((i+1)*per+1)
+			if i == 0 {
+				lo = "MINVALUE"
+			}
+			if i == n-1 {
+				hi = "MAXVALUE"
+			}
+			bounds = "FROM (" + lo + ") TO (" + hi + ")"
+		}
+		out = append(out, fmt.Sprintf("CREATE TABLE %s_p%d PARTITION OF %s FOR VALUES %s%s", tb.Name, i+1, tb.Name, bounds, with))
+	}
+	return out, nil
 }

@@ -47,6 +47,7 @@ func Spec() *workload.Spec {
 			{Name: "warehouses", Help: "warehouses (prepare: default 1; run: detected from the warehouse table when not given, may be fewer than prepared)"},
 			{Name: "mix", Default: DefaultMix, Help: "percentages of new-order, payment, order-status, delivery and stock-level (must add up to 100)"},
 			{Name: "all_warehouses", Default: "off", Help: "on: each transaction picks its home warehouse at random (HammerDB's 'use all warehouses'); off: client i keeps warehouse i mod W + 1"},
+			{Name: "keying", Default: "off", Help: "on: the spec's keying and think times before and after each transaction, 10 terminals per warehouse (client i at warehouse i/10 mod W + 1; give -c 10*W): NOPM is capped near 12.86 per warehouse; off: back to back"},
 			{Name: "loaders", Default: "4", Help: "prepare: connections loading warehouses in parallel (1 on SQLite)"},
 		},
 		New: func(p workload.Params) (workload.Workload, error) { return New(p) },
@@ -59,6 +60,7 @@ type Workload struct {
 	given      bool
 	mix        [5]int // percent, new-order first
 	allWH      bool
+	keying     bool
 	loaders    int
 	opts       map[string]string
 	layout     workload.Layout
@@ -84,6 +86,12 @@ func New(p workload.Params) (*Workload, error) {
 	}
 	if w.allWH, err = workload.Bool(opts, "all_warehouses"); err != nil {
 		return nil, err
+	}
+	if w.keying, err = workload.Bool(opts, "keying"); err != nil {
+		return nil, err
+	}
+	if w.keying && w.allWH {
+		return nil, fmt.Errorf("options keying and all_warehouses: a terminal of the spec keeps its home warehouse; leave all_warehouses off with keying on")
 	}
 	n, err := workload.Int(opts, "loaders", 1, 64)
 	if err != nil {
@@ -137,8 +145,17 @@ func (w *Workload) Options() map[string]string {
 	if w.isolation != "" {
 		out["isolation"] = w.isolation
 	}
+	if w.keying && w.warehouses > 0 {
+		per := CeilingPerTerminal(w.mix) * TerminalsPerWarehouse
+		out["keying_ceiling"] = fmt.Sprintf("%.2f New-Orders per minute per warehouse of %d terminals (NOPM %.2f), %.1f for %d warehouses",
+			per, TerminalsPerWarehouse, per*(1-rollbackPct/100.0), per*float64(w.warehouses), w.warehouses)
+	}
 	return out
 }
+
+// Conversational is true: a TPC-C transaction is about fifteen round trips, which
+// the runner serves best through Go's network poller (workload.Conversational).
+func (w *Workload) Conversational() bool { return true }
 
 // TxnTypes names the six transaction types (see TxnNewOrderRollback).
 func (w *Workload) TxnTypes() []string { return TxnNames() }
@@ -275,8 +292,18 @@ func (w *Workload) SetLayout(l workload.Layout, d *target.Dialect) error {
 	switch {
 	case l.AutoInc != nil, l.Secondary, l.CreateSecondary != nil:
 		return fmt.Errorf("--auto-inc, --secondary and --create-secondary are sysbench's (oltp workloads); tpcc takes --fillfactor, --foreign-keys and --mysql-storage-engine")
-	case l.Unlogged, l.Partitions != 0, l.PartitionMethod != "":
-		return fmt.Errorf("--unlogged-tables and --partitions are not supported by tpcc yet; leave them out")
+	case l.Unlogged:
+		return fmt.Errorf("--unlogged-tables is not supported by tpcc; leave it out")
+	case l.Partitions < 0:
+		return fmt.Errorf("--partitions %d: give 0 (none) or more", l.Partitions)
+	case l.PartitionMethod != "" && l.Partitions == 0:
+		return fmt.Errorf("--partition-method %s needs --partitions N", l.PartitionMethod)
+	case l.PartitionMethod != "" && l.PartitionMethod != "range" && l.PartitionMethod != "hash":
+		return fmt.Errorf("--partition-method %q: give range or hash", l.PartitionMethod)
+	case l.Partitions > 0 && !d.TableStorage && !d.TableEngine:
+		return fmt.Errorf("--partitions: %s has no table partitioning; leave it out (PostgreSQL and MySQL partition tpcc's tables by warehouse)", d.Name)
+	case l.Partitions > 0 && l.ForeignKeys && d.TableEngine:
+		return fmt.Errorf("--partitions with --foreign-keys: MySQL's partitioned tables take no foreign keys; leave one of them out")
 	case l.FillFactor != 0 && (l.FillFactor < 10 || l.FillFactor > 100):
 		return fmt.Errorf("--fillfactor %d: give 10 to 100", l.FillFactor)
 	case l.FillFactor != 0 && !d.TableStorage:

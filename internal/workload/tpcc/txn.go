@@ -27,13 +27,18 @@ const (
 // statements, with '?' placeholders. forUpdate is appended where a row is read and then
 // written (not on SQLite, which locks the whole database for a writer).
 const (
-	sqlNOCustomer   = "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?"
-	sqlNODistrict   = "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ?"
-	sqlNODistUpd    = "UPDATE district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?"
-	sqlNOOrder      = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)"
-	sqlNONewOrder   = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"
-	sqlNOItem       = "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?"
-	sqlNOStock      = "SELECT s_quantity, s_data, s_dist_%02d FROM stock WHERE s_i_id = ? AND s_w_id = ?"
+	sqlNOCustomer = "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?"
+	sqlNODistrict = "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ?"
+	sqlNODistUpd  = "UPDATE district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?"
+	sqlNOOrder    = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)"
+	sqlNONewOrder = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"
+	// New-Order reads its lines' items in one statement and their stock rows in
+	// another, as go-tpc does: maxLines placeholders each, the unused ones repeating
+	// the first line's item (a repeated value does not change an IN list), so that
+	// one prepared statement serves every order size. Stock rows are read, and so
+	// locked, in (warehouse, item) order.
+	sqlNOItems      = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN (%s)"
+	sqlNOStocks     = "SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_%02d FROM stock WHERE (s_w_id, s_i_id) IN (%s) ORDER BY s_w_id, s_i_id"
 	sqlNOStockUpd   = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
 	sqlNOLines      = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
 	sqlNOLineTuple  = "(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
@@ -42,8 +47,7 @@ const (
 	sqlPayWH        = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?"
 	sqlPayDistUpd   = "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?"
 	sqlPayDist      = "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district WHERE d_w_id = ? AND d_id = ?"
-	sqlByNameCount  = "SELECT count(*) FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ?"
-	sqlByNameID     = "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first LIMIT 1 OFFSET ?"
+	sqlByName       = "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first"
 	sqlPayCustomer  = "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
 	sqlPayCData     = "SELECT c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
 	sqlPayCustUpd   = "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
@@ -53,25 +57,28 @@ const (
 	sqlOSOrder      = "SELECT o_id, o_entry_d, o_carrier_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1"
 	sqlOSLines      = "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
 	sqlDlvNewOrder  = "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1"
-	sqlDlvDelete    = "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?"
-	sqlDlvOrder     = "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"
-	sqlDlvOrderUpd  = "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"
-	sqlDlvLinesUpd  = "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
-	sqlDlvSum       = "SELECT sum(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
-	sqlDlvCustUpd   = "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
-	sqlSLDistrict   = "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"
-	sqlSLCount      = "SELECT count(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?"
+	// Delivery finds each district's oldest order, then handles the (up to) ten orders
+	// together, as go-tpc does: ten (warehouse, district, order) triples, the unused ones
+	// repeating the first.
+	sqlDlvDelete   = "DELETE FROM new_order WHERE (no_w_id, no_d_id, no_o_id) IN (%s)"
+	sqlDlvOrder    = "SELECT o_d_id, o_c_id FROM orders WHERE (o_w_id, o_d_id, o_id) IN (%s)"
+	sqlDlvOrderUpd = "UPDATE orders SET o_carrier_id = ? WHERE (o_w_id, o_d_id, o_id) IN (%s)"
+	sqlDlvLinesUpd = "UPDATE order_line SET ol_delivery_d = ? WHERE (ol_w_id, ol_d_id, ol_o_id) IN (%s)"
+	sqlDlvSum      = "SELECT ol_d_id, sum(ol_amount) FROM order_line WHERE (ol_w_id, ol_d_id, ol_o_id) IN (%s) GROUP BY ol_d_id ORDER BY ol_d_id"
+	sqlDlvCustUpd  = "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	sqlSLDistrict  = "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"
+	sqlSLCount     = "SELECT count(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?"
 )
 
 const forUpdate = " FOR UPDATE"
 
 // stmts are one worker's prepared statements.
 type stmts struct {
-	noCustomer, noDistrict, noDistUpd, noOrder, noNewOrder, noItem, noStockUpd target.Stmt
-	noStock                                                                    [DistrictsPerWarehouse]target.Stmt
+	noCustomer, noDistrict, noDistUpd, noOrder, noNewOrder, noItems, noStockUpd target.Stmt
+	noStocks                                                                    [DistrictsPerWarehouse]target.Stmt
 	// noLines[n] inserts n order lines in one statement (n from 5 to 15).
 	noLines                                                                        [maxLines + 1]target.Stmt
-	payWHUpd, payWH, payDistUpd, payDist, byNameCount, byNameID                    target.Stmt
+	payWHUpd, payWH, payDistUpd, payDist, byName                                   target.Stmt
 	payCustomer, payCData, payCustUpd, payCustUpdBC, payHistory                    target.Stmt
 	osCustomer, osOrder, osLines                                                   target.Stmt
 	dlvNewOrder, dlvDelete, dlvOrder, dlvOrderUpd, dlvLinesUpd, dlvSum, dlvCustUpd target.Stmt
@@ -95,10 +102,13 @@ type worker struct {
 	conn     target.Conn
 	s        stmts
 	res      target.Result
+	all      target.Result // multi-row reads: every row kept
 	statemts int
 
 	// The drawn transaction's inputs (clause 2.x.1), kept for retries.
 	typ        int
+	prev       int   // keying: the previous transaction's type (think time), -1 before the first
+	slDistrict int64 // keying: the terminal's district for Stock-Level (clause 2.8.1.1)
 	wid, did   int64
 	cwid, cdid int64 // Payment's customer warehouse and district
 	cid        int64
@@ -110,7 +120,15 @@ type worker struct {
 	carrier    int64
 	threshold  int64
 
-	args [12]target.Value
+	args [2*maxLines + 2]target.Value
+	// Delivery's orders by district (0: none to deliver) and their customers.
+	dlvOrder [DistrictsPerWarehouse]int64
+	dlvCust  [DistrictsPerWarehouse]int64
+	// New-Order's items and stock rows as read, by line, and each stock row's
+	// quantity as the order's earlier lines left it (an item may come twice).
+	price [maxLines]int64
+	stock [maxLines]int // the line's row in all.First (stock read), -1 before
+	qty   [maxLines]int64
 	// New-Order's lines, inserted together: their arguments and their text.
 	lineArgs [maxLines * lineArgs]target.Value
 	lineText []byte
@@ -133,14 +151,21 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 		c:      RunConstants(seed),
 		nw:     nw,
 		home:   int64(id)%nw + 1,
+		prev:   -1,
 		sqlite: w.dialect == "sqlite",
 		lines:  make([]line, 0, maxLines),
+		all:    target.Result{Keep: true, KeepAll: true},
 		last:   make([]byte, 0, 16),
 		buf:    make([]byte, 0, 64),
 		cdat:   make([]byte, 0, 600),
 		name:   make([]byte, 0, 32),
 		// 24 characters of s_dist_xx and at most 8 of amount ("10000.00") a line.
 		lineText: make([]byte, 0, maxLines*64),
+	}
+	if w.keying {
+		// Ten terminals per warehouse, each with a district of its own for Stock-Level.
+		k.home = int64(id/TerminalsPerWarehouse)%nw + 1
+		k.slDistrict = int64(id%TerminalsPerWarehouse) + 1
 	}
 	sum := 0
 	for i, p := range w.mix {
@@ -163,13 +188,14 @@ func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 		sql string
 	}{
 		{&s.noCustomer, sqlNOCustomer}, {&s.noDistrict, sqlNODistrict + fu}, {&s.noDistUpd, sqlNODistUpd},
-		{&s.noOrder, sqlNOOrder}, {&s.noNewOrder, sqlNONewOrder}, {&s.noItem, sqlNOItem}, {&s.noStockUpd, sqlNOStockUpd},
+		{&s.noOrder, sqlNOOrder}, {&s.noNewOrder, sqlNONewOrder}, {&s.noItems, itemsSQL()}, {&s.noStockUpd, sqlNOStockUpd},
 		{&s.payWHUpd, sqlPayWHUpd}, {&s.payWH, sqlPayWH}, {&s.payDistUpd, sqlPayDistUpd}, {&s.payDist, sqlPayDist},
-		{&s.byNameCount, sqlByNameCount}, {&s.byNameID, sqlByNameID}, {&s.payCustomer, sqlPayCustomer + fu},
+		{&s.byName, sqlByName}, {&s.payCustomer, sqlPayCustomer + fu},
 		{&s.payCData, sqlPayCData}, {&s.payCustUpd, sqlPayCustUpd}, {&s.payCustUpdBC, sqlPayCustUpdBC}, {&s.payHistory, sqlPayHistory},
 		{&s.osCustomer, sqlOSCustomer}, {&s.osOrder, sqlOSOrder}, {&s.osLines, sqlOSLines},
-		{&s.dlvNewOrder, sqlDlvNewOrder + fu}, {&s.dlvDelete, sqlDlvDelete}, {&s.dlvOrder, sqlDlvOrder},
-		{&s.dlvOrderUpd, sqlDlvOrderUpd}, {&s.dlvLinesUpd, sqlDlvLinesUpd}, {&s.dlvSum, sqlDlvSum}, {&s.dlvCustUpd, sqlDlvCustUpd},
+		{&s.dlvNewOrder, sqlDlvNewOrder + fu}, {&s.dlvDelete, k.triples(sqlDlvDelete)}, {&s.dlvOrder, k.triples(sqlDlvOrder)},
+		{&s.dlvOrderUpd, k.triples(sqlDlvOrderUpd)}, {&s.dlvLinesUpd, k.triples(sqlDlvLinesUpd)}, {&s.dlvSum, k.triples(sqlDlvSum)},
+		{&s.dlvCustUpd, sqlDlvCustUpd},
 		{&s.slDistrict, sqlSLDistrict}, {&s.slCount, sqlSLCount},
 	}
 	for n := 5; n <= maxLines; n++ {
@@ -182,7 +208,7 @@ func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 		list = append(list, struct {
 			dst *target.Stmt
 			sql string
-		}{&s.noStock[d], fmt.Sprintf(sqlNOStock, d+1) + fu})
+		}{&s.noStocks[d], stocksSQL(d+1, k.sqlite) + fu})
 	}
 	for _, l := range list {
 		st, err := conn.Prepare(ctx, l.sql)
@@ -280,6 +306,9 @@ func (k *worker) Next() int {
 		k.carrier = k.r.Uniform(1, 10)
 	case TxnStockLevel:
 		k.threshold = k.r.Uniform(10, 20)
+		if k.slDistrict > 0 {
+			k.did = k.slDistrict
+		}
 	}
 	return k.typ
 }
@@ -363,30 +392,23 @@ func (k *worker) newOrder(ctx context.Context) (bool, error) {
 	if err := k.run(ctx, k.s.noNewOrder, false, o, d, w); err != nil {
 		return false, err
 	}
+	rollback, err := k.readItems(ctx)
+	if err != nil || rollback {
+		return false, err
+	}
+	if err := k.readStocks(ctx); err != nil {
+		return false, err
+	}
 	k.lineText = k.lineText[:0]
 	for n, l := range k.lines {
-		if err := k.run(ctx, k.s.noItem, true, i64(l.item)); err != nil {
-			return false, err
-		}
-		if k.res.Rows == 0 {
-			if l.item > Items {
-				return false, nil // the 1% the spec rolls back
-			}
-			return false, k.row("item", 3)
-		}
-		price := parseCents(k.res.First[0].Text)
-		if err := k.run(ctx, k.s.noStock[k.did-1], true, i64(l.item), i64(l.supplyW)); err != nil {
-			return false, err
-		}
-		if err := k.row("stock", 3); err != nil {
-			return false, err
-		}
-		q := parseInt(k.res.First[0].Text)
+		row := k.all.First[k.stock[n]*stockCols:]
+		q := k.qty[k.stock[n]]
 		if q >= l.qty+10 {
 			q -= l.qty
 		} else {
 			q = q - l.qty + 91
 		}
+		k.qty[k.stock[n]] = q
 		remote := int64(0)
 		if l.supplyW != k.wid {
 			remote = 1
@@ -394,9 +416,9 @@ func (k *worker) newOrder(ctx context.Context) (bool, error) {
 		// The line's s_dist_xx and amount, kept in lineText (sized so that it never
 		// moves) until the lines are inserted together.
 		start := len(k.lineText)
-		k.lineText = append(k.lineText, k.res.First[2].Text...)
+		k.lineText = append(k.lineText, row[4].Text...)
 		nd := len(k.lineText)
-		k.lineText = appendCents(k.lineText, l.qty*price)
+		k.lineText = appendCents(k.lineText, l.qty*k.price[n])
 		a := k.lineArgs[n*lineArgs : (n+1)*lineArgs]
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6] = o, d, w, i64(int64(n+1)), i64(l.item), i64(l.supplyW), i64(l.qty)
 		a[7], a[8] = target.Text(k.lineText[nd:len(k.lineText):len(k.lineText)]), target.Text(k.lineText[start:nd:nd])
@@ -411,25 +433,19 @@ func (k *worker) newOrder(ctx context.Context) (bool, error) {
 }
 
 // findByName sets k.cid to the customer in the middle (rounded up) of those with
-// last name k.last in (cw, cd), sorted by first name (clause 2.5.2.2).
+// last name k.last in (cw, cd), sorted by first name (clause 2.5.2.2): one query reads
+// them all, as the clause's cursor does.
 func (k *worker) findByName(ctx context.Context, cw, cd target.Value) error {
-	if err := k.run(ctx, k.s.byNameCount, true, cw, cd, target.Text(k.last)); err != nil {
+	k.statemts++
+	k.args[0], k.args[1], k.args[2] = cw, cd, target.Text(k.last)
+	if err := k.s.byName.Run(ctx, k.args[:3], &k.all); err != nil {
 		return err
 	}
-	if err := k.row("customers by last name", 1); err != nil {
-		return err
-	}
-	n := parseInt(k.res.First[0].Text)
-	if n == 0 {
+	n := k.all.Rows
+	if n == 0 || int64(len(k.all.First)) < n {
 		return &workload.AbortError{Err: fmt.Errorf("tpcc: no customer named %s in warehouse %d district %d: the data was not loaded by clause 4.3", k.last, cw.Int, cd.Int)}
 	}
-	if err := k.run(ctx, k.s.byNameID, true, cw, cd, target.Text(k.last), i64((n-1)/2)); err != nil {
-		return err
-	}
-	if err := k.row("customer by last name", 1); err != nil {
-		return err
-	}
-	k.cid = parseInt(k.res.First[0].Text)
+	k.cid = parseInt(k.all.First[(n-1)/2].Text)
 	return nil
 }
 
@@ -526,57 +542,96 @@ func (k *worker) orderStatus(ctx context.Context) error {
 
 // delivery is clause 2.7.4, run at once for the ten districts in one transaction (as
 // the kits do, without the deferred queue). A district with no undelivered order is
-// skipped, as the spec allows.
+// skipped, as the spec allows. Each district's oldest order is found (and locked) by
+// a query of its own; the orders are then delivered together, one statement for each
+// step of the clause, and each customer is credited with a statement of its own.
 func (k *worker) delivery(ctx context.Context) error {
-	w, car, now := i64(k.wid), i64(k.carrier), target.Time(time.Now())
+	w := i64(k.wid)
+	n := 0
 	for did := int64(1); did <= DistrictsPerWarehouse; did++ {
-		d := i64(did)
-		var oid int64
-		for {
-			if err := k.run(ctx, k.s.dlvNewOrder, true, w, d); err != nil {
-				return err
+		k.dlvOrder[did-1] = 0
+		if err := k.run(ctx, k.s.dlvNewOrder, true, w, i64(did)); err != nil {
+			return err
+		}
+		if k.res.Rows > 0 {
+			k.dlvOrder[did-1] = parseInt(k.res.First[0].Text)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	// The orders' triples after the statement's first argument (if any) in k.args.
+	triples := func(first int) []target.Value {
+		a := k.args[first : first+3*DistrictsPerWarehouse]
+		j := 0
+		for did, oid := range k.dlvOrder {
+			if oid != 0 {
+				a[3*j], a[3*j+1], a[3*j+2] = w, i64(int64(did+1)), i64(oid)
+				j++
 			}
-			if k.res.Rows == 0 {
-				break
-			}
-			oid = parseInt(k.res.First[0].Text)
-			if err := k.run(ctx, k.s.dlvDelete, false, w, d, i64(oid)); err != nil {
-				return err
-			}
-			if k.res.RowsAffected == 1 {
-				break
-			}
-			oid = 0 // another Delivery took it first: the next one
 		}
-		if oid == 0 {
-			continue
+		for ; j < DistrictsPerWarehouse; j++ {
+			copy(a[3*j:3*j+3], a[:3])
 		}
-		o := i64(oid)
-		if err := k.run(ctx, k.s.dlvOrder, true, w, d, o); err != nil {
-			return err
-		}
-		if err := k.row("order", 1); err != nil {
-			return err
-		}
-		cid := parseInt(k.res.First[0].Text)
-		if err := k.run(ctx, k.s.dlvOrderUpd, false, car, w, d, o); err != nil {
-			return err
-		}
-		if err := k.run(ctx, k.s.dlvLinesUpd, false, now, w, d, o); err != nil {
-			return err
-		}
-		if err := k.run(ctx, k.s.dlvSum, true, w, d, o); err != nil {
-			return err
-		}
-		if err := k.row("order lines", 1); err != nil {
-			return err
-		}
-		k.buf = appendCents(k.buf[:0], parseCents(k.res.First[0].Text))
-		if err := k.run(ctx, k.s.dlvCustUpd, false, target.Text(k.buf), w, d, i64(cid)); err != nil {
+		return k.args[:first+3*DistrictsPerWarehouse]
+	}
+	k.statemts++
+	if err := k.s.dlvDelete.Run(ctx, triples(0), &k.res); err != nil {
+		return err
+	}
+	if k.res.RowsAffected != int64(n) {
+		// The rows were read FOR UPDATE (SQLite: one writer at a time): another
+		// transaction cannot have taken one, unless the isolation allows it.
+		return target.Errorf(target.ClassSerialization, "", "tpcc delivery: %d of %d undelivered orders were gone when deleted", n-int(k.res.RowsAffected), n)
+	}
+	k.statemts++
+	if err := k.s.dlvOrder.Run(ctx, triples(0), &k.all); err != nil {
+		return err
+	}
+	rows := k.all.First
+	if k.all.Rows != int64(n) || len(rows) < 2*n {
+		return k.row("orders", 2)
+	}
+	for r := 0; r < n; r++ {
+		k.dlvCust[parseInt(rows[2*r].Text)-1] = parseInt(rows[2*r+1].Text)
+	}
+	k.statemts++
+	k.args[0] = i64(k.carrier)
+	if err := k.s.dlvOrderUpd.Run(ctx, triples(1), &k.res); err != nil {
+		return err
+	}
+	k.statemts++
+	k.args[0] = target.Time(time.Now())
+	if err := k.s.dlvLinesUpd.Run(ctx, triples(1), &k.res); err != nil {
+		return err
+	}
+	k.statemts++
+	if err := k.s.dlvSum.Run(ctx, triples(0), &k.all); err != nil {
+		return err
+	}
+	rows = k.all.First
+	if k.all.Rows != int64(n) || len(rows) < 2*n {
+		return k.row("order lines", 2)
+	}
+	for r := 0; r < n; r++ {
+		did := parseInt(rows[2*r].Text)
+		k.buf = appendCents(k.buf[:0], parseCents(rows[2*r+1].Text))
+		if err := k.run(ctx, k.s.dlvCustUpd, false, target.Text(k.buf), w, i64(did), i64(k.dlvCust[did-1])); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// triples fills a statement of Delivery with its ten (warehouse, district, order)
+// triples: a row value IN list, from VALUES on SQLite.
+func (k *worker) triples(sql string) string {
+	list := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", DistrictsPerWarehouse), ", ")
+	if k.sqlite {
+		list = "VALUES " + list
+	}
+	return fmt.Sprintf(sql, list)
 }
 
 // stockLevel is clause 2.8.2: distinct items of the district's last 20 orders whose
@@ -591,6 +646,94 @@ func (k *worker) stockLevel(ctx context.Context) error {
 	}
 	next := parseInt(k.res.First[0].Text)
 	return k.run(ctx, k.s.slCount, true, w, d, i64(next), i64(next-20), w, i64(k.threshold))
+}
+
+// stockCols are the columns of a New-Order's stock read: s_w_id, s_i_id, s_quantity,
+// s_data, s_dist_xx.
+const stockCols = 5
+
+// itemsSQL is New-Order's read of its items: maxLines placeholders.
+func itemsSQL() string {
+	return fmt.Sprintf(sqlNOItems, strings.TrimSuffix(strings.Repeat("?, ", maxLines), ", "))
+}
+
+// stocksSQL is New-Order's read of its stock rows for district d: maxLines pairs
+// (warehouse, item). SQLite takes a row value IN list only from a subquery: VALUES.
+func stocksSQL(d int, sqlite bool) string {
+	list := strings.TrimSuffix(strings.Repeat("(?, ?), ", maxLines), ", ")
+	if sqlite {
+		list = "VALUES " + list
+	}
+	return fmt.Sprintf(sqlNOStocks, d, list)
+}
+
+// readItems reads the order's items in one statement and keeps each line's price. It
+// returns true when an item is missing and the transaction must roll back (the 1% with
+// an unused item, clause 2.4.2.3).
+func (k *worker) readItems(ctx context.Context) (bool, error) {
+	a := k.args[:maxLines]
+	for i := range a {
+		a[i] = i64(k.lines[min(i, len(k.lines)-1)].item)
+	}
+	k.statemts++
+	if err := k.s.noItems.Run(ctx, a, &k.all); err != nil {
+		return false, err
+	}
+	const cols = 4 // i_id, i_price, i_name, i_data
+	rows := k.all.First
+	if int64(len(rows)) < k.all.Rows*cols {
+		return false, k.row("item", cols)
+	}
+	for n, l := range k.lines {
+		found := false
+		for r := 0; r < len(rows); r += cols {
+			if parseInt(rows[r].Text) == l.item {
+				k.price[n], found = parseCents(rows[r+1].Text), true
+				break
+			}
+		}
+		if !found {
+			if l.item > Items {
+				return true, nil
+			}
+			return false, &workload.AbortError{Err: fmt.Errorf("tpcc: item %d: no row (are the tables prepared by `fathom prepare -w tpcc`, and not changed since?)", l.item)}
+		}
+	}
+	return false, nil
+}
+
+// readStocks reads, and locks, the order's stock rows in one statement, and finds each
+// line's row (k.stock) and its quantity (k.qty).
+func (k *worker) readStocks(ctx context.Context) error {
+	a := k.args[:2*maxLines]
+	for i := range maxLines {
+		l := k.lines[min(i, len(k.lines)-1)]
+		a[2*i], a[2*i+1] = i64(l.supplyW), i64(l.item)
+	}
+	k.statemts++
+	if err := k.s.noStocks[k.did-1].Run(ctx, a, &k.all); err != nil {
+		return err
+	}
+	rows := k.all.First
+	if int64(len(rows)) < k.all.Rows*stockCols {
+		return k.row("stock", stockCols)
+	}
+	for r := 0; r*stockCols < len(rows); r++ {
+		k.qty[r] = parseInt(rows[r*stockCols+2].Text)
+	}
+	for n, l := range k.lines {
+		k.stock[n] = -1
+		for r := 0; r*stockCols < len(rows); r++ {
+			if parseInt(rows[r*stockCols].Text) == l.supplyW && parseInt(rows[r*stockCols+1].Text) == l.item {
+				k.stock[n] = r
+				break
+			}
+		}
+		if k.stock[n] < 0 {
+			return &workload.AbortError{Err: fmt.Errorf("tpcc: stock of item %d in warehouse %d: no row (are the tables prepared by `fathom prepare -w tpcc`, and not changed since?)", l.item, l.supplyW)}
+		}
+	}
+	return nil
 }
 
 // parseInt reads a whole number sent as text ("" and garbage read as 0).

@@ -80,8 +80,8 @@ func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result)
 	}
 	var count int64
 	for rr.NextRow() {
-		if res.Keep && (count == 0 || res.KeepLast) {
-			keep(res, rr.Values())
+		if res.Keeps(count) {
+			keep(res, count, rr.Values())
 		}
 		count++
 	}
@@ -101,9 +101,9 @@ func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result)
 	return c.end(ctx, err)
 }
 
-// keep copies a row into res.First as text values, reusing its slice and buffers.
-func keep(res *target.Result, vals [][]byte) {
-	row := res.Row(len(vals))
+// keep copies row i into res.First as text values, reusing its slice and buffers.
+func keep(res *target.Result, i int64, vals [][]byte) {
+	row := res.RowAt(i, len(vals))
 	for i, v := range vals {
 		f := &row[i]
 		if v == nil {

@@ -149,8 +149,8 @@ func (s *Stmt) runQuery(res *target.Result) error {
 		if err = rows.Next(dest); err != nil {
 			break
 		}
-		if res.Keep && (count == 0 || res.KeepLast) {
-			keep(res, dest)
+		if res.Keeps(count) {
+			keep(res, count, dest)
 		}
 		count++
 	}
@@ -166,9 +166,9 @@ func (s *Stmt) runQuery(res *target.Result) error {
 	return rows.Close()
 }
 
-// keep copies a row into res.First as text values, reusing its slice and buffers.
-func keep(res *target.Result, dest []driver.Value) {
-	row := res.Row(len(dest))
+// keep copies row i into res.First as text values, reusing its slice and buffers.
+func keep(res *target.Result, i int64, dest []driver.Value) {
+	row := res.RowAt(i, len(dest))
 	for i, v := range dest {
 		f := &row[i]
 		if v == nil {
