@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,6 +33,11 @@ type outageStore struct {
 }
 
 func newOutageStore(t *testing.T) *outageStore {
+	return newOutageStoreWith(t, dbtest.ProxyOptions{})
+}
+
+// newOutageStoreWith is newOutageStore with a proxy made as o says.
+func newOutageStoreWith(t *testing.T, o dbtest.ProxyOptions) *outageStore {
 	base := dbtest.PostgresDSN(t)
 	db := fmt.Sprintf("%sspool_%d", dbtest.Prefix(), time.Now().UnixNano())
 	ctx := context.Background()
@@ -55,7 +62,7 @@ func newOutageStore(t *testing.T) *outageStore {
 	}
 	u.Path = "/" + db
 	direct := u.String()
-	p := dbtest.StartProxy(t, u.Host, dbtest.ProxyOptions{})
+	p := dbtest.StartProxy(t, u.Host, o)
 	u.Host = p.Addr()
 	return &outageStore{direct: direct, proxied: u.String(), db: db, proxy: p, admin: base}
 }
@@ -499,4 +506,104 @@ func pollFirstInterval(st store.Store, what string) error {
 		ivs, _ := st.Intervals(context.Background(), id)
 		return len(ivs) > 0
 	})
+}
+
+// ackLoss is a proxy pump that loses the acknowledgement of the first transaction
+// that inserts a run: the server commits it, the client's connection is closed
+// before the answer reaches it, and the server's side is kept open, so its session
+// (and the lock it took) stays as after a network cut the server did not see.
+type ackLoss struct {
+	mu       sync.Mutex
+	creating map[int]bool // connections that sent the INSERT of a run
+	lost     bool         // the acknowledgement was lost (once)
+	linger   chan struct{}
+}
+
+func newAckLoss(t *testing.T) *ackLoss {
+	a := &ackLoss{creating: map[int]bool{}, linger: make(chan struct{})}
+	t.Cleanup(func() { close(a.linger) })
+	return a
+}
+
+func (a *ackLoss) pump(id int, up bool, dst io.Writer, src io.Reader) {
+	buf := make([]byte, 64<<10)
+	var tail []byte // the end of the last read, for a match across two reads
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			seen := append(tail, buf[:n]...)
+			a.mu.Lock()
+			switch {
+			case up && !a.lost && bytes.Contains(seen, []byte("INSERT INTO runs (uuid")):
+				a.creating[id] = true
+			case !up && !a.lost && a.creating[id] && bytes.Contains(seen, []byte("COMMIT\x00")):
+				// Committed: the answer is not passed on, the client's side closed.
+				a.lost = true
+				a.mu.Unlock()
+				return
+			}
+			lost := a.lost && a.creating[id]
+			a.mu.Unlock()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				if up && lost {
+					<-a.linger // the server's side stays open
+				}
+				return
+			}
+			tail = append(tail[:0], seen[max(0, len(seen)-32):]...)
+		}
+		if err != nil {
+			a.mu.Lock()
+			lost := a.lost && a.creating[id]
+			a.mu.Unlock()
+			if up && lost {
+				<-a.linger
+			}
+			return
+		}
+	}
+}
+
+// The store commits a new run but its acknowledgement is lost, and the server keeps
+// the session that committed it (with the run's lock): the run is not created twice,
+// does not fail on its UUID, is not read as interrupted, and stores every interval
+// it printed.
+func TestStoreCreateRunAckLost(t *testing.T) {
+	a := newAckLoss(t)
+	s := newOutageStoreWith(t, dbtest.ProxyOptions{Pump: a.pump})
+	var running *store.Run
+	r := outageRun(t, s, "4s", nil, func() {
+		st := s.open(t)
+		id, _ := st.LatestRunID(context.Background())
+		running, _ = st.Run(context.Background(), id)
+	})
+	t.Logf("the run printed on stderr:\n%s", r.stderr)
+	a.mu.Lock()
+	lost := a.lost
+	a.mu.Unlock()
+	if !lost {
+		t.Fatal("the proxy never lost the acknowledgement of the run's INSERT")
+	}
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	sum := summary(t, r)
+	if sum.Status != "complete" {
+		t.Fatalf("status %s (%s)", sum.Status, sum.Reason)
+	}
+	st := s.open(t)
+	runs, err := st.Runs(context.Background(), store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].ID != sum.RunID {
+		t.Fatalf("the store holds %d runs, want 1 (run %d)", len(runs), sum.RunID)
+	}
+	if running == nil || running.ID != sum.RunID || running.Status != "running" || running.Gone {
+		t.Errorf("while it ran, the run read %+v; want running with a live writer", running)
+	}
+	checkIntervals(t, st, sum.RunID, sum)
+	if runs[0].Status != "complete" {
+		t.Errorf("stored status %q", runs[0].Status)
+	}
 }
