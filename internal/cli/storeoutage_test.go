@@ -18,18 +18,93 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/instance/instancetest"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
 )
 
 // outageStore is a PostgreSQL store of the test's own, reached directly and through a
-// proxy that can be cut.
+// proxy that can be cut; or (inst set) the only database of a throwaway PostgreSQL
+// server that is stopped for the outage, which fathom reaches directly (proxied is
+// then direct).
 type outageStore struct {
 	direct, proxied string
 	db              string
 	proxy           *dbtest.Proxy
 	admin           string
+	inst            *instance.Instance
+}
+
+// outageKinds are the two ways a store goes away in these tests: the network to it is
+// cut (every connection closed, new ones refused), or the server is stopped (pg_ctl
+// stop -m fast) and started again on the same port and data directory.
+var outageKinds = []struct {
+	name string
+	make func(t *testing.T) *outageStore
+}{
+	{"proxy-cut", newOutageStore},
+	{"server-stopped", newStoppedStore},
+}
+
+// newStoppedStore is a store on a throwaway PostgreSQL server of the test's own, on a
+// port that stays the same when it is started again.
+func newStoppedStore(t *testing.T) *outageStore {
+	instancetest.NeedKind(t, instance.Postgres)
+	ctx := context.Background()
+	inst, err := instance.Create(ctx, instancetest.Options(instance.Options{Kind: instance.Postgres, Name: "store", Dir: instancetest.Dir(t),
+		Ports: &instance.Ports{Min: 25500, Max: 25599}, Owner: "store outage test"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Remove(context.Background()) })
+	if err := inst.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Started again on this port or not at all: the store's URL names it.
+	inst.Ports = &instance.Ports{Min: inst.Port, Max: inst.Port}
+	u, err := url.Parse(inst.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := u.String()
+	u.Path = "/fathom_store"
+	return &outageStore{direct: u.String(), proxied: u.String(), db: "fathom_store", admin: admin, inst: inst}
+}
+
+// cut makes the store unreachable: the proxy cut, or the server stopped.
+func (s *outageStore) cut(t *testing.T) {
+	if s.inst == nil {
+		s.proxy.Cut()
+		return
+	}
+	if err := s.inst.Stop(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if s.inst.Running() {
+		t.Error("the store's server still runs after pg_ctl stop")
+	}
+}
+
+// restore makes it reachable again (the server started, accepting connections).
+func (s *outageStore) restore(t *testing.T) {
+	if s.inst == nil {
+		s.proxy.Restore()
+		return
+	}
+	if err := s.inst.Start(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+// outage cuts the store for d (from the cut to the restore's start), and says when.
+func (s *outageStore) outage(t *testing.T, d time.Duration) (cutAt, backAt time.Time) {
+	cutAt = time.Now()
+	s.cut(t)
+	time.Sleep(time.Until(cutAt.Add(d))) // the outage's length, not a wait for a condition
+	s.restore(t)
+	return cutAt, time.Now()
 }
 
 func newOutageStore(t *testing.T) *outageStore {
@@ -148,23 +223,24 @@ func outageRun(t *testing.T, s *outageStore, dur string, extra []string, fault f
 	return r
 }
 
-// A store outage of 10 s, and of 60 s, during a run: the run measures on, writes
-// what it kept when the store returns, and the store holds every interval once, as
-// the run printed them, with a warning that says what happened.
+// A store outage of 10 s (the network cut, or the server stopped), and of 60 s (the
+// server stopped), during a run: the run measures on, writes what it kept when the
+// store returns, and the store holds every interval once, as the run printed them,
+// with a warning that says what happened.
 func TestStoreOutageRun(t *testing.T) {
-	for _, outage := range []time.Duration{10 * time.Second, 60 * time.Second} {
-		t.Run(outage.String(), func(t *testing.T) {
+	for _, c := range []struct {
+		kind   int
+		outage time.Duration
+	}{{0, 10 * time.Second}, {1, 10 * time.Second}, {1, 60 * time.Second}} {
+		k, outage := outageKinds[c.kind], c.outage
+		t.Run(k.name+"-"+outage.String(), func(t *testing.T) {
 			if outage > 10*time.Second && testing.Short() {
 				t.Skip("-short: the 60 s outage is left out")
 			}
-			s := newOutageStore(t)
+			s := k.make(t)
 			var cutAt, backAt time.Time
 			r := outageRun(t, s, (outage + 10*time.Second).String(), nil, func() {
-				cutAt = time.Now()
-				s.proxy.Cut()
-				time.Sleep(outage) // the outage's length, not a wait for a condition
-				s.proxy.Restore()
-				backAt = time.Now()
+				cutAt, backAt = s.outage(t, outage)
 			})
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -291,12 +367,17 @@ func TestStoreOutageOverBound(t *testing.T) {
 	}
 }
 
-// A 10 s store outage in the middle of an experiment: the experiment goes on through
-// it (the run under way measures on; the bookkeeping between runs waits for the store),
-// ends complete with every run, and each run's stored intervals are the ones it
+// A 10 s store outage (the network cut, or the server stopped) in the middle of an
+// experiment: the experiment goes on through it (the run under way measures on; the
+// bookkeeping between runs waits for the store), ends complete with every run, and each run's stored intervals are the ones it
 // summed up, each once.
 func TestStoreOutageExperiment(t *testing.T) {
-	s := newOutageStore(t)
+	for _, k := range outageKinds {
+		t.Run(k.name, func(t *testing.T) { storeOutageExperiment(t, k.make(t)) })
+	}
+}
+
+func storeOutageExperiment(t *testing.T, s *outageStore) {
 	target := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
 	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
 	if r := fathom(t, env, nil, "prepare", "--target", target, "--workload", "oltp_point_select", "--table-size", "1000"); r.code != 0 {
@@ -323,12 +404,11 @@ matrix:
 			t.Error(err)
 			return
 		}
-		s.proxy.Cut()
-		time.Sleep(10 * time.Second) // the outage's length, not a wait for a condition
-		s.proxy.Restore()
+		s.outage(t, 10*time.Second)
 	}()
 	r := fathom(t, env, nil, "experiment", "-q", plan)
 	<-done
+	st = s.open(t) // on connections made after the outage
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -369,12 +449,18 @@ matrix:
 	}
 }
 
-// A 10 s store outage during a run with three agents: the agents and the coordinator
+// A 10 s store outage (the network cut, or the server stopped) during a run with
+// three agents: the agents and the coordinator
 // measure and merge on through it, the run ends complete, the agents' transactions add
 // up to the run's, and the store holds every merged interval once, as the run summed
 // them up.
 func TestStoreOutageAgents(t *testing.T) {
-	s := newOutageStore(t)
+	for _, k := range outageKinds {
+		t.Run(k.name, func(t *testing.T) { storeOutageAgents(t, k.make(t)) })
+	}
+}
+
+func storeOutageAgents(t *testing.T, s *outageStore) {
 	target := dbtest.PostgresDatabase(t, "agents_outage")
 	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
 	if r := fathom(t, env, nil, "prepare", "--workload", "tpcb", "--scale", "1", "--target", target); r.code != 0 {
@@ -398,13 +484,12 @@ func TestStoreOutageAgents(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		s.proxy.Cut()
-		time.Sleep(10 * time.Second) // the outage's length, not a wait for a condition
-		s.proxy.Restore()
+		s.outage(t, 10*time.Second)
 	}()
 	r := fathom(t, env, nil, "run", "--workload", "tpcb", "--agents", "3", "--name", name, "-c", "3", "-T", "16", "-P", "0.5", "--json", "--target", target)
 	wg.Wait()
 	<-done
+	st = s.open(t) // on connections made after the outage
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
