@@ -46,12 +46,15 @@ func (o owners) Create(ctx context.Context, kind sqlstore.Kind, uuid string, ins
 		return fail(err)
 	}
 	defer tx.Rollback()
+	// The transaction ends before its connection is dropped: database/sql waits for
+	// it to end, for ever if it is still open.
+	failTx := func(err error) (int64, error) { _ = tx.Rollback(); return fail(err) }
 	id, err := insert(tx)
 	if err != nil {
-		return fail(err)
+		return failTx(err)
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_lock($1, $2)`, space(kind), int32(uint32(id))); err != nil {
-		return fail(err)
+		return failTx(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fail(err)

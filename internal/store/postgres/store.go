@@ -36,6 +36,7 @@ import (
 var dialect = sqlstore.Dialect{
 	Dollar:        true,
 	AppendWarning: `(warnings::jsonb || jsonb_build_array(?::text))::text`,
+	HasWarning:    `warnings::jsonb @> jsonb_build_array(?::text)`,
 	IDArray:       true,
 }
 

@@ -139,9 +139,11 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status, reason strin
 	return err
 }
 
-// AddRunWarning appends a one-line warning to a run's stored warnings.
+// AddRunWarning appends a one-line warning to a run's stored warnings, unless they
+// hold it already: a write tried again after its acknowledgement was lost (a store
+// that blinked) does not say it twice.
 func (s *Store) AddRunWarning(ctx context.Context, runID int64, warning string) error {
-	_, err := s.exec(ctx, `UPDATE runs SET warnings = `+s.d.AppendWarning+` WHERE id = ?`, warning, runID)
+	_, err := s.exec(ctx, `UPDATE runs SET warnings = `+s.d.AppendWarning+` WHERE id = ? AND NOT (`+s.d.HasWarning+`)`, warning, runID, warning)
 	return err
 }
 

@@ -28,6 +28,8 @@ type Dialect struct {
 	// AppendWarning is the expression that is the runs.warnings JSON array with the
 	// text parameter ? appended.
 	AppendWarning string
+	// HasWarning is the condition that runs.warnings holds the text parameter ?.
+	HasWarning string
 	// IDArray: a list of ids is one array parameter compared with = ANY(?); else it is
 	// a JSON array read with json_each.
 	IDArray bool
