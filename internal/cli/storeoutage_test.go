@@ -593,21 +593,29 @@ func pollFirstInterval(st store.Store, what string) error {
 	})
 }
 
-// ackLoss is a proxy pump that loses the acknowledgement of the first transaction
-// that inserts a run: the server commits it, the client's connection is closed
-// before the answer reaches it, and the server's side is kept open, so its session
-// (and the lock it took) stays as after a network cut the server did not see.
+// ackLoss is a proxy pump that loses the acknowledgement of the first statement
+// that holds insert: the server commits it, the client's connection is closed before
+// the answer (ack, a CommandComplete tag) reaches it, and the server's side is kept
+// open, so its session (and any lock it took) stays as after a network cut the
+// server did not see.
 type ackLoss struct {
-	mu       sync.Mutex
-	creating map[int]bool // connections that sent the INSERT of a run
-	lost     bool         // the acknowledgement was lost (once)
-	linger   chan struct{}
+	insert, ack []byte
+	mu          sync.Mutex
+	creating    map[int]bool // connections that sent the INSERT
+	lost        bool         // the acknowledgement was lost (once)
+	linger      chan struct{}
 }
 
-func newAckLoss(t *testing.T) *ackLoss {
-	a := &ackLoss{creating: map[int]bool{}, linger: make(chan struct{})}
+func newAckLoss(t *testing.T, insert, ack string) *ackLoss {
+	a := &ackLoss{insert: []byte(insert), ack: []byte(ack + "\x00"), creating: map[int]bool{}, linger: make(chan struct{})}
 	t.Cleanup(func() { close(a.linger) })
 	return a
+}
+
+func (a *ackLoss) wasLost() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lost
 }
 
 func (a *ackLoss) pump(id int, up bool, dst io.Writer, src io.Reader) {
@@ -619,9 +627,9 @@ func (a *ackLoss) pump(id int, up bool, dst io.Writer, src io.Reader) {
 			seen := append(tail, buf[:n]...)
 			a.mu.Lock()
 			switch {
-			case up && !a.lost && bytes.Contains(seen, []byte("INSERT INTO runs (uuid")):
+			case up && !a.lost && bytes.Contains(seen, a.insert):
 				a.creating[id] = true
-			case !up && !a.lost && a.creating[id] && bytes.Contains(seen, []byte("COMMIT\x00")):
+			case !up && !a.lost && a.creating[id] && bytes.Contains(seen, a.ack):
 				// Committed: the answer is not passed on, the client's side closed.
 				a.lost = true
 				a.mu.Unlock()
@@ -654,7 +662,8 @@ func (a *ackLoss) pump(id int, up bool, dst io.Writer, src io.Reader) {
 // does not fail on its UUID, is not read as interrupted, and stores every interval
 // it printed.
 func TestStoreCreateRunAckLost(t *testing.T) {
-	a := newAckLoss(t)
+	// The run is inserted in a transaction: its COMMIT's answer is lost.
+	a := newAckLoss(t, "INSERT INTO runs (uuid", "COMMIT")
 	s := newOutageStoreWith(t, dbtest.ProxyOptions{Pump: a.pump})
 	var running *store.Run
 	r := outageRun(t, s, "4s", nil, func() {
@@ -663,10 +672,7 @@ func TestStoreCreateRunAckLost(t *testing.T) {
 		running, _ = st.Run(context.Background(), id)
 	})
 	t.Logf("the run printed on stderr:\n%s", r.stderr)
-	a.mu.Lock()
-	lost := a.lost
-	a.mu.Unlock()
-	if !lost {
+	if !a.wasLost() {
 		t.Fatal("the proxy never lost the acknowledgement of the run's INSERT")
 	}
 	if r.code != 0 {
@@ -691,4 +697,59 @@ func TestStoreCreateRunAckLost(t *testing.T) {
 	if runs[0].Status != "complete" {
 		t.Errorf("stored status %q", runs[0].Status)
 	}
+}
+
+// The store commits a coordinator's agent job but the acknowledgement is lost: the
+// coordinator is not refused its own --name ("already open"), the job is created
+// once, and the run with its two agents ends complete, their transactions adding up
+// to the run's.
+func TestStoreCreateAgentJobAckLost(t *testing.T) {
+	// The job is inserted in one statement: its own answer is lost.
+	a := newAckLoss(t, "INSERT INTO agent_jobs", "INSERT 0 1")
+	s := newOutageStoreWith(t, dbtest.ProxyOptions{Pump: a.pump})
+	target := dbtest.PostgresDatabase(t, "agents_ackloss")
+	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
+	if r := fathom(t, env, nil, "prepare", "--workload", "tpcb", "--scale", "1", "--target", target); r.code != 0 {
+		t.Fatalf("prepare: %s", r.stderr)
+	}
+	name := fmt.Sprintf("ackloss-%d", time.Now().UnixNano())
+	var wg sync.WaitGroup
+	agents := make([]result, 2)
+	for i := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agents[i] = fathom(t, env, nil, "agent", "--run", name, "--index", fmt.Sprint(i), "--wait", "2m")
+		}()
+	}
+	r := fathom(t, env, nil, "run", "--workload", "tpcb", "--agents", "2", "--name", name, "-c", "2", "-T", "3", "-P", "0.5", "--json", "--target", target)
+	wg.Wait()
+	t.Logf("the coordinator printed on stderr:\n%s", r.stderr)
+	if !a.wasLost() {
+		t.Fatal("the proxy never lost the acknowledgement of the job's INSERT")
+	}
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	sum := summary(t, r)
+	if sum.Status != "complete" {
+		t.Fatalf("status %s (%s)", sum.Status, sum.Reason)
+	}
+	if n := agentTransactions(t, agents); sum.Transactions == 0 || sum.Transactions != n {
+		t.Errorf("the run counted %d transactions; the agents' add up to %d", sum.Transactions, n)
+	}
+	ctx := context.Background()
+	c, err := pgconn.Connect(ctx, s.direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	res, err := c.Exec(ctx, "SELECT count(*) FROM agent_jobs WHERE name = '"+name+"'").ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := string(res[0].Rows[0][0]); n != "1" {
+		t.Errorf("%s agent jobs named %s, want 1", n, name)
+	}
+	checkIntervals(t, s.open(t), sum.RunID, sum)
 }

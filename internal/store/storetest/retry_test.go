@@ -2,6 +2,7 @@ package storetest_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -77,4 +78,30 @@ func TestCreateTriedAgain(t *testing.T) {
 			t.Errorf("%d slots, want 1", len(sl))
 		}
 	})
+}
+
+// An agent job created again with the same spec (its first try committed, the
+// acknowledgement lost) is the same job; one of that name with another spec (another
+// coordinator: another token) is refused as taken.
+func TestAgentJobTriedAgain(t *testing.T) {
+	f := factories[1]
+	ctx := context.Background()
+	st := f.open(t, f.fresh(t))
+	defer st.Close()
+	as, ok := st.(store.AgentStore)
+	if !ok {
+		t.Fatal("the PostgreSQL store coordinates no agents")
+	}
+	j := &store.AgentJob{Name: "job", Agents: 2, Spec: []byte(`{"token":"a"}`)}
+	if err := as.CreateAgentJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	again := &store.AgentJob{Name: "job", Agents: 2, Spec: []byte(`{"token":"a"}`)}
+	if err := as.CreateAgentJob(ctx, again); err != nil || again.ID != j.ID {
+		t.Fatalf("created again: job %d, %v; want job %d", again.ID, err, j.ID)
+	}
+	other := &store.AgentJob{Name: "job", Agents: 2, Spec: []byte(`{"token":"b"}`)}
+	if err := as.CreateAgentJob(ctx, other); !errors.Is(err, store.ErrTaken) {
+		t.Errorf("another coordinator's job of that name: %v", err)
+	}
 }
