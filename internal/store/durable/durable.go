@@ -572,7 +572,12 @@ func (s *Store) afterStep() {
 				total.other += l.other
 				total.samples += l.samples
 			}
-			s.o.Warn(fmt.Sprintf("the results store %s is back after %s: %s written late, nothing lost", s.Path(), took.Round(100*time.Millisecond), total.describe()))
+			if total == (lateCounts{}) {
+				// A call that failed (a lost acknowledgement, say) and nothing written late.
+				s.o.Warn(fmt.Sprintf("the results store %s is back after %s: nothing waited to be written, nothing lost", s.Path(), took.Round(100*time.Millisecond)))
+			} else {
+				s.o.Warn(fmt.Sprintf("the results store %s is back after %s: %s written late, nothing lost", s.Path(), took.Round(100*time.Millisecond), total.describe()))
+			}
 		}
 		s.late = map[int64]*lateCounts{}
 		s.backAt = time.Time{}
@@ -612,6 +617,15 @@ func plural(n int, what string) string {
 // and Close returns the error that says so.
 func (s *Store) Close() error {
 	s.mu.Lock()
+	if s.gaveUp == nil && s.pending() && s.down && s.o.Warn != nil {
+		// Measuring is over; the process waits for the store, and says so.
+		n := len(s.queue)
+		if s.file != nil {
+			n += s.file.left
+		}
+		s.o.Warn(fmt.Sprintf("the results store %s is still unreachable: waiting for it to write the %d writes kept, until %s (the --store-outage bound); past it they stay in a spool file for `fathom store upload`",
+			s.Path(), n, s.since.Add(s.o.Bound).Format("15:04:05")))
+	}
 	for s.gaveUp == nil && s.pending() {
 		s.idle.Wait()
 	}
