@@ -298,6 +298,7 @@ func TestStoreSessionsTerminated(t *testing.T) {
 			})
 		}
 	})
+	t.Logf("the run printed on stderr:\n%s", r.stderr)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -311,6 +312,7 @@ func TestStoreSessionsTerminated(t *testing.T) {
 	if run.Status != "complete" || run.Gone {
 		t.Errorf("stored status %q gone %v", run.Status, run.Gone)
 	}
+	t.Logf("stored: %d intervals, %d transactions; warnings %q", sum.Intervals, sum.Transactions, run.Warnings)
 }
 
 var uploadLine = regexp.MustCompile("`fathom store upload --store (\\S+) (\\S+)`")
@@ -321,6 +323,7 @@ var uploadLine = regexp.MustCompile("`fathom store upload --store (\\S+) (\\S+)`
 func TestStoreOutageOverBound(t *testing.T) {
 	s := newOutageStore(t)
 	r := outageRun(t, s, "2m", []string{"--store-outage", "3s"}, func() { s.proxy.Cut() })
+	t.Logf("the run printed on stderr:\n%s", r.stderr)
 	if r.code != ExitFailure {
 		t.Fatalf("exit %d, want %d: %s", r.code, ExitFailure, r.stderr)
 	}
