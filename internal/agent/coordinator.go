@@ -56,7 +56,8 @@ func (p Plan) Remote(o run.Options) run.Remote {
 		spec := Spec{Target: WithoutPassword(o.Target.DSN), QueryMode: o.Target.QueryMode, ConnectTimeout: o.Target.ConnectTimeout,
 			Workload: o.Workload, Params: o.Params, Types: wl.TxnTypes(), Clients: cfg.Clients, Rate: cfg.Rate, Seed: cfg.Seed,
 			Duration: cfg.Duration, Transactions: cfg.Transactions, Warmup: cfg.Warmup, Interval: cfg.Interval,
-			LatencyLimit: cfg.LatencyLimit, MaxTries: cfg.MaxTries, ReconnectTimeout: cfg.ReconnectTimeout, ConnectPerTxn: cfg.ConnectPerTxn}
+			LatencyLimit: cfg.LatencyLimit, MaxTries: cfg.MaxTries, ReconnectTimeout: cfg.ReconnectTimeout, ConnectPerTxn: cfg.ConnectPerTxn,
+			Token: newToken()}
 		c := &coordinator{plan: p, as: as, st: st, spec: spec, cfg: cfg}
 		c.defaults()
 		if err := c.gather(ctx); err != nil {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ type Spec struct {
 	MaxTries         int             `json:"max_tries"`
 	ReconnectTimeout time.Duration   `json:"reconnect_timeout,omitempty"`
 	ConnectPerTxn    bool            `json:"connect_per_txn,omitempty"`
+	// Token is drawn at random by the coordinator: a creation of its job tried again
+	// (the store's acknowledgement lost) finds its own job by it (CreateAgentJob).
+	Token string `json:"token,omitempty"`
 }
 
 // config is agent share's runner configuration.
@@ -48,6 +52,9 @@ func (s *Spec) config(sh Share) runner.Config {
 		Warmup: s.Warmup, Interval: s.Interval, LatencyLimit: s.LatencyLimit, MaxTries: s.MaxTries,
 		ReconnectTimeout: s.ReconnectTimeout, ConnectPerTxn: s.ConnectPerTxn}
 }
+
+// newToken is a random Spec.Token.
+func newToken() string { return rand.Text() }
 
 // WithoutPassword is dsn with any password removed (the user part of a URL and
 // password= parameters), for the store: agents bring their own.

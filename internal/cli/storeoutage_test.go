@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,21 +18,101 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/instance/instancetest"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
 )
 
 // outageStore is a PostgreSQL store of the test's own, reached directly and through a
-// proxy that can be cut.
+// proxy that can be cut; or (inst set) the only database of a throwaway PostgreSQL
+// server that is stopped for the outage, which fathom reaches directly (proxied is
+// then direct).
 type outageStore struct {
 	direct, proxied string
 	db              string
 	proxy           *dbtest.Proxy
 	admin           string
+	inst            *instance.Instance
+}
+
+// outageKinds are the two ways a store goes away in these tests: the network to it is
+// cut (every connection closed, new ones refused), or the server is stopped (pg_ctl
+// stop -m fast) and started again on the same port and data directory.
+var outageKinds = []struct {
+	name string
+	make func(t *testing.T) *outageStore
+}{
+	{"proxy-cut", newOutageStore},
+	{"server-stopped", newStoppedStore},
+}
+
+// newStoppedStore is a store on a throwaway PostgreSQL server of the test's own, on a
+// port that stays the same when it is started again.
+func newStoppedStore(t *testing.T) *outageStore {
+	instancetest.NeedKind(t, instance.Postgres)
+	ctx := context.Background()
+	inst, err := instance.Create(ctx, instancetest.Options(instance.Options{Kind: instance.Postgres, Name: "store", Dir: instancetest.Dir(t),
+		Ports: &instance.Ports{Min: 25500, Max: 25599}, Owner: "store outage test"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Remove(context.Background()) })
+	if err := inst.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Started again on this port or not at all: the store's URL names it.
+	inst.Ports = &instance.Ports{Min: inst.Port, Max: inst.Port}
+	u, err := url.Parse(inst.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := u.String()
+	u.Path = "/fathom_store"
+	return &outageStore{direct: u.String(), proxied: u.String(), db: "fathom_store", admin: admin, inst: inst}
+}
+
+// cut makes the store unreachable: the proxy cut, or the server stopped.
+func (s *outageStore) cut(t *testing.T) {
+	if s.inst == nil {
+		s.proxy.Cut()
+		return
+	}
+	if err := s.inst.Stop(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if s.inst.Running() {
+		t.Error("the store's server still runs after pg_ctl stop")
+	}
+}
+
+// restore makes it reachable again (the server started, accepting connections).
+func (s *outageStore) restore(t *testing.T) {
+	if s.inst == nil {
+		s.proxy.Restore()
+		return
+	}
+	if err := s.inst.Start(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+// outage cuts the store for d (from the cut to the restore's start), and says when.
+func (s *outageStore) outage(t *testing.T, d time.Duration) (cutAt, backAt time.Time) {
+	cutAt = time.Now()
+	s.cut(t)
+	time.Sleep(time.Until(cutAt.Add(d))) // the outage's length, not a wait for a condition
+	s.restore(t)
+	return cutAt, time.Now()
 }
 
 func newOutageStore(t *testing.T) *outageStore {
+	return newOutageStoreWith(t, dbtest.ProxyOptions{})
+}
+
+// newOutageStoreWith is newOutageStore with a proxy made as o says.
+func newOutageStoreWith(t *testing.T, o dbtest.ProxyOptions) *outageStore {
 	base := dbtest.PostgresDSN(t)
 	db := fmt.Sprintf("%sspool_%d", dbtest.Prefix(), time.Now().UnixNano())
 	ctx := context.Background()
@@ -55,7 +137,7 @@ func newOutageStore(t *testing.T) *outageStore {
 	}
 	u.Path = "/" + db
 	direct := u.String()
-	p := dbtest.StartProxy(t, u.Host, dbtest.ProxyOptions{})
+	p := dbtest.StartProxy(t, u.Host, o)
 	u.Host = p.Addr()
 	return &outageStore{direct: direct, proxied: u.String(), db: db, proxy: p, admin: base}
 }
@@ -141,23 +223,24 @@ func outageRun(t *testing.T, s *outageStore, dur string, extra []string, fault f
 	return r
 }
 
-// A store outage of 10 s, and of 60 s, during a run: the run measures on, writes
-// what it kept when the store returns, and the store holds every interval once, as
-// the run printed them, with a warning that says what happened.
+// A store outage of 10 s (the network cut, or the server stopped), and of 60 s (the
+// server stopped), during a run: the run measures on, writes what it kept when the
+// store returns, and the store holds every interval once, as the run printed them,
+// with a warning that says what happened.
 func TestStoreOutageRun(t *testing.T) {
-	for _, outage := range []time.Duration{10 * time.Second, 60 * time.Second} {
-		t.Run(outage.String(), func(t *testing.T) {
+	for _, c := range []struct {
+		kind   int
+		outage time.Duration
+	}{{0, 10 * time.Second}, {1, 10 * time.Second}, {1, 60 * time.Second}} {
+		k, outage := outageKinds[c.kind], c.outage
+		t.Run(k.name+"-"+outage.String(), func(t *testing.T) {
 			if outage > 10*time.Second && testing.Short() {
 				t.Skip("-short: the 60 s outage is left out")
 			}
-			s := newOutageStore(t)
+			s := k.make(t)
 			var cutAt, backAt time.Time
 			r := outageRun(t, s, (outage + 10*time.Second).String(), nil, func() {
-				cutAt = time.Now()
-				s.proxy.Cut()
-				time.Sleep(outage) // the outage's length, not a wait for a condition
-				s.proxy.Restore()
-				backAt = time.Now()
+				cutAt, backAt = s.outage(t, outage)
 			})
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -215,6 +298,7 @@ func TestStoreSessionsTerminated(t *testing.T) {
 			})
 		}
 	})
+	t.Logf("the run printed on stderr:\n%s", r.stderr)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -228,6 +312,7 @@ func TestStoreSessionsTerminated(t *testing.T) {
 	if run.Status != "complete" || run.Gone {
 		t.Errorf("stored status %q gone %v", run.Status, run.Gone)
 	}
+	t.Logf("stored: %d intervals, %d transactions; warnings %q", sum.Intervals, sum.Transactions, run.Warnings)
 }
 
 var uploadLine = regexp.MustCompile("`fathom store upload --store (\\S+) (\\S+)`")
@@ -238,6 +323,7 @@ var uploadLine = regexp.MustCompile("`fathom store upload --store (\\S+) (\\S+)`
 func TestStoreOutageOverBound(t *testing.T) {
 	s := newOutageStore(t)
 	r := outageRun(t, s, "2m", []string{"--store-outage", "3s"}, func() { s.proxy.Cut() })
+	t.Logf("the run printed on stderr:\n%s", r.stderr)
 	if r.code != ExitFailure {
 		t.Fatalf("exit %d, want %d: %s", r.code, ExitFailure, r.stderr)
 	}
@@ -284,12 +370,17 @@ func TestStoreOutageOverBound(t *testing.T) {
 	}
 }
 
-// A 10 s store outage in the middle of an experiment: the experiment goes on through
-// it (the run under way measures on; the bookkeeping between runs waits for the store),
-// ends complete with every run, and each run's stored intervals are the ones it
+// A 10 s store outage (the network cut, or the server stopped) in the middle of an
+// experiment: the experiment goes on through it (the run under way measures on; the
+// bookkeeping between runs waits for the store), ends complete with every run, and each run's stored intervals are the ones it
 // summed up, each once.
 func TestStoreOutageExperiment(t *testing.T) {
-	s := newOutageStore(t)
+	for _, k := range outageKinds {
+		t.Run(k.name, func(t *testing.T) { storeOutageExperiment(t, k.make(t)) })
+	}
+}
+
+func storeOutageExperiment(t *testing.T, s *outageStore) {
 	target := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
 	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
 	if r := fathom(t, env, nil, "prepare", "--target", target, "--workload", "oltp_point_select", "--table-size", "1000"); r.code != 0 {
@@ -316,12 +407,11 @@ matrix:
 			t.Error(err)
 			return
 		}
-		s.proxy.Cut()
-		time.Sleep(10 * time.Second) // the outage's length, not a wait for a condition
-		s.proxy.Restore()
+		s.outage(t, 10*time.Second)
 	}()
 	r := fathom(t, env, nil, "experiment", "-q", plan)
 	<-done
+	st = s.open(t) // on connections made after the outage
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -362,12 +452,18 @@ matrix:
 	}
 }
 
-// A 10 s store outage during a run with three agents: the agents and the coordinator
+// A 10 s store outage (the network cut, or the server stopped) during a run with
+// three agents: the agents and the coordinator
 // measure and merge on through it, the run ends complete, the agents' transactions add
 // up to the run's, and the store holds every merged interval once, as the run summed
 // them up.
 func TestStoreOutageAgents(t *testing.T) {
-	s := newOutageStore(t)
+	for _, k := range outageKinds {
+		t.Run(k.name, func(t *testing.T) { storeOutageAgents(t, k.make(t)) })
+	}
+}
+
+func storeOutageAgents(t *testing.T, s *outageStore) {
 	target := dbtest.PostgresDatabase(t, "agents_outage")
 	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
 	if r := fathom(t, env, nil, "prepare", "--workload", "tpcb", "--scale", "1", "--target", target); r.code != 0 {
@@ -391,13 +487,12 @@ func TestStoreOutageAgents(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		s.proxy.Cut()
-		time.Sleep(10 * time.Second) // the outage's length, not a wait for a condition
-		s.proxy.Restore()
+		s.outage(t, 10*time.Second)
 	}()
 	r := fathom(t, env, nil, "run", "--workload", "tpcb", "--agents", "3", "--name", name, "-c", "3", "-T", "16", "-P", "0.5", "--json", "--target", target)
 	wg.Wait()
 	<-done
+	st = s.open(t) // on connections made after the outage
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
@@ -499,4 +594,165 @@ func pollFirstInterval(st store.Store, what string) error {
 		ivs, _ := st.Intervals(context.Background(), id)
 		return len(ivs) > 0
 	})
+}
+
+// ackLoss is a proxy pump that loses the acknowledgement of the first statement
+// that holds insert: the server commits it, the client's connection is closed before
+// the answer (ack, a CommandComplete tag) reaches it, and the server's side is kept
+// open, so its session (and any lock it took) stays as after a network cut the
+// server did not see.
+type ackLoss struct {
+	insert, ack []byte
+	mu          sync.Mutex
+	creating    map[int]bool // connections that sent the INSERT
+	lost        bool         // the acknowledgement was lost (once)
+	linger      chan struct{}
+}
+
+func newAckLoss(t *testing.T, insert, ack string) *ackLoss {
+	a := &ackLoss{insert: []byte(insert), ack: []byte(ack + "\x00"), creating: map[int]bool{}, linger: make(chan struct{})}
+	t.Cleanup(func() { close(a.linger) })
+	return a
+}
+
+func (a *ackLoss) wasLost() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lost
+}
+
+func (a *ackLoss) pump(id int, up bool, dst io.Writer, src io.Reader) {
+	buf := make([]byte, 64<<10)
+	var tail []byte // the end of the last read, for a match across two reads
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			seen := append(tail, buf[:n]...)
+			a.mu.Lock()
+			switch {
+			case up && !a.lost && bytes.Contains(seen, a.insert):
+				a.creating[id] = true
+			case !up && !a.lost && a.creating[id] && bytes.Contains(seen, a.ack):
+				// Committed: the answer is not passed on, the client's side closed.
+				a.lost = true
+				a.mu.Unlock()
+				return
+			}
+			lost := a.lost && a.creating[id]
+			a.mu.Unlock()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				if up && lost {
+					<-a.linger // the server's side stays open
+				}
+				return
+			}
+			tail = append(tail[:0], seen[max(0, len(seen)-32):]...)
+		}
+		if err != nil {
+			a.mu.Lock()
+			lost := a.lost && a.creating[id]
+			a.mu.Unlock()
+			if up && lost {
+				<-a.linger
+			}
+			return
+		}
+	}
+}
+
+// The store commits a new run but its acknowledgement is lost, and the server keeps
+// the session that committed it (with the run's lock): the run is not created twice,
+// does not fail on its UUID, is not read as interrupted, and stores every interval
+// it printed.
+func TestStoreCreateRunAckLost(t *testing.T) {
+	// The run is inserted in a transaction: its COMMIT's answer is lost.
+	a := newAckLoss(t, "INSERT INTO runs (uuid", "COMMIT")
+	s := newOutageStoreWith(t, dbtest.ProxyOptions{Pump: a.pump})
+	var running *store.Run
+	r := outageRun(t, s, "4s", nil, func() {
+		st := s.open(t)
+		id, _ := st.LatestRunID(context.Background())
+		running, _ = st.Run(context.Background(), id)
+	})
+	t.Logf("the run printed on stderr:\n%s", r.stderr)
+	if !a.wasLost() {
+		t.Fatal("the proxy never lost the acknowledgement of the run's INSERT")
+	}
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	sum := summary(t, r)
+	if sum.Status != "complete" {
+		t.Fatalf("status %s (%s)", sum.Status, sum.Reason)
+	}
+	st := s.open(t)
+	runs, err := st.Runs(context.Background(), store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].ID != sum.RunID {
+		t.Fatalf("the store holds %d runs, want 1 (run %d)", len(runs), sum.RunID)
+	}
+	if running == nil || running.ID != sum.RunID || running.Status != "running" || running.Gone {
+		t.Errorf("while it ran, the run read %+v; want running with a live writer", running)
+	}
+	checkIntervals(t, st, sum.RunID, sum)
+	if runs[0].Status != "complete" {
+		t.Errorf("stored status %q", runs[0].Status)
+	}
+}
+
+// The store commits a coordinator's agent job but the acknowledgement is lost: the
+// coordinator is not refused its own --name ("already open"), the job is created
+// once, and the run with its two agents ends complete, their transactions adding up
+// to the run's.
+func TestStoreCreateAgentJobAckLost(t *testing.T) {
+	// The job is inserted in one statement: its own answer is lost.
+	a := newAckLoss(t, "INSERT INTO agent_jobs", "INSERT 0 1")
+	s := newOutageStoreWith(t, dbtest.ProxyOptions{Pump: a.pump})
+	target := dbtest.PostgresDatabase(t, "agents_ackloss")
+	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
+	if r := fathom(t, env, nil, "prepare", "--workload", "tpcb", "--scale", "1", "--target", target); r.code != 0 {
+		t.Fatalf("prepare: %s", r.stderr)
+	}
+	name := fmt.Sprintf("ackloss-%d", time.Now().UnixNano())
+	var wg sync.WaitGroup
+	agents := make([]result, 2)
+	for i := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agents[i] = fathom(t, env, nil, "agent", "--run", name, "--index", fmt.Sprint(i), "--wait", "2m")
+		}()
+	}
+	r := fathom(t, env, nil, "run", "--workload", "tpcb", "--agents", "2", "--name", name, "-c", "2", "-T", "3", "-P", "0.5", "--json", "--target", target)
+	wg.Wait()
+	t.Logf("the coordinator printed on stderr:\n%s", r.stderr)
+	if !a.wasLost() {
+		t.Fatal("the proxy never lost the acknowledgement of the job's INSERT")
+	}
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	sum := summary(t, r)
+	if sum.Status != "complete" {
+		t.Fatalf("status %s (%s)", sum.Status, sum.Reason)
+	}
+	if n := agentTransactions(t, agents); sum.Transactions == 0 || sum.Transactions != n {
+		t.Errorf("the run counted %d transactions; the agents' add up to %d", sum.Transactions, n)
+	}
+	ctx := context.Background()
+	c, err := pgconn.Connect(ctx, s.direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	res, err := c.Exec(ctx, "SELECT count(*) FROM agent_jobs WHERE name = '"+name+"'").ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := string(res[0].Rows[0][0]); n != "1" {
+		t.Errorf("%s agent jobs named %s, want 1", n, name)
+	}
+	checkIntervals(t, s.open(t), sum.RunID, sum)
 }

@@ -86,7 +86,9 @@ type AgentStore interface {
 	// Clock reads the store's clock.
 	Clock(ctx context.Context) (time.Time, error)
 	// CreateAgentJob records a waiting job and sets its ID; a job of that name that
-	// is not finished wraps ErrTaken.
+	// is not finished wraps ErrTaken, unless its Spec is byte for byte j's: then it is
+	// this creation tried again (its first try committed, the acknowledgement lost),
+	// and its ID is set. A coordinator's spec carries a random token for that.
 	CreateAgentJob(ctx context.Context, j *AgentJob) error
 	// AgentJob returns the newest job of that name (an error wrapping ErrNotFound if
 	// none); WaitingAgentJobs the jobs still taking agents, oldest first.

@@ -80,6 +80,7 @@ type Store struct {
 	gaveUp   error
 	file     *spoolFile
 	late     map[int64]*lateCounts // by run: what this outage delays
+	open     map[int64]bool        // runs created here and not finished: an outage is recorded with each
 	writers  []*sampleWriter
 	closed   bool
 }
@@ -124,7 +125,7 @@ func Wrap(st store.Store, o Options) *Store {
 		o.Dir = os.TempDir()
 	}
 	s := &Store{Store: st, o: o, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		late: map[int64]*lateCounts{}}
+		late: map[int64]*lateCounts{}, open: map[int64]bool{}}
 	s.idle = sync.NewCond(&s.mu)
 	go s.drain()
 	return s
@@ -265,8 +266,8 @@ func (s *Store) enqueue(e *entry) {
 		e.size = int64(len(b))
 		s.memBytes += e.size
 		l := s.lateOf(e.op.Run)
-		if e.op.Op == opInterval {
-			l.intervals++
+		if e.op.Op == opInterval || e.op.Op == opAgentInterval {
+			l.intervals++ // an agent's under run 0: in the total, not in a run's warning
 		} else if e.op.Run != 0 {
 			l.other++
 		}
@@ -529,6 +530,11 @@ func (s *Store) afterStep() {
 			s.backAt = caught
 		}
 		took := s.backAt.Sub(s.since)
+		// Every run this process writes records the outage, whether or not it had
+		// anything to write meanwhile (a coordinator waiting for its agents' intervals).
+		for id := range s.open {
+			s.lateOf(id)
+		}
 		runs := make([]int64, 0, len(s.late))
 		for id := range s.late {
 			if id != 0 {
@@ -549,6 +555,10 @@ func (s *Store) afterStep() {
 			l := s.lateOf(id)
 			msg := fmt.Sprintf("the results store was unreachable from %s for %s: %s written late, in order, by %s; nothing measured was lost",
 				s.since.Format("2006-01-02 15:04:05 MST"), took.Round(100*time.Millisecond), l.describe(), caught.Format("15:04:05"))
+			if *l == (lateCounts{}) {
+				msg = fmt.Sprintf("the results store was unreachable from %s for %s; nothing of this run waited to be written meanwhile, nothing measured was lost",
+					s.since.Format("2006-01-02 15:04:05 MST"), took.Round(100*time.Millisecond))
+			}
 			if n := skipped[id]; n > 0 {
 				msg += fmt.Sprintf("; %d server/OS samples were not kept (over the %d MiB kept in memory) and are recorded as skipped", n, s.o.Samples>>20)
 			}
@@ -572,7 +582,12 @@ func (s *Store) afterStep() {
 				total.other += l.other
 				total.samples += l.samples
 			}
-			s.o.Warn(fmt.Sprintf("the results store %s is back after %s: %s written late, nothing lost", s.Path(), took.Round(100*time.Millisecond), total.describe()))
+			if total == (lateCounts{}) {
+				// A call that failed (a lost acknowledgement, say) and nothing written late.
+				s.o.Warn(fmt.Sprintf("the results store %s is back after %s: nothing waited to be written, nothing lost", s.Path(), took.Round(100*time.Millisecond)))
+			} else {
+				s.o.Warn(fmt.Sprintf("the results store %s is back after %s: %s written late, nothing lost", s.Path(), took.Round(100*time.Millisecond), total.describe()))
+			}
 		}
 		s.late = map[int64]*lateCounts{}
 		s.backAt = time.Time{}
@@ -612,6 +627,15 @@ func plural(n int, what string) string {
 // and Close returns the error that says so.
 func (s *Store) Close() error {
 	s.mu.Lock()
+	if s.gaveUp == nil && s.pending() && s.down && s.o.Warn != nil {
+		// Measuring is over; the process waits for the store, and says so.
+		n := len(s.queue)
+		if s.file != nil {
+			n += s.file.left
+		}
+		s.o.Warn(fmt.Sprintf("the results store %s is still unreachable: waiting for it to write the %d writes kept, until %s (the --store-outage bound); past it they stay in a spool file for `fathom store upload`",
+			s.Path(), n, s.since.Add(s.o.Bound).Format("15:04:05")))
+	}
 	for s.gaveUp == nil && s.pending() {
 		s.idle.Wait()
 	}

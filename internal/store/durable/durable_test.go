@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/durable"
 	"github.com/fathom-lab/fathom/internal/store/postgres"
 	"github.com/fathom-lab/fathom/internal/store/stores"
@@ -103,5 +104,74 @@ func TestSpillToFile(t *testing.T) {
 	defer mu.Unlock()
 	if len(warned) != 2 {
 		t.Errorf("warnings heard: %q, want the outage and the return", warned)
+	}
+}
+
+// An outage during which a run had nothing to write (a coordinator waiting for its
+// agents' intervals, say) is recorded with it all the same, and said to have delayed
+// nothing of it; agents' intervals written late are counted in the line that says the
+// store is back.
+func TestOutageRecordedWithOpenRun(t *testing.T) {
+	direct := dbtest.PostgresDatabase(t, "durable_open")
+	u, err := url.Parse(direct)
+	if err != nil || !strings.Contains(u.Host, ":") {
+		t.Fatalf("test DSN %v has no TCP host:port to put a proxy in front of", err)
+	}
+	proxy := dbtest.StartProxy(t, u.Host, dbtest.ProxyOptions{})
+	u.Host = proxy.Addr()
+	inner, err := stores.Open(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var warned []string
+	st := durable.Wrap(inner, durable.Options{Dir: t.TempDir(), Unreachable: postgres.Unreachable,
+		Attempt: 2 * time.Second, Warn: func(m string) { mu.Lock(); warned = append(warned, m); mu.Unlock() }})
+	defer st.Close()
+	ctx := context.Background()
+	id, err := st.CreateRun(ctx, storetest.Run())
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &store.AgentJob{Name: "open-run", Agents: 1, Spec: []byte(`{}`)}
+	if err := st.CreateAgentJob(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	proxy.Cut()
+	// An agent's interval kept, and no write of the run's.
+	if err := st.AddAgentInterval(ctx, job.ID, 0, storetest.Interval(0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	proxy.Restore()
+	if err := dbtest.Poll(time.Minute, 20*time.Millisecond, "the store's return", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(warned) == 2
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishRun(ctx, id, "complete", "", time.Now(), []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	check, err := stores.Open(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	// The warning is written after the return is said: wait for it.
+	var run *store.Run
+	if err := dbtest.Poll(time.Minute, 20*time.Millisecond, "the run's outage warning", func() bool {
+		run, err = check.Run(ctx, id)
+		return err == nil && len(run.Warnings) > 0
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Warnings) != 1 || !strings.Contains(run.Warnings[0], "unreachable from") || !strings.Contains(run.Warnings[0], "nothing of this run waited") {
+		t.Errorf("warnings %q", run.Warnings)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warned) != 2 || !strings.Contains(warned[1], "1 interval written late") {
+		t.Errorf("warnings heard: %q, want the outage and the return with the agent's interval", warned)
 	}
 }

@@ -34,6 +34,9 @@ func (s *Store) SaveRunErrors(ctx context.Context, runID int64, errs []measure.S
 // file past the bound.
 func (s *Store) FinishRun(ctx context.Context, runID int64, status, reason string, endedAt time.Time, summary json.RawMessage) error {
 	o := &op{Op: opFinish, At: s.o.Now(), Run: runID, Status: status, Reason: reason, EndedAt: endedAt, Summary: summary}
+	s.mu.Lock()
+	delete(s.open, runID)
+	s.mu.Unlock()
 	return s.writeWait(ctx, o, func(ctx context.Context) error {
 		return s.Store.FinishRun(ctx, runID, status, reason, endedAt, summary)
 	})
@@ -42,7 +45,13 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status, reason strin
 // The rest waits for what is kept and is tried again through an outage.
 
 func (s *Store) CreateRun(ctx context.Context, r *store.Run) (int64, error) {
-	return get(s, ctx, func(ctx context.Context) (int64, error) { return s.Store.CreateRun(ctx, r) })
+	id, err := get(s, ctx, func(ctx context.Context) (int64, error) { return s.Store.CreateRun(ctx, r) })
+	if err == nil {
+		s.mu.Lock()
+		s.open[id] = true
+		s.mu.Unlock()
+	}
+	return id, err
 }
 
 func (s *Store) MarkAbandoned(ctx context.Context, runID int64, reason string) error {

@@ -34,6 +34,18 @@ func (s *Store) CreateAgentJob(ctx context.Context, j *store.AgentJob) error {
 	err := s.db.QueryRowContext(ctx, `INSERT INTO agent_jobs (name, agents, spec, state, created_ns, beat_ns)
 		VALUES ($1, $2, $3, $4, `+nowNS+`, `+nowNS+`) RETURNING id`, j.Name, j.Agents, string(j.Spec), j.State).Scan(&j.ID)
 	if code(err) == "23505" { // unique_violation
+		// The open job of that name is this one when its spec, token and all, is ours:
+		// an earlier try of this call committed it and its acknowledgement was lost.
+		var id int64
+		err := s.db.QueryRowContext(ctx, `SELECT id FROM agent_jobs WHERE name = $1 AND state <> 'finished' AND spec = $2`,
+			j.Name, string(j.Spec)).Scan(&id)
+		if err == nil {
+			j.ID = id
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 		return fmt.Errorf("a job named %q is already open in %s: %w", j.Name, s.path, store.ErrTaken)
 	}
 	return err

@@ -48,23 +48,42 @@ func Unreachable(err error) bool {
 // Relock takes again the advisory locks this process holds whose session was lost
 // (the store went away, or the session was terminated): while a run is written, its
 // lock shows readers that its writer lives, and a writer that rode out an outage
-// lives. A lock another session took meanwhile is left to it.
+// lives. A lock this process created (a run's, a new experiment's) is its own: a
+// session of its name the server still keeps is ended and the lock taken anew. A
+// resumed experiment's lock that another session took meanwhile is left to it.
 func (s *Store) Relock(ctx context.Context) error {
 	s.mu.Lock()
-	var lost []lockKey
 	for k, c := range s.held {
 		if err := c.PingContext(ctx); err != nil {
 			drop(c)
+			s.lost[k] = s.tags[k]
 			delete(s.held, k)
-			lost = append(lost, k)
+			delete(s.tags, k)
 		}
+	}
+	lost := make(map[lockKey]string, len(s.lost))
+	for k, tag := range s.lost {
+		lost[k] = tag
 	}
 	s.mu.Unlock()
 	var first error
-	for _, k := range lost {
-		if err := s.lock(ctx, k.space, k.id); err != nil && !errors.Is(err, errHeld) && first == nil {
-			first = err
+	for k, tag := range lost {
+		var err error
+		if tag != "" {
+			err = s.relock(ctx, k.space, k.id, tag)
+		} else {
+			err = s.lock(ctx, k.space, k.id)
 		}
+		if err != nil && !errors.Is(err, errHeld) {
+			// Tried again at the next Relock.
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		s.mu.Lock()
+		delete(s.lost, k)
+		s.mu.Unlock()
 	}
 	return first
 }

@@ -25,31 +25,63 @@ func space(kind sqlstore.Kind) int32 {
 // Create inserts in a transaction on a connection of its own that takes the new
 // row's lock before the commit and keeps it after, so no reader sees the run or
 // experiment running without a live writer.
-func (o owners) Create(ctx context.Context, kind sqlstore.Kind, insert func(*sql.Tx) (int64, error)) (int64, error) {
+//
+// The connection is named after the row's UUID (application_name "fathom run UUID"),
+// and first ends any other session of that name: one left by an earlier try of this
+// creation whose acknowledgement was lost. The server may not have seen that
+// connection go (a network cut): its session would hold the row's lock, or the row
+// itself uncommitted, and this try would wait for it for ever.
+func (o owners) Create(ctx context.Context, kind sqlstore.Kind, uuid string, insert func(*sql.Tx) (int64, error)) (int64, error) {
 	c, err := o.s.db.Conn(ctx)
 	if err != nil {
 		return 0, err
 	}
 	fail := func(err error) (int64, error) { drop(c); return 0, err }
+	tag := sessionName(kind, uuid)
+	if err := endEarlierTries(ctx, c, tag); err != nil {
+		return fail(err)
+	}
 	tx, err := c.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(err)
 	}
 	defer tx.Rollback()
+	// The transaction ends before its connection is dropped: database/sql waits for
+	// it to end, for ever if it is still open.
+	failTx := func(err error) (int64, error) { _ = tx.Rollback(); return fail(err) }
 	id, err := insert(tx)
 	if err != nil {
-		return fail(err)
+		return failTx(err)
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_lock($1, $2)`, space(kind), int32(uint32(id))); err != nil {
-		return fail(err)
+		return failTx(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fail(err)
 	}
-	if err := o.s.hold(space(kind), id, c); err != nil {
+	if err := o.s.hold(space(kind), id, c, tag); err != nil {
 		return 0, err
 	}
 	return id, nil
+}
+
+// sessionName is the application_name of the session that holds the lock of the run
+// or experiment with that UUID (at most 63 bytes: a UUID is 36).
+func sessionName(kind sqlstore.Kind, uuid string) string {
+	if kind == sqlstore.ExperimentKind {
+		return "fathom experiment " + uuid
+	}
+	return "fathom run " + uuid
+}
+
+// endEarlierTries names c's session tag and terminates every other session of that
+// name (they are this process's, of the same user, so no privilege is needed). Their
+// locks and open transactions go when they have ended, which the statements that
+// follow wait for.
+func endEarlierTries(ctx context.Context, c *sql.Conn, tag string) error {
+	_, err := c.ExecContext(ctx, `SELECT set_config('application_name', $1, false),
+		(SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid())`, tag)
+	return err
 }
 
 // Resume takes the experiment's lock: while another fathom, on any machine, runs or

@@ -36,6 +36,7 @@ import (
 var dialect = sqlstore.Dialect{
 	Dollar:        true,
 	AppendWarning: `(warnings::jsonb || jsonb_build_array(?::text))::text`,
+	HasWarning:    `warnings::jsonb @> jsonb_build_array(?::text)`,
 	IDArray:       true,
 }
 
@@ -62,6 +63,8 @@ type Store struct {
 
 	mu    sync.Mutex
 	held  map[lockKey]*sql.Conn // advisory locks this process holds, each on its own connection
+	tags  map[lockKey]string    // the application_name of a held lock's session, for those Create took
+	lost  map[lockKey]string    // locks whose session was lost, not yet taken again (their tags)
 	close bool
 }
 
@@ -172,7 +175,7 @@ func Open(value string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: Display(value), held: map[lockKey]*sql.Conn{}}
+	s := &Store{path: Display(value), held: map[lockKey]*sql.Conn{}, tags: map[lockKey]string{}, lost: map[lockKey]string{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.ConnectTimeout+30*time.Second)
 	defer cancel()
 	s.db = stdlib.OpenDB(*cfg)
@@ -235,6 +238,7 @@ func (s *Store) Close() error {
 		cancel()
 		drop(c)
 		delete(s.held, k)
+		delete(s.tags, k)
 	}
 	s.mu.Unlock()
 	return s.db.Close()
@@ -320,21 +324,47 @@ func (s *Store) lock(ctx context.Context, space int32, id int64) error {
 		c.Close()
 		return errHeld
 	}
-	return s.hold(space, id, c)
+	return s.hold(space, id, c, "")
 }
 
-// hold keeps c, whose session holds the advisory lock (space, id), until unlock.
-func (s *Store) hold(space int32, id int64, c *sql.Conn) error {
+// relock takes again the advisory lock (space, id) that Create took on a session
+// named tag, and lost: on a connection of that name, ending first the session that
+// was lost if the server still keeps it (a network cut it did not see), whose lock it
+// then waits for.
+func (s *Store) relock(ctx context.Context, space int32, id int64, tag string) error {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	if err := endEarlierTries(ctx, c, tag); err != nil {
+		drop(c)
+		return err
+	}
+	if _, err := c.ExecContext(ctx, `SELECT pg_advisory_lock($1, $2)`, space, int32(uint32(id))); err != nil {
+		drop(c)
+		return err
+	}
+	return s.hold(space, id, c, tag)
+}
+
+// hold keeps c, whose session holds the advisory lock (space, id), until unlock; tag
+// is the session's application_name when Create named it.
+func (s *Store) hold(space int32, id int64, c *sql.Conn, tag string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.close {
-		c.Close()
+		drop(c)
 		return sql.ErrConnDone
 	}
 	if old := s.held[lockKey{space, id}]; old != nil {
 		drop(old)
 	}
 	s.held[lockKey{space, id}] = c
+	if tag != "" {
+		s.tags[lockKey{space, id}] = tag
+	} else {
+		delete(s.tags, lockKey{space, id})
+	}
 	return nil
 }
 
@@ -351,12 +381,17 @@ func drop(c *sql.Conn) {
 func (s *Store) unlock(ctx context.Context, space int32, id int64) {
 	s.mu.Lock()
 	c := s.held[lockKey{space, id}]
+	tag := s.tags[lockKey{space, id}]
 	delete(s.held, lockKey{space, id})
+	delete(s.tags, lockKey{space, id})
+	delete(s.lost, lockKey{space, id})
 	s.mu.Unlock()
 	if c == nil {
 		return
 	}
-	if _, err := c.ExecContext(ctx, `SELECT pg_advisory_unlock($1, $2)`, space, int32(uint32(id))); err != nil {
+	if _, err := c.ExecContext(ctx, `SELECT pg_advisory_unlock($1, $2)`, space, int32(uint32(id))); err != nil || tag != "" {
+		// A session named after its run is not given to other work: a later Create of
+		// that UUID would end it.
 		drop(c)
 		return
 	}

@@ -14,7 +14,7 @@ import (
 type owners struct{ db *sql.DB }
 
 // Create inserts in one transaction; the stored process is what says it lives.
-func (o owners) Create(ctx context.Context, _ sqlstore.Kind, insert func(*sql.Tx) (int64, error)) (int64, error) {
+func (o owners) Create(ctx context.Context, _ sqlstore.Kind, _ string, insert func(*sql.Tx) (int64, error)) (int64, error) {
 	tx, err := o.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err

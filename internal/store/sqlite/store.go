@@ -36,7 +36,8 @@ type Store struct {
 }
 
 // dialect is SQLite's SQL where it differs from PostgreSQL's.
-var dialect = sqlstore.Dialect{AppendWarning: `json_insert(warnings, '$[#]', ?)`}
+var dialect = sqlstore.Dialect{AppendWarning: `json_insert(warnings, '$[#]', ?)`,
+	HasWarning: `EXISTS (SELECT 1 FROM json_each(warnings) WHERE value = ?)`}
 
 var _ store.Store = (*Store)(nil)
 

@@ -17,13 +17,28 @@ func (s *Store) CreateExperiment(ctx context.Context, e *store.Experiment, cells
 		e.UUID = newUUID()
 	}
 	e.Status = "running"
-	id, err := s.owners.Create(ctx, ExperimentKind, func(t *sql.Tx) (int64, error) {
+	id, err := s.owners.Create(ctx, ExperimentKind, e.UUID, func(t *sql.Tx) (int64, error) {
 		tx := tx{t, s}
 		var id int64
-		if err := tx.row(ctx, `INSERT INTO experiments (uuid, name, description, plan_path, plan_dir, plan, axes, repetitions,
-		run_order, target, tool_version, host, pid, process, created_at, status, judge) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
+		// As for runs: a row with this UUID was committed by an earlier try of this
+		// call whose acknowledgement was lost, cells and slots with it.
+		err := tx.row(ctx, `INSERT INTO experiments (uuid, name, description, plan_path, plan_dir, plan, axes, repetitions,
+		run_order, target, tool_version, host, pid, process, created_at, status, judge) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (uuid) DO NOTHING RETURNING id`,
 			e.UUID, e.Name, e.Description, e.PlanPath, e.PlanDir, e.Plan, mustJSON(e.Axes), e.Repetitions, e.Order, e.Target,
-			e.ToolVersion, e.Host, e.PID, processOf(e.Host, e.PID), e.CreatedAt.UTC().UnixNano(), e.Status, e.Judge).Scan(&id); err != nil {
+			e.ToolVersion, e.Host, e.PID, processOf(e.Host, e.PID), e.CreatedAt.UTC().UnixNano(), e.Status, e.Judge).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			var created int64
+			var process string
+			if err := tx.row(ctx, `SELECT id, created_at, process FROM experiments WHERE uuid = ?`, e.UUID).Scan(&id, &created, &process); err != nil {
+				return 0, err
+			}
+			if created != e.CreatedAt.UTC().UnixNano() || process != processOf(e.Host, e.PID) {
+				return 0, fmt.Errorf("store %s already holds experiment %d with UUID %s, started by %s: a new experiment gets a new UUID", s.path, id, e.UUID, process)
+			}
+			return id, nil
+		}
+		if err != nil {
 			return 0, err
 		}
 		for _, c := range cells {

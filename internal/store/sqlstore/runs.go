@@ -31,17 +31,24 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) (int64, error) {
 	if warnings == nil {
 		warnings = []string{}
 	}
-	id, err := s.owners.Create(ctx, RunKind, func(t *sql.Tx) (int64, error) {
+	id, err := s.owners.Create(ctx, RunKind, r.UUID, func(t *sql.Tx) (int64, error) {
 		tx := tx{t, s}
 		var id int64
-		if err := tx.row(ctx, `INSERT INTO runs (uuid, tool_version, command, workload, options, seed, target_kind, target,
+		// The UUID was drawn by the first try of this call: a row that has it already
+		// was committed by a try whose acknowledgement was lost (a store that blinked),
+		// and is this run, not a second one.
+		err := tx.row(ctx, `INSERT INTO runs (uuid, tool_version, command, workload, options, seed, target_kind, target,
 		server_version, settings, host, clients, rate, duration_ns, transactions, warmup_ns, interval_ns, txn_types, started_at, status,
 		query_mode, max_tries, latency_limit_ns, pid, process, warnings)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (uuid) DO NOTHING RETURNING id`,
 			r.UUID, r.ToolVersion, r.Command, r.Workload, mustJSON(r.Options), int64(r.Seed), r.TargetKind, r.Target,
 			r.ServerVersion, mustJSON(r.Settings), mustJSON(r.Host), r.Clients, r.Rate, int64(r.Duration), r.Transactions,
 			int64(r.Warmup), int64(r.Interval), mustJSON(r.TxnTypes), r.StartedAt.UTC().UnixNano(), r.Status,
-			r.QueryMode, r.MaxTries, int64(r.LatencyLimit), proc.PID, proc.String(), mustJSON(warnings)).Scan(&id); err != nil {
+			r.QueryMode, r.MaxTries, int64(r.LatencyLimit), proc.PID, proc.String(), mustJSON(warnings)).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return s.earlierTry(ctx, tx, r, proc)
+		}
+		if err != nil {
 			return 0, err
 		}
 		for k, v := range r.Labels {
@@ -55,6 +62,24 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) (int64, error) {
 		return 0, err
 	}
 	r.ID = id
+	return id, nil
+}
+
+// earlierTry is the id of the run with r's UUID when an earlier try of this CreateRun
+// stored it (same process, same start; its labels went in with it), and an error when
+// another run has that UUID.
+func (s *Store) earlierTry(ctx context.Context, tx tx, r *store.Run, proc store.Process) (int64, error) {
+	var (
+		id      int64
+		started int64
+		process string
+	)
+	if err := tx.row(ctx, `SELECT id, started_at, process FROM runs WHERE uuid = ?`, r.UUID).Scan(&id, &started, &process); err != nil {
+		return 0, err
+	}
+	if started != r.StartedAt.UTC().UnixNano() || process != proc.String() {
+		return 0, fmt.Errorf("store %s already holds run %d with UUID %s, started by %s: a new run gets a new UUID", s.path, id, r.UUID, process)
+	}
 	return id, nil
 }
 
@@ -114,9 +139,11 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status, reason strin
 	return err
 }
 
-// AddRunWarning appends a one-line warning to a run's stored warnings.
+// AddRunWarning appends a one-line warning to a run's stored warnings, unless they
+// hold it already: a write tried again after its acknowledgement was lost (a store
+// that blinked) does not say it twice.
 func (s *Store) AddRunWarning(ctx context.Context, runID int64, warning string) error {
-	_, err := s.exec(ctx, `UPDATE runs SET warnings = `+s.d.AppendWarning+` WHERE id = ?`, warning, runID)
+	_, err := s.exec(ctx, `UPDATE runs SET warnings = `+s.d.AppendWarning+` WHERE id = ? AND NOT (`+s.d.HasWarning+`)`, warning, runID, warning)
 	return err
 }
 

@@ -28,6 +28,8 @@ type Dialect struct {
 	// AppendWarning is the expression that is the runs.warnings JSON array with the
 	// text parameter ? appended.
 	AppendWarning string
+	// HasWarning is the condition that runs.warnings holds the text parameter ?.
+	HasWarning string
 	// IDArray: a list of ids is one array parameter compared with = ANY(?); else it is
 	// a JSON array read with json_each.
 	IDArray bool
@@ -53,8 +55,11 @@ type Owner struct {
 // this process known as the writer of what it creates or resumes.
 type Owners interface {
 	// Create runs insert (which stores a new run or experiment and returns its id) in
-	// a transaction, and makes this process its known writer from the commit on.
-	Create(ctx context.Context, kind Kind, insert func(tx *sql.Tx) (int64, error)) (int64, error)
+	// a transaction, and makes this process its known writer from the commit on. uuid
+	// is the new row's: a Create tried again with the same uuid (an earlier try's
+	// acknowledgement was lost) ends what that try left behind (on a network store, a
+	// session the server still keeps) and insert finds the row if it was committed.
+	Create(ctx context.Context, kind Kind, uuid string, insert func(tx *sql.Tx) (int64, error)) (int64, error)
 	// Resume makes this process the writer of experiment id, or says why not.
 	Resume(ctx context.Context, id int64) error
 	// Release ends this process's writing of id (it finished).
