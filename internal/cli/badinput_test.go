@@ -70,7 +70,7 @@ func TestBadInput(t *testing.T) {
 		{"empty store", []string{"run", "--target", sqlite, "--store", ""}, ExitUsage, "store path is empty"},
 		{"empty store for runs", []string{"runs", "--store", ""}, ExitUsage, "store path is empty"},
 		{"negative max points", []string{"report", "last", "--max-points", "-1"}, ExitUsage, "max-points"},
-		{"bad status filter", []string{"runs", "--status", "done"}, ExitUsage, "complete, interrupted, failed or running"},
+		{"bad status filter", []string{"runs", "--status", "done"}, ExitUsage, "complete, interrupted, failed, aborted or running"},
 		{"bad postgres port", []string{"run", "--target", "postgres://bob:hunter2@127.0.0.1:99999/x"}, ExitUsage, "port is not a number from 1 to 65535"},
 		{"bad postgres port word", []string{"run", "--target", "host=127.0.0.1 port=abc password=hunter2"}, ExitUsage, "port is not a number from 1 to 65535"},
 	}
