@@ -48,6 +48,10 @@ func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 func esc(s string) string { return html.EscapeString(s) }
 
+// NiceTicks returns about n round tick values (steps of 1, 2, 2.5 or 5 times a power
+// of ten) from the first at or above lo to the last at or below hi.
+func NiceTicks(lo, hi float64, n int) []float64 { return niceTicks(lo, hi, n) }
+
 // niceTicks returns about n round tick values covering [lo, hi].
 func niceTicks(lo, hi float64, n int) []float64 {
 	if !(hi > lo) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/analyze"
+	"github.com/fathom-lab/fathom/internal/chart"
 	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -275,6 +276,15 @@ func (v *historyView) layout() {
 		hi = lo + 1
 	}
 	hi *= 1.05
+	// Round ticks, the axis ending at the first one above the data.
+	ticks := chart.NiceTicks(lo, hi, 4)
+	if len(ticks) > 1 {
+		step := ticks[1] - ticks[0]
+		if top := math.Ceil(hi/step-1e-9) * step; top > ticks[len(ticks)-1] {
+			ticks = append(ticks, math.Round(top/step)*step)
+		}
+		hi = ticks[len(ticks)-1]
+	}
 	x := func(i int) float64 {
 		if n == 1 {
 			return padL + (chartW-padL-padR)/2
@@ -312,17 +322,29 @@ func (v *historyView) layout() {
 		v.Marks = append(v.Marks, historyMark{X: mx, N: len(v.Marks) + 1, Metric: c.Metric, RunID: c.RunID, Worse: c.Worse,
 			Line: changeText(c), Why: whyText(c)})
 	}
-	for k := 0; k <= 4; k++ {
-		val := lo + (hi-lo)*float64(k)/4
-		v.YTicks = append(v.YTicks, historyTick{Pos: y(val), Label: fmtFigure(val)})
+	for _, val := range ticks {
+		if val == 0 {
+			val = 0 // not -0
+		}
+		v.YTicks = append(v.YTicks, historyTick{Pos: y(val), Label: strconv.FormatFloat(val, 'f', -1, 64)})
 	}
+	// Dates for a long series, minutes within three days, seconds within an hour (a
+	// series of short runs); a label that repeats its left neighbour is left out.
+	span := ps[n-1].StartedAt.Sub(ps[0].StartedAt)
 	layout := "2006-01-02"
-	if ps[n-1].StartedAt.Sub(ps[0].StartedAt) < 72*time.Hour {
+	switch {
+	case span < time.Hour:
+		layout = "15:04:05"
+	case span < 72*time.Hour:
 		layout = "01-02 15:04"
 	}
+	last := ""
 	for k := 0; k < min(n, 6); k++ {
 		i := k * (n - 1) / max(1, min(n, 6)-1)
-		v.XTicks = append(v.XTicks, historyTick{Pos: x(i), Label: ps[i].StartedAt.UTC().Format(layout)})
+		if label := ps[i].StartedAt.UTC().Format(layout); label != last {
+			v.XTicks = append(v.XTicks, historyTick{Pos: x(i), Label: label})
+			last = label
+		}
 	}
 	first := max(0, n-tableRuns)
 	v.Older = first
