@@ -34,7 +34,7 @@ type targetOpts struct {
 
 // portablePaths reads FATHOM_PORTABLE: 1 takes the paths every system but Linux takes
 // (sockets through Go's network poller, no /proc reads), to test or compare them on
-// Linux. Not in --help; see the README's platforms section.
+// Linux. Not in --help; see docs/install.md, Platforms.
 func portablePaths(env *Env) (bool, error) {
 	v := env.Getenv("FATHOM_PORTABLE")
 	if v == "" {
