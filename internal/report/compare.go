@@ -221,10 +221,17 @@ func idList(ids []int64) string {
 	return "runs " + strings.Join(s, ", ")
 }
 
-// metricCells formats one metric row's medians and intervals in a shared unit.
-func metricCells(m analyze.Comparison) (unit Unit, a, b string) {
+// metricCells formats one metric row's medians and intervals in the unit every
+// metric of its kind shares in this comparison: the latency rows (p50, p95, p99 and
+// service times) all in ms, say, so that a column never mixes µs and ms.
+func (c *Comparison) metricCells(m analyze.Comparison) (unit Unit, a, b string) {
 	kind := metricKind(m.Metric)
-	vals := []float64{m.A.Median, m.B.Median, m.A.Hi, m.B.Hi}
+	var vals []float64
+	for _, o := range c.Metrics {
+		if metricKind(o.Metric) == kind {
+			vals = append(vals, o.A.Median, o.B.Median, o.A.Hi, o.B.Hi)
+		}
+	}
 	unit = UnitFor(kind, vals...)
 	f := func(s analyze.Summary) string {
 		if s.N == 0 {
@@ -342,7 +349,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tA\tB\tchange\tjudgement\tp\tn")
 	for _, m := range c.Metrics {
-		_, a, b := metricCells(m)
+		_, a, b := c.metricCells(m)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", metricTitles[m.Metric], a, b, changeCell(m), judgement(m), pValue(m.P), nCell(m))
 	}
 	tw.Flush()
@@ -379,7 +386,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer, heading string) error {
 	}
 	fmt.Fprintf(w, "| metric | A | B | change | judgement | p | n |\n|---|---:|---:|---:|---|---:|---:|\n")
 	for _, m := range c.Metrics {
-		_, a, b := metricCells(m)
+		_, a, b := c.metricCells(m)
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", metricTitles[m.Metric], a, b, changeCell(m), judgement(m), pValue(m.P), nCell(m))
 	}
 	fmt.Fprintf(w, "\n%s.\n", c.legend())
