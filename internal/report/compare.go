@@ -473,6 +473,28 @@ type jsonComparison struct {
 	Differences []Difference `json:"differences"`
 	Judge       string       `json:"judge,omitempty"`
 	Metrics     []jsonMetric `json:"metrics"`
+	// Notes and Warnings are what the text says beside the table: how the runs are
+	// judged, runs that did not complete, and each warning with the metrics it concerns.
+	Notes    []string `json:"notes"`
+	Warnings []string `json:"warnings"`
+}
+
+// Incomplete says, for each run of either side that did not complete, that its
+// finished intervals are what is compared.
+func (c *Comparison) Incomplete() []string {
+	var out []string
+	for _, side := range []*Side{&c.A, &c.B} {
+		for _, d := range side.Runs {
+			if d.Run.Status != "complete" {
+				why := d.Run.Status
+				if d.Run.Reason != "" {
+					why += " (" + d.Run.Reason + ")"
+				}
+				out = append(out, fmt.Sprintf("run %d: %s; its %d finished intervals are compared", d.Run.ID, why, d.Summary.Intervals))
+			}
+		}
+	}
+	return out
 }
 
 type jsonSide struct {
@@ -490,6 +512,12 @@ func (c *Comparison) toJSON() jsonComparison {
 	if j.Differences == nil {
 		j.Differences = []Difference{}
 	}
+	j.Notes = []string{}
+	if c.JudgeNote != "" {
+		j.Notes = append(j.Notes, c.JudgeNote)
+	}
+	j.Notes = append(append(j.Notes, c.Notes...), c.Incomplete()...)
+	j.Warnings = append([]string{}, c.warnings()...)
 	for _, m := range c.Metrics {
 		ws := append(append(slicesClone(m.Warnings), m.A.Warnings...), m.B.Warnings...)
 		if ws == nil {
