@@ -169,6 +169,13 @@ func TestHelpTextsAndSuggestions(t *testing.T) {
 	if r := fathom(t, env, nil, "history", "nightlly"); r.code != ExitUsage || !strings.Contains(r.stderr, "(did you mean nightly?)") {
 		t.Errorf("history nightlly: %d %q", r.code, r.stderr)
 	}
+	// A report's axis, from the runs' labels.
+	if r := fathom(t, env, nil, "run", "-w", "oltp_point_select", "--target", tgt, "-T", "1", "-q", "--label", "series=nightly"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	if r := fathom(t, env, nil, "report", "1-2", "--axis", "serie", "-o", filepath.Join(t.TempDir(), "r")); r.code != ExitUsage || !strings.Contains(r.stderr, "(did you mean series?)") {
+		t.Errorf("report --axis serie: %d %q", r.code, r.stderr)
+	}
 }
 
 // Each way a --store path cannot work gets its own true line (issue 15), exit 2,
