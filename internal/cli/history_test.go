@@ -157,7 +157,7 @@ func TestHistoryBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"history", "nosuch"}, `no series "nosuch"`},
-		{[]string{"history", "--metric", "tpx"}, `--metric "tpx": use tps`},
+		{[]string{"history", "--metric", "tpx"}, `--metric "tpx" (did you mean tps?): use tps`},
 		{[]string{"history", "--alpha", "2"}, "--alpha 2: use a level between 0 and 1"},
 		{[]string{"history", "--alpha", "0.001", "--permutations", "99"}, "use at least 999"},
 		{[]string{"history", "--min-runs", "1"}, "--min-runs 1: use 2 or more"},
@@ -247,13 +247,13 @@ func TestRegressionsWebhook(t *testing.T) {
 		t.Fatalf("the webhook got %q: %v", last(), err)
 	}
 	if got.Event != "fathom.changes" || got.Series != "nightly" || !got.Regressed || got.Link != "https://bench.example.com/history/nightly" ||
-		len(got.Changes) != 1 || got.Changes[0].RunID != 9 || got.Changes[0].Changed[0] != "setting commit_delay: 0 → 20000" {
+		len(got.Changes) != 1 || got.Changes[0].RunID != 9 || got.Changes[0].Changed[0] != "setting synchronous_commit: off → on" {
 		t.Errorf("the webhook got %+v", got)
 	}
 	r = fathom(t, env, nil, "regressions", "nightly", "--newest", "4", "--webhook", hook.URL, "--webhook-format", "slack", "--link", "https://bench.example.com")
 	var slack map[string]string
 	if err := json.Unmarshal([]byte(last()), &slack); err != nil || !strings.HasPrefix(slack["text"], "fathom: series <https://bench.example.com/history/nightly|nightly> *regressed*") ||
-		!strings.Contains(slack["text"], "setting commit_delay: 0 → 20000") {
+		!strings.Contains(slack["text"], "setting synchronous_commit: off → on") {
 		t.Errorf("slack payload %q (%v)", last(), err)
 	}
 	junit := fathom(t, env, nil, "regressions", "nightly", "--newest", "4", "-f", "junit")
