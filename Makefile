@@ -25,7 +25,7 @@ PG_MATRIX_STALLS ?= TestProvokedStallsPostgres
 
 .PHONY: build quickstart test prereq test-unit bench vet lint cross fuzz
 
-# The platforms fathom builds for (README: Platforms). Pure Go, so CGO_ENABLED=0.
+# The platforms fathom builds for (docs/install.md: Platforms). Pure Go, so CGO_ENABLED=0.
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
 
 build:

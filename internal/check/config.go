@@ -85,7 +85,7 @@ func ParseConfig(r io.Reader) (*Config, error) {
 		msg := strings.Join(strings.Fields(err.Error()), " ")
 		msg = strings.TrimPrefix(msg, "yaml: ")
 		msg = strings.TrimPrefix(msg, "unmarshal errors: ")
-		msg = unknownField.ReplaceAllString(msg, "unknown field $1 (see the README's Nagios checks section)")
+		msg = unknownField.ReplaceAllString(msg, "unknown field $1 (see docs/checks.md)")
 		return nil, errors.New(msg)
 	}
 	if len(f.Checks) == 0 {

@@ -33,7 +33,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.UOM, "uom", "", "perfdata unit: s, ms, us, %, B, KB, MB, TB or c")
 	fs.StringVar(&f.Min, "min", "", "perfdata minimum")
 	fs.StringVar(&f.Max, "max", "", "perfdata maximum")
-	fs.StringVar(&f.Config, "config", "", "run the named checks of this YAML file (see the README) in one invocation")
+	fs.StringVar(&f.Config, "config", "", "run the named checks of this YAML file (see docs/checks.md) in one invocation")
 	fs.StringVar(&f.Baseline, "baseline-status", "unknown", "status of a run with no previous run to compare with, or after a counter reset")
 	fs.BoolVar(&f.Heartbeat, "heartbeat", false, "replication-lag: measure lag from the heartbeat row that fathom heartbeat writes on the primary")
 	fs.StringVar(&f.HeartbeatTable, "heartbeat-table", DefaultHeartbeatTable, "heartbeat table ([schema.]name)")

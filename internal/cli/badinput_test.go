@@ -147,11 +147,34 @@ func TestHelpTextsAndSuggestions(t *testing.T) {
 		{[]string{"reprot"}, "did you mean report?"},
 		{[]string{"run", "--clinets", "3"}, "did you mean --clients?"},
 		{[]string{"experiment", "--chek", "x.yaml"}, "did you mean --check?"},
+		// Every other name a user types (issue 30).
+		{[]string{"run", "-w", "tpcbb"}, "did you mean tpcb?"},
+		{[]string{"history", "--metric", "tsp"}, "did you mean tps?"},
+		{[]string{"export", "last", "-f", "cvs"}, "did you mean csv?"},
+		{[]string{"run", "--target", "sqlite:" + filepath.Join(t.TempDir(), "t.db"), "--collect", "os_proces"}, "did you mean os_process?"},
 	} {
 		r := fathom(t, env, nil, c.args...)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 			t.Errorf("%v: %d %q, want one line with %q", c.args, r.code, r.stderr, c.want)
 		}
+	}
+	// A series name, from the store's runs.
+	tgt := "sqlite:" + filepath.Join(t.TempDir(), "s.db")
+	if r := fathom(t, env, nil, "prepare", "-w", "oltp_point_select", "--table-size", "100", "--target", tgt); r.code != 0 {
+		t.Fatalf("prepare: %d %s", r.code, r.stderr)
+	}
+	if r := fathom(t, env, nil, "run", "-w", "oltp_point_select", "--target", tgt, "-T", "1", "-q", "--label", "series=nightly"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	if r := fathom(t, env, nil, "history", "nightlly"); r.code != ExitUsage || !strings.Contains(r.stderr, "(did you mean nightly?)") {
+		t.Errorf("history nightlly: %d %q", r.code, r.stderr)
+	}
+	// A report's axis, from the runs' labels.
+	if r := fathom(t, env, nil, "run", "-w", "oltp_point_select", "--target", tgt, "-T", "1", "-q", "--label", "series=nightly"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	if r := fathom(t, env, nil, "report", "1-2", "--axis", "serie", "-o", filepath.Join(t.TempDir(), "r")); r.code != ExitUsage || !strings.Contains(r.stderr, "(did you mean series?)") {
+		t.Errorf("report --axis serie: %d %q", r.code, r.stderr)
 	}
 }
 

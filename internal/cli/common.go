@@ -34,7 +34,7 @@ type targetOpts struct {
 
 // portablePaths reads FATHOM_PORTABLE: 1 takes the paths every system but Linux takes
 // (sockets through Go's network poller, no /proc reads), to test or compare them on
-// Linux. Not in --help; see the README's platforms section.
+// Linux. Not in --help; see docs/install.md, Platforms.
 func portablePaths(env *Env) (bool, error) {
 	v := env.Getenv("FATHOM_PORTABLE")
 	if v == "" {
@@ -108,9 +108,17 @@ func (o *targetOpts) openTarget() (target.Target, error) {
 func connect(ctx context.Context, t target.Target) (target.Conn, error) { return run.Connect(ctx, t) }
 
 // sizeFlags repeats the workload options the user gave, for a suggested command.
-func (o *targetOpts) sizeFlags() string {
+func (o *targetOpts) sizeFlags() string { return o.sizeFlagsWith(nil) }
+
+// sizeFlagsWith is sizeFlags with the sizes an unfinished prepare was given
+// (workload.SizeOptions) in place of this command's: preparing again must repeat them.
+func (o *targetOpts) sizeFlagsWith(sizes map[string]string) string {
 	var b strings.Builder
-	for _, f := range []struct{ name, v string }{{"--scale", o.scale}, {"--tables", o.tables}, {"--table-size", o.tableSize}, {"--pipeline", o.pipeline}, {"--warehouses", o.warehouses}} {
+	for _, f := range []struct{ name, opt, v string }{{"--scale", "scale", o.scale}, {"--tables", "tables", o.tables},
+		{"--table-size", "table_size", o.tableSize}, {"--pipeline", "", o.pipeline}, {"--warehouses", "warehouses", o.warehouses}} {
+		if v, ok := sizes[f.opt]; ok && f.opt != "" {
+			f.v = v
+		}
 		if f.v != "" {
 			b.WriteString(" " + f.name + " " + shellQuote(f.v))
 		}

@@ -12,6 +12,7 @@ import (
 func newCompareCmd(env *Env) *cobra.Command {
 	var path secret.DSN
 	var format, judge string
+	var asJSON bool
 	var maxPoints int
 	cmd := &cobra.Command{
 		Use:   "compare A B",
@@ -44,7 +45,7 @@ experiment cells (exp:NAME:clients=16,variant=on).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, err := report.Choose(cmd.CommandPath(), format, report.KindComparison)
+			out, err := chooseFormat(cmd.CommandPath(), format, asJSON, report.KindComparison)
 			if err != nil {
 				return err
 			}
@@ -79,23 +80,18 @@ experiment cells (exp:NAME:clients=16,variant=on).`,
 					}
 				}
 			}
-			// A run that did not complete is compared on its finished intervals: say so.
-			for _, side := range sides {
-				for _, d := range side.Runs {
-					if d.Run.Status != "complete" {
-						why := d.Run.Status
-						if d.Run.Reason != "" {
-							why += " (" + d.Run.Reason + ")"
-						}
-						fmt.Fprintf(env.Stderr, "fathom: note: run %d: %s; its %d finished intervals are compared\n", d.Run.ID, why, d.Summary.Intervals)
-					}
-				}
+			// A run that did not complete is compared on its finished intervals: say so
+			// (--json has it in its notes too).
+			c := report.Compare("", sides[0], sides[1])
+			for _, n := range c.Incomplete() {
+				fmt.Fprintf(env.Stderr, "fathom: note: %s\n", n)
 			}
-			return out.Write(ctx, env.Stdout, report.Compare("", sides[0], sides[1]))
+			return out.Write(ctx, env.Stdout, c)
 		},
 	}
 	fs := cmd.Flags()
 	storeFlag(fs, env, &path)
+	fs.BoolVar(&asJSON, "json", false, "print the comparison as JSON (-f json), its notes and warnings included")
 	formatFlag(fs, &format, "text", report.KindComparison)
 	fs.StringVar(&judge, "judge", "", "judge the runs by one transaction `type or group` (e.g. writers or writers/insert_a) instead of every transaction (default: the experiment's judge for exp: sides)")
 	positiveIntVarP(fs, &maxPoints, "max-points", "", 16, "points kept per run's time series while loading (compare needs none)")

@@ -39,7 +39,7 @@ func newExperimentCmd(env *Env) *cobra.Command {
 settings, number of instances …) the planned number of times, in interleaved order by
 default, applying each cell's server settings and verifying them before each run. Every
 run is stored with its cell and repetition; an interrupted experiment continues with
---resume. See the Experiments section of the README for the plan format.`,
+--resume. See docs/plan-file.md for the plan format.`,
 		Example: `  fathom experiment --check examples/pg-durability.yaml
   fathom experiment examples/pg-durability.yaml
   fathom experiment --resume pg-durability

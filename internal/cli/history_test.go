@@ -157,7 +157,7 @@ func TestHistoryBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"history", "nosuch"}, `no series "nosuch"`},
-		{[]string{"history", "--metric", "tpx"}, `--metric "tpx": use tps`},
+		{[]string{"history", "--metric", "tpx"}, `--metric "tpx" (did you mean tps?): use tps`},
 		{[]string{"history", "--alpha", "2"}, "--alpha 2: use a level between 0 and 1"},
 		{[]string{"history", "--alpha", "0.001", "--permutations", "99"}, "use at least 999"},
 		{[]string{"history", "--min-runs", "1"}, "--min-runs 1: use 2 or more"},

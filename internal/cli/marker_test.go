@@ -27,9 +27,11 @@ func TestKilledPrepareIsReported(t *testing.T) {
 			// is complete (and Setup, which reads sbtest1, cannot tell).
 			dsn := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
 			wl := []string{"--workload", "oltp_point_select", "--table-size", "3000000"}
+			sizes := "--tables 1 --table-size 3000000" // the line to prepare again repeats them
 			if kind == "postgres" {
 				dsn = dbtest.PostgresDatabase(t, "killed_prepare")
 				wl = []string{"--workload", "oltp_point_select", "--tables", "2", "--table-size", "400000"}
+				sizes = "--tables 2 --table-size 400000"
 			}
 			env := storeEnv(t)
 			wl = append(wl, "--target", dsn)
@@ -73,7 +75,7 @@ func TestKilledPrepareIsReported(t *testing.T) {
 			}
 			const want = "a prepare of oltp_point_select started at "
 			if !strings.Contains(r.stderr, "fathom: warning: "+want) || !strings.Contains(r.stderr, " may be incomplete") ||
-				!strings.Contains(r.stderr, "fathom prepare --workload oltp_point_select") {
+				!strings.Contains(r.stderr, "fathom prepare --workload oltp_point_select "+sizes+" --target") {
 				t.Errorf("no warning on screen: %q", r.stderr)
 			}
 			st, err := stores.Open(env["FATHOM_STORE"])

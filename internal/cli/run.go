@@ -152,8 +152,8 @@ func (o *runOpts) options(env *Env) (run.Options, error) {
 		ReconnectTimeout: o.reconnect, Labels: labels, Sampling: o.sampling.Sampling,
 		MaxErrorRate: o.maxErrorRate.v, HasMaxErrorRate: o.maxErrorRate.set,
 		ToolVersion: version(), Command: redactArgs(env.Args), Now: env.Now, OpenFiles: env.openFiles(), Tuner: env.tuner(),
-		PrepareHint: func(tgt string) string {
-			return fmt.Sprintf("`fathom prepare --workload %s%s --target %s`", o.workload, o.sizeFlags(), shellQuote(tgt))
+		PrepareHint: func(tgt string, sizes map[string]string) string {
+			return fmt.Sprintf("`fathom prepare --workload %s%s --target %s`", o.workload, o.sizeFlagsWith(sizes), shellQuote(tgt))
 		},
 	}
 	ro.Sampling.NoProcfs = portable

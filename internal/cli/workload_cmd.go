@@ -19,8 +19,8 @@ func newWorkloadCmd(env *Env) *cobra.Command {
 		Use:   "workload",
 		Short: "Check and show workload files (your own, or the built-in fanout, seqrand, ycsb)",
 		Long: `A workload file describes tables, data and transactions in YAML; run it with
-fathom prepare/run/cleanup --workload path/to/file.yaml. See "Custom workloads" in
-README.md for the format.`,
+fathom prepare/run/cleanup --workload path/to/file.yaml. See docs/workload-file.md
+for the format.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newWorkloadCheckCmd(env), newWorkloadShowCmd(env))

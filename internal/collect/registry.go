@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/suggest"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -93,7 +94,7 @@ func Select(k Database, only, skip []string) (server, host []Collector, err erro
 					names = append(names, c.Name)
 				}
 			}
-			return nil, nil, fmt.Errorf("unknown collector %q: use os, %s, or one of %s", n, kind, strings.Join(names, ", "))
+			return nil, nil, fmt.Errorf("unknown collector %q%s: use os, %s, or one of %s", n, suggest.Hint(n, append([]string{"os", kind}, names...)), kind, strings.Join(names, ", "))
 		}
 	}
 	in := func(list []string, c Collector, src string) bool {

@@ -1190,7 +1190,7 @@ func (x *experimentRun) runOptionsFor(sl *store.ExperimentSlot, cell *plan.Cell,
 		Now:              x.o.Now,
 		OpenFiles:        x.o.OpenFiles,
 		Tuner:            x.o.Tuner,
-		PrepareHint: func(tgt string) string {
+		PrepareHint: func(tgt string, _ map[string]string) string { // an experiment prepares such tables again itself
 			return fmt.Sprintf("`fathom prepare --workload %s%s --target %s`", x.p.WorkloadPath(cell.Workload), setFlags(cell), shellQuote(tgt))
 		},
 	}

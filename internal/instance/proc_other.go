@@ -11,7 +11,7 @@ import (
 // The portable build (Windows): no process groups, signals or owners to set, so a
 // server is stopped with os.Process.Kill (MariaDB then recovers at its next start, as
 // after a crash), and a process exists when it can be opened. Throwaway instances are
-// built and tested on Linux; see the README's platforms section.
+// built and tested on Linux; see docs/install.md, Platforms.
 
 func procAttr(*account) *syscall.SysProcAttr { return nil }
 

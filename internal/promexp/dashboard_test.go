@@ -99,7 +99,7 @@ func TestDashboard(t *testing.T) {
 		}
 		for _, q := range p.Targets {
 			check("panel "+p.Title, q.Expr)
-			// The README's scrape configuration scrapes a run twice (fathom serve and
+			// The scrape configuration of docs/prometheus.md scrapes a run twice (fathom serve and
 			// the run's own --metrics-addr): every query must count it once.
 			if !strings.Contains(q.Expr, "max without (job, instance)") && !strings.Contains(q.Expr, "count by (run_id)") {
 				t.Errorf("panel %q: query %q would count a run scraped from two sources twice", p.Title, q.Expr)
@@ -125,15 +125,15 @@ func TestDashboard(t *testing.T) {
 	}
 }
 
-// Every metric is documented in the README.
+// Every metric is documented in docs/prometheus.md.
 func TestMetricsDocumented(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/prometheus.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range declared {
 		if !strings.Contains(string(b), "`"+n+"`") {
-			t.Errorf("README.md does not document `%s`", n)
+			t.Errorf("docs/prometheus.md does not document `%s`", n)
 		}
 	}
 }

@@ -185,7 +185,7 @@ func TestPrometheusScrapes(t *testing.T) {
 		return liveAddr != ""
 	})
 
-	// A second `fathom serve`, over the live run's store: the README's scrape
+	// A second `fathom serve`, over the live run's store: docs/prometheus.md's scrape
 	// configuration (serve plus each run) then sees the live run twice.
 	liveHub := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	start(t, "fathom serve (live store)", exec.Command(bin, "serve", "--store", liveStore, "--addr", liveHub))

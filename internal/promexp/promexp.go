@@ -6,7 +6,7 @@
 // as the store keeps them, so the two agree with each other and with the store.
 //
 // A run that ends (or whose process is gone) is no longer exposed: its series stop,
-// and Prometheus marks them stale. The metrics are described in the README
+// and Prometheus marks them stale. The metrics are described in docs/prometheus.md
 // ("Prometheus metrics"); every one is declared once below.
 package promexp
 

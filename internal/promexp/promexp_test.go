@@ -213,7 +213,7 @@ func TestStoreHandler(t *testing.T) {
 	if got := samples(fams, "fathom_run_elapsed_seconds", map[string]string{"run_id": r.UUID}); got[sortedLabels(run, "run_id")] != 3 {
 		t.Errorf("elapsed = %v, want 3", got)
 	}
-	// The README's count: 16 + 44 per transaction type for a closed-loop run (a
+	// docs/prometheus.md's count: 16 + 44 per transaction type for a closed-loop run (a
 	// histogram is a series per bucket, +Inf, _sum and _count).
 	series := 0
 	for _, f := range fams {
@@ -229,7 +229,7 @@ func TestStoreHandler(t *testing.T) {
 		}
 	}
 	if want := 16 + 44*len(types); series != want {
-		t.Errorf("the run has %d series, the README says %d", series, want)
+		t.Errorf("the run has %d series, docs/prometheus.md says %d", series, want)
 	}
 	if got := samples(fams, "fathom_runs_in_progress", nil); got[""] != 1 {
 		t.Errorf("runs in progress = %v, want 1", got)

@@ -221,6 +221,22 @@ func TestCompareShowsChangeForAnyN(t *testing.T) {
 	if got := changeCell(c.Metrics[0]); got == "~" || !strings.HasPrefix(got, "-") {
 		t.Errorf("tps change %q: want a negative percentage", got)
 	}
+	// One unit for every latency of a column: p50 under a millisecond and p99 above it
+	// are both in ms (issue 30: "837 µs" above "2.74 ms").
+	units := map[string]bool{}
+	for _, m := range c.Metrics {
+		if metricKind(m.Metric) != KindMillis {
+			continue
+		}
+		_, a, b := c.metricCells(m)
+		for _, cell := range []string{a, b} {
+			f := strings.Fields(cell)
+			units[f[len(f)-1]] = true
+		}
+	}
+	if len(units) != 1 {
+		t.Errorf("the latency rows use units %v, want one", units)
+	}
 }
 
 // FuzzParseQuantity: any text either parses to a finite quantity of a known kind or

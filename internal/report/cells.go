@@ -3,9 +3,11 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -202,13 +204,54 @@ func ExperimentJSON(ctx context.Context, st store.Store, exp *store.Experiment) 
 	if err != nil {
 		return nil, err
 	}
+	warnings, err := experimentWarnings(ctx, st, exp, slots)
+	if err != nil {
+		return nil, err
+	}
 	return struct {
 		Experiment *store.Experiment      `json:"experiment"`
 		Cells      []*CellRow             `json:"cells"`
 		Restarts   []RestartRow           `json:"restarts,omitempty"`
 		Slots      []store.ExperimentSlot `json:"slots"`
 		Hooks      []store.ExperimentHook `json:"hooks"`
-	}{exp, rows, restarts, slots, hooks}, nil
+		Warnings   []string               `json:"warnings"`
+	}{exp, rows, restarts, slots, hooks, warnings}, nil
+}
+
+// experimentWarnings are the warnings its runs stored (a saturated client host, an
+// interval the machine could not keep, an unfinished prepare …), each once per run
+// with the run it came from: "run 12 (clients=8, repetition 2): …".
+func experimentWarnings(ctx context.Context, st store.Store, exp *store.Experiment, slots []store.ExperimentSlot) ([]string, error) {
+	cells, err := st.ExperimentCells(ctx, exp.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, sl := range slots {
+		if sl.RunID == 0 {
+			continue
+		}
+		r, err := st.Run(ctx, sl.RunID)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		key := ""
+		if sl.Cell < len(cells) {
+			key = cells[sl.Cell].Key + ", "
+		}
+		ws := slices.Clone(r.Warnings) // about its conditions, from its start
+		var sum measure.Summary
+		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &sum) == nil {
+			ws = append(ws, sum.Warnings...) // about its numbers, from its end
+		}
+		for _, w := range ws {
+			out = append(out, fmt.Sprintf("run %d (%srepetition %d): %s", r.ID, key, sl.Repetition, w))
+		}
+	}
+	return out, nil
 }
 
 // WriteExperiment prints an experiment as fathom show does: its record, the cell
@@ -251,6 +294,11 @@ func WriteExperiment(ctx context.Context, w io.Writer, st store.Store, exp *stor
 	}
 	if len(bad) > 0 {
 		fmt.Fprintf(w, "\nruns that did not complete (full reasons: --json):\n%s\n", strings.Join(bad, "\n"))
+	}
+	if ws, err := experimentWarnings(ctx, st, exp, slots); err != nil {
+		return err
+	} else if len(ws) > 0 {
+		fmt.Fprintf(w, "\nwarnings:\n  %s\n", strings.Join(ws, "\n  "))
 	}
 	fmt.Fprintf(w, "\nruns: `fathom runs --label experiment=%s`; charts: `fathom report exp:%d`\n", exp.Name, exp.ID)
 	return nil

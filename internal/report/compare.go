@@ -221,10 +221,17 @@ func idList(ids []int64) string {
 	return "runs " + strings.Join(s, ", ")
 }
 
-// metricCells formats one metric row's medians and intervals in a shared unit.
-func metricCells(m analyze.Comparison) (unit Unit, a, b string) {
+// metricCells formats one metric row's medians and intervals in the unit every
+// metric of its kind shares in this comparison: the latency rows (p50, p95, p99 and
+// service times) all in ms, say, so that a column never mixes µs and ms.
+func (c *Comparison) metricCells(m analyze.Comparison) (unit Unit, a, b string) {
 	kind := metricKind(m.Metric)
-	vals := []float64{m.A.Median, m.B.Median, m.A.Hi, m.B.Hi}
+	var vals []float64
+	for _, o := range c.Metrics {
+		if metricKind(o.Metric) == kind {
+			vals = append(vals, o.A.Median, o.B.Median, o.A.Hi, o.B.Hi)
+		}
+	}
 	unit = UnitFor(kind, vals...)
 	f := func(s analyze.Summary) string {
 		if s.N == 0 {
@@ -342,7 +349,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tA\tB\tchange\tjudgement\tp\tn")
 	for _, m := range c.Metrics {
-		_, a, b := metricCells(m)
+		_, a, b := c.metricCells(m)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", metricTitles[m.Metric], a, b, changeCell(m), judgement(m), pValue(m.P), nCell(m))
 	}
 	tw.Flush()
@@ -379,7 +386,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer, heading string) error {
 	}
 	fmt.Fprintf(w, "| metric | A | B | change | judgement | p | n |\n|---|---:|---:|---:|---|---:|---:|\n")
 	for _, m := range c.Metrics {
-		_, a, b := metricCells(m)
+		_, a, b := c.metricCells(m)
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", metricTitles[m.Metric], a, b, changeCell(m), judgement(m), pValue(m.P), nCell(m))
 	}
 	fmt.Fprintf(w, "\n%s.\n", c.legend())
@@ -466,6 +473,28 @@ type jsonComparison struct {
 	Differences []Difference `json:"differences"`
 	Judge       string       `json:"judge,omitempty"`
 	Metrics     []jsonMetric `json:"metrics"`
+	// Notes and Warnings are what the text says beside the table: how the runs are
+	// judged, runs that did not complete, and each warning with the metrics it concerns.
+	Notes    []string `json:"notes"`
+	Warnings []string `json:"warnings"`
+}
+
+// Incomplete says, for each run of either side that did not complete, that its
+// finished intervals are what is compared.
+func (c *Comparison) Incomplete() []string {
+	var out []string
+	for _, side := range []*Side{&c.A, &c.B} {
+		for _, d := range side.Runs {
+			if d.Run.Status != "complete" {
+				why := d.Run.Status
+				if d.Run.Reason != "" {
+					why += " (" + d.Run.Reason + ")"
+				}
+				out = append(out, fmt.Sprintf("run %d: %s; its %d finished intervals are compared", d.Run.ID, why, d.Summary.Intervals))
+			}
+		}
+	}
+	return out
 }
 
 type jsonSide struct {
@@ -483,6 +512,12 @@ func (c *Comparison) toJSON() jsonComparison {
 	if j.Differences == nil {
 		j.Differences = []Difference{}
 	}
+	j.Notes = []string{}
+	if c.JudgeNote != "" {
+		j.Notes = append(j.Notes, c.JudgeNote)
+	}
+	j.Notes = append(append(j.Notes, c.Notes...), c.Incomplete()...)
+	j.Warnings = append([]string{}, c.warnings()...)
 	for _, m := range c.Metrics {
 		ws := append(append(slicesClone(m.Warnings), m.A.Warnings...), m.B.Warnings...)
 		if ws == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/suggest"
 )
 
 // An Experiment is a set of runs, each with a value for every axis (clients,
@@ -174,7 +175,8 @@ func GroupRuns(name string, data []*RunData, axes []string, baselines map[string
 		for _, a := range axes {
 			v, ok := axisValue(d, a)
 			if !ok {
-				return nil, fmt.Errorf("run %d has no label %q (its labels: %s): label every run or choose other --axis values", d.Run.ID, a, labelList(d))
+				known := append([]string{"clients", "rate", "workload"}, slices.Sorted(maps.Keys(d.Run.Labels))...)
+				return nil, fmt.Errorf("run %d has no label %q%s (its labels: %s): label every run or choose other --axis values", d.Run.ID, a, suggest.Hint(a, known), labelList(d))
 			}
 			m.Values[a] = v
 		}

@@ -47,6 +47,7 @@ type fixtureRun struct {
 	// serverTPM, when set, is stored in the run's summary as the server's TPM and
 	// its source (tpcc's server-side count).
 	serverTPM float64
+	warnings  []string // stored with the run, as a run's start does
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -88,6 +89,7 @@ func writeFixtureRun(t testing.TB, st store.Store, i int, f fixtureRun) int64 {
 			MemoryBytes: 32 << 30, GoVersion: "go1.26"},
 		Labels: f.labels, Clients: f.clients, Duration: time.Duration(f.intervals-f.warmup) * time.Second,
 		Warmup: time.Duration(f.warmup) * time.Second, Interval: time.Second, TxnTypes: f.types, StartedAt: start,
+		Warnings: f.warnings,
 	}
 	id, err := st.CreateRun(ctx, r)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/suggest"
 )
 
 // Kind is a kind of model a command renders: a run list, a run, a comparison…
@@ -142,7 +143,7 @@ func Choose(what, name string, kinds ...Kind) (Choice, error) {
 	works := FormatNames(kinds...)
 	f := formats.byName[name]
 	if f == nil {
-		return Choice{}, fault.Usagef("--format %q: %s writes %s", name, what, orList(works))
+		return Choice{}, fault.Usagef("--format %q%s: %s writes %s", name, suggest.Hint(name, works), what, orList(works))
 	}
 	k := f.kindOf(kinds)
 	if k == "" {

@@ -9,7 +9,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
-// jsonFormat is for programs: indented JSON documents (the README's "JSON outputs").
+// jsonFormat is for programs: indented JSON documents (docs/json-outputs.md).
 var jsonFormat = Format{
 	Name: "json", MediaType: "application/json", Ext: ".json",
 	Render: map[Kind]Renderer{

@@ -17,6 +17,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/fault"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
+	"github.com/fathom-lab/fathom/internal/suggest"
 )
 
 // The kinds of model history and regressions render.
@@ -68,7 +69,7 @@ func CheckHistoryMetrics(names []string) error {
 			for _, m := range HistoryMetrics {
 				all = append(all, m.Name)
 			}
-			return fault.Usagef("--metric %q: use %s", n, orList(all))
+			return fault.Usagef("--metric %q%s: use %s", n, suggest.Hint(n, all), orList(all))
 		}
 	}
 	return nil
@@ -290,7 +291,7 @@ func LoadSeries(ctx context.Context, st store.Store, arg string, keyLabels []str
 		}
 	}
 	if len(runs) == 0 {
-		return "", key, nil, fault.Usagef("no series %q in %s: give a series from `fathom history`, a run id or last", arg, st.Path())
+		return "", key, nil, fault.Usagef("no series %q in %s%s: give a series from `fathom history`, a run id or last", arg, st.Path(), seriesHint(ctx, st, arg))
 	}
 	return id, key, runs, nil
 }
@@ -395,4 +396,20 @@ func explainLine(c HistoryChange) string {
 		line += "; nearby, " + strings.Join(c.Nearby, "; ")
 	}
 	return line
+}
+
+// seriesHint is " (did you mean NAME?)" for the series name nearest to a misspelt one
+// among the store's runs, or "".
+func seriesHint(ctx context.Context, st store.RunStore, arg string) string {
+	runs, err := st.Runs(ctx, store.RunFilter{})
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, r := range runs {
+		if n := r.Labels[SeriesLabel]; n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return suggest.Hint(arg, names)
 }

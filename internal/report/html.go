@@ -230,7 +230,7 @@ func htmlComparisonOf(c *Comparison) htmlComparison {
 	h.Table = htmlTable{Head: []string{"metric", "A median [95% CI]", "B median [95% CI]", "change", "judgement", "p", "n"},
 		Numeric: []bool{false, true, true, true, false, true, true}}
 	for _, m := range c.Metrics {
-		_, a, b := metricCells(m)
+		_, a, b := c.metricCells(m)
 		h.Table.Rows = append(h.Table.Rows, []string{metricTitles[m.Metric], a, b, changeCell(m), judgement(m), pValue(m.P), nCell(m)})
 		mark := ""
 		if m.Significant {

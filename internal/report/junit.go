@@ -227,7 +227,7 @@ func compareSuite(c *Comparison) junitSuite {
 		su.Properties = append(su.Properties, junitProperty{"differs." + d.Key, sideValues(d.A) + " → " + sideValues(d.B)})
 	}
 	for _, m := range c.Metrics {
-		_, a, b := metricCells(m)
+		_, a, b := c.metricCells(m)
 		figures := fmt.Sprintf("%s: A %s, B %s, change %s, %s (%s, n=%s)", metricTitles[m.Metric], a, b, changeCell(m), judgement(m), pValue(m.P), nCell(m))
 		tc := junitCase{Name: metricTitles[m.Metric], Classname: "fathom.compare"}
 		switch j := judgement(m); {

@@ -21,7 +21,7 @@ import (
 // exposition, for a Pushgateway, `promtool tsdb create-blocks-from openmetrics` or
 // any tool that reads the format. Every sample carries the time the run ended. The
 // names the live exposition (fathom run --metrics-addr, serve's /metrics) also has
-// mean the same here; the others are new (README: Reports and comparisons).
+// mean the same here; the others are new (docs/reports.md).
 var openMetricsFormat = Format{
 	Name: "openmetrics", Aliases: []string{"om"}, MediaType: "application/openmetrics-text; version=1.0.0; charset=utf-8", Ext: ".om.txt",
 	Render: map[Kind]Renderer{

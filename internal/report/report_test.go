@@ -2,12 +2,14 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -269,6 +271,29 @@ func TestCompareGolden(t *testing.T) {
 	golden(t, "compare-one.txt", text.Bytes())
 	if one.Metrics[0].Significant || !strings.Contains(text.String(), "too few repetitions") {
 		t.Errorf("1 vs 1 must not claim significance:\n%s", text.String())
+	}
+	// Every warning the text gives is in the JSON too.
+	js.Reset()
+	_ = one.WriteJSON(&js)
+	var doc struct {
+		Notes    []string `json:"notes"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(text.String(), "warnings:\n")
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(after), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			n++
+			if !slices.Contains(doc.Warnings, l) {
+				t.Errorf("the text warns %q; the JSON's warnings are %q", l, doc.Warnings)
+			}
+		}
+	}
+	if n == 0 || doc.Notes == nil {
+		t.Errorf("no warnings in the text (%d), or no notes in the JSON: %s", n, js.String())
 	}
 }
 

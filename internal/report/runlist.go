@@ -82,14 +82,12 @@ func WriteRuns(w io.Writer, runs []store.Run) {
 	for _, r := range runs {
 		var s measure.Summary
 		tps, p95 := "-", "-"
-		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil {
+		haveSummary := len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil
+		if haveSummary {
 			tps = fmt.Sprintf("%.1f", s.TPS)
 			p95 = fmt.Sprintf("%.3f", s.Latency.P95)
 		}
-		length := r.Duration.String()
-		if r.Transactions > 0 {
-			length = fmt.Sprintf("%d tx/client", r.Transactions)
-		}
+		length := runLength(&r, haveSummary, s.Seconds)
 		var ls []string
 		for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
 			ls = append(ls, k+"="+r.Labels[k])
@@ -98,6 +96,33 @@ func WriteRuns(w io.Writer, runs []store.Run) {
 			r.Target, r.Clients, length, runStatus(&r), tps, p95, strings.Join(ls, ","))
 	}
 	tw.Flush()
+}
+
+// runLength is what the LENGTH column shows: the length asked for, or for a run that
+// did not complete (interrupted, failed) the time it measured, marked against what was
+// asked: "5.9s of 1m0s", so that a run cut short never passes for a full one.
+func runLength(r *store.Run, haveSummary bool, measured float64) string {
+	asked := r.Duration.String()
+	if r.Transactions > 0 {
+		asked = fmt.Sprintf("%d tx/client", r.Transactions)
+	}
+	if r.Status == "complete" || r.Status == "running" {
+		return asked
+	}
+	if !haveSummary {
+		return "? of " + asked
+	}
+	return measuredLength(measured) + " of " + asked
+}
+
+// measuredLength is a measured time in seconds as runs shows it: tenths below a
+// minute, whole seconds above.
+func measuredLength(sec float64) string {
+	d := time.Duration(sec * float64(time.Second))
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
 
 // DescribeFilter says what a runs filter asked for.

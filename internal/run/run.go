@@ -93,8 +93,10 @@ type Options struct {
 	// Remote, when set, runs the clients on other machines instead of this process.
 	Remote Remote
 	// PrepareHint is how the front end's user prepares the workload on target (shown
-	// when a prepare was left unfinished), e.g. "`fathom prepare --workload tpcb …`".
-	PrepareHint func(target string) string
+	// when a prepare was left unfinished), e.g. "`fathom prepare --workload tpcb …`";
+	// sizes are the size options the unfinished prepare was given (workload.SizeOptions),
+	// which the hint must repeat.
+	PrepareHint func(target string, sizes map[string]string) string
 }
 
 // Started is the first event of a run, once it is recorded.
@@ -283,14 +285,14 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	if err != nil {
 		warnings = append(warnings, err.Error())
 	}
-	if msg, err := workload.Unfinished(setupCtx, tgt, conn, wl); err != nil {
+	if u, err := workload.UnfinishedPrepare(setupCtx, tgt, conn, wl); err != nil {
 		warnings = append(warnings, fmt.Sprintf("could not check for an unfinished prepare: %v", err))
-	} else if msg != "" {
+	} else if u.Msg != "" {
 		how := "fathom prepare"
 		if o.PrepareHint != nil {
-			how = o.PrepareHint(tgt.Redacted())
+			how = o.PrepareHint(tgt.Redacted(), u.Sizes)
 		}
-		warnings = append(warnings, fmt.Sprintf("%s; run %s again", msg, how))
+		warnings = append(warnings, fmt.Sprintf("%s; run %s again", u.Msg, how))
 	}
 	conn.Close()
 	if n, ok := wl.(workload.Noter); ok {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -400,6 +401,16 @@ func TestBrowseExperiment(t *testing.T) {
 	}
 	if n := b.num(`document.querySelectorAll("#exp-charts figure.multiples figure.small canvas").length`); n != 4 {
 		t.Errorf("%v small multiples drawn", n)
+	}
+	// The run-order charts (x: whole run numbers) label their ticks with run numbers
+	// only: a fractional tick has no label, never "–". Zoomed to runs 1 to 2, uPlot puts
+	// ticks at fractions, which the chart's filter leaves out.
+	b.str(`(fathomCharts.filter(u => u.__model.xwhole).forEach(u => { u.__zoomed = true; u.setScale("x", {min: 1, max: 2}); }), "")`)
+	b.until(`fathomCharts.filter(u => u.__model.xwhole).every(u => u.axes[0]._splits.length > 0 && u.axes[0]._splits.every(v => v === null || (v >= 1 && v <= 2)))`)
+	labels := b.str(`fathomCharts.filter(u => u.__model.xwhole).map(u => u.axes[0]._values.filter(v => v !== null).join(" ")).join(" | ")`)
+	raw := b.str(`JSON.stringify(fathomCharts.filter(u => u.__model.xwhole).map(u => [u.axes[0]._splits, u.axes[0]._values]))`)
+	if labels == "" || strings.Contains(labels, "–") || !regexp.MustCompile(`^[0-9 |]+$`).MatchString(labels) || !regexp.MustCompile(`\d\.\d`).MatchString(raw) {
+		t.Errorf("run-order tick labels %q (splits and labels %s)", labels, raw)
 	}
 	// Hovering the second box shows its median, quartiles and range, worded as the
 	// static report's box plot says them.

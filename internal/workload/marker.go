@@ -79,18 +79,43 @@ func Prepare(ctx context.Context, t target.Target, wl Workload, cleanup bool, p 
 	return nil
 }
 
+// SizeOptions are the options that size a workload's data: a marker keeps their values
+// so that the line telling how to prepare again gives the same sizes.
+var SizeOptions = []string{"scale", "tables", "table_size", "warehouses"}
+
+// markerSizes is wl's size options as a marker keeps them: "k=v k=v", sorted.
+func markerSizes(wl Workload) string {
+	opts := wl.Options()
+	var parts []string
+	for _, k := range SizeOptions {
+		if v := opts[k]; v != "" && !strings.ContainsAny(v, " =") {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
 func mark(ctx context.Context, t target.Target, conn target.Conn, wl Workload) error {
 	if err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+MarkerTable+
-		" (tbl VARCHAR(200) NOT NULL PRIMARY KEY, workload VARCHAR(200) NOT NULL, started_at VARCHAR(40) NOT NULL)"); err != nil {
+		" (tbl VARCHAR(200) NOT NULL PRIMARY KEY, workload VARCHAR(200) NOT NULL, started_at VARCHAR(40) NOT NULL,"+
+		" sizes VARCHAR(200) NOT NULL DEFAULT '')"); err != nil {
 		return err
 	}
+	// A marker table an older fathom made (a prepare of it killed) has no sizes. (SQLite
+	// reports a missing column as a plain error, so any error here means add it.)
+	if _, err := conn.Query(ctx, "SELECT sizes FROM "+MarkerTable+" WHERE 1 = 0"); err != nil {
+		if err2 := conn.Exec(ctx, "ALTER TABLE "+MarkerTable+" ADD COLUMN sizes VARCHAR(200) NOT NULL DEFAULT ''"); err2 != nil {
+			return fmt.Errorf("%w (adding the column sizes: %v)", err, err2)
+		}
+	}
 	now := time.Now().UTC().Format(time.RFC3339)
+	sizes := markerSizes(wl)
 	for _, k := range markerKeys(wl) {
 		if _, err := conn.Query(ctx, "DELETE FROM "+MarkerTable+" WHERE tbl = ?", target.Text([]byte(k))); err != nil {
 			return err
 		}
-		if _, err := conn.Query(ctx, "INSERT INTO "+MarkerTable+" (tbl, workload, started_at) VALUES (?, ?, ?)",
-			target.Text([]byte(k)), target.Text([]byte(wl.Name())), target.Text([]byte(now))); err != nil {
+		if _, err := conn.Query(ctx, "INSERT INTO "+MarkerTable+" (tbl, workload, started_at, sizes) VALUES (?, ?, ?, ?)",
+			target.Text([]byte(k)), target.Text([]byte(wl.Name())), target.Text([]byte(now)), target.Text([]byte(sizes))); err != nil {
 			return err
 		}
 	}
@@ -156,38 +181,64 @@ func unmark(ctx context.Context, t target.Target, conn target.Conn, wl Workload)
 // Unfinished describes a prepare of wl's tables that started and did not finish, or
 // returns "" when there is none (or the target cannot say).
 func Unfinished(ctx context.Context, t target.Target, conn target.Conn, wl Workload) (string, error) {
+	u, err := UnfinishedPrepare(ctx, t, conn, wl)
+	return u.Msg, err
+}
+
+// Unprepared is a prepare that started and did not finish: Msg says which and when,
+// Sizes are the size options it was given (SizeOptions), to prepare again with them.
+type Unprepared struct {
+	Msg   string
+	Sizes map[string]string
+}
+
+// UnfinishedPrepare is Unfinished with the sizes the unfinished prepare was given
+// (none from a marker an older fathom wrote).
+func UnfinishedPrepare(ctx context.Context, t target.Target, conn target.Conn, wl Workload) (Unprepared, error) {
 	if selfMarked(wl) {
-		return "", nil
+		return Unprepared{}, nil
 	}
 	if q := t.Dialect().TableExistsSQL; q != "" {
 		rows, err := conn.Query(ctx, q, target.Text([]byte(MarkerTable)))
 		if err != nil {
-			return "", err
+			return Unprepared{}, err
 		}
 		if len(rows) != 1 || len(rows[0]) != 1 || strings.TrimSpace(rows[0][0]) == "0" {
-			return "", nil
+			return Unprepared{}, nil
 		}
 	}
-	rows, err := conn.Query(ctx, "SELECT tbl, workload, started_at FROM "+MarkerTable)
+	rows, err := conn.Query(ctx, "SELECT tbl, workload, started_at, sizes FROM "+MarkerTable)
+	if err != nil { // an older fathom's marker table, without sizes (or no table: asked again)
+		rows, err = conn.Query(ctx, "SELECT tbl, workload, started_at, '' FROM "+MarkerTable)
+	}
 	if err != nil {
 		if target.ClassOf(err) == target.ClassUndefined {
-			return "", nil
+			return Unprepared{}, nil
 		}
-		return "", err
+		return Unprepared{}, err
 	}
 	keys := markerKeys(wl)
 	var tables []string
-	var by, at string
+	var by, at, sizes string
 	for _, r := range rows {
-		if len(r) != 3 || !slices.Contains(keys, r[0]) {
+		if len(r) != 4 || !slices.Contains(keys, r[0]) {
 			continue
 		}
 		tables = append(tables, strings.TrimPrefix(r[0], "workload "))
-		by, at = r[1], r[2]
+		by, at, sizes = r[1], r[2], r[3]
 	}
 	if len(tables) == 0 {
-		return "", nil
+		return Unprepared{}, nil
 	}
 	slices.Sort(tables)
-	return fmt.Sprintf("a prepare of %s started at %s did not finish: %s may be incomplete", by, at, strings.Join(tables, ", ")), nil
+	u := Unprepared{Msg: fmt.Sprintf("a prepare of %s started at %s did not finish: %s may be incomplete", by, at, strings.Join(tables, ", "))}
+	for _, kv := range strings.Fields(sizes) {
+		if k, v, ok := strings.Cut(kv, "="); ok && slices.Contains(SizeOptions, k) {
+			if u.Sizes == nil {
+				u.Sizes = map[string]string{}
+			}
+			u.Sizes[k] = v
+		}
+	}
+	return u, nil
 }

@@ -394,7 +394,8 @@ function drawLines(parent, model, group, look) {
       y: log ? { distr: 3, log: 10 } : { range: (u, lo, hi) => { if (look.ymax !== undefined) hi = Math.max(hi, look.ymax); return [cur.model.yzero ? Math.min(0, lo) : lo, hi > (cur.model.yzero ? 0 : lo) ? hi * 1.05 : 1]; } },
     },
     axes: [
-      { label: model.xlabel, values: (u, splits) => splits.map(xfmt), splits: nines ? (u, i, lo, hi) => { const s = []; for (let k = 0; k <= Math.floor(hi); k++) s.push(k); return s; } : undefined,
+      // A tick the filter left out (null: a fractional run number) gets no label, not "–".
+      { label: model.xlabel, values: (u, splits) => splits.map(v => (v === null || v === undefined ? null : xfmt(v))), splits: nines ? (u, i, lo, hi) => { const s = []; for (let k = 0; k <= Math.floor(hi); k++) s.push(k); return s; } : undefined,
         filter: model.xwhole ? (u, splits) => splits.map(v => (Number.isInteger(v) ? v : null)) : undefined },
       { label: model.ylabel + (yu.suffix ? ` (${yu.suffix})` : ""), values: (u, splits) => splits.map(v => num(v / (yu.div || 1))), size: 60,
         splits: log ? (u, i, lo, hi) => logTicks(lo / (yu.div || 1), hi / (yu.div || 1)).map(v => v * (yu.div || 1)).filter(v => v >= lo * 0.999 && v <= hi * 1.001) : undefined },

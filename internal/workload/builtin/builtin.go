@@ -9,8 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
-
+	"github.com/fathom-lab/fathom/internal/suggest"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/files"
 	"github.com/fathom-lab/fathom/internal/workload/kv"
@@ -96,29 +95,8 @@ func Lookup(name string) (*workload.Spec, error) {
 	return nil, fmt.Errorf("unknown workload %q (available: %s; or the path of a workload file ending in .yaml)", name, strings.Join(Names(), ", "))
 }
 
-// closest is the built-in nearest to a misspelt name: within an edit distance of 2
-// (case aside), or the one name it is a prefix of (3 letters at least); "" if none or
-// if two are as near.
-func closest(name string) string {
-	best, bestD, tie := "", 3, false
-	lower := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
-	for _, c := range Names() {
-		d := levenshtein.ComputeDistance(lower, strings.ReplaceAll(c, "_", "-"))
-		if len(name) >= 3 && strings.HasPrefix(c, name) {
-			d = min(d, 1)
-		}
-		switch {
-		case d < bestD:
-			best, bestD, tie = c, d, false
-		case d == bestD:
-			tie = true
-		}
-	}
-	if tie {
-		return ""
-	}
-	return best
-}
+// closest is the built-in nearest to a misspelt name (suggest.Nearest).
+func closest(name string) string { return suggest.Nearest(name, Names()) }
 
 // Source returns the text of a shipped workload file (for `fathom workload show`), or
 // false for the built-ins written in Go.

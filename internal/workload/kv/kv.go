@@ -105,7 +105,7 @@ func (b *base) setup(ctx context.Context, c target.Conn) error {
 		return fmt.Errorf("%w: no key %s (prepare writes it last)", workload.ErrNotPrepared, b.metaKey())
 	}
 	if n, _ := strconv.ParseInt(rows[0][0], 10, 64); n < b.keys {
-		return fmt.Errorf("%w: prepare loaded %d keys under %s, the run asks for %d (prepare again with --set keys=%d)", workload.ErrNotPrepared, n, b.prefix, b.keys, b.keys)
+		return fmt.Errorf("%w: option keys: the run draws from %d keys, but prepare loaded %d under %s; run with --set keys=%d, or prepare again with --set keys=%d", workload.ErrMismatch, b.keys, n, b.prefix, n, b.keys)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -103,6 +104,17 @@ func TestWorkloads(t *testing.T) {
 			}
 			if err := wl.Setup(ctx, c); err != nil {
 				t.Fatal(err)
+			}
+			// A run asking for more keys than were loaded (the default 100,000, say)
+			// is the user's mistake, and the line names both fixes.
+			// (redis-bench runs on any data.)
+			more := maps.Clone(tc.p)
+			more["keys"] = "600"
+			if big, err := tc.spec.New(more); err != nil {
+				t.Fatal(err)
+			} else if err := big.Setup(ctx, c); tc.spec.Name != "redis-bench" && (!errors.Is(err, workload.ErrMismatch) ||
+				!strings.Contains(fmt.Sprint(err), "run with --set keys=500, or prepare again with --set keys=600")) {
+				t.Errorf("Setup asking for 600 of 500 keys: %v", err)
 			}
 			w := wl.NewWorker(0, 42)
 			if err := w.Bind(ctx, c); err != nil {

@@ -631,9 +631,9 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-// The example in README.md is testdata/example.yaml, word for word.
-func TestReadmeExample(t *testing.T) {
-	readme, err := os.ReadFile("../../../README.md")
+// The example in docs/workload-file.md is testdata/example.yaml, word for word.
+func TestDocExample(t *testing.T) {
+	readme, err := os.ReadFile("../../../docs/workload-file.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -642,7 +642,7 @@ func TestReadmeExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(readme, append([]byte("```yaml\n"), ex...)) {
-		t.Error("README.md's Custom workloads example differs from testdata/example.yaml")
+		t.Error("docs/workload-file.md's example differs from testdata/example.yaml")
 	}
 	if _, err := CheckFile("testdata/example.yaml"); err != nil {
 		t.Error(err)
