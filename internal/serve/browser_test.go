@@ -204,6 +204,7 @@ func TestBrowseRuns(t *testing.T) {
 		t.Fatalf("%v rows, want 13", n)
 	}
 	b.shot("runs.png")
+	b.readable("runs page")
 	// Filter by target kind with the form, as a user would.
 	b.str(`(() => { const s = document.querySelector("select[name=kind]"); s.value = "mysql"; s.dispatchEvent(new Event("change")); return ""; })()`)
 	b.until(`location.hash.includes("kind=mysql") && document.body.dataset.ready === location.hash`)
@@ -235,6 +236,7 @@ func TestBrowseRuns(t *testing.T) {
 		t.Errorf("error row %q", got)
 	}
 	b.shot("run.png")
+	b.readable("run page")
 	// Downloads: every format report's registry renders a run in, as links to files.
 	if got := b.str(`Array.from(document.querySelectorAll(".downloads a")).map(a => a.textContent + "=" + new URL(a.href).pathname + new URL(a.href).search).join(" ")`); got !=
 		"text=/api/runs/13/export?format=text csv=/api/runs/13/export?format=csv json=/api/runs/13/export?format=json junit=/api/runs/13/export?format=junit openmetrics=/api/runs/13/export?format=openmetrics" {
@@ -282,6 +284,7 @@ func TestBrowseRuns(t *testing.T) {
 		t.Errorf("compare downloads: %s", got)
 	}
 	b.shot("compare.png")
+	b.readable("compare page")
 }
 
 // dragX drags across the chart's plot from fraction a to fraction b of its width.
@@ -425,6 +428,7 @@ func TestBrowseExperiment(t *testing.T) {
 		t.Errorf("%v box plots in the experiment's static report, want 5 (4 cells and all runs)", boxes)
 	}
 	b.shot("experiment.png")
+	b.readable("experiment page")
 }
 
 // TestBrowseLive: a run in progress; its page updates as intervals arrive and says
@@ -452,4 +456,5 @@ func TestBrowseLive(t *testing.T) {
 	}
 	b.until(`document.getElementById("livestatus").textContent.includes("ended")`)
 	b.shot("live-ended.png")
+	b.readable("live run page")
 }

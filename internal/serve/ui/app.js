@@ -240,6 +240,27 @@ function unitFormat(unit) {
   return v => (v === null || v === undefined ? "–" : num(v / (u.div || 1)) + (u.suffix ? (["ms", "µs", "s"].includes(u.suffix) ? " " : "") + u.suffix : ""));
 }
 
+// fitLabel makes an axis label fit the chart it is drawn on (uPlot centres it on the
+// plot, and the canvas cuts what passes its edge): as written when it fits, else with
+// "transactions per second" said "tps", else cut short with an ellipsis (the figure's
+// title and legend still say it in full).
+function fitLabel(text) {
+  return (u, i) => {
+    const a = u.axes[i], vertical = a.side % 2 === 1, b = u.bbox;
+    const mid = vertical ? b.top + b.height / 2 : b.left + b.width / 2, lim = vertical ? u.ctx.canvas.height : u.ctx.canvas.width;
+    const room = 2 * Math.min(mid, lim - mid) - 4 * devicePixelRatio;
+    const ctx = u.ctx;
+    ctx.save();
+    ctx.font = a.labelFont[0];
+    const fits = t => ctx.measureText(t).width <= room;
+    let t = text;
+    if (!fits(t)) t = t.replace(/transactions per second/g, "tps");
+    while (!fits(t) && t.length > 2) t = t.slice(0, -2) + "…";
+    ctx.restore();
+    return t;
+  };
+}
+
 function figureOf(parent, model, cls) {
   const box = el("figure", { class: "chart" + (cls ? " " + cls : ""), id: model.id || undefined, "data-title": model.title, "data-kind": model.kind || "line" });
   box.append(el("h3", {}, model.title));
@@ -349,8 +370,8 @@ function drawCategories(parent, model) {
     cursor: { drag: { x: false, y: false }, points: { show: false } },
     scales: { x: { time: false, range: () => [-0.5, cats.length - 0.5] }, y: { range: () => [0, top > 0 ? top * 1.08 : 1] } },
     axes: [
-      { label: model.xlabel, splits: () => xs, values: (u, splits) => splits.map(i => cats[i] ?? ""), rotate: cats.some(c => c.length * 7 > width / Math.max(cats.length, 1)) ? -35 : 0, size: 60 },
-      { label: model.ylabel + (yu.suffix ? ` (${yu.suffix})` : ""), values: (u, splits) => splits.map(v => num(v / (yu.div || 1))), size: 60 },
+      { label: model.xlabel ? fitLabel(model.xlabel) : undefined, splits: () => xs, values: (u, splits) => splits.map(i => cats[i] ?? ""), rotate: cats.some(c => c.length * 7 > width / Math.max(cats.length, 1)) ? -35 : 0, size: 60 },
+      { label: fitLabel(model.ylabel + (yu.suffix ? ` (${yu.suffix})` : "")), values: (u, splits) => splits.map(v => num(v / (yu.div || 1))), size: 60 },
     ],
     hooks: { draw: [draw] },
   }, data, plot);
@@ -394,9 +415,9 @@ function drawLines(parent, model, group, look) {
       y: log ? { distr: 3, log: 10 } : { range: (u, lo, hi) => { if (look.ymax !== undefined) hi = Math.max(hi, look.ymax); return [cur.model.yzero ? Math.min(0, lo) : lo, hi > (cur.model.yzero ? 0 : lo) ? hi * 1.05 : 1]; } },
     },
     axes: [
-      { label: model.xlabel, values: (u, splits) => splits.map(xfmt), splits: nines ? (u, i, lo, hi) => { const s = []; for (let k = 0; k <= Math.floor(hi); k++) s.push(k); return s; } : undefined,
+      { label: model.xlabel ? fitLabel(model.xlabel) : undefined, values: (u, splits) => splits.map(xfmt), splits: nines ? (u, i, lo, hi) => { const s = []; for (let k = 0; k <= Math.floor(hi); k++) s.push(k); return s; } : undefined,
         filter: model.xwhole ? (u, splits) => splits.map(v => (Number.isInteger(v) ? v : null)) : undefined },
-      { label: model.ylabel + (yu.suffix ? ` (${yu.suffix})` : ""), values: (u, splits) => splits.map(v => num(v / (yu.div || 1))), size: 60,
+      { label: fitLabel(model.ylabel + (yu.suffix ? ` (${yu.suffix})` : "")), values: (u, splits) => splits.map(v => num(v / (yu.div || 1))), size: 60,
         splits: log ? (u, i, lo, hi) => logTicks(lo / (yu.div || 1), hi / (yu.div || 1)).map(v => v * (yu.div || 1)).filter(v => v >= lo * 0.999 && v <= hi * 1.001) : undefined },
     ],
     plugins: [bandsPlugin(cur)],
