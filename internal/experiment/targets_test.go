@@ -1,0 +1,127 @@
+package experiment
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/plan"
+)
+
+// TestTargetAxis runs one plan on PostgreSQL and on MariaDB: an axis of named
+// targets, MariaDB's tables prepared with the Aria engine from the plan's table
+// options. Every run is stored against its own server, the experiment names both
+// targets (without a password), and MariaDB's table is the engine the plan asked for.
+func TestTargetAxis(t *testing.T) {
+	pg := dbtest.PostgresDatabase(t, "targetaxis")
+	my := dbtest.MySQLDatabase(t, "targetaxis")
+	dir := t.TempDir()
+	text := fmt.Sprintf(`experiment: two-servers
+workload: oltp_point_select
+options: {tables: 1, table_size: 200}
+transactions: 40
+report_interval: 100ms
+repetitions: 2
+seed: 5
+matrix:
+  server:
+    pg: {target: '%s'}
+    maria: {target: '%s', table: {engine: Aria}}
+  clients: [1, 2]
+`, pg, my)
+	path := filepath.Join(dir, "plan.yaml")
+	p, err := plan.Read(path, dir, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.TargetAxis != "server" || p.Kind() != "" || len(p.Targets()) != 2 {
+		t.Fatalf("target axis %q, kind %q, targets %d", p.TargetAxis, p.Kind(), len(p.Targets()))
+	}
+	st := openStore(t)
+	ctx := context.Background()
+	out, err := Start(ctx, st, p, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != "complete" {
+		t.Fatalf("experiment %s", out.Status)
+	}
+	exp, err := st.Experiment(ctx, out.Experiment.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(exp.Target, "2 targets (axis server): ") || !strings.Contains(exp.Target, "postgres") || !strings.Contains(exp.Target, "mysql") {
+		t.Errorf("experiment target %q", exp.Target)
+	}
+	runs, err := st.ExperimentRuns(ctx, exp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, er := range runs {
+		r, err := st.Run(ctx, er.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		server := ""
+		for _, c := range er.Coords {
+			if c.Axis == "server" {
+				server = c.Value
+			}
+		}
+		want := map[string]string{"pg": "postgres", "maria": "mysql"}[server]
+		if r.TargetKind != want || r.Status != "complete" {
+			t.Errorf("run %d of server=%s: kind %s, status %s; want %s, complete", r.ID, server, r.TargetKind, r.Status, want)
+		}
+		kinds[r.TargetKind]++
+	}
+	if kinds["postgres"] != 4 || kinds["mysql"] != 4 {
+		t.Errorf("runs by kind %v, want 4 on each server", kinds)
+	}
+	// The table on MariaDB is Aria, as the plan's table options said.
+	u, err := url.Parse(my)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = u.User.Username(), "tcp", u.Host, strings.TrimPrefix(u.Path, "/")
+	cfg.Passwd, _ = u.User.Password()
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdb := sql.OpenDB(c)
+	defer sdb.Close()
+	var engine string
+	if err := sdb.QueryRow("SELECT engine FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'sbtest1'").Scan(&engine); err != nil {
+		t.Fatal(err)
+	}
+	if engine != "Aria" {
+		t.Errorf("sbtest1 on MariaDB is %s, want Aria (table: {engine: Aria})", engine)
+	}
+}
+
+// TestTargetAxisPlanProblems: the mistakes a target axis can hold, each with its fix.
+func TestTargetAxisPlanProblems(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"matrix:\n  server:\n    a: {target: 'postgres://x@h/db'}\n    b: {clients: 2}\n", "give every value a target"},
+		{"target: postgres://x@h/db\nmatrix:\n  server:\n    a: {target: 'postgres://x@h/db'}\n", "leave out the plan's target"},
+		{"matrix:\n  target: ['postgres://x@h/db', 'mysql://r@h/db']\n", "name the targets"},
+		{"matrix:\n  server:\n    a: {target: 'nosuch://h'}\n", "not a DSN fathom knows"},
+		{"target: postgres://x@h/db\ntable: {engine: 'x y'}\n", "not an engine name"},
+		{"target: postgres://x@h/db\ntable: {colour: red}\n", "unknown option \"colour\""},
+		{"clients: 1\n", "missing target or instance"},
+	} {
+		_, err := plan.Read("p.yaml", t.TempDir(), []byte("experiment: x\nworkload: tpcb\n"+c.text))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.text, err, c.want)
+		}
+	}
+}
