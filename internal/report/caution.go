@@ -64,6 +64,10 @@ func (e *Experiment) OtherDifferences() []Variation {
 		if !e.ByLabels && (slices.Contains(planKeys, k) || strings.HasPrefix(k, "option.") || strings.HasPrefix(k, "setting.") || strings.HasPrefix(k, "label.")) {
 			continue
 		}
+		// A plan's axis of targets sets the server: its kind and version follow the axis.
+		if !e.ByLabels && (k == "target" || k == "server version") && e.determined(k) {
+			continue
+		}
 		var values []string
 		for v := range vs {
 			values = append(values, v)
@@ -73,6 +77,26 @@ func (e *Experiment) OtherDifferences() []Variation {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// determined tells whether some axis fixes a provenance field: every run with the
+// same value of that axis has the same value of the field.
+func (e *Experiment) determined(key string) bool {
+	for i := range e.Axes {
+		seen, ok := map[string]string{}, true
+		for _, m := range e.Members {
+			v := provenance(m.Data)[key]
+			if w, had := seen[m.Values[i]]; had && w != v {
+				ok = false
+				break
+			}
+			seen[m.Values[i]] = v
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // axisKey tells the provenance fields that are an axis: its label, or clients, rate

@@ -66,6 +66,19 @@ func TestCautions(t *testing.T) {
 	if cs := e.Cautions(); len(cs) != 0 {
 		t.Errorf("a plan's runs with 4 a cell: cautions %q, want none", cs)
 	}
+	// An axis of targets: the server's kind and version follow the axis, nothing to
+	// say; a version that changes within one target is.
+	for _, d := range data {
+		d.Run.TargetKind, d.Run.ServerVersion = map[string]string{"on": "postgres", "off": "mysql"}[d.Run.Labels["sc"]], map[string]string{"on": "16.1", "off": "10.11.6"}[d.Run.Labels["sc"]]
+	}
+	if cs := e.Cautions(); len(cs) != 0 {
+		t.Errorf("targets by axis: cautions %q, want none", cs)
+	}
+	data[0].Run.ServerVersion = "16.2"
+	if cs := strings.Join(e.Cautions(), "\n"); !strings.Contains(cs, "server version (10.11.6, 16.1, 16.2)") {
+		t.Errorf("a version changed within a target: cautions %q", cs)
+	}
+	data[0].Run.ServerVersion = "16.1"
 	// Three a cell cannot tell two cells apart (smallest p 0.1).
 	e, err = NewExperiment("plan", []AxisSpec{{Name: "durability", Values: []string{"on", "off"}}}, specs[:6])
 	if err != nil {
