@@ -3,8 +3,8 @@ package spec
 import (
 	"fmt"
 	"math"
-	"sort"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
