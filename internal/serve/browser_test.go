@@ -394,6 +394,11 @@ func TestBrowseExperiment(t *testing.T) {
 	if n := b.num(`document.querySelectorAll("#cells tbody tr").length`); n != 4 {
 		t.Errorf("%v cells, want 4", n)
 	}
+	// Three runs a cell cannot tell two cells apart: the page says so above the charts.
+	b.until(`document.querySelector("ul.cautions li")`)
+	if c := b.str(`document.querySelector("ul.cautions").textContent`); !strings.Contains(c, "With 3 repetitions a cell no difference between two cells can be significant") {
+		t.Errorf("experiment page cautions: %q", c)
+	}
 	// The charts are drawn from the models the static report draws as SVG: box plot,
 	// bars, the two scaling curves, the cells over time, and one small chart per
 	// clients value.

@@ -753,6 +753,7 @@ async function experimentPage(id) {
   // The charts, drawn from the models the static report draws as SVG.
   let f;
   try { f = await api(`/api/experiments/${id}/figures`); } catch (err) { figs.append(el("p", { class: "note" }, "No charts: " + err.message)); return; }
+  if ((f.cautions || []).length) figs.before(el("ul", { class: "warnings cautions" }, f.cautions.map(c => el("li", {}, c))));
   const group = new ZoomGroup();
   group.key = "exp-" + id;
   cleanup.push(() => group.destroy());
