@@ -125,3 +125,19 @@ func TestTargetAxisPlanProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadAxisAlone: an axis of workloads needs no workload at the top of the
+// plan; an axis that leaves one value without a workload does.
+func TestWorkloadAxisAlone(t *testing.T) {
+	p, err := plan.Read("p.yaml", t.TempDir(), []byte("experiment: x\ntarget: sqlite:x.db\nmatrix:\n  workload: [tpcb, oltp_point_select]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs := p.Cells(); len(cs) != 2 || cs[0].Workload != "tpcb" || cs[1].Workload != "oltp_point_select" {
+		t.Errorf("cells %+v", cs)
+	}
+	_, err = plan.Read("p.yaml", t.TempDir(), []byte("experiment: x\ntarget: sqlite:x.db\nmatrix:\n  mix:\n    a: {workload: tpcb}\n    b: {clients: 2}\n"))
+	if err == nil || !strings.Contains(err.Error(), "missing workload") {
+		t.Errorf("a value without a workload: %v", err)
+	}
+}

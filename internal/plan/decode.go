@@ -104,9 +104,6 @@ func (d *decoder) plan(root *yaml.Node) {
 			d.paramMap(&p.Base, key, v)
 		}
 	}
-	if f["workload"] == nil {
-		d.probs.Add(root.Line, "missing workload: name a built-in workload (see `fathom workloads`) or a workload file")
-	}
 	if n := f["seed"]; n != nil {
 		if s, ok := d.scalar(n, "seed"); ok {
 			v, err := strconv.ParseUint(s, 10, 63)
@@ -171,6 +168,9 @@ func (d *decoder) plan(root *yaml.Node) {
 		d.matrix(n)
 	}
 	d.targetAxis(root, f)
+	if f["workload"] == nil && !d.axisSetsEverywhere("workload") {
+		d.probs.Add(root.Line, "missing workload: name a built-in workload (see `fathom workloads`) or a workload file, at the top or on every value of an axis")
+	}
 	if n := f["judge"]; n != nil {
 		p.Judge, p.JudgeLine = d.str(n, "judge"), n.Line
 		if strings.TrimSpace(p.Judge) == "" {
@@ -471,6 +471,23 @@ func (d *decoder) matrix(n *yaml.Node) {
 		}
 		d.p.Axes = append(d.p.Axes, ax)
 	}
+}
+
+// axisSetsEverywhere reports whether one axis sets key in every one of its values (a
+// workload axis needs no workload at the top).
+func (d *decoder) axisSetsEverywhere(key string) bool {
+	for _, ax := range d.p.Axes {
+		n := 0
+		for _, av := range ax.Values {
+			if slices.ContainsFunc(av.Params, func(p Param) bool { return p.Key == key }) {
+				n++
+			}
+		}
+		if n > 0 && n == len(ax.Values) {
+			return true
+		}
+	}
+	return false
 }
 
 // targetAxis checks where the plan runs: its target, its instances, or the targets
