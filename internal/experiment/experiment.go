@@ -263,6 +263,7 @@ type experimentRun struct {
 	resumed bool
 
 	servers  []*plan.Server // managed: instance i+1; external: the plan's targets, in order
+	dsns     []string       // external: each server's DSN as the plan gives it
 	prepared map[int]string // server index -> workload signature this process prepared
 	used     map[int]bool   // servers whose before_experiment hooks ran
 	shellRan bool           // before_experiment shell hooks ran
@@ -308,6 +309,9 @@ func (x *experimentRun) warn(format string, args ...any) {
 // server when they are applied.
 func (x *experimentRun) openExternal(ctx context.Context) error {
 	for _, dsn := range x.p.Targets() {
+		if slices.Contains(x.dsns, dsn) { // two values of the axis on one server (two engines): one server
+			continue
+		}
 		t, err := db.Open(dsn, target.Config{Getenv: x.o.Getenv})
 		if err != nil {
 			return fault.Usagef("%s:%d: target: %v", x.p.Path, x.targetLine(dsn), target.RedactString(err.Error()))
@@ -316,6 +320,7 @@ func (x *experimentRun) openExternal(ctx context.Context) error {
 		t.Close()
 		kind := db.KindOf(dsn)
 		x.servers = append(x.servers, plan.NewExternal(kind, db.SettingsOf(kind), x.open, dsn, redacted, x.p.RestartCommand, x.p.Dir, x.o.Environ))
+		x.dsns = append(x.dsns, dsn)
 	}
 	if len(x.servers) != 1 {
 		return nil
@@ -768,7 +773,7 @@ func (x *experimentRun) applySettings(ctx context.Context, sl *store.ExperimentS
 		servers = append(servers, srv)
 	}
 	if cell.Target != "" { // the cell's own target, of the plan's target axis
-		servers = []*plan.Server{x.servers[slices.IndexFunc(x.p.Targets(), func(t string) bool { return t == cell.Target })]}
+		servers = []*plan.Server{x.servers[slices.Index(x.dsns, cell.Target)]}
 	}
 	// Instances the cell does not use are stopped, so that they take no memory or CPU.
 	for _, srv := range x.servers[min(n, len(x.servers)):] {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +84,9 @@ func WritePlanCheck(w io.Writer, p *plan.Plan, cells []*plan.Cell) {
 	if p.TargetAxis != "" {
 		var ts []string
 		for _, t := range p.Targets() {
-			ts = append(ts, target.RedactString(t))
+			if r := target.RedactString(t); !slices.Contains(ts, r) {
+				ts = append(ts, r)
+			}
 		}
 		where = fmt.Sprintf("%d targets (axis %s): %s", len(ts), plan.ShortAxis(p.TargetAxis), strings.Join(ts, ", "))
 	}

@@ -16,9 +16,11 @@ import (
 )
 
 // TestTargetAxis runs one plan on PostgreSQL and on MariaDB: an axis of named
-// targets, MariaDB's tables prepared with the Aria engine from the plan's table
-// options. Every run is stored against its own server, the experiment names both
-// targets (without a password), and MariaDB's table is the engine the plan asked for.
+// targets, two of them MariaDB with the tables prepared in InnoDB and in Aria from
+// the plan's table options. Every run is stored against its own server, the
+// experiment names both servers (once each, without a password), MariaDB's data is
+// prepared again whenever the engine changes, and its table is the engine of the
+// last cell run there (Aria).
 func TestTargetAxis(t *testing.T) {
 	pg := dbtest.PostgresDatabase(t, "targetaxis")
 	my := dbtest.MySQLDatabase(t, "targetaxis")
@@ -33,20 +35,22 @@ seed: 5
 matrix:
   server:
     pg: {target: '%s'}
+    innodb: {target: '%s', table: {engine: InnoDB}}
     maria: {target: '%s', table: {engine: Aria}}
   clients: [1, 2]
-`, pg, my)
+`, pg, my, my)
 	path := filepath.Join(dir, "plan.yaml")
 	p, err := plan.Read(path, dir, []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.TargetAxis != "server" || p.Kind() != "" || len(p.Targets()) != 2 {
+	if p.TargetAxis != "server" || p.Kind() != "" || len(p.Targets()) != 3 {
 		t.Fatalf("target axis %q, kind %q, targets %d", p.TargetAxis, p.Kind(), len(p.Targets()))
 	}
 	st := openStore(t)
 	ctx := context.Background()
-	out, err := Start(ctx, st, p, path, Options{})
+	rec := &recorder{}
+	out, err := Start(ctx, st, p, path, Options{Listener: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +80,27 @@ matrix:
 				server = c.Value
 			}
 		}
-		want := map[string]string{"pg": "postgres", "maria": "mysql"}[server]
+		want := map[string]string{"pg": "postgres", "innodb": "mysql", "maria": "mysql"}[server]
 		if r.TargetKind != want || r.Status != "complete" {
 			t.Errorf("run %d of server=%s: kind %s, status %s; want %s, complete", r.ID, server, r.TargetKind, r.Status, want)
 		}
 		kinds[r.TargetKind]++
 	}
-	if kinds["postgres"] != 4 || kinds["mysql"] != 4 {
-		t.Errorf("runs by kind %v, want 4 on each server", kinds)
+	if kinds["postgres"] != 4 || kinds["mysql"] != 8 {
+		t.Errorf("runs by kind %v, want 4 on PostgreSQL and 8 on MariaDB", kinds)
+	}
+	// Interleaved, each round runs pg's two cells, innodb's two, then maria's two: on
+	// MariaDB the data is prepared anew each time the engine changes, twice a round.
+	preps := map[string]int{}
+	rec.mu.Lock()
+	for _, e := range rec.events {
+		if pe, ok := e.(Prepared); ok && !pe.Already {
+			preps[strings.SplitN(pe.Server, ":", 2)[0]]++
+		}
+	}
+	rec.mu.Unlock()
+	if preps["mysql"] != 4 || preps["postgres"] > 1 {
+		t.Errorf("prepares by server %v, want 4 on MariaDB and at most 1 on PostgreSQL", preps)
 	}
 	// The table on MariaDB is Aria, as the plan's table options said.
 	u, err := url.Parse(my)
