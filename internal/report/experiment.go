@@ -856,7 +856,7 @@ func overallTest(axis string, values []string, byValue map[string][]*RunData) []
 		if t.P < analyze.DefaultAlpha {
 			verdict = "at least one value differs"
 		}
-		s := fmt.Sprintf("Overall, %s across the %d values of %s (Kruskal–Wallis): H = %.3g, df %d, p = %s: %s.", metricTitles[metric], n, axis, t.H, t.DF, pValue(t.P), verdict)
+		s := fmt.Sprintf("Overall, %s across the %d values of %s (Kruskal–Wallis): H = %.3g, df %d, %s: %s.", metricTitles[metric], n, axis, t.H, t.DF, pValue(t.P), verdict)
 		if len(t.Warnings) > 0 {
 			s += " (" + strings.Join(t.Warnings, "; ") + ")"
 		}
