@@ -10,8 +10,8 @@ import (
 // clippedCanvasJS lists the text of the page's canvas charts (uPlot) that is cut or
 // collides: an axis label longer than the chart has room for (it is drawn centred on
 // the plot, so it is cut at the canvas's edge), a y tick value wider than its axis
-// (cut at the left edge or over the axis label), and x tick values that overlap their
-// neighbours. Canvas text is not in the DOM: it is measured with the axis's own font.
+// (cut at the left edge or over the axis label), x tick values that overlap their
+// neighbours, and slanted x tick values deeper than their axis (cut at the bottom). Canvas text is not in the DOM: it is measured with the axis's own font.
 const clippedCanvasJS = `(() => {
 	const out = [], m = document.createElement("canvas").getContext("2d");
 	const name = u => { const f = u.root.closest("figure"); return f ? f.dataset.title || f.id : "chart"; };
@@ -33,7 +33,11 @@ const clippedCanvasJS = `(() => {
 			if (vertical) {
 				const room = (a._size - (a.ticks && a.ticks.show !== false ? a.ticks.size || 0 : 0) - a.gap) * dpr;
 				for (const v of vals) { const w = m.measureText(v).width; if (w > room + 0.5) out.push(name(u) + ": y tick '" + v + "' is " + Math.round(w / dpr) + " px wide, the axis has " + Math.round(room / dpr)); }
-			} else if (!a._rotate) {
+			} else if (a._rotate) {
+				// Slanted names hang below the plot: each must end within the axis's depth.
+				const th = Math.abs(a._rotate) * Math.PI / 180, room = (a._size - (a.ticks && a.ticks.show !== false ? a.ticks.size || 0 : 0) - a.gap) * dpr;
+				for (const v of vals) { const d = m.measureText(v).width * Math.sin(th) + a.font[1] * Math.cos(th) * 0.8; if (d > room + 0.5) out.push(name(u) + ": slanted x tick '" + v + "' needs " + Math.round(d / dpr) + " px below the plot, the axis has " + Math.round(room / dpr)); }
+			} else {
 				let right = -Infinity;
 				(a._splits || []).forEach((s, k) => {
 					const v = vals[k]; if (!v) return;
@@ -114,4 +118,23 @@ func TestClippedTextFound(t *testing.T) {
 	if s := b.str(clippedCanvasJS); !strings.Contains(s, "selftest: axis label 'a label far longer") {
 		t.Errorf("a canvas axis label longer than its chart was not found: %q", s)
 	}
+}
+
+// TestSlantedNamesFit: a box plot whose cell names are too long to stand side by side
+// (server=innodb clients=1 …) slants them, and every one ends inside the chart.
+func TestSlantedNamesFit(t *testing.T) {
+	b := newTab(t)
+	_, hs := newTestServer(t, openStore(t), "")
+	b.open(hs.URL + "/#/runs")
+	b.str(`(() => { const boxes = [];
+		for (const s of ["innodb", "pg", "aria"]) for (const c of [1, 4]) boxes.push({ label: "server=" + s + " clients=" + c, median: 100 * c, q1: 90 * c, q3: 110 * c, min: 80 * c, max: 120 * c, points: [100 * c] });
+		boxes.push({ label: "all runs", median: 200, q1: 100, q3: 400, min: 80, max: 480, points: [] });
+		const d = document.createElement("div"); d.style.width = "600px"; document.querySelector("main").append(d);
+		drawChart(d, { kind: "box", id: "slanted", title: "Throughput per cell", ylabel: "transactions per second", boxes });
+		return ""; })()`)
+	if r := b.num(`fathomCharts.find(u => u.__model.id === "slanted").axes[0]._rotate`); r == 0 {
+		t.Fatal("the long names were not slanted")
+	}
+	b.shot("slanted.png")
+	b.readable("slanted box plot")
 }
