@@ -778,6 +778,17 @@ baseline: {mode: alpha}
 	if r := fathom(t, env, nil, "experiment", "-q", plan); r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// The cell table in the charts' order: each axis's baseline first (mode=alpha,
+	// though the plan lists zeta first), then the values as listed.
+	var order []string
+	for _, line := range strings.Split(fathom(t, env, nil, "experiments", "order").stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && (f[1] == "alpha" || f[1] == "zeta") {
+			order = append(order, f[0]+" "+f[1])
+		}
+	}
+	if got := strings.Join(order, ", "); got != "4 alpha, 4 zeta, 1 alpha, 1 zeta, 2 alpha, 2 zeta" {
+		t.Errorf("experiments order: cells %s", got)
+	}
 	out := filepath.Join(dir, "rep")
 	r := fathom(t, env, nil, "report", "exp:order", "-o", out)
 	if r.code != 0 {
@@ -786,7 +797,9 @@ baseline: {mode: alpha}
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
 	page, _ := os.ReadFile(filepath.Join(out, "index.html"))
 	s := string(md)
-	if !strings.Contains(s, "Axes: clients (1, 2, 4); mode (zeta, alpha)") || !strings.Contains(s, "Baseline (side A of every comparison): clients=4, mode=alpha") {
+	// Each axis's baseline first (clients: the first listed, 4; mode: alpha, the
+	// plan's), the other values by quantity or as listed.
+	if !strings.Contains(s, "Axes: clients (4, 1, 2); mode (alpha, zeta)") || !strings.Contains(s, "Baseline (side A of every comparison): clients=4, mode=alpha") {
 		t.Errorf("summary.md axes:\n%s", grepLines(s, "Axes"))
 	}
 	if !strings.Contains(s, "- **A**: mode=alpha") || !strings.Contains(s, "| query mode | prepared | simple |") {

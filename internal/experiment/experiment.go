@@ -158,6 +158,13 @@ func cellParams(c *plan.Cell) json.RawMessage {
 		sets[kv.Name] = kv.Value
 	}
 	m["options"], m["settings"] = opts, sets
+	if len(c.Table) > 0 {
+		tab := map[string]string{}
+		for _, kv := range c.Table {
+			tab[kv.Name] = kv.Value
+		}
+		m["table"] = tab
+	}
 	b, _ := json.Marshal(m)
 	return b
 }
@@ -255,7 +262,8 @@ type experimentRun struct {
 	slots   []store.ExperimentSlot
 	resumed bool
 
-	servers  []*plan.Server // managed: instance i+1; external: one
+	servers  []*plan.Server // managed: instance i+1; external: the plan's targets, in order
+	dsns     []string       // external: each server's DSN as the plan gives it
 	prepared map[int]string // server index -> workload signature this process prepared
 	used     map[int]bool   // servers whose before_experiment hooks ran
 	shellRan bool           // before_experiment shell hooks ran
@@ -295,18 +303,29 @@ func (x *experimentRun) warn(format string, args ...any) {
 	x.emit(Warning{Text: fmt.Sprintf(format, args...)})
 }
 
-// openExternal prepares the one external server and, before anything runs, checks
-// the plan's settings against it.
+// openExternal prepares the external servers (the plan's target, or each target its
+// target axis names) and, before anything runs, checks the plan's settings against
+// its one target. With several targets each cell's settings are checked on its own
+// server when they are applied.
 func (x *experimentRun) openExternal(ctx context.Context) error {
-	t, err := db.Open(x.p.Target, target.Config{Getenv: x.o.Getenv})
-	if err != nil {
-		return fault.Usagef("%s:%d: target: %v", x.p.Path, x.p.TargetLine, target.RedactString(err.Error()))
+	for _, dsn := range x.p.Targets() {
+		if slices.Contains(x.dsns, dsn) { // two values of the axis on one server (two engines): one server
+			continue
+		}
+		t, err := db.Open(dsn, target.Config{Getenv: x.o.Getenv})
+		if err != nil {
+			return fault.Usagef("%s:%d: target: %v", x.p.Path, x.targetLine(dsn), target.RedactString(err.Error()))
+		}
+		redacted := t.Redacted()
+		t.Close()
+		kind := db.KindOf(dsn)
+		x.servers = append(x.servers, plan.NewExternal(kind, db.SettingsOf(kind), x.open, dsn, redacted, x.p.RestartCommand, x.p.Dir, x.o.Environ))
+		x.dsns = append(x.dsns, dsn)
 	}
-	redacted := t.Redacted()
-	t.Close()
-	kind := db.KindOf(x.p.Target)
-	srv := plan.NewExternal(kind, db.SettingsOf(kind), x.open, x.p.Target, redacted, x.p.RestartCommand, x.p.Dir, x.o.Environ)
-	x.servers = []*plan.Server{srv}
+	if len(x.servers) != 1 {
+		return nil
+	}
+	srv, kind := x.servers[0], db.KindOf(x.p.Target)
 	hasSettings := false
 	for _, c := range x.cells {
 		hasSettings = hasSettings || len(c.Settings) > 0
@@ -321,7 +340,7 @@ func (x *experimentRun) openExternal(ctx context.Context) error {
 	defer cancel()
 	cat, name, err := srv.Catalog(cctx)
 	if err != nil {
-		return fault.WithKind(fault.Failed, fmt.Errorf("reading the settings of %s to check the plan: %v", redacted, err))
+		return fault.WithKind(fault.Failed, fmt.Errorf("reading the settings of %s to check the plan: %v", srv.Redacted(), err))
 	}
 	if err := x.p.CheckSettings(cat, name); err != nil {
 		return planError(err)
@@ -334,10 +353,45 @@ func (x *experimentRun) targetText() string {
 		v, _ := instance.Version(x.p.Instance.Kind, x.p.Instance.Version)
 		return fmt.Sprintf("instance %s %s", x.p.Instance.Kind, v)
 	}
+	if len(x.servers) > 1 {
+		var names []string
+		for _, s := range x.servers {
+			names = append(names, s.Redacted())
+		}
+		return fmt.Sprintf("%d targets (axis %s): %s", len(names), plan.ShortAxis(x.p.TargetAxis), strings.Join(names, ", "))
+	}
 	if len(x.servers) > 0 {
 		return x.servers[0].Redacted()
 	}
 	return target.RedactString(x.p.Target)
+}
+
+// targetLine is the plan's line that gives a target DSN.
+func (x *experimentRun) targetLine(dsn string) int {
+	if dsn == x.p.Target {
+		return x.p.TargetLine
+	}
+	for _, ax := range x.p.Axes {
+		for _, av := range ax.Values {
+			for _, prm := range av.Params {
+				if prm.Key == "target" && prm.Value == dsn {
+					return prm.Line
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// serverIndex is the index of a server in x.servers: an instance's number less one,
+// or the external target's place in the plan.
+func (x *experimentRun) serverIndex(srv *plan.Server) int {
+	for i, s := range x.servers {
+		if s == srv {
+			return i
+		}
+	}
+	return -1
 }
 
 func (x *experimentRun) instanceDir() string {
@@ -585,8 +639,8 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot) s
 		return fail(err)
 	}
 	// Preparation, then hooks that run once per server and per experiment.
-	for i, srv := range servers {
-		if err := x.prepare(ctx, i, srv, cell); err != nil {
+	for _, srv := range servers {
+		if err := x.prepare(ctx, x.serverIndex(srv), srv, cell); err != nil {
 			return fail(err)
 		}
 	}
@@ -598,8 +652,8 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot) s
 		}
 	}
 	var fresh []*plan.Server
-	for i, srv := range servers {
-		if !x.used[i] {
+	for _, srv := range servers {
+		if i := x.serverIndex(srv); !x.used[i] {
 			x.used[i] = true
 			fresh = append(fresh, srv)
 		}
@@ -730,8 +784,11 @@ func (x *experimentRun) applySettings(ctx context.Context, sl *store.ExperimentS
 		}
 		servers = append(servers, srv)
 	}
+	if cell.Target != "" { // the cell's own target, of the plan's target axis
+		servers = []*plan.Server{x.servers[slices.Index(x.dsns, cell.Target)]}
+	}
 	// Instances the cell does not use are stopped, so that they take no memory or CPU.
-	for _, srv := range x.servers[n:] {
+	for _, srv := range x.servers[min(n, len(x.servers)):] {
 		if srv.Inst != nil && srv.Inst.Running() {
 			if err := srv.Inst.Stop(ctx); err != nil {
 				return nil, err
@@ -822,14 +879,17 @@ func (x *experimentRun) prepare(ctx context.Context, i int, srv *plan.Server, ce
 	if x.p.Prepare == "never" {
 		return nil
 	}
-	sig := cell.Workload + "\x00" + fmt.Sprint(cell.Options)
+	layout := cell.Layout()
+	sig := cell.Workload + "\x00" + fmt.Sprint(cell.Options) + "\x00" + fmt.Sprint(cell.Table)
 	to, params := x.targetFor(cell, srv)
 	wlName := x.p.WorkloadPath(cell.Workload)
 	if x.p.Prepare == "auto" {
 		if x.prepared[i] == sig {
 			return nil
 		}
-		if x.prepared[i] == "" && srv.Inst == nil {
+		// Tables found on a server are used as they are only when the plan asks for no
+		// layout: an engine or fill factor cannot be told from their presence.
+		if x.prepared[i] == "" && srv.Inst == nil && layout.IsZero() {
 			ready, err := isPrepared(ctx, to, wlName, params)
 			if err != nil {
 				return err
@@ -842,7 +902,7 @@ func (x *experimentRun) prepare(ctx context.Context, i int, srv *plan.Server, ce
 		}
 	}
 	start := x.now()
-	if err := run.Prepare(ctx, to, wlName, params, nil, quietPrepare{}); err != nil {
+	if err := run.Prepare(ctx, to, wlName, params, &layout, quietPrepare{}); err != nil {
 		return fmt.Errorf("preparing %s on %s: %v", cell.Workload, srv.Name(), err)
 	}
 	x.emit(Prepared{Server: srv.Name(), Workload: cell.Workload, Took: x.now().Sub(start)})

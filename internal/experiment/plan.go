@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,10 +26,11 @@ func ReadPlan(path string) (*plan.Plan, error) {
 	if err != nil {
 		return nil, planError(err)
 	}
-	if p.Target != "" {
-		t, err := db.Open(p.Target, target.Config{})
+	for _, dsn := range p.Targets() {
+		t, err := db.Open(dsn, target.Config{})
 		if err != nil {
-			return nil, fault.Usagef("%s:%d: target: %v", path, p.TargetLine, target.RedactString(err.Error()))
+			x := experimentRun{p: p}
+			return nil, fault.Usagef("%s:%d: target: %v", path, x.targetLine(dsn), target.RedactString(err.Error()))
 		}
 		t.Close()
 	}
@@ -79,6 +81,15 @@ func clientsText(p *plan.Plan, c *plan.Cell) string {
 // WritePlanCheck prints what a valid plan would do (fathom experiment --check).
 func WritePlanCheck(w io.Writer, p *plan.Plan, cells []*plan.Cell) {
 	where := "target " + target.RedactString(p.Target)
+	if p.TargetAxis != "" {
+		var ts []string
+		for _, t := range p.Targets() {
+			if r := target.RedactString(t); !slices.Contains(ts, r) {
+				ts = append(ts, r)
+			}
+		}
+		where = fmt.Sprintf("%d targets (axis %s): %s", len(ts), plan.ShortAxis(p.TargetAxis), strings.Join(ts, ", "))
+	}
 	if p.Managed() {
 		v, _ := instance.Version(p.Instance.Kind, p.Instance.Version)
 		where = fmt.Sprintf("throwaway %s %s instances", p.Instance.Kind, v)
@@ -109,6 +120,13 @@ func WritePlanCheck(w io.Writer, p *plan.Plan, cells []*plan.Cell) {
 		}
 		if len(sets) > 0 {
 			extra += "; settings " + strings.Join(sets, ", ")
+		}
+		var tab []string
+		for _, kv := range c.Table {
+			tab = append(tab, kv.Name+"="+kv.Value)
+		}
+		if len(tab) > 0 {
+			extra += "; table " + strings.Join(tab, ", ")
 		}
 		for _, h := range p.Hooks.DuringRun {
 			if h.Applies(c) {

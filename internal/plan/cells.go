@@ -16,6 +16,7 @@ type Cell struct {
 
 	Workload     string
 	Options      []KV // workload options
+	Table        []KV // table options of the workload's prepare (Layout)
 	Settings     []KV // server settings, base first
 	OS           []KV // OS settings (sysctl keys without os.), base first
 	Clients      int
@@ -29,6 +30,9 @@ type Cell struct {
 	MaxTries     int
 	QueryMode    string
 	Instances    int
+	// Target is the DSN the cell runs on when an axis names the targets ("": the
+	// plan's target or instances).
+	Target string
 }
 
 // Coord is a cell's value on one axis. Axis is the axis's short name (ShortAxis):
@@ -58,9 +62,10 @@ func (c *Cell) Key() string {
 	return strings.Join(parts, " ")
 }
 
-// ShortAxis drops the settings. or options. prefix of an axis name.
+// ShortAxis drops the settings., options. or table. prefix of an axis name.
 func ShortAxis(name string) string {
 	name = strings.TrimPrefix(name, "settings.")
+	name = strings.TrimPrefix(name, "table.")
 	return strings.TrimPrefix(name, "options.")
 }
 
@@ -176,6 +181,10 @@ func resolve(params []Param) *Cell {
 			c.Rate, _ = strconv.ParseFloat(v, 64)
 		case prm.Key == "query_mode":
 			c.QueryMode = v
+		case prm.Key == "target":
+			c.Target = v
+		case strings.HasPrefix(prm.Key, "table."):
+			c.Table = append(c.Table, KV{strings.TrimPrefix(prm.Key, "table."), v, prm.Line})
 		case strings.HasPrefix(prm.Key, "options."):
 			c.Options = append(c.Options, KV{strings.TrimPrefix(prm.Key, "options."), v, prm.Line})
 		case strings.HasPrefix(prm.Key, "settings."+OSPrefix):

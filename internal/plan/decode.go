@@ -43,7 +43,7 @@ type decoder struct {
 }
 
 // topKeys are the keys a plan may have, in the order the documentation gives them.
-var topKeys = append([]string{"experiment", "description", "target", "restart_command", "instance", "workload", "options", "settings"},
+var topKeys = append([]string{"experiment", "description", "target", "restart_command", "instance", "workload", "options", "table", "settings"},
 	append(append([]string(nil), runKeys...), "seed", "connect_timeout", "reconnect_timeout", "repetitions", "order", "cooldown",
 		"restart", "prepare", "on_error", "labels", "collect", "matrix", "baseline", "judge", "hooks", "measure_restart", "thresholds")...)
 
@@ -79,11 +79,8 @@ func (d *decoder) plan(root *yaml.Node) {
 	if n := f["instance"]; n != nil {
 		d.instance(n)
 	}
-	switch {
-	case p.Target != "" && p.Instance != nil:
+	if p.Target != "" && p.Instance != nil {
 		d.probs.At(f["instance"], "give either target (a server you run) or instance (servers fathom starts), not both")
-	case f["target"] == nil && f["instance"] == nil:
-		d.probs.Add(root.Line, "missing target or instance: say where to run (target: postgres://… for your server, or instance: {kind: postgres} for a throwaway one)")
 	}
 	if n := f["restart_command"]; n != nil {
 		p.RestartCommand = d.str(n, "restart_command")
@@ -104,12 +101,9 @@ func (d *decoder) plan(root *yaml.Node) {
 			if s, ok := d.scalar(v, key); ok {
 				d.param(&p.Base, key, s, v)
 			}
-		case key == "options" || key == "settings":
+		case key == "options" || key == "settings" || key == "table":
 			d.paramMap(&p.Base, key, v)
 		}
-	}
-	if f["workload"] == nil {
-		d.probs.Add(root.Line, "missing workload: name a built-in workload (see `fathom workloads`) or a workload file")
 	}
 	if n := f["seed"]; n != nil {
 		if s, ok := d.scalar(n, "seed"); ok {
@@ -138,7 +132,7 @@ func (d *decoder) plan(root *yaml.Node) {
 	p.Restart = d.choice(f["restart"], "restart", "auto", "auto", "each")
 	p.Prepare = d.choice(f["prepare"], "prepare", "auto", "auto", "each", "never")
 	p.OnError = d.choice(f["on_error"], "on_error", "stop", "stop", "continue")
-	if p.Restart == "each" && p.Instance == nil && p.Target != "" && f["restart_command"] == nil {
+	if p.Restart == "each" && p.Instance == nil && f["restart_command"] == nil && (p.Target != "" || f["instance"] == nil && f["target"] == nil) {
 		d.probs.At(f["restart"], "restart: each on an external server needs restart_command (how to restart it)")
 	}
 	if n := f["labels"]; n != nil {
@@ -173,6 +167,10 @@ func (d *decoder) plan(root *yaml.Node) {
 	}
 	if n := f["matrix"]; n != nil {
 		d.matrix(n)
+	}
+	d.targetAxis(root, f)
+	if f["workload"] == nil && !d.axisSetsEverywhere("workload") {
+		d.probs.Add(root.Line, "missing workload: name a built-in workload (see `fathom workloads`) or a workload file, at the top or on every value of an axis")
 	}
 	if n := f["judge"]; n != nil {
 		p.Judge, p.JudgeLine = d.str(n, "judge"), n.Line
@@ -358,6 +356,12 @@ func (d *decoder) paramMap(list *[]Param, what string, n *yaml.Node) {
 		}
 		seen[name] = true
 		if s, ok := d.scalar(v, what+" "+k.Value); ok {
+			if what == "table" {
+				if msg := checkParam("table."+name, s); msg != "" {
+					d.probs.At(v, "%s", msg)
+					continue
+				}
+			}
 			if what == "settings" && strings.ContainsAny(s, "\n\r") {
 				d.probs.At(v, "setting %s: the value must be one line", k.Value)
 				continue
@@ -392,7 +396,7 @@ func (d *decoder) matrix(n *yaml.Node) {
 		ax := &Axis{Name: name, Line: k.Line}
 		switch {
 		case name == "workload" || name == "instances" || isRunKey(name) ||
-			strings.HasPrefix(name, "options.") || strings.HasPrefix(name, "settings."):
+			strings.HasPrefix(name, "options.") || strings.HasPrefix(name, "settings.") || strings.HasPrefix(name, "table."):
 			key := name
 			if strings.HasPrefix(name, "settings.") {
 				key = "settings." + d.settingKey(strings.TrimPrefix(name, "settings."))
@@ -434,6 +438,10 @@ func (d *decoder) matrix(n *yaml.Node) {
 		default:
 			if !axisRE.MatchString(name) {
 				d.probs.At(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
+				continue
+			}
+			if vv := problem.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode && name == "target" {
+				d.probs.At(k, "matrix: name the targets, so that results say which is which (and no DSN is a label): server: {pg: {target: postgres://…}, maria: {target: mysql://…}}")
 				continue
 			}
 			if vv := problem.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
@@ -490,10 +498,65 @@ func (d *decoder) matrix(n *yaml.Node) {
 	}
 }
 
+// axisSetsEverywhere reports whether one axis sets key in every one of its values (a
+// workload axis needs no workload at the top).
+func (d *decoder) axisSetsEverywhere(key string) bool {
+	for _, ax := range d.p.Axes {
+		n := 0
+		for _, av := range ax.Values {
+			if slices.ContainsFunc(av.Params, func(p Param) bool { return p.Key == key }) {
+				n++
+			}
+		}
+		if n > 0 && n == len(ax.Values) {
+			return true
+		}
+	}
+	return false
+}
+
+// targetAxis checks where the plan runs: its target, its instances, or the targets
+// an axis's named values give (one axis, every value with its own target).
+func (d *decoder) targetAxis(root *yaml.Node, f map[string]*yaml.Node) {
+	p := d.p
+	var axes []string
+	for _, ax := range p.Axes {
+		n := 0
+		line := 0
+		for _, av := range ax.Values {
+			for _, prm := range av.Params {
+				if prm.Key == "target" {
+					n++
+					line = prm.Line
+				}
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		axes = append(axes, ax.Name)
+		p.TargetAxis = ax.Name
+		switch {
+		case n < len(ax.Values):
+			d.probs.Add(ax.Line, "matrix %s: give every value a target (a value without one would have nowhere to run)", ax.Name)
+		case p.Target != "" || p.Instance != nil:
+			d.probs.Add(line, "matrix %s names targets: leave out the plan's target and instance (each value of %s says where its cells run)", ax.Name, ax.Name)
+		case p.RestartCommand != "":
+			d.probs.Add(line, "matrix %s names several targets: restart_command restarts one server, so it cannot be used with them", ax.Name)
+		}
+	}
+	if len(axes) > 1 {
+		d.probs.Add(root.Line, "matrix: %s all name targets: name the targets on one axis", strings.Join(axes, " and "))
+	}
+	if f["target"] == nil && f["instance"] == nil && len(axes) == 0 {
+		d.probs.Add(root.Line, "missing target or instance: say where to run (target: postgres://… for your server, instance: {kind: postgres} for a throwaway one, or an axis of named targets: matrix: {server: {pg: {target: postgres://…}, maria: {target: mysql://…}}})")
+	}
+}
+
 // bundle reads a named axis value: a mapping of parameters.
 func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
 	what := fmt.Sprintf("matrix %s %s", axis, av.Label)
-	known := append([]string{"workload", "instances", "options", "settings"}, runKeys...)
+	known := append([]string{"workload", "instances", "target", "options", "table", "settings"}, runKeys...)
 	f, ok := d.fields(n, what, known...)
 	if !ok {
 		return
@@ -508,7 +571,7 @@ func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
 			continue // unknown or duplicate, already reported
 		}
 		switch k.Value {
-		case "options", "settings":
+		case "options", "settings", "table":
 			d.paramMap(&av.Params, k.Value, v)
 		default:
 			if s, ok := d.scalar(v, what+" "+k.Value); ok {

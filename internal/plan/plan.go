@@ -27,9 +27,13 @@ type Plan struct {
 
 	Name        string
 	Description string
-	// Target is the DSN of an external server; empty with Instance.
+	// Target is the DSN of an external server; empty with Instance, and when an
+	// axis's values name the targets (TargetAxis).
 	Target     string
 	TargetLine int
+	// TargetAxis is the axis whose named values each set a target (servers, or
+	// instances of different engines or versions): "" when the plan has one target.
+	TargetAxis string
 	// RestartCommand restarts an external server (for settings that need it, and for
 	// restart: each).
 	RestartCommand string
@@ -214,12 +218,46 @@ const (
 func (p *Plan) Managed() bool { return p.Instance != nil }
 
 // Kind is the server kind the plan runs against ("postgres"): the kind that owns the
-// target DSN, or whose throwaway instances the plan starts ("" when none does).
+// target DSN, or whose throwaway instances the plan starts, or of every target of
+// its target axis ("" when none does, or the targets are of several kinds).
 func (p *Plan) Kind() string {
 	if p.Instance != nil {
 		return kindOfInstance(p.Instance.Kind)
 	}
+	if p.TargetAxis != "" {
+		kind := ""
+		for i, t := range p.Targets() {
+			k := kindOfDSN(t)
+			if i > 0 && k != kind {
+				return ""
+			}
+			kind = k
+		}
+		return kind
+	}
 	return kindOfDSN(p.Target)
+}
+
+// Targets lists the external servers the plan runs on, in the order given: its
+// target, or the targets of its target axis (none with throwaway instances).
+func (p *Plan) Targets() []string {
+	if p.Target != "" {
+		return []string{p.Target}
+	}
+	var out []string
+	for _, ax := range p.Axes {
+		if ax.Name != p.TargetAxis {
+			continue
+		}
+		for _, av := range ax.Values {
+			for _, prm := range av.Params {
+				if prm.Key == "target" {
+					out = append(out, prm.Value)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Run parameter keys that can be set at the top of a plan and on axes.
@@ -236,7 +274,14 @@ func isRunKey(k string) bool {
 
 // checkParam checks one parameter's value and returns the problem, if any.
 func checkParam(key, value string) string {
+	if strings.HasPrefix(key, "table.") {
+		return checkTable(strings.TrimPrefix(key, "table."), value)
+	}
 	switch key {
+	case "target":
+		if kindOfDSN(value) == "" {
+			return "target: not a DSN fathom knows: use postgres://…, mysql://…, redis://… or sqlite:PATH"
+		}
 	case "clients", "max_tries":
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 1 || n > 100000 {

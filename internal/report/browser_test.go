@@ -65,15 +65,33 @@ func TestReportInBrowser(t *testing.T) {
 	checkReadable(t, browse(t, bin, r, "report-sizes.png", 1360, 900, readableChecks...).extra)
 }
 
+// outsideJS counts the chart texts that are cut or collide: reaching outside their
+// chart's viewBox (mapped to the page, which clips them), or lying over another chart.
+// Every run's section is opened first (a closed one keeps its charts' boxes, stacked).
+const outsideJS = `(() => { document.querySelectorAll("details").forEach(d => { d.open = true; });
+	const svgs = Array.from(document.querySelectorAll("svg.chart")), outer = svgs.map(s => s.getBoundingClientRect());
+	let n = 0;
+	svgs.forEach((s, i) => {
+		let r = outer[i];
+		const vb = s.viewBox.baseVal, m = s.getScreenCTM();
+		if (vb && m && vb.width > 0) { const a = new DOMPoint(vb.x, vb.y).matrixTransform(m), c = new DOMPoint(vb.x + vb.width, vb.y + vb.height).matrixTransform(m);
+			r = { left: Math.max(a.x, r.left), top: Math.max(a.y, r.top), right: Math.min(c.x, r.right), bottom: Math.min(c.y, r.bottom) }; }
+		for (const t of s.querySelectorAll("text")) {
+			const b = t.getBoundingClientRect();
+			if (b.width === 0) continue;
+			if (b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 || b.bottom > r.bottom + 1) { n++; continue; }
+			if (outer.some((o, k) => k !== i && b.left < o.right - 1 && b.right > o.left + 1 && b.top < o.bottom - 1 && b.bottom > o.top + 1)) n++;
+		}
+	});
+	return n; })()`
+
 // readableChecks count what makes a chart unreadable: a tick reading "∞" or "NaN",
-// text reaching outside its chart (a clipped category label), and a bar, box or
+// text reaching outside its chart's viewBox or over another chart (a clipped category or
+// axis label), and a bar, box or
 // whisker touching the top of its frame.
 var readableChecks = []string{
 	`Array.from(document.querySelectorAll("svg.chart text")).filter(t => /∞|NaN/.test(t.textContent)).length`,
-	`Array.from(document.querySelectorAll("svg.chart")).map(s => { const r = s.getBoundingClientRect();
-		return Array.from(s.querySelectorAll("text")).filter(t => { const b = t.getBoundingClientRect();
-			return b.width > 0 && (b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 || b.bottom > r.bottom + 1) }).length })
-		.reduce((a, b) => a + b, 0)`,
+	outsideJS,
 	`Array.from(document.querySelectorAll("svg.chart")).map(s => { const f = s.querySelector("rect.frame"); if (!f) return 0;
 		const top = f.getBoundingClientRect().top;
 		return Array.from(s.querySelectorAll("rect.bar:not(.key), g.box")).filter(e => e.getBoundingClientRect().top < top + 2).length })

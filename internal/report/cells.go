@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -121,7 +122,37 @@ func ExperimentRows(ctx context.Context, st store.Store, exp *store.Experiment) 
 			r.LatePct, r.DropPct, r.SvcP99 = analyze.Median(v[i].late), analyze.Median(v[i].drop), analyze.Median(v[i].svc)
 		}
 	}
+	baselineOrder(exp.Axes, rows)
 	return rows, slots, nil
+}
+
+// baselineOrder puts the cell rows in the order the report's charts draw the cells:
+// on each axis the baseline (the plan's, else the first value listed) first, then the
+// values as the plan lists them; the first row is the baselines' cell.
+func baselineOrder(axes []store.ExperimentAxis, rows []*CellRow) {
+	rank := map[string]map[string]int{}
+	for _, a := range axes {
+		m := map[string]int{}
+		for i, v := range a.Values {
+			m[v] = i + 1
+		}
+		if _, ok := m[a.Baseline]; ok {
+			m[a.Baseline] = 0
+		}
+		rank[a.Name] = m
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		for k := range rows[i].Coords {
+			if k >= len(rows[j].Coords) {
+				break
+			}
+			a, b := rank[rows[i].Coords[k].Axis][rows[i].Coords[k].Value], rank[rows[j].Coords[k].Axis][rows[j].Coords[k].Value]
+			if a != b {
+				return a < b
+			}
+		}
+		return rows[i].Cell < rows[j].Cell
+	})
 }
 
 // writeExperimentTable prints the cell table: axis values, repetitions done, median

@@ -82,7 +82,7 @@ func TestCompareByFourValues(t *testing.T) {
 			groups[d.Run.Labels["persistence"]] = append(groups[d.Run.Labels["persistence"]], MetricOf(d, MetricTPS))
 		}
 		kw := analyze.KruskalWallis([][]float64{groups["none"], groups["rdb"], groups["aof"], groups["both"]})
-		if want := "p = " + pValue(kw.P); !strings.Contains(e.Comparisons[0].Notes[1], want) {
+		if want := ", " + pValue(kw.P) + ":"; !strings.Contains(e.Comparisons[0].Notes[1], want) {
 			t.Errorf("overall note %q lacks %q", e.Comparisons[0].Notes[1], want)
 		}
 		fs := files(t, r)

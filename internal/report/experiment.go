@@ -31,12 +31,15 @@ type Experiment struct {
 	// other axes.
 	CompareBy   string
 	Comparisons []*Comparison
+	// ByLabels is set when the runs were grouped by their labels (fathom report on
+	// runs) rather than run by a plan: then anything about them may differ.
+	ByLabels bool
 }
 
 // Axis is one dimension of an experiment.
 type Axis struct {
 	Name string
-	// Values in display order: by quantity when every value is a number of one kind
+	// Values in display order: the baseline first, then by quantity when every value is a number of one kind
 	// (8, 16, 32; 16MB, 1GB; 250ms, 2s), else in the order the plan listed them (or,
 	// for runs grouped by labels, the order they first ran).
 	Values  []string
@@ -189,7 +192,11 @@ func GroupRuns(name string, data []*RunData, axes []string, baselines map[string
 		}
 		specs = append(specs, m)
 	}
-	return NewExperiment(name, specsOf, specs)
+	e, err := NewExperiment(name, specsOf, specs)
+	if e != nil {
+		e.ByLabels = true
+	}
+	return e, err
 }
 
 func labelList(d *RunData) string {
@@ -305,6 +312,7 @@ func NewExperiment(name string, axes []AxisSpec, specs []MemberSpec) (*Experimen
 		case len(ax.Values) > 0:
 			ax.Baseline = ax.Values[0]
 		}
+		ax.baselineFirst()
 		e.Axes = append(e.Axes, ax)
 	}
 	cells := map[string]*Cell{}
@@ -336,6 +344,23 @@ func NewExperiment(name string, axes []AxisSpec, specs []MemberSpec) (*Experimen
 		c.Errors = analyze.Summarize(metricValues(c.Members, MetricErrors), analyze.DefaultConfidence)
 	}
 	return e, nil
+}
+
+// baselineFirst puts the axis's baseline first in its order, so that every chart and
+// table drawn by category (cells, boxes, bars, panels, series, comparisons) shows the
+// reference first, where a reader looks for it. A numeric axis is otherwise in
+// ascending order; its charts with the values on the x axis place each at its value,
+// and its sweep lines are in ascending order (lines).
+func (a *Axis) baselineFirst() {
+	i := slices.Index(a.Values, a.Baseline)
+	if i <= 0 {
+		return
+	}
+	a.Values = append([]string{a.Baseline}, slices.Delete(slices.Clone(a.Values), i, i+1)...)
+	if i < len(a.Nums) {
+		n := a.Nums[i]
+		a.Nums = append([]float64{n}, slices.Delete(slices.Clone(a.Nums), i, i+1)...)
+	}
 }
 
 func (e *Experiment) less(a, b []string) bool {
@@ -391,6 +416,12 @@ func (e *Experiment) lines(skip int) (names []string, cells [][]*Cell) {
 			cells = append(cells, nil)
 		}
 		cells[j] = append(cells[j], c)
+	}
+	if skip >= 0 && skip < len(e.Axes) && e.Axes[skip].Numeric { // along a numeric axis, by value (the baseline may be first in e.Cells)
+		ax := &e.Axes[skip]
+		for _, line := range cells {
+			sort.SliceStable(line, func(i, j int) bool { return ax.Num(line[i].Values[skip]) < ax.Num(line[j].Values[skip]) })
+		}
 	}
 	return names, cells
 }
@@ -827,7 +858,7 @@ func overallTest(axis string, values []string, byValue map[string][]*RunData) []
 		if t.P < analyze.DefaultAlpha {
 			verdict = "at least one value differs"
 		}
-		s := fmt.Sprintf("Overall, %s across the %d values of %s (Kruskal–Wallis): H = %.3g, df %d, p = %s: %s.", metricTitles[metric], n, axis, t.H, t.DF, pValue(t.P), verdict)
+		s := fmt.Sprintf("Overall, %s across the %d values of %s (Kruskal–Wallis): H = %.3g, df %d, %s: %s.", metricTitles[metric], n, axis, t.H, t.DF, pValue(t.P), verdict)
 		if len(t.Warnings) > 0 {
 			s += " (" + strings.Join(t.Warnings, "; ") + ")"
 		}

@@ -52,6 +52,9 @@ func (r *Report) Figures(d *RunData) RunFigures {
 
 // ExperimentFigures are an experiment's charts as the static report draws them.
 type ExperimentFigures struct {
+	// Cautions are what to know before reading a difference between cells (runs that
+	// differ in more than the axes, too few repetitions): Experiment.Cautions.
+	Cautions []string `json:"cautions,omitempty"`
 	// Summary holds TPS per cell as box plots, median TPS as grouped bars and the
 	// scaling curves against the sweep axis.
 	Summary []chart.Chart `json:"summary"`
@@ -69,7 +72,7 @@ func (r *Report) ExperimentFigures() *ExperimentFigures {
 	if r.Experiment == nil {
 		return nil
 	}
-	f := &ExperimentFigures{Summary: r.experimentCharts(), Small: r.smallMultiples()}
+	f := &ExperimentFigures{Summary: r.experimentCharts(), Small: r.smallMultiples(), Cautions: r.Experiment.Cautions()}
 	f.TimeTitle, f.Time = r.timeOverlays()
 	for i := range f.Summary {
 		f.Summary[i].Resolve()

@@ -105,6 +105,7 @@ type htmlPage struct {
 	Comparisons                 []htmlComparison
 	JudgeNote                   string
 	Baselines                   string
+	Cautions                    []string
 	TimeTitle                   string
 	TimeFigures                 []htmlFigure
 	RunsTable                   htmlTable
@@ -137,6 +138,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		if len(bls) > 0 {
 			p.Baselines = "Baseline (side A of every comparison, the reference of every change): " + strings.Join(bls, ", ") + "."
 		}
+		p.Cautions = e.Cautions()
 		p.ExpFigures = svgFigures(r.experimentCharts()...)
 		var overlays []chart.Chart
 		p.TimeTitle, overlays = r.timeOverlays()
@@ -194,6 +196,7 @@ func (r *Report) embeddedData() any {
 		Runs        []run             `json:"runs"`
 		Axes        []string          `json:"axes,omitempty"`
 		Baselines   map[string]string `json:"baselines,omitempty"`
+		Cautions    []string          `json:"cautions,omitempty"`
 		Judge       string            `json:"judge,omitempty"`
 		Cells       []cell            `json:"cells,omitempty"`
 		Comparisons []jsonComparison  `json:"comparisons,omitempty"`
@@ -202,6 +205,7 @@ func (r *Report) embeddedData() any {
 		out.Runs = append(out.Runs, run{d.Run.ID, d.Run.Labels, d.Summary, jsonFloat(d.ErrorPct), d.Stalls})
 	}
 	if e := r.Experiment; e != nil {
+		out.Cautions = e.Cautions()
 		out.Baselines = map[string]string{}
 		for _, a := range e.Axes {
 			out.Axes = append(out.Axes, a.Name)

@@ -140,6 +140,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(w, "Baseline (side A of every comparison): %s. ", mdEsc(strings.Join(bls, ", ")))
 		}
 		fmt.Fprintf(w, "Each cell shows the median over its repetitions, the range, and a 95%% confidence interval of the median where there are enough repetitions (≥ 6).\n\n")
+		for _, c := range e.Cautions() {
+			fmt.Fprintf(w, "> **Caution:** %s\n\n", mdEsc(c))
+		}
 		r.cellTableMarkdown(w)
 		if e.SLO != nil {
 			fmt.Fprintf(w, "\n## Latency objective %s\n\n", mdEsc(e.SLO.Text))

@@ -205,6 +205,7 @@ func TestBrowseRuns(t *testing.T) {
 		t.Fatalf("%v rows, want 13", n)
 	}
 	b.shot("runs.png")
+	b.readable("runs page")
 	// Filter by target kind with the form, as a user would.
 	b.str(`(() => { const s = document.querySelector("select[name=kind]"); s.value = "mysql"; s.dispatchEvent(new Event("change")); return ""; })()`)
 	b.until(`location.hash.includes("kind=mysql") && document.body.dataset.ready === location.hash`)
@@ -236,6 +237,7 @@ func TestBrowseRuns(t *testing.T) {
 		t.Errorf("error row %q", got)
 	}
 	b.shot("run.png")
+	b.readable("run page")
 	// Downloads: every format report's registry renders a run in, as links to files.
 	if got := b.str(`Array.from(document.querySelectorAll(".downloads a")).map(a => a.textContent + "=" + new URL(a.href).pathname + new URL(a.href).search).join(" ")`); got !=
 		"text=/api/runs/13/export?format=text csv=/api/runs/13/export?format=csv json=/api/runs/13/export?format=json junit=/api/runs/13/export?format=junit openmetrics=/api/runs/13/export?format=openmetrics" {
@@ -283,6 +285,7 @@ func TestBrowseRuns(t *testing.T) {
 		t.Errorf("compare downloads: %s", got)
 	}
 	b.shot("compare.png")
+	b.readable("compare page")
 }
 
 // dragX drags across the chart's plot from fraction a to fraction b of its width.
@@ -392,6 +395,11 @@ func TestBrowseExperiment(t *testing.T) {
 	if n := b.num(`document.querySelectorAll("#cells tbody tr").length`); n != 4 {
 		t.Errorf("%v cells, want 4", n)
 	}
+	// Three runs a cell cannot tell two cells apart: the page says so above the charts.
+	b.until(`document.querySelector("ul.cautions li")`)
+	if c := b.str(`document.querySelector("ul.cautions").textContent`); !strings.Contains(c, "With 3 repetitions a cell no difference between two cells can be significant") {
+		t.Errorf("experiment page cautions: %q", c)
+	}
 	// The charts are drawn from the models the static report draws as SVG: box plot,
 	// bars, the two scaling curves, the cells over time, and one small chart per
 	// clients value.
@@ -436,6 +444,7 @@ func TestBrowseExperiment(t *testing.T) {
 		t.Errorf("%v box plots in the experiment's static report, want 5 (4 cells and all runs)", boxes)
 	}
 	b.shot("experiment.png")
+	b.readable("experiment page")
 }
 
 // TestBrowseLive: a run in progress; its page updates as intervals arrive and says
@@ -463,4 +472,5 @@ func TestBrowseLive(t *testing.T) {
 	}
 	b.until(`document.getElementById("livestatus").textContent.includes("ended")`)
 	b.shot("live-ended.png")
+	b.readable("live run page")
 }

@@ -240,6 +240,27 @@ function unitFormat(unit) {
   return v => (v === null || v === undefined ? "–" : num(v / (u.div || 1)) + (u.suffix ? (["ms", "µs", "s"].includes(u.suffix) ? " " : "") + u.suffix : ""));
 }
 
+// fitLabel makes an axis label fit the chart it is drawn on (uPlot centres it on the
+// plot, and the canvas cuts what passes its edge): as written when it fits, else with
+// "transactions per second" said "tps", else cut short with an ellipsis (the figure's
+// title and legend still say it in full).
+function fitLabel(text) {
+  return (u, i) => {
+    const a = u.axes[i], vertical = a.side % 2 === 1, b = u.bbox;
+    const mid = vertical ? b.top + b.height / 2 : b.left + b.width / 2, lim = vertical ? u.ctx.canvas.height : u.ctx.canvas.width;
+    const room = 2 * Math.min(mid, lim - mid) - 4 * devicePixelRatio;
+    const ctx = u.ctx;
+    ctx.save();
+    ctx.font = a.labelFont[0];
+    const fits = t => ctx.measureText(t).width <= room;
+    let t = text;
+    if (!fits(t)) t = t.replace(/transactions per second/g, "tps");
+    while (!fits(t) && t.length > 2) t = t.slice(0, -2) + "…";
+    ctx.restore();
+    return t;
+  };
+}
+
 function figureOf(parent, model, cls) {
   const box = el("figure", { class: "chart" + (cls ? " " + cls : ""), id: model.id || undefined, "data-title": model.title, "data-kind": model.kind || "line" });
   box.append(el("h3", {}, model.title));
@@ -342,15 +363,30 @@ function drawCategories(parent, model) {
     ctx.restore();
   };
   const width = Math.max(320, plot.clientWidth || parent.clientWidth || 600);
+  // Category names too long to stand side by side are slanted, and the axis is made
+  // deep enough for the longest (the canvas would cut it), the plot keeping 120 px.
+  const rotate = cats.some(c => c.length * 7 > width / Math.max(cats.length, 1)) ? -35 : 0;
+  const slanted = (u, values) => {
+    if (!values) return 60;
+    const ctx = u.ctx, a = u.axes[0], dpr = devicePixelRatio;
+    ctx.save(); ctx.font = a.font[0];
+    const w = Math.max(0, ...values.map(v => ctx.measureText(String(v ?? "")).width)) / dpr;
+    ctx.restore();
+    const th = Math.abs(rotate) * Math.PI / 180, fs = a.font[1] / dpr;
+    return Math.min(Math.ceil(w * Math.sin(th) + fs * Math.cos(th) + (a.ticks.size || 0) + a.gap + 4), height - 120 - 30);
+  };
+  // The chart grows by what the slanted names need beyond the usual 60 px (about 7 px
+  // a character), so that the plot keeps its height.
+  const height = 280 + (rotate ? Math.max(0, Math.ceil(Math.max(...cats.map(c => c.length)) * 7 * Math.sin(35 * Math.PI / 180)) + 30 - 60) : 0);
   const u = new uPlot({
-    width, height: 280,
+    width, height,
     series: [{ label: model.xlabel || "cell", value: (u, v) => (v === null ? "–" : cats[v] ?? "") }, ...series],
     legend: { live: true },
     cursor: { drag: { x: false, y: false }, points: { show: false } },
     scales: { x: { time: false, range: () => [-0.5, cats.length - 0.5] }, y: { range: () => [0, top > 0 ? top * 1.08 : 1] } },
     axes: [
-      { label: model.xlabel, splits: () => xs, values: (u, splits) => splits.map(i => cats[i] ?? ""), rotate: cats.some(c => c.length * 7 > width / Math.max(cats.length, 1)) ? -35 : 0, size: 60 },
-      { label: model.ylabel + (yu.suffix ? ` (${yu.suffix})` : ""), values: (u, splits) => splits.map(v => num(v / (yu.div || 1))), size: 60 },
+      { label: model.xlabel ? fitLabel(model.xlabel) : undefined, splits: () => xs, values: (u, splits) => splits.map(i => cats[i] ?? ""), rotate, size: rotate ? slanted : 60 },
+      { label: fitLabel(model.ylabel + (yu.suffix ? ` (${yu.suffix})` : "")), values: (u, splits) => splits.map(v => num(v / (yu.div || 1))), size: 60 },
     ],
     hooks: { draw: [draw] },
   }, data, plot);
@@ -395,9 +431,9 @@ function drawLines(parent, model, group, look) {
     },
     axes: [
       // A tick the filter left out (null: a fractional run number) gets no label, not "–".
-      { label: model.xlabel, values: (u, splits) => splits.map(v => (v === null || v === undefined ? null : xfmt(v))), splits: nines ? (u, i, lo, hi) => { const s = []; for (let k = 0; k <= Math.floor(hi); k++) s.push(k); return s; } : undefined,
+      { label: model.xlabel ? fitLabel(model.xlabel) : undefined, values: (u, splits) => splits.map(v => (v === null || v === undefined ? null : xfmt(v))), splits: nines ? (u, i, lo, hi) => { const s = []; for (let k = 0; k <= Math.floor(hi); k++) s.push(k); return s; } : undefined,
         filter: model.xwhole ? (u, splits) => splits.map(v => (Number.isInteger(v) ? v : null)) : undefined },
-      { label: model.ylabel + (yu.suffix ? ` (${yu.suffix})` : ""), values: (u, splits) => splits.map(v => num(v / (yu.div || 1))), size: 60,
+      { label: fitLabel(model.ylabel + (yu.suffix ? ` (${yu.suffix})` : "")), values: (u, splits) => splits.map(v => num(v / (yu.div || 1))), size: 60,
         splits: log ? (u, i, lo, hi) => logTicks(lo / (yu.div || 1), hi / (yu.div || 1)).map(v => v * (yu.div || 1)).filter(v => v >= lo * 0.999 && v <= hi * 1.001) : undefined },
     ],
     plugins: [bandsPlugin(cur)],
@@ -715,20 +751,31 @@ async function experimentsPage() {
           el("td", {}, e.target), el("td", {}, when(e.created_at)))))));
 }
 
+// baselineFirst orders an axis's values as the report's charts do: the baseline
+// (the plan's, else the first listed) first, the others as listed.
+function baselineFirst(a) {
+  const vs = a.values || [], b = a.baseline || vs[0];
+  return vs.includes(b) ? [b, ...vs.filter(v => v !== b)] : vs;
+}
+
 async function experimentPage(id) {
   const x = await api(`/api/experiments/${id}`);
   const e = x.experiment;
+  // The cells in the charts' order: each axis's baseline first.
+  const order = new Map((e.axes || []).map(a => [a.name, baselineFirst(a)]));
+  const rank = c => (c.coords || []).map(co => { const vs = order.get(co.axis) || []; return vs.indexOf(co.value); });
+  x.cells = [...(x.cells || [])].sort((p, q) => { const a = rank(p), b = rank(q); for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i]; return p.cell - q.cell; });
   const cells = el("table", { id: "cells" }, el("thead", {}, el("tr", {}, ["cell", "runs", "tx/s median", "min–max", "p95 median", "p99 median", "errors", "compare"].map(h => el("th", {}, h)))),
     el("tbody", {}, (x.cells || []).map((c, i) => el("tr", {},
       el("td", {}, c.key), el("td", { class: "num" }, `${c.runs}/${c.planned}` + (c.failed ? ` (${c.failed} failed)` : "")),
       el("td", { class: "num" }, rate(c.tps_median)), el("td", { class: "num" }, `${rate(c.tps_min)}–${rate(c.tps_max)}`),
       el("td", { class: "num" }, ms(c.p95_ms_median)), el("td", { class: "num" }, ms(c.p99_ms_median)), el("td", { class: "num" }, c.errors),
       el("td", {}, i > 0 && c.run_ids && c.run_ids.length && x.cells[0].run_ids && x.cells[0].run_ids.length ?
-        el("a", { href: "#/compare?" + new URLSearchParams({ a: x.cells[0].run_ids.join(","), b: c.run_ids.join(",") }) }, "vs first cell") : "")))));
+        el("a", { href: "#/compare?" + new URLSearchParams({ a: x.cells[0].run_ids.join(","), b: c.run_ids.join(",") }), title: `compare with ${x.cells[0].key}, the baselines' cell` }, "vs baseline") : "")))));
   const figs = el("div", { id: "exp-charts" });
   show(el("h1", {}, `Experiment ${e.name}`),
     el("dl", { class: "facts" }, el("dt", {}, "status"), el("dd", {}, `${e.status}${e.reason ? " (" + e.reason + ")" : ""}: ${e.complete} of ${e.slots} slots done`),
-      el("dt", {}, "target"), el("dd", {}, e.target), el("dt", {}, "axes"), el("dd", {}, (e.axes || []).map(a => `${a.name} (${(a.values || []).join(", ")})`).join(" × ") || "none"),
+      el("dt", {}, "target"), el("dd", {}, e.target), el("dt", {}, "axes"), el("dd", {}, (e.axes || []).map(a => `${a.name} (${baselineFirst(a).join(", ")}; baseline ${baselineFirst(a)[0]})`).join(" × ") || "none"),
       el("dt", {}, "repetitions"), el("dd", {}, `${e.repetitions}, ${e.order} order`)),
     el("h2", {}, "Cells"), cells,
     el("h2", {}, "Charts"), figs,
@@ -737,6 +784,7 @@ async function experimentPage(id) {
   // The charts, drawn from the models the static report draws as SVG.
   let f;
   try { f = await api(`/api/experiments/${id}/figures`); } catch (err) { figs.append(el("p", { class: "note" }, "No charts: " + err.message)); return; }
+  if ((f.cautions || []).length) figs.before(el("ul", { class: "warnings cautions" }, f.cautions.map(c => el("li", {}, c))));
   const group = new ZoomGroup();
   group.key = "exp-" + id;
   cleanup.push(() => group.destroy());

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -227,9 +228,40 @@ func (r *resolver) checkAfter(after string, line int) {
 	r.p.Add(line, "after: table %s is not defined under tables:", tn)
 }
 
+// paramRef is a parameter in SQL text: $name.
+var paramRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
+
+// sqlWord is what a parameter may put into SQL text: one word (an engine, a number, a
+// tablespace), never quotes, spaces or punctuation that could change the statement.
+var sqlWord = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
+
+// ddlParams puts the parameters' values into a table's own CREATE TABLE statements
+// (ENGINE=$engine): a string parameter where the workload allows it. A $word that
+// names no parameter is left as written (PostgreSQL's $tag$ quoting).
+func (r *resolver) ddlParams(ft *Table) map[string]string {
+	if len(ft.DDL) == 0 {
+		return ft.DDL
+	}
+	out := make(map[string]string, len(ft.DDL))
+	for dialect, sql := range ft.DDL {
+		out[dialect] = paramRef.ReplaceAllStringFunc(sql, func(ref string) string {
+			v, ok := r.lookup(ref[1:])
+			if !ok {
+				return ref
+			}
+			if v = strings.TrimSpace(v); !sqlWord.MatchString(v) {
+				r.p.Add(ft.Line, "table %s ddl %s: parameter %s is %q: a value in SQL text must be one word of letters, digits, '_' and '.'", ft.Name, dialect, ref[1:], v)
+				return ref
+			}
+			return v
+		})
+	}
+	return out
+}
+
 func (r *resolver) tables() {
 	for _, ft := range r.f.Tables {
-		t := &table{line: ft.Line, ddl: ft.DDL}
+		t := &table{line: ft.Line, ddl: r.ddlParams(ft)}
 		t.def.Name = ft.Name
 		t.def.PrimaryKey = ft.PrimaryKey
 		what := "table " + ft.Name
@@ -301,6 +333,12 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 	case "const":
 		n := g.Const
 		if v := strings.TrimSpace(n.Value); strings.HasPrefix(v, "$") && n.Style == 0 {
+			// A parameter whose value is not a number is a string constant.
+			if s, ok := r.lookup(v[1:]); ok && paramRef.FindString(v) == v {
+				if _, err := parseNumber(strings.TrimSpace(s)); err != nil {
+					return &constGen{v: target.Text([]byte(s)), desc: strconv.Quote(s)}
+				}
+			}
 			f, ok := r.num(n, what)
 			if !ok {
 				return nil
