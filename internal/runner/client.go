@@ -50,17 +50,10 @@ func (r *Runner) client(c *client) {
 			}
 		}
 		typ := c.worker.Next()
-		if w, ok := c.worker.(workload.Waiter); ok && !openLoop {
-			if d := w.Wait(); d > 0 {
-				until := now.Add(d)
-				if !r.end.IsZero() && !until.Before(r.end) {
-					sleepUntil(r, r.end)
-					break
-				}
-				if !sleepUntil(r, until) {
-					break
-				}
-				now = time.Now()
+		if !openLoop {
+			var ok bool
+			if now, ok = r.waitBefore(c, now); !ok {
+				break
 			}
 		}
 		run := true // false: failed to connect (-C), counted, and the client reconnected
@@ -90,6 +83,29 @@ func (r *Runner) client(c *client) {
 			r.dropUntil(c, sched, until)
 		}
 	}
+}
+
+// waitBefore waits out a workload.Waiter's wait before the drawn transaction (a
+// closed loop's terminal user keying and thinking) and returns the time after it;
+// false when the run ended or stopped meanwhile and the transaction must not run.
+func (r *Runner) waitBefore(c *client, now time.Time) (time.Time, bool) {
+	w, ok := c.worker.(workload.Waiter)
+	if !ok {
+		return now, true
+	}
+	d := w.Wait()
+	if d <= 0 {
+		return now, true
+	}
+	until := now.Add(d)
+	if !r.end.IsZero() && !until.Before(r.end) {
+		sleepUntil(r, r.end)
+		return now, false
+	}
+	if !sleepUntil(r, until) {
+		return now, false
+	}
+	return time.Now(), true
 }
 
 // exactDrops: dropUntil draws up to this many dropped starts one by one.

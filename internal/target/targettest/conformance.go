@@ -55,24 +55,7 @@ func RowsKeepAffected(t *testing.T, open func(t *testing.T, cfg target.Config) (
 			if res.Rows != 0 || len(res.First) != 0 {
 				t.Errorf("no rows: %+v", res)
 			}
-			res.KeepAll = true
-			if err := sel.Run(ctx, []target.Value{target.Int64(2)}, &res); err != nil {
-				t.Fatal(err)
-			}
-			var all []string
-			for _, v := range res.First {
-				all = append(all, string(v.Text))
-			}
-			if res.Rows != 3 || len(res.First) != 6 || strings.Join(all, ",") != "2,20,3,30,4," || res.First[5].Kind != target.KindNull {
-				t.Errorf("with KeepAll: rows %d, kept %q", res.Rows, all)
-			}
-			if err := sel.Run(ctx, []target.Value{target.Int64(4)}, &res); err != nil {
-				t.Fatal(err)
-			}
-			if res.Rows != 1 || len(res.First) != 2 || string(res.First[0].Text) != "4" {
-				t.Errorf("with KeepAll, one row: %+v", res)
-			}
-			res.KeepAll = false
+			keepAll(t, sel, &res)
 			upd := prepare("UPDATE " + tb + " SET v = v + 1 WHERE id <= ?")
 			if err := upd.Run(ctx, []target.Value{target.Int64(3)}, &res); err != nil {
 				t.Fatal(err)
@@ -85,6 +68,32 @@ func RowsKeepAffected(t *testing.T, open func(t *testing.T, cfg target.Config) (
 				t.Errorf("delete: %+v %v", res, err)
 			}
 		})
+	}
+}
+
+// keepAll checks Result.KeepAll with sel (SELECT id, v … WHERE id >= ? ORDER BY id over
+// rows (2, 20), (3, 30), (4, NULL)): every row kept one after the other, NULL as
+// KindNull, and a later result of one row shortens First.
+func keepAll(t *testing.T, sel target.Stmt, res *target.Result) {
+	t.Helper()
+	ctx := context.Background()
+	res.KeepAll = true
+	defer func() { res.KeepAll = false }()
+	if err := sel.Run(ctx, []target.Value{target.Int64(2)}, res); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, v := range res.First {
+		all = append(all, string(v.Text))
+	}
+	if res.Rows != 3 || len(res.First) != 6 || strings.Join(all, ",") != "2,20,3,30,4," || res.First[5].Kind != target.KindNull {
+		t.Errorf("with KeepAll: rows %d, kept %q", res.Rows, all)
+	}
+	if err := sel.Run(ctx, []target.Value{target.Int64(4)}, res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 1 || len(res.First) != 2 || string(res.First[0].Text) != "4" {
+		t.Errorf("with KeepAll, one row: %+v", res)
 	}
 }
 
