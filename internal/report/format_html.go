@@ -1,9 +1,11 @@
 package report
 
-// htmlFormat is the self-contained page of `fathom report` (index.html).
+// htmlFormat is the self-contained page of `fathom report` (index.html), and a
+// series' history as a page of its own (`fathom history SERIES -f html`).
 var htmlFormat = Format{
 	Name: "html", MediaType: "text/html; charset=utf-8", Ext: ".html",
 	Render: map[Kind]Renderer{
-		KindReport: method((*Report).WriteHTML),
+		KindReport:  method((*Report).WriteHTML),
+		KindHistory: method((*History).writeHTMLFile),
 	},
 }

@@ -190,3 +190,36 @@ func TestHistoryOutputs(t *testing.T) {
 		golden(t, "regressions."+f, b.Bytes())
 	}
 }
+
+// TestHistoryHTMLFile: `fathom history SERIES -f html` is a page of its own: a chart
+// for every metric, the change found and what changed, no link to serve's pages and
+// no stylesheet to fetch; serve's page (one metric) links its runs.
+func TestHistoryHTMLFile(t *testing.T) {
+	h := testHistory(t)
+	var b bytes.Buffer
+	if err := Render(context.Background(), &b, "html", KindHistory, h); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := strings.Count(page, `<svg class="history"`); n != len(HistoryMetrics) {
+		t.Errorf("%d charts, want one per metric (%d)", n, len(HistoryMetrics))
+	}
+	for _, bad := range []string{`href="/`, "/ui/app.css", "/api/"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the file links to serve (%q)", bad)
+		}
+	}
+	if len(h.Changes) == 0 || !strings.Contains(page, "What changed: "+strings.Join(h.Changes[0].Changed, "; ")) {
+		t.Errorf("the page does not say what changed at the change: %+v", h.Changes)
+	}
+	b.Reset()
+	if err := WriteHistoryHTML(&b, h, HistoryPage{Metric: "p99"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), `<svg class="history"`); n != 1 || !strings.Contains(b.String(), `href="/#/run/`) {
+		t.Errorf("serve's page: %d charts, run links %v; want one chart and its runs linked", n, strings.Contains(b.String(), `href="/#/run/`))
+	}
+	if err := WriteHistoryHTML(&b, h, HistoryPage{Metric: "tpx"}); err == nil || !strings.Contains(err.Error(), "use one of tps") {
+		t.Errorf("an unknown metric: %v", err)
+	}
+}
