@@ -370,17 +370,30 @@ func TestStoreOutageOverBound(t *testing.T) {
 	}
 }
 
-// A 10 s store outage (the network cut, or the server stopped) in the middle of an
+// A store outage (the network cut for 10 s, or the server stopped for 10 s and for 60 s) in the middle of an
 // experiment: the experiment goes on through it (the run under way measures on; the
 // bookkeeping between runs waits for the store), ends complete with every run, and each run's stored intervals are the ones it
 // summed up, each once.
 func TestStoreOutageExperiment(t *testing.T) {
-	for _, k := range outageKinds {
-		t.Run(k.name, func(t *testing.T) { storeOutageExperiment(t, k.make(t)) })
+	for _, c := range outageCases {
+		k, outage := outageKinds[c.kind], c.outage
+		t.Run(k.name+"-"+outage.String(), func(t *testing.T) {
+			if outage > 10*time.Second && testing.Short() {
+				t.Skip("-short: the 60 s outage is left out")
+			}
+			storeOutageExperiment(t, k.make(t), outage)
+		})
 	}
 }
 
-func storeOutageExperiment(t *testing.T, s *outageStore) {
+// outageCases are the outages the experiment and agents tests provoke: the network
+// cut for 10 s, and the server stopped for 10 s and for 60 s.
+var outageCases = []struct {
+	kind   int // in outageKinds
+	outage time.Duration
+}{{0, 10 * time.Second}, {1, 10 * time.Second}, {1, 60 * time.Second}}
+
+func storeOutageExperiment(t *testing.T, s *outageStore, outage time.Duration) {
 	target := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
 	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
 	if r := fathom(t, env, nil, "prepare", "--target", target, "--workload", "oltp_point_select", "--table-size", "1000"); r.code != 0 {
@@ -401,13 +414,14 @@ matrix:
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		// The outage starts once the first run has stored an interval and lasts 10 s,
-		// longer than one run: it spans the end of one run and the start of the next.
+		// The outage starts once the first run has stored an interval and lasts longer
+		// than one run: it spans the end of one run and the start of the next (60 s:
+		// every later run of the experiment).
 		if err := pollFirstInterval(st, "the experiment's first stored interval"); err != nil {
 			t.Error(err)
 			return
 		}
-		s.outage(t, 10*time.Second)
+		s.outage(t, outage)
 	}()
 	r := fathom(t, env, nil, "experiment", "-q", plan)
 	<-done
@@ -452,18 +466,26 @@ matrix:
 	}
 }
 
-// A 10 s store outage (the network cut, or the server stopped) during a run with
-// three agents: the agents and the coordinator
+// A store outage (the network cut for 10 s, or the server stopped for 10 s and for
+// 60 s) during a run with three agents: the agents and the coordinator
 // measure and merge on through it, the run ends complete, the agents' transactions add
 // up to the run's, and the store holds every merged interval once, as the run summed
 // them up.
 func TestStoreOutageAgents(t *testing.T) {
-	for _, k := range outageKinds {
-		t.Run(k.name, func(t *testing.T) { storeOutageAgents(t, k.make(t)) })
+	for _, c := range outageCases {
+		k, outage := outageKinds[c.kind], c.outage
+		t.Run(k.name+"-"+outage.String(), func(t *testing.T) {
+			if outage > 10*time.Second && testing.Short() {
+				t.Skip("-short: the 60 s outage is left out")
+			}
+			storeOutageAgents(t, k.make(t), outage)
+		})
 	}
 }
 
-func storeOutageAgents(t *testing.T, s *outageStore) {
+func storeOutageAgents(t *testing.T, s *outageStore, outage time.Duration) {
+	// The run lasts 6 s longer than the outage (16 s for 10 s): it measures through it.
+	length := outage + 6*time.Second
 	target := dbtest.PostgresDatabase(t, "agents_outage")
 	env := map[string]string{"FATHOM_STORE": s.proxied, "FATHOM_SPOOL_DIR": filepath.Join(t.TempDir(), "spool")}
 	if r := fathom(t, env, nil, "prepare", "--workload", "tpcb", "--scale", "1", "--target", target); r.code != 0 {
@@ -487,9 +509,9 @@ func storeOutageAgents(t *testing.T, s *outageStore) {
 			t.Error(err)
 			return
 		}
-		s.outage(t, 10*time.Second)
+		s.outage(t, outage)
 	}()
-	r := fathom(t, env, nil, "run", "--workload", "tpcb", "--agents", "3", "--name", name, "-c", "3", "-T", "16", "-P", "0.5", "--json", "--target", target)
+	r := fathom(t, env, nil, "run", "--workload", "tpcb", "--agents", "3", "--name", name, "-c", "3", "-T", length.String(), "-P", "0.5", "--json", "--target", target)
 	wg.Wait()
 	<-done
 	st = s.open(t) // on connections made after the outage
@@ -506,8 +528,8 @@ func storeOutageAgents(t *testing.T, s *outageStore) {
 		t.Errorf("the run counted %d transactions; the agents' add up to %d", sum.Transactions, n)
 	}
 	ivs := checkIntervals(t, st, sum.RunID, sum)
-	if last := ivs[len(ivs)-1].End; last < 14*time.Second {
-		t.Errorf("the run measured %s of 16s", last)
+	if last := ivs[len(ivs)-1].End; last < length-2*time.Second {
+		t.Errorf("the run measured %s of %s", last, length)
 	}
 	run, err := st.Run(context.Background(), sum.RunID)
 	if err != nil {
