@@ -25,33 +25,8 @@ func TestPollerAboveThreshold(t *testing.T) {
 	defer func(n, m int) { pollerClients, muxClients = n, m }(pollerClients, muxClients)
 	pollerClients = 3
 	muxClients = 1000 // tpcb-select would be multiplexed
-	tg, err := postgres.Open(dbtest.PostgresDatabase(t, "runner"), target.Config{ConnectTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, _ := builtin.Lookup("tpcb-select")
-	wl, err := spec.New(workload.Params{"scale": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg, wl := preparedTpcbSelect(t)
 	ctx := context.Background()
-	conn, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// One err throughout: the second Setup's error, and a first one other than
-	// ErrNotPrepared, must reach the check below (a shadowed err dropped both).
-	err = wl.Setup(ctx, conn)
-	if errors.Is(err, workload.ErrNotPrepared) {
-		if err := wl.Prepare(ctx, tg, func(string, int64, int64) {}); err != nil {
-			t.Fatal(err)
-		}
-		err = wl.Setup(ctx, conn)
-	}
-	conn.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	procs := runtime.GOMAXPROCS(0)
 	blocking := sock.Conns()
 	tuner := tune.Tuner{Process: &tune.Process{}} // as the CLI gives: the poller asks it for no Ps
@@ -86,31 +61,8 @@ func (talky) Conversational() bool { return true }
 func TestPollerForConversational(t *testing.T) {
 	defer func(m int) { muxClients = m }(muxClients)
 	muxClients = 1000 // tpcb-select would be multiplexed (tpcc is not: many statements)
-	tg, err := postgres.Open(dbtest.PostgresDatabase(t, "runner"), target.Config{ConnectTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, _ := builtin.Lookup("tpcb-select")
-	inner, err := spec.New(workload.Params{"scale": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg, inner := preparedTpcbSelect(t)
 	ctx := context.Background()
-	conn, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = inner.Setup(ctx, conn)
-	if errors.Is(err, workload.ErrNotPrepared) {
-		if err := inner.Prepare(ctx, tg, func(string, int64, int64) {}); err != nil {
-			t.Fatal(err)
-		}
-		err = inner.Setup(ctx, conn)
-	}
-	conn.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	procs := runtime.GOMAXPROCS(0)
 	blocking := sock.Conns()
 	tuner := tune.Tuner{Process: &tune.Process{}}
@@ -133,4 +85,38 @@ func TestPollerForConversational(t *testing.T) {
 	if s := tot.Summary(); res.Status != StatusComplete || s.Transactions == 0 || s.Errors != 0 {
 		t.Fatalf("run %s (%s): %d transactions, %d errors", res.Status, res.Reason, s.Transactions, s.Errors)
 	}
+}
+
+// preparedTpcbSelect opens the test PostgreSQL database and returns tpcb-select at
+// scale 1 on it, prepared and set up.
+func preparedTpcbSelect(t *testing.T) (target.Target, workload.Workload) {
+	t.Helper()
+	tg, err := postgres.Open(dbtest.PostgresDatabase(t, "runner"), target.Config{ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := builtin.Lookup("tpcb-select")
+	wl, err := spec.New(workload.Params{"scale": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One err throughout: the second Setup's error, and a first one other than
+	// ErrNotPrepared, must reach the check below (a shadowed err dropped both).
+	err = wl.Setup(ctx, conn)
+	if errors.Is(err, workload.ErrNotPrepared) {
+		if err := wl.Prepare(ctx, tg, func(string, int64, int64) {}); err != nil {
+			t.Fatal(err)
+		}
+		err = wl.Setup(ctx, conn)
+	}
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg, wl
 }

@@ -69,3 +69,17 @@ func BenchmarkEmptyCall(b *testing.B) {
 		}
 	}
 }
+
+// TestQueryClassAllocatesNothing: the class of every statement a script sends is
+// found without allocating, whatever its case.
+func TestQueryClassAllocatesNothing(t *testing.T) {
+	for q, want := range map[string]int{"SELECT 1": classRead, "  select c FROM t": classRead, "(SELECT 1)": classRead,
+		"update t set x=1": classWrite, "Replace INTO t VALUES (1)": classWrite, "BEGIN": classOther, "COMMIT": classOther, "": classOther} {
+		if got := queryClass(q); got != want {
+			t.Errorf("queryClass(%q) = %d, want %d", q, got, want)
+		}
+		if n := testing.AllocsPerRun(100, func() { queryClass(q) }); n != 0 {
+			t.Errorf("queryClass(%q): %v allocations", q, n)
+		}
+	}
+}

@@ -27,11 +27,14 @@ func queryClass(q string) int {
 	if i := strings.IndexAny(q, " \t\r\n("); i >= 0 {
 		word = q[:i]
 	}
-	switch strings.ToUpper(word) {
-	case "SELECT":
+	// EqualFold, not ToUpper: this runs for every statement and must not allocate.
+	if strings.EqualFold(word, "SELECT") {
 		return classRead
-	case "INSERT", "UPDATE", "DELETE", "REPLACE":
-		return classWrite
+	}
+	for _, w := range [...]string{"INSERT", "UPDATE", "DELETE", "REPLACE"} {
+		if strings.EqualFold(word, w) {
+			return classWrite
+		}
 	}
 	return classOther
 }
