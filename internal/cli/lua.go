@@ -70,7 +70,7 @@ func (l *luaFlags) register(cmd *cobra.Command, args []string) {
 // (--mysql-host, --max-time …) keep their hint; the legacy scripts' --oltp-* options
 // are theirs.
 func (l *luaFlags) legacyFlags(args []string) {
-	for _, a := range args {
+	for i, a := range args {
 		if a == "--" {
 			return
 		}
@@ -78,7 +78,10 @@ func (l *luaFlags) legacyFlags(args []string) {
 		if !ok || name == "" {
 			continue
 		}
-		name, _, _ = strings.Cut(name, "=")
+		name, _, hasValue := strings.Cut(name, "=")
+		// --name alone (at the end, or before another flag) is on, as sysbench reads
+		// it; otherwise --name takes the next argument as its value.
+		alone := !hasValue && (i+1 == len(args) || strings.HasPrefix(args[i+1], "-"))
 		flag := strings.ReplaceAll(name, "_", "-")
 		if l.fs.Lookup(flag) != nil {
 			continue
@@ -87,6 +90,9 @@ func (l *luaFlags) legacyFlags(args []string) {
 			continue
 		}
 		l.fs.Var(&luaValue{l: l, name: strings.ReplaceAll(flag, "-", "_")}, flag, "option of a sysbench 0.5 script")
+		if alone {
+			l.fs.Lookup(flag).NoOptDefVal = "on"
+		}
 	}
 }
 
