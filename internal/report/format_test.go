@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 )
 
 func TestFormatRegistry(t *testing.T) {
@@ -67,7 +67,7 @@ func TestFormatRegistry(t *testing.T) {
 	} {
 		ch, err := Choose("fathom compare", c.name, c.kinds...)
 		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) || fault.KindOf(err) != fault.Usage {
+			if err == nil || !strings.Contains(err.Error(), c.err) || errkind.KindOf(err) != errkind.Usage {
 				t.Errorf("Choose(%s, %v): %v, want the usage error %q", c.name, c.kinds, err, c.err)
 			}
 			continue

@@ -9,7 +9,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -38,7 +38,7 @@ func (o Sampling) StallParams() (analyze.StallParams, error) {
 		p.Window = o.Window
 	}
 	if err := p.Validate(); err != nil {
-		return p, fault.Usagef("%v", err)
+		return p, errkind.Usagef("%v", err)
 	}
 	return p, nil
 }
@@ -47,7 +47,7 @@ func (o Sampling) StallParams() (analyze.StallParams, error) {
 func (o Sampling) Sampler(tgt target.Target, dsn string, interval time.Duration) (*collect.Sampler, error) {
 	server, host, err := collect.Select(db.CollectOf(tgt.Kind()), o.Only, o.Skip)
 	if err != nil {
-		return nil, fault.Usagef("%v", err)
+		return nil, errkind.Usagef("%v", err)
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -67,7 +67,7 @@ func (o Sampling) Check(kind string) error {
 		return nil
 	}
 	if _, _, err := collect.Select(db.CollectOf(kind), o.Only, o.Skip); err != nil {
-		return fault.Usagef("%v", err)
+		return errkind.Usagef("%v", err)
 	}
 	_, err := o.StallParams()
 	return err
