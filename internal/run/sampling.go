@@ -11,7 +11,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -94,7 +94,7 @@ type sampling struct {
 	w       store.SampleWriter
 	mu      sync.Mutex
 	origin  bool
-	pending []*metric.Sample
+	pending []*sample.Sample
 	errs    int
 	lastErr error
 	res     SamplingResult
@@ -125,7 +125,7 @@ func startSampling(ctx context.Context, o Sampling, warn func(string), tgt targe
 }
 
 // store writes a sample, holding them until the run's clock zero is known.
-func (rs *sampling) store(s *metric.Sample) {
+func (rs *sampling) store(s *sample.Sample) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if !rs.origin {
@@ -135,7 +135,7 @@ func (rs *sampling) store(s *metric.Sample) {
 	rs.write(s)
 }
 
-func (rs *sampling) write(s *metric.Sample) {
+func (rs *sampling) write(s *sample.Sample) {
 	if err := rs.w.Add(context.Background(), s); err != nil {
 		rs.errs++
 		rs.lastErr = err

@@ -11,7 +11,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/errkind"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -42,7 +42,7 @@ type WatchListener interface {
 	// WatchStarted: the session is recorded as run id.
 	WatchStarted(id int64, target string)
 	// Sample is each interval's sample and the time since the start.
-	Sample(s *metric.Sample, elapsed time.Duration)
+	Sample(s *sample.Sample, elapsed time.Duration)
 	Finished()
 	Warning(msg string)
 }
@@ -149,13 +149,13 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 	l.WatchStarted(id, tgt.Redacted())
 	sum := WatchSummary{RunID: id, Status: "complete", Failures: map[string]string{}}
 	var writeErr error
-	record := func(s *metric.Sample) {
+	record := func(s *sample.Sample) {
 		if err := w.Add(bg, s); err != nil && writeErr == nil {
 			writeErr = err
 		}
 		sum.Samples++
 		for _, r := range s.Results {
-			if r.Status == metric.StatusFailed || r.Status == metric.StatusTimeout {
+			if r.Status == sample.StatusFailed || r.Status == sample.StatusTimeout {
 				sum.Failures[r.Collector] = r.Error
 			}
 		}
