@@ -25,7 +25,9 @@
 #   PGURL          postgres URL (default: a throwaway instance, max_connections=300)
 #   MYURL          mysql URL (default: a throwaway instance, max_connections=300)
 #   PG_CLIENTS="1 32 96"   MY_CLIENTS="1 32 128"   BIG=1000 (0: skip the big MariaDB run)
-#   HUGE=10000 (0: skip the 10,000-client runs)  HUGE_REDIS_REQUESTS=100000 (per test)
+#   HUGE=10000 (0: skip the 10,000-client runs)  HUGE_REDIS_REQUESTS=20000 (per test: about 10 s at the 4,000 a second measured,
+#     so that both tools spread their connecting over about as many requests)
+#   PORT_RANGE=A-B   ports for the throwaway instances (default: any free port)
 #   SECONDS_PER_RUN=10  ROUNDS=1  SCALE=10  TABLE_SIZE=100000
 #   PGBENCH_JOBS=2   pgbench's -j (threads multiplexing the clients)
 #   REDIS_CLIENTS=50  REDIS_PIPELINES="1 16"  REDIS_KEYS=100000  REDIS_REQUESTS=500000
@@ -43,6 +45,7 @@ PG_CLIENTS=${PG_CLIENTS:-1 32 96}
 MY_CLIENTS=${MY_CLIENTS:-1 32 128}
 BIG=${BIG:-1000}
 HUGE=${HUGE:-10000}
+PORTS=(); [ -n "${PORT_RANGE:-}" ] && PORTS=(--port-range "$PORT_RANGE")
 SECS=${SECONDS_PER_RUN:-10}
 ROUNDS=${ROUNDS:-1}
 SCALE=${SCALE:-10}
@@ -116,7 +119,7 @@ pgbench_run() {
 
 pg_part() {
   if [ -z "${PGURL:-}" ]; then
-    "$FATHOM" instance start --kind postgres --name benchpg --set max_connections=300 --set shared_buffers=256MB >/dev/null
+    "$FATHOM" instance start "${PORTS[@]}" --kind postgres --name benchpg --set max_connections=300 --set shared_buffers=256MB >/dev/null
     INSTANCES+=(benchpg)
     PGURL=$("$FATHOM" instance dsn benchpg)
   else
@@ -158,7 +161,7 @@ sysbench_run() {
 
 my_part() {
   if [ -z "$MYURL" ]; then
-    "$FATHOM" instance start --kind mariadb --name benchmy1 --set max_connections=300 --set innodb_buffer_pool_size=256M >/dev/null
+    "$FATHOM" instance start "${PORTS[@]}" --kind mariadb --name benchmy1 --set max_connections=300 --set innodb_buffer_pool_size=256M >/dev/null
     INSTANCES+=(benchmy1)
     MYURL=$("$FATHOM" instance dsn benchmy1)
   fi
@@ -171,7 +174,7 @@ my_part() {
 big_part() {
   [ "$BIG" -gt 0 ] || return 0
   echo "== MariaDB (throwaway, thread pool): $BIG clients"
-  "$FATHOM" instance start --kind mariadb --name benchmy --set max_connections=$((BIG + 100)) \
+  "$FATHOM" instance start "${PORTS[@]}" --kind mariadb --name benchmy --set max_connections=$((BIG + 100)) \
     --set thread_handling=pool-of-threads --set innodb_buffer_pool_size=256M >/dev/null
   INSTANCES+=(benchmy)
   local url; url=$("$FATHOM" instance dsn benchmy)
@@ -180,7 +183,7 @@ big_part() {
 }
 
 redis_part() {
-  "$FATHOM" instance start --kind redis --name benchredis --set 'save=""' --set appendonly=no >/dev/null
+  "$FATHOM" instance start "${PORTS[@]}" --kind redis --name benchredis --set 'save=""' --set appendonly=no >/dev/null
   INSTANCES+=(benchredis)
   local url port pw
   url=$("$FATHOM" instance dsn benchredis)
@@ -230,9 +233,9 @@ huge_part() {
   fi
   if [ "${1:-redis}" = redis ]; then
     echo "== Redis (throwaway, maxclients $((HUGE + 100))): $HUGE clients"
-    "$FATHOM" instance start --kind redis --name benchredis10k --set maxclients=$((HUGE + 100)) --set 'save=""' --set appendonly=no >/dev/null
+    "$FATHOM" instance start "${PORTS[@]}" --kind redis --name benchredis10k --set maxclients=$((HUGE + 100)) --set 'save=""' --set appendonly=no >/dev/null
     INSTANCES+=(benchredis10k)
-    local url port pw keys=${REDIS_KEYS:-100000} nreq=${HUGE_REDIS_REQUESTS:-100000}
+    local url port pw keys=${REDIS_KEYS:-100000} nreq=${HUGE_REDIS_REQUESTS:-20000}
     url=$("$FATHOM" instance dsn benchredis10k)
     port=${url#redis://127.0.0.1:}; port=${port%%/*}
     pw=$(grep -v '^#' "$FATHOM_INSTANCE_DIR/benchredis10k/redis.pass")
@@ -246,7 +249,7 @@ huge_part() {
   fi
   if [ "${1:-my}" = my ]; then
     echo "== MariaDB (throwaway, thread pool, max_connections $((HUGE + 100))): $HUGE clients"
-    "$FATHOM" instance start --kind mariadb --name benchmy10k --set max_connections=$((HUGE + 100)) \
+    "$FATHOM" instance start "${PORTS[@]}" --kind mariadb --name benchmy10k --set max_connections=$((HUGE + 100)) \
       --set thread_handling=pool-of-threads --set innodb_buffer_pool_size=256M >/dev/null
     INSTANCES+=(benchmy10k)
     local murl; murl=$("$FATHOM" instance dsn benchmy10k)

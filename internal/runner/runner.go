@@ -233,28 +233,45 @@ func Connect(ctx context.Context, t target.Target, w workload.Workload, cfg Conf
 	}
 	r.threads(network(t))
 	errs := make([]error, len(r.clients))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
 	for _, c := range r.clients {
 		first := measure.NewRecorder(r.nTypes)
 		first.Warmup = r.cfg.Warmup > 0
 		c.slot = measure.NewSlot(first)
+	}
+	// connectors goroutines connect the clients in turn: at most that many
+	// connections are being opened at once (a burst of 10,000 would overflow the
+	// server's listen backlog), and 10,000 clients do not wait as 10,000 goroutines.
+	// After the first failure no more are started (with the server gone, 10,000
+	// attempts of up to the connect timeout each would take hours).
+	next := make(chan *client)
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for range min(connectors, len(r.clients)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			conn, err := t.Connect(ctx)
-			if err != nil {
-				errs[c.id] = err
-				return
-			}
-			c.conn = conn
-			if err := c.worker.Bind(ctx, conn); err != nil {
-				errs[c.id] = fmt.Errorf("preparing statements: %w", err)
+			for c := range next {
+				conn, err := t.Connect(ctx)
+				if err != nil {
+					errs[c.id] = err
+					failed.Store(true)
+					continue
+				}
+				c.conn = conn
+				if err := c.worker.Bind(ctx, conn); err != nil {
+					errs[c.id] = fmt.Errorf("preparing statements: %w", err)
+					failed.Store(true)
+				}
 			}
 		}()
 	}
+	for _, c := range r.clients {
+		if failed.Load() {
+			break
+		}
+		next <- c
+	}
+	close(next)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -273,6 +290,9 @@ func Connect(ctx context.Context, t target.Target, w workload.Workload, cfg Conf
 	}
 	return r, nil
 }
+
+// connectors is how many connections Connect opens at once.
+const connectors = 16
 
 // newClients creates the clients: cfg.Clients alike, or each group's clients for a
 // workload with client groups (cfg.Clients is then set to their total).
