@@ -729,8 +729,14 @@ func (r *Runner) collect(finished <-chan struct{}, sink Sink) ([]Warning, error)
 }
 
 // maxSetsClients: up to this many clients, a third set of recorders lets the merger
-// fall behind by an interval without delaying a cut.
-const maxSetsClients = 256
+// fall behind by an interval without delaying a cut. It was 256, when a recorder
+// held whole HDR histograms (196 KB each); now a recorder's histograms are blocks made
+// as latencies land in them. Measured at 10,000 clients in open loop against MariaDB
+// (-R 3000, -P 100ms, load 35 on 2 CPUs), where the merger is a goroutine queued
+// behind 10,000 clients' on 2 Ps: with two sets the cuts waited for it, interval ends
+// came up to 3.7 s late and 13 intervals were stored for 10 s; with three, 0.6 s and
+// 58, for 505 MB of RSS instead of 437 MB.
+const maxSetsClients = 16384
 
 // batch is one interval's recorders on their way to the merger.
 type batch struct {
