@@ -13,15 +13,25 @@
 # Each part runs on a throwaway instance (fathom instance) with max_connections raised,
 # unless PGURL / MYURL name a server: PostgreSQL, MariaDB for MY_CLIENTS, and for the BIG
 # count a MariaDB with thread_handling=pool-of-threads.
+# The HUGE part (10,000 clients from one process, issue 33) always runs on throwaway
+# instances sized for it: redis-benchmark -c HUGE beside redis-bench -c HUGE on a Redis
+# with maxclients raised, and sysbench --threads=HUGE beside fathom -c HUGE on a
+# thread-pool MariaDB with max_connections raised. Both tools' figures include their
+# connecting (CPU and RSS are the whole process's; throughput is each tool's own
+# measured time): at 10,000 clients connecting is a good part of a short run. The
+# open-files limit must allow it (`ulimit -n` above HUGE + 200, for the servers too).
 #
 # Environment (defaults suit the development machine):
 #   PGURL          postgres URL (default: a throwaway instance, max_connections=300)
 #   MYURL          mysql URL (default: a throwaway instance, max_connections=300)
 #   PG_CLIENTS="1 32 96"   MY_CLIENTS="1 32 128"   BIG=1000 (0: skip the big MariaDB run)
+#   HUGE=10000 (0: skip the 10,000-client runs)  HUGE_REDIS_REQUESTS=20000 (per test: about 10 s at the 4,000 a second measured,
+#     so that both tools spread their connecting over about as many requests)
+#   PORT_RANGE=A-B   ports for the throwaway instances (default: any free port)
 #   SECONDS_PER_RUN=10  ROUNDS=1  SCALE=10  TABLE_SIZE=100000
 #   PGBENCH_JOBS=2   pgbench's -j (threads multiplexing the clients)
 #   REDIS_CLIENTS=50  REDIS_PIPELINES="1 16"  REDIS_KEYS=100000  REDIS_REQUESTS=500000
-#   ONLY=pg|mysql|big|redis   to run one part
+#   ONLY=pg|mysql|big|redis|huge   to run one part (huge-redis, huge-my: half of it)
 # Redis: a throwaway instance; redis-benchmark gets its password with -a (the
 # instance's, removed with it): redis-benchmark takes it no other way, so while it runs
 # other local users can read it in the process list. Its tps column is requests (commands) per second: the
@@ -34,6 +44,8 @@ MYURL=${MYURL:-}
 PG_CLIENTS=${PG_CLIENTS:-1 32 96}
 MY_CLIENTS=${MY_CLIENTS:-1 32 128}
 BIG=${BIG:-1000}
+HUGE=${HUGE:-10000}
+PORTS=(); [ -n "${PORT_RANGE:-}" ] && PORTS=(--port-range "$PORT_RANGE")
 SECS=${SECONDS_PER_RUN:-10}
 ROUNDS=${ROUNDS:-1}
 SCALE=${SCALE:-10}
@@ -107,7 +119,7 @@ pgbench_run() {
 
 pg_part() {
   if [ -z "${PGURL:-}" ]; then
-    "$FATHOM" instance start --kind postgres --name benchpg --set max_connections=300 --set shared_buffers=256MB >/dev/null
+    "$FATHOM" instance start "${PORTS[@]}" --kind postgres --name benchpg --set max_connections=300 --set shared_buffers=256MB >/dev/null
     INSTANCES+=(benchpg)
     PGURL=$("$FATHOM" instance dsn benchpg)
   else
@@ -149,7 +161,7 @@ sysbench_run() {
 
 my_part() {
   if [ -z "$MYURL" ]; then
-    "$FATHOM" instance start --kind mariadb --name benchmy1 --set max_connections=300 --set innodb_buffer_pool_size=256M >/dev/null
+    "$FATHOM" instance start "${PORTS[@]}" --kind mariadb --name benchmy1 --set max_connections=300 --set innodb_buffer_pool_size=256M >/dev/null
     INSTANCES+=(benchmy1)
     MYURL=$("$FATHOM" instance dsn benchmy1)
   fi
@@ -162,7 +174,7 @@ my_part() {
 big_part() {
   [ "$BIG" -gt 0 ] || return 0
   echo "== MariaDB (throwaway, thread pool): $BIG clients"
-  "$FATHOM" instance start --kind mariadb --name benchmy --set max_connections=$((BIG + 100)) \
+  "$FATHOM" instance start "${PORTS[@]}" --kind mariadb --name benchmy --set max_connections=$((BIG + 100)) \
     --set thread_handling=pool-of-threads --set innodb_buffer_pool_size=256M >/dev/null
   INSTANCES+=(benchmy)
   local url; url=$("$FATHOM" instance dsn benchmy)
@@ -171,7 +183,7 @@ big_part() {
 }
 
 redis_part() {
-  "$FATHOM" instance start --kind redis --name benchredis --set 'save=""' --set appendonly=no >/dev/null
+  "$FATHOM" instance start "${PORTS[@]}" --kind redis --name benchredis --set 'save=""' --set appendonly=no >/dev/null
   INSTANCES+=(benchredis)
   local url port pw
   url=$("$FATHOM" instance dsn benchredis)
@@ -211,12 +223,50 @@ pair_redis() {
     "$(awk -v a="$ft" -v r="$ROUNDS" 'BEGIN{print a/r}')" "$fc" "$fn" "$fm" "$spread"
 }
 
+# huge_part [redis|my]: HUGE clients from one process against Redis and a thread-pool
+# MariaDB, each anchor at the same count.
+huge_part() {
+  [ "$HUGE" -gt 0 ] || return 0
+  local need=$((HUGE + 200)) have; have=$(ulimit -n)
+  if [ "$have" != unlimited ] && [ "$have" -lt "$need" ]; then
+    ulimit -n "$need" 2>/dev/null || { echo "vs-anchors: $HUGE clients need $need open files, the limit is $have: raise it (ulimit -n $need as root) or set HUGE lower" >&2; exit 2; }
+  fi
+  if [ "${1:-redis}" = redis ]; then
+    echo "== Redis (throwaway, maxclients $((HUGE + 100))): $HUGE clients"
+    "$FATHOM" instance start "${PORTS[@]}" --kind redis --name benchredis10k --set maxclients=$((HUGE + 100)) --set 'save=""' --set appendonly=no >/dev/null
+    INSTANCES+=(benchredis10k)
+    local url port pw keys=${REDIS_KEYS:-100000} nreq=${HUGE_REDIS_REQUESTS:-20000}
+    url=$("$FATHOM" instance dsn benchredis10k)
+    port=${url#redis://127.0.0.1:}; port=${port%%/*}
+    pw=$(grep -v '^#' "$FATHOM_INSTANCE_DIR/benchredis10k/redis.pass")
+    "$FATHOM" prepare --target "$url" --workload redis-bench --set keys="$keys" >/dev/null
+    hugeredis_run() {
+      timed redis-benchmark --csv -h 127.0.0.1 -p "$port" -a "$pw" -t set,get -c "$1" -P 1 -r "$keys" -d 3 -n "$nreq" 2>/dev/null
+      tps=$(awk -F'"' -v n="$nreq" '$2=="SET"||$2=="GET"{t+=n/$4; k+=n} END{if(t>0) printf "%.0f", k/t}' <<<"$out")
+      n=$((2 * nreq))
+    }
+    pair_redis "redis-P1" "$HUGE" hugeredis_run "$url" 1
+  fi
+  if [ "${1:-my}" = my ]; then
+    echo "== MariaDB (throwaway, thread pool, max_connections $((HUGE + 100))): $HUGE clients"
+    "$FATHOM" instance start "${PORTS[@]}" --kind mariadb --name benchmy10k --set max_connections=$((HUGE + 100)) \
+      --set thread_handling=pool-of-threads --set innodb_buffer_pool_size=256M >/dev/null
+    INSTANCES+=(benchmy10k)
+    local murl; murl=$("$FATHOM" instance dsn benchmy10k)
+    my_setup "$murl"
+    pair my-pool "$HUGE" sysbench_run "$murl" oltp_point_select
+  fi
+}
+
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 case "$ONLY" in
   pg) pg_part ;;
   mysql) my_part ;;
   big) big_part ;;
   redis) redis_part ;;
-  *) pg_part; my_part; big_part; redis_part ;;
+  huge) huge_part redis; huge_part my ;;
+  huge-redis) huge_part redis ;;
+  huge-my) huge_part my ;;
+  *) pg_part; my_part; big_part; redis_part; huge_part redis; huge_part my ;;
 esac
 table

@@ -233,28 +233,45 @@ func Connect(ctx context.Context, t target.Target, w workload.Workload, cfg Conf
 	}
 	r.threads(network(t))
 	errs := make([]error, len(r.clients))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
 	for _, c := range r.clients {
 		first := measure.NewRecorder(r.nTypes)
 		first.Warmup = r.cfg.Warmup > 0
 		c.slot = measure.NewSlot(first)
+	}
+	// connectors goroutines connect the clients in turn: at most that many
+	// connections are being opened at once (a burst of 10,000 would overflow the
+	// server's listen backlog), and 10,000 clients do not wait as 10,000 goroutines.
+	// After the first failure no more are started (with the server gone, 10,000
+	// attempts of up to the connect timeout each would take hours).
+	next := make(chan *client)
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for range min(connectors, len(r.clients)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			conn, err := t.Connect(ctx)
-			if err != nil {
-				errs[c.id] = err
-				return
-			}
-			c.conn = conn
-			if err := c.worker.Bind(ctx, conn); err != nil {
-				errs[c.id] = fmt.Errorf("preparing statements: %w", err)
+			for c := range next {
+				conn, err := t.Connect(ctx)
+				if err != nil {
+					errs[c.id] = err
+					failed.Store(true)
+					continue
+				}
+				c.conn = conn
+				if err := c.worker.Bind(ctx, conn); err != nil {
+					errs[c.id] = fmt.Errorf("preparing statements: %w", err)
+					failed.Store(true)
+				}
 			}
 		}()
 	}
+	for _, c := range r.clients {
+		if failed.Load() {
+			break
+		}
+		next <- c
+	}
+	close(next)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -273,6 +290,9 @@ func Connect(ctx context.Context, t target.Target, w workload.Workload, cfg Conf
 	}
 	return r, nil
 }
+
+// connectors is how many connections Connect opens at once.
+const connectors = 16
 
 // newClients creates the clients: cfg.Clients alike, or each group's clients for a
 // workload with client groups (cfg.Clients is then set to their total).
@@ -709,8 +729,14 @@ func (r *Runner) collect(finished <-chan struct{}, sink Sink) ([]Warning, error)
 }
 
 // maxSetsClients: up to this many clients, a third set of recorders lets the merger
-// fall behind by an interval without delaying a cut.
-const maxSetsClients = 256
+// fall behind by an interval without delaying a cut. It was 256, when a recorder
+// held whole HDR histograms (196 KB each); now a recorder's histograms are blocks made
+// as latencies land in them. Measured at 10,000 clients in open loop against MariaDB
+// (-R 3000, -P 100ms, load 35 on 2 CPUs), where the merger is a goroutine queued
+// behind 10,000 clients' on 2 Ps: with two sets the cuts waited for it, interval ends
+// came up to 3.7 s late and 13 intervals were stored for 10 s; with three, 0.6 s and
+// 58, for 505 MB of RSS instead of 437 MB.
+const maxSetsClients = 16384
 
 // batch is one interval's recorders on their way to the merger.
 type batch struct {
