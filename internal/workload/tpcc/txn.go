@@ -44,9 +44,9 @@ const (
 	sqlNOLineTuple  = "(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
 	lineArgs        = 9
 	sqlPayWHUpd     = "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?"
-	sqlPayWH        = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?"
+	// Payment reads the warehouse's and the district's name and address in one query.
+	sqlPayWHDist = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip, d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM warehouse, district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?"
 	sqlPayDistUpd   = "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?"
-	sqlPayDist      = "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district WHERE d_w_id = ? AND d_id = ?"
 	sqlByName       = "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first"
 	sqlPayCustomer  = "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
 	sqlPayCData     = "SELECT c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
@@ -78,7 +78,7 @@ type stmts struct {
 	noStocks                                                                    [DistrictsPerWarehouse]target.Stmt
 	// noLines[n] inserts n order lines in one statement (n from 5 to 15).
 	noLines                                                                        [maxLines + 1]target.Stmt
-	payWHUpd, payWH, payDistUpd, payDist, byName                                   target.Stmt
+	payWHUpd, payWHDist, payDistUpd, byName                                        target.Stmt
 	payCustomer, payCData, payCustUpd, payCustUpdBC, payHistory                    target.Stmt
 	osCustomer, osOrder, osLines                                                   target.Stmt
 	dlvNewOrder, dlvDelete, dlvOrder, dlvOrderUpd, dlvLinesUpd, dlvSum, dlvCustUpd target.Stmt
@@ -192,7 +192,7 @@ func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 	}{
 		{&s.noCustomer, sqlNOCustomer}, {&s.noDistrict, sqlNODistrict + fu}, {&s.noDistUpd, sqlNODistUpd},
 		{&s.noOrder, sqlNOOrder}, {&s.noNewOrder, sqlNONewOrder}, {&s.noItems, itemsSQL()}, {&s.noStockUpd, sqlNOStockUpd},
-		{&s.payWHUpd, sqlPayWHUpd}, {&s.payWH, sqlPayWH}, {&s.payDistUpd, sqlPayDistUpd}, {&s.payDist, sqlPayDist},
+		{&s.payWHUpd, sqlPayWHUpd}, {&s.payWHDist, sqlPayWHDist}, {&s.payDistUpd, sqlPayDistUpd},
 		{&s.byName, sqlByName}, {&s.payCustomer, sqlPayCustomer + fu},
 		{&s.payCData, sqlPayCData}, {&s.payCustUpd, sqlPayCustUpd}, {&s.payCustUpdBC, sqlPayCustUpdBC}, {&s.payHistory, sqlPayHistory},
 		{&s.osCustomer, sqlOSCustomer}, {&s.osOrder, sqlOSOrder}, {&s.osLines, sqlOSLines},
@@ -520,26 +520,28 @@ func (k *worker) payment(ctx context.Context) error {
 	w, d, cw, cd := i64(k.wid), i64(k.did), i64(k.cwid), i64(k.cdid)
 	k.buf = appendCents(k.buf[:0], k.amount)
 	amt := target.Text(k.buf)
-	if err := k.run(ctx, k.s.payWHUpd, false, amt, w); err != nil {
+	// The two year-to-date updates (warehouse first, then district: every Payment
+	// locks them in that order), one round trip on PostgreSQL; then their names and
+	// addresses in one query.
+	if err := k.startBatch(ctx); err != nil {
 		return err
 	}
-	if err := k.run(ctx, k.s.payWH, true, w); err != nil {
+	if err := k.exec(ctx, k.s.payWHUpd, amt, w); err != nil {
 		return err
 	}
-	if err := k.row("warehouse", 6); err != nil {
+	if err := k.exec(ctx, k.s.payDistUpd, amt, w, d); err != nil {
 		return err
 	}
-	k.name = append(append(k.name[:0], k.res.First[0].Text...), "    "...)
-	if err := k.run(ctx, k.s.payDistUpd, false, amt, w, d); err != nil {
+	if err := k.endBatch(ctx); err != nil {
 		return err
 	}
-	if err := k.run(ctx, k.s.payDist, true, w, d); err != nil {
+	if err := k.run(ctx, k.s.payWHDist, true, w, d); err != nil {
 		return err
 	}
-	if err := k.row("district", 6); err != nil {
+	if err := k.row("warehouse and district", 12); err != nil {
 		return err
 	}
-	k.name = append(k.name, k.res.First[0].Text...)
+	k.name = append(append(append(k.name[:0], k.res.First[0].Text...), "    "...), k.res.First[6].Text...)
 	if k.byName {
 		if err := k.findByName(ctx, cw, cd); err != nil {
 			return err
@@ -552,7 +554,11 @@ func (k *worker) payment(ctx context.Context) error {
 	if err := k.row("customer", 14); err != nil {
 		return err
 	}
-	if string(k.res.First[9].Text) == "BC" {
+	if len(k.name) > 24 {
+		k.name = k.name[:24]
+	}
+	bc := string(k.res.First[9].Text) == "BC"
+	if bc {
 		if err := k.run(ctx, k.s.payCData, true, cw, cd, c); err != nil {
 			return err
 		}
@@ -569,16 +575,24 @@ func (k *worker) payment(ctx context.Context) error {
 		if len(k.cdat) > 500 {
 			k.cdat = k.cdat[:500]
 		}
-		if err := k.run(ctx, k.s.payCustUpdBC, false, amt, amt, target.Text(k.cdat), cw, cd, c); err != nil {
-			return err
-		}
-	} else if err := k.run(ctx, k.s.payCustUpd, false, amt, amt, cw, cd, c); err != nil {
+	}
+	// The customer's update and the history row, one round trip on PostgreSQL.
+	if err := k.startBatch(ctx); err != nil {
 		return err
 	}
-	if len(k.name) > 24 {
-		k.name = k.name[:24]
+	var err error
+	if bc {
+		err = k.exec(ctx, k.s.payCustUpdBC, amt, amt, target.Text(k.cdat), cw, cd, c)
+	} else {
+		err = k.exec(ctx, k.s.payCustUpd, amt, amt, cw, cd, c)
 	}
-	return k.run(ctx, k.s.payHistory, false, c, cd, cw, d, w, target.Time(time.Now()), amt, target.Text(k.name))
+	if err != nil {
+		return err
+	}
+	if err := k.exec(ctx, k.s.payHistory, c, cd, cw, d, w, target.Time(time.Now()), amt, target.Text(k.name)); err != nil {
+		return err
+	}
+	return k.endBatch(ctx)
 }
 
 // orderStatus is clause 2.6.2.
