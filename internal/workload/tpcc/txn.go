@@ -676,14 +676,21 @@ func (k *worker) delivery(ctx context.Context) error {
 	for r := 0; r < n; r++ {
 		k.dlvCust[parseInt(rows[2*r].Text)-1] = parseInt(rows[2*r+1].Text)
 	}
-	k.statemts++
-	k.args[0] = i64(k.carrier)
-	if err := k.s.dlvOrderUpd.Run(ctx, triples(1), &k.res); err != nil {
+	// The orders' carrier and their lines' delivery date: one round trip on
+	// PostgreSQL (exec copies the arguments, or runs the statement, before k.args
+	// is filled again).
+	if err := k.startBatch(ctx); err != nil {
 		return err
 	}
-	k.statemts++
+	k.args[0] = i64(k.carrier)
+	if err := k.execArgs(ctx, k.s.dlvOrderUpd, triples(1)); err != nil {
+		return err
+	}
 	k.args[0] = target.Time(time.Now())
-	if err := k.s.dlvLinesUpd.Run(ctx, triples(1), &k.res); err != nil {
+	if err := k.execArgs(ctx, k.s.dlvLinesUpd, triples(1)); err != nil {
+		return err
+	}
+	if err := k.endBatch(ctx); err != nil {
 		return err
 	}
 	k.statemts++
@@ -694,14 +701,18 @@ func (k *worker) delivery(ctx context.Context) error {
 	if k.all.Rows != int64(n) || len(rows) < 2*n {
 		return k.row("order lines", 2)
 	}
+	// Each customer credited with its order's amount: one round trip on PostgreSQL.
+	if err := k.startBatch(ctx); err != nil {
+		return err
+	}
 	for r := 0; r < n; r++ {
 		did := parseInt(rows[2*r].Text)
 		k.buf = appendCents(k.buf[:0], parseCents(rows[2*r+1].Text))
-		if err := k.run(ctx, k.s.dlvCustUpd, false, target.Text(k.buf), w, i64(did), i64(k.dlvCust[did-1])); err != nil {
+		if err := k.exec(ctx, k.s.dlvCustUpd, target.Text(k.buf), w, i64(did), i64(k.dlvCust[did-1])); err != nil {
 			return err
 		}
 	}
-	return nil
+	return k.endBatch(ctx)
 }
 
 // triples fills a statement of Delivery with its ten (warehouse, district, order)
