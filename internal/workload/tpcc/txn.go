@@ -37,15 +37,15 @@ const (
 	// the first line's item (a repeated value does not change an IN list), so that
 	// one prepared statement serves every order size. Stock rows are read, and so
 	// locked, in (warehouse, item) order.
-	sqlNOItems      = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN (%s)"
-	sqlNOStocks     = "SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_%02d FROM stock WHERE (s_w_id, s_i_id) IN (%s) ORDER BY s_w_id, s_i_id"
-	sqlNOStockUpd   = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
-	sqlNOLines      = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
-	sqlNOLineTuple  = "(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
-	lineArgs        = 9
-	sqlPayWHUpd     = "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?"
+	sqlNOItems     = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN (%s)"
+	sqlNOStocks    = "SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_%02d FROM stock WHERE (s_w_id, s_i_id) IN (%s) ORDER BY s_w_id, s_i_id"
+	sqlNOStockUpd  = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
+	sqlNOLines     = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
+	sqlNOLineTuple = "(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
+	lineArgs       = 9
+	sqlPayWHUpd    = "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?"
 	// Payment reads the warehouse's and the district's name and address in one query.
-	sqlPayWHDist = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip, d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM warehouse, district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?"
+	sqlPayWHDist    = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip, d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM warehouse, district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?"
 	sqlPayDistUpd   = "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?"
 	sqlByName       = "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first"
 	sqlPayCustomer  = "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
