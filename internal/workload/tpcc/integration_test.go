@@ -342,7 +342,72 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 	}
 	mustCheck(t, ctx, conn, "after an interrupted run", nw)
 
+	testFailedWrite(t, ctx, tgt, run)
+	mustCheck(t, ctx, conn, "after a New-Order that failed", nw)
+
 	testCorruption(t, ctx, conn)
+}
+
+// testFailedWrite makes a New-Order's INSERT of its order fail (a duplicate key:
+// district 1 of warehouse 1 is set back to an order that exists). On PostgreSQL that
+// INSERT goes in a pipeline with the district's update (the batch of New-Order's
+// writes): the error must keep its class (a constraint, not retried), the district's
+// update must roll back with the transaction, and the connection must serve the next
+// transaction.
+func testFailedWrite(t *testing.T, ctx context.Context, tgt target.Target, wl *Workload) {
+	t.Helper()
+	conn, err := tgt.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const next = "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 1"
+	was := count(t, ctx, conn, next)
+	if err := conn.Exec(ctx, fmt.Sprintf("UPDATE district SET d_next_o_id = %d WHERE d_w_id = 1 AND d_id = 1", was-1)); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := conn.Exec(ctx, fmt.Sprintf("UPDATE district SET d_next_o_id = %d WHERE d_w_id = 1 AND d_id = 1", was)); err != nil {
+			t.Errorf("restoring d_next_o_id: %v", err)
+		}
+	}()
+	k := wl.NewWorker(0, 99).(*worker) // client 0: home warehouse 1
+	if err := k.Bind(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	if tgt.Dialect().Name == "postgres" && k.pipe == nil {
+		t.Fatal("no pipeline mode on PostgreSQL")
+	}
+	draw := func(district int64) {
+		for i := 0; ; i++ {
+			if k.Next() == TxnNewOrder && k.wid == 1 && k.did == district {
+				return
+			}
+			if i > 100_000 {
+				t.Fatalf("no New-Order for district %d drawn", district)
+			}
+		}
+	}
+	draw(1)
+	_, err = k.Do(ctx)
+	if target.ClassOf(err) != target.ClassConstraint {
+		t.Fatalf("New-Order on an existing order id: %v (class %v), want a constraint violation", err, target.ClassOf(err))
+	}
+	if err := conn.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, ctx, conn, next); got != was-1 {
+		t.Errorf("d_next_o_id %d after the failed New-Order rolled back, want %d", got, was-1)
+	}
+	// The connection goes on: a New-Order of another district commits.
+	draw(2)
+	before := count(t, ctx, conn, "SELECT count(*) FROM orders WHERE o_w_id = 1 AND o_d_id = 2")
+	if _, err := k.Do(ctx); err != nil {
+		t.Fatalf("the next New-Order on the same connection: %v", err)
+	}
+	if got := count(t, ctx, conn, "SELECT count(*) FROM orders WHERE o_w_id = 1 AND o_d_id = 2"); got != before+1 {
+		t.Errorf("orders of district 2: %d after a New-Order, %d before", got, before)
+	}
 }
 
 // New0 is a workload with every option left to detection.

@@ -37,16 +37,16 @@ const (
 	// the first line's item (a repeated value does not change an IN list), so that
 	// one prepared statement serves every order size. Stock rows are read, and so
 	// locked, in (warehouse, item) order.
-	sqlNOItems      = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN (%s)"
-	sqlNOStocks     = "SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_%02d FROM stock WHERE (s_w_id, s_i_id) IN (%s) ORDER BY s_w_id, s_i_id"
-	sqlNOStockUpd   = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
-	sqlNOLines      = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
-	sqlNOLineTuple  = "(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
-	lineArgs        = 9
-	sqlPayWHUpd     = "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?"
-	sqlPayWH        = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?"
+	sqlNOItems     = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN (%s)"
+	sqlNOStocks    = "SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_%02d FROM stock WHERE (s_w_id, s_i_id) IN (%s) ORDER BY s_w_id, s_i_id"
+	sqlNOStockUpd  = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
+	sqlNOLines     = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
+	sqlNOLineTuple = "(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
+	lineArgs       = 9
+	sqlPayWHUpd    = "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?"
+	// Payment reads the warehouse's and the district's name and address in one query.
+	sqlPayWHDist    = "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip, d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM warehouse, district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?"
 	sqlPayDistUpd   = "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?"
-	sqlPayDist      = "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district WHERE d_w_id = ? AND d_id = ?"
 	sqlByName       = "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first"
 	sqlPayCustomer  = "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
 	sqlPayCData     = "SELECT c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
@@ -78,7 +78,7 @@ type stmts struct {
 	noStocks                                                                    [DistrictsPerWarehouse]target.Stmt
 	// noLines[n] inserts n order lines in one statement (n from 5 to 15).
 	noLines                                                                        [maxLines + 1]target.Stmt
-	payWHUpd, payWH, payDistUpd, payDist, byName                                   target.Stmt
+	payWHUpd, payWHDist, payDistUpd, byName                                        target.Stmt
 	payCustomer, payCData, payCustUpd, payCustUpdBC, payHistory                    target.Stmt
 	osCustomer, osOrder, osLines                                                   target.Stmt
 	dlvNewOrder, dlvDelete, dlvOrder, dlvOrderUpd, dlvLinesUpd, dlvSum, dlvCustUpd target.Stmt
@@ -100,6 +100,8 @@ type worker struct {
 	mix      [5]int // cumulative percentages
 	sqlite   bool
 	conn     target.Conn
+	pipe     target.Pipeliner // PostgreSQL's pipeline mode, nil elsewhere
+	pl       target.Pipeline  // the open pipeline of a batch (nil: statements run one by one)
 	s        stmts
 	res      target.Result
 	all      target.Result // multi-row reads: every row kept
@@ -178,6 +180,7 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 // Bind prepares the statements on conn.
 func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 	k.conn = conn
+	k.pipe, _ = conn.(target.Pipeliner)
 	fu := forUpdate
 	if k.sqlite {
 		fu = ""
@@ -189,7 +192,7 @@ func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 	}{
 		{&s.noCustomer, sqlNOCustomer}, {&s.noDistrict, sqlNODistrict + fu}, {&s.noDistUpd, sqlNODistUpd},
 		{&s.noOrder, sqlNOOrder}, {&s.noNewOrder, sqlNONewOrder}, {&s.noItems, itemsSQL()}, {&s.noStockUpd, sqlNOStockUpd},
-		{&s.payWHUpd, sqlPayWHUpd}, {&s.payWH, sqlPayWH}, {&s.payDistUpd, sqlPayDistUpd}, {&s.payDist, sqlPayDist},
+		{&s.payWHUpd, sqlPayWHUpd}, {&s.payWHDist, sqlPayWHDist}, {&s.payDistUpd, sqlPayDistUpd},
 		{&s.byName, sqlByName}, {&s.payCustomer, sqlPayCustomer + fu},
 		{&s.payCData, sqlPayCData}, {&s.payCustUpd, sqlPayCustUpd}, {&s.payCustUpdBC, sqlPayCustUpdBC}, {&s.payHistory, sqlPayHistory},
 		{&s.osCustomer, sqlOSCustomer}, {&s.osOrder, sqlOSOrder}, {&s.osLines, sqlOSLines},
@@ -378,18 +381,26 @@ func (k *worker) newOrder(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	oid := parseInt(k.res.First[0].Text)
-	if err := k.run(ctx, k.s.noDistUpd, false, i64(oid+1), w, d); err != nil {
-		return false, err
-	}
 	local := int64(0)
 	if k.allLocal {
 		local = 1
 	}
 	o := i64(oid)
-	if err := k.run(ctx, k.s.noOrder, false, o, d, w, i64(k.cid), target.Time(time.Now()), i64(int64(len(k.lines))), i64(local)); err != nil {
+	// The district's update and the order's two rows return nothing that the
+	// transaction needs: on PostgreSQL they go in one round trip (a pipeline).
+	if err := k.startBatch(ctx); err != nil {
 		return false, err
 	}
-	if err := k.run(ctx, k.s.noNewOrder, false, o, d, w); err != nil {
+	if err := k.exec(ctx, k.s.noDistUpd, i64(oid+1), w, d); err != nil {
+		return false, err
+	}
+	if err := k.exec(ctx, k.s.noOrder, o, d, w, i64(k.cid), target.Time(time.Now()), i64(int64(len(k.lines))), i64(local)); err != nil {
+		return false, err
+	}
+	if err := k.exec(ctx, k.s.noNewOrder, o, d, w); err != nil {
+		return false, err
+	}
+	if err := k.endBatch(ctx); err != nil {
 		return false, err
 	}
 	rollback, err := k.readItems(ctx)
@@ -400,6 +411,10 @@ func (k *worker) newOrder(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	k.lineText = k.lineText[:0]
+	// The stock updates and the lines' INSERT, one round trip on PostgreSQL.
+	if err := k.startBatch(ctx); err != nil {
+		return false, err
+	}
 	for n, l := range k.lines {
 		row := k.all.First[k.stock[n]*stockCols:]
 		q := k.qty[k.stock[n]]
@@ -422,14 +437,65 @@ func (k *worker) newOrder(ctx context.Context) (bool, error) {
 		a := k.lineArgs[n*lineArgs : (n+1)*lineArgs]
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6] = o, d, w, i64(int64(n+1)), i64(l.item), i64(l.supplyW), i64(l.qty)
 		a[7], a[8] = target.Text(k.lineText[nd:len(k.lineText):len(k.lineText)]), target.Text(k.lineText[start:nd:nd])
-		if err := k.run(ctx, k.s.noStockUpd, false, i64(q), i64(l.qty), i64(remote), i64(l.item), i64(l.supplyW)); err != nil {
+		if err := k.exec(ctx, k.s.noStockUpd, i64(q), i64(l.qty), i64(remote), i64(l.item), i64(l.supplyW)); err != nil {
 			return false, err
 		}
 	}
 	// The order lines in one INSERT, as go-tpc and HammerDB's procedures send them.
+	if err := k.execArgs(ctx, k.s.noLines[len(k.lines)], k.lineArgs[:len(k.lines)*lineArgs]); err != nil {
+		return false, err
+	}
+	return true, k.endBatch(ctx)
+}
+
+// startBatch begins statements whose results the transaction does not read (writes):
+// on PostgreSQL they are queued in pipeline mode and sent together by endBatch, one
+// round trip; elsewhere exec runs each at once. The server runs them in the same
+// order either way, inside the transaction.
+func (k *worker) startBatch(ctx context.Context) error {
+	if k.pipe == nil {
+		return nil
+	}
+	pl, err := k.pipe.StartPipeline(ctx)
+	if err != nil {
+		return err
+	}
+	k.pl = pl
+	return nil
+}
+
+// exec runs s with args, or queues it in the open batch (the arguments are copied).
+func (k *worker) exec(ctx context.Context, s target.Stmt, args ...target.Value) error {
+	n := copy(k.args[:], args) // args stays on the caller's stack
+	return k.execArgs(ctx, s, k.args[:n])
+}
+
+// execArgs is exec with arguments that the worker owns.
+func (k *worker) execArgs(ctx context.Context, s target.Stmt, args []target.Value) error {
+	if k.pl == nil {
+		k.statemts++
+		k.res.Keep = false
+		return s.Run(ctx, args, &k.res)
+	}
 	k.statemts++
-	k.res.Keep = false
-	return true, k.s.noLines[len(k.lines)].Run(ctx, k.lineArgs[:len(k.lines)*lineArgs], &k.res)
+	if err := k.pl.Send(s, args); err != nil {
+		k.pl.Abandon()
+		k.pl = nil
+		return err
+	}
+	return nil
+}
+
+// endBatch sends the batch's statements and reads their results: the first failure
+// (its class kept, so that a deadlock is retried) is the error.
+func (k *worker) endBatch(ctx context.Context) error {
+	if k.pl == nil {
+		return nil
+	}
+	pl := k.pl
+	k.pl = nil
+	_, err := pl.End(ctx)
+	return err
 }
 
 // findByName sets k.cid to the customer in the middle (rounded up) of those with
@@ -454,26 +520,28 @@ func (k *worker) payment(ctx context.Context) error {
 	w, d, cw, cd := i64(k.wid), i64(k.did), i64(k.cwid), i64(k.cdid)
 	k.buf = appendCents(k.buf[:0], k.amount)
 	amt := target.Text(k.buf)
-	if err := k.run(ctx, k.s.payWHUpd, false, amt, w); err != nil {
+	// The two year-to-date updates (warehouse first, then district: every Payment
+	// locks them in that order), one round trip on PostgreSQL; then their names and
+	// addresses in one query.
+	if err := k.startBatch(ctx); err != nil {
 		return err
 	}
-	if err := k.run(ctx, k.s.payWH, true, w); err != nil {
+	if err := k.exec(ctx, k.s.payWHUpd, amt, w); err != nil {
 		return err
 	}
-	if err := k.row("warehouse", 6); err != nil {
+	if err := k.exec(ctx, k.s.payDistUpd, amt, w, d); err != nil {
 		return err
 	}
-	k.name = append(append(k.name[:0], k.res.First[0].Text...), "    "...)
-	if err := k.run(ctx, k.s.payDistUpd, false, amt, w, d); err != nil {
+	if err := k.endBatch(ctx); err != nil {
 		return err
 	}
-	if err := k.run(ctx, k.s.payDist, true, w, d); err != nil {
+	if err := k.run(ctx, k.s.payWHDist, true, w, d); err != nil {
 		return err
 	}
-	if err := k.row("district", 6); err != nil {
+	if err := k.row("warehouse and district", 12); err != nil {
 		return err
 	}
-	k.name = append(k.name, k.res.First[0].Text...)
+	k.name = append(append(append(k.name[:0], k.res.First[0].Text...), "    "...), k.res.First[6].Text...)
 	if k.byName {
 		if err := k.findByName(ctx, cw, cd); err != nil {
 			return err
@@ -486,7 +554,11 @@ func (k *worker) payment(ctx context.Context) error {
 	if err := k.row("customer", 14); err != nil {
 		return err
 	}
-	if string(k.res.First[9].Text) == "BC" {
+	if len(k.name) > 24 {
+		k.name = k.name[:24]
+	}
+	bc := string(k.res.First[9].Text) == "BC"
+	if bc {
 		if err := k.run(ctx, k.s.payCData, true, cw, cd, c); err != nil {
 			return err
 		}
@@ -503,16 +575,24 @@ func (k *worker) payment(ctx context.Context) error {
 		if len(k.cdat) > 500 {
 			k.cdat = k.cdat[:500]
 		}
-		if err := k.run(ctx, k.s.payCustUpdBC, false, amt, amt, target.Text(k.cdat), cw, cd, c); err != nil {
-			return err
-		}
-	} else if err := k.run(ctx, k.s.payCustUpd, false, amt, amt, cw, cd, c); err != nil {
+	}
+	// The customer's update and the history row, one round trip on PostgreSQL.
+	if err := k.startBatch(ctx); err != nil {
 		return err
 	}
-	if len(k.name) > 24 {
-		k.name = k.name[:24]
+	var err error
+	if bc {
+		err = k.exec(ctx, k.s.payCustUpdBC, amt, amt, target.Text(k.cdat), cw, cd, c)
+	} else {
+		err = k.exec(ctx, k.s.payCustUpd, amt, amt, cw, cd, c)
 	}
-	return k.run(ctx, k.s.payHistory, false, c, cd, cw, d, w, target.Time(time.Now()), amt, target.Text(k.name))
+	if err != nil {
+		return err
+	}
+	if err := k.exec(ctx, k.s.payHistory, c, cd, cw, d, w, target.Time(time.Now()), amt, target.Text(k.name)); err != nil {
+		return err
+	}
+	return k.endBatch(ctx)
 }
 
 // orderStatus is clause 2.6.2.
@@ -596,14 +676,21 @@ func (k *worker) delivery(ctx context.Context) error {
 	for r := 0; r < n; r++ {
 		k.dlvCust[parseInt(rows[2*r].Text)-1] = parseInt(rows[2*r+1].Text)
 	}
-	k.statemts++
-	k.args[0] = i64(k.carrier)
-	if err := k.s.dlvOrderUpd.Run(ctx, triples(1), &k.res); err != nil {
+	// The orders' carrier and their lines' delivery date: one round trip on
+	// PostgreSQL (exec copies the arguments, or runs the statement, before k.args
+	// is filled again).
+	if err := k.startBatch(ctx); err != nil {
 		return err
 	}
-	k.statemts++
+	k.args[0] = i64(k.carrier)
+	if err := k.execArgs(ctx, k.s.dlvOrderUpd, triples(1)); err != nil {
+		return err
+	}
 	k.args[0] = target.Time(time.Now())
-	if err := k.s.dlvLinesUpd.Run(ctx, triples(1), &k.res); err != nil {
+	if err := k.execArgs(ctx, k.s.dlvLinesUpd, triples(1)); err != nil {
+		return err
+	}
+	if err := k.endBatch(ctx); err != nil {
 		return err
 	}
 	k.statemts++
@@ -614,14 +701,18 @@ func (k *worker) delivery(ctx context.Context) error {
 	if k.all.Rows != int64(n) || len(rows) < 2*n {
 		return k.row("order lines", 2)
 	}
+	// Each customer credited with its order's amount: one round trip on PostgreSQL.
+	if err := k.startBatch(ctx); err != nil {
+		return err
+	}
 	for r := 0; r < n; r++ {
 		did := parseInt(rows[2*r].Text)
 		k.buf = appendCents(k.buf[:0], parseCents(rows[2*r+1].Text))
-		if err := k.run(ctx, k.s.dlvCustUpd, false, target.Text(k.buf), w, i64(did), i64(k.dlvCust[did-1])); err != nil {
+		if err := k.exec(ctx, k.s.dlvCustUpd, target.Text(k.buf), w, i64(did), i64(k.dlvCust[did-1])); err != nil {
 			return err
 		}
 	}
-	return nil
+	return k.endBatch(ctx)
 }
 
 // triples fills a statement of Delivery with its ten (warehouse, district, order)
