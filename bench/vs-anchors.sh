@@ -22,6 +22,16 @@
 #   PGBENCH_JOBS=2   pgbench's -j (threads multiplexing the clients)
 #   REDIS_CLIENTS=50  REDIS_PIPELINES="1 16"  REDIS_KEYS=100000  REDIS_REQUESTS=500000
 #   ONLY=pg|mysql|big|redis   to run one part
+#   TRANSPORT=tcp|unix|"tcp unix"   how both tools reach PostgreSQL and MariaDB: TCP to
+#                  the URL's host and port, or the server's Unix-domain socket (the same
+#                  database; each pair runs both tools on the same transport, and with a
+#                  list each client count runs one pair per transport, interleaved).
+#                  For a named server the socket is PGSOCKDIR (default
+#                  /var/run/postgresql) and MYSOCK (default /run/mysqld/mysqld.sock);
+#                  for a throwaway instance, its own. Neither tool uses TLS on either
+#                  (a PGURL without sslmode= gets sslmode=disable; fathom's recorded
+#                  transport is printed beside each pair to show it).
+#   PORT_RANGE=LO-HI  ports for the throwaway instances (fathom instance --port-range)
 # Redis: a throwaway instance; redis-benchmark gets its password with -a (the
 # instance's, removed with it): redis-benchmark takes it no other way, so while it runs
 # other local users can read it in the process list. Its tps column is requests (commands) per second: the
@@ -40,6 +50,12 @@ SCALE=${SCALE:-10}
 TABLE_SIZE=${TABLE_SIZE:-100000}
 ONLY=${ONLY:-}
 PGBENCH_JOBS=${PGBENCH_JOBS:-2}
+TRANSPORT=${TRANSPORT:-tcp}
+for tr in $TRANSPORT; do
+  case "$tr" in tcp|unix) ;; *) echo "vs-anchors.sh: TRANSPORT must be tcp, unix or \"tcp unix\", not $tr" >&2; exit 2 ;; esac
+done
+PORT_RANGE=${PORT_RANGE:-}
+RANGE_FLAG=(); [ -n "$PORT_RANGE" ] && RANGE_FLAG=(--port-range "$PORT_RANGE")
 WORK=$(mktemp -d); chmod 755 "$WORK"
 STORE=$WORK/bench.db
 export FATHOM_INSTANCE_DIR=$WORK/instances
@@ -63,6 +79,35 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2f", a/b; else prin
 per_tx_us() { awk -v c="$1" -v t="$2" 'BEGIN{ if (t>0) printf "%.1f", c*1e6/t; else print "n/a" }'; }
 add() { awk -v a="$1" -v b="$2" 'BEGIN{print a+b}'; }
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+
+# recorded_transport RUN_ID: the transport fathom recorded with the run (host.transport).
+recorded_transport() {
+  "$FATHOM" show --store "$STORE" --json "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['run']['host'].get('transport','?'))"
+}
+
+# pg_url TRANSPORT URL SOCKDIR: URL on TCP (as given) or on the Unix-domain socket in
+# SOCKDIR (host= in the query, the URL's port kept: it names the socket file), and with
+# sslmode=disable unless the URL sets sslmode.
+pg_url() {
+  python3 - "$@" <<'PY'
+import sys, urllib.parse as up
+tr, url, sockdir = sys.argv[1:4]
+u = up.urlsplit(url)
+q = up.parse_qsl(u.query, keep_blank_values=True)
+if not any(k == "sslmode" for k, _ in q):
+    q.append(("sslmode", "disable"))
+netloc = u.netloc
+if tr == "unix":
+    userinfo, _, hostport = netloc.rpartition("@")
+    port = hostport.rpartition(":")[2] if ":" in hostport else ""
+    q = [(k, v) for k, v in q if k not in ("host", "hostaddr", "port")]
+    q.append(("host", sockdir))
+    if port:
+        q.append(("port", port))
+    netloc = userinfo + "@" if userinfo else ""
+print(up.urlunsplit((u.scheme, netloc, u.path, up.urlencode(q, safe="/"), u.fragment)))
+PY
+}
 
 ROWS=()
 # row PAIR CLIENTS anchor_tps anchor_cpu anchor_tx anchor_rss fathom_tps fathom_cpu fathom_tx fathom_rss SPREAD
@@ -91,7 +136,7 @@ pair() {
     at=$(add "$at" "$tps"); ac=$(add "$ac" "$cpu"); an=$((an+n)); am=$(( rss > am ? rss : am ))
     timed "$FATHOM" run --store "$STORE" --target "$url" --workload "$wl" -c "$c" -T "$SECS" --json -q
     tps=$(json_field tps <<<"$out"); n=$(json_field transactions <<<"$out")
-    echo "  $name c=$c round $r fathom: $tps tps, $n tx, ${cpu}s cpu, ${rss} MB"
+    echo "  $name c=$c round $r fathom: $tps tps, $n tx, ${cpu}s cpu, ${rss} MB, transport $(recorded_transport "$(json_field run_id <<<"$out")")"
     ft=$(add "$ft" "$tps"); fc=$(add "$fc" "$cpu"); fn=$((fn+n)); fm=$(( rss > fm ? rss : fm ))
     spread+="${spread:+, }$(ratio "$tps" "$rt"); $(ratio "$(per_tx_us "$cpu" "$n")" "$rc")"
   done
@@ -100,23 +145,30 @@ pair() {
 }
 
 pgbench_run() {
-  timed pgbench -n -S -M prepared -c "$1" -j "$(( PGBENCH_JOBS < $1 ? PGBENCH_JOBS : $1 ))" -T "$SECS" "$PGURL"
+  timed pgbench -n -S -M prepared -c "$1" -j "$(( PGBENCH_JOBS < $1 ? PGBENCH_JOBS : $1 ))" -T "$SECS" "$PGRUN"
   tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
   n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
 }
 
 pg_part() {
+  local sockdir=${PGSOCKDIR:-/var/run/postgresql}
   if [ -z "${PGURL:-}" ]; then
-    "$FATHOM" instance start --kind postgres --name benchpg --set max_connections=300 --set shared_buffers=256MB >/dev/null
+    "$FATHOM" instance start --kind postgres --name benchpg "${RANGE_FLAG[@]}" --set max_connections=300 --set shared_buffers=256MB >/dev/null
     INSTANCES+=(benchpg)
     PGURL=$("$FATHOM" instance dsn benchpg)
+    sockdir=$FATHOM_INSTANCE_DIR/benchpg
   else
     local db=${PGURL##*/}; db=${db%%\?*}
     psql -X -q "${PGURL%/*}/postgres" -c "CREATE DATABASE $db" 2>/dev/null || true
   fi
   echo "== PostgreSQL: pgbench -S -M prepared -j $PGBENCH_JOBS vs fathom tpcb-select, scale $SCALE"
-  pgbench -q -i -s "$SCALE" "$PGURL" >/dev/null 2>&1
-  for c in $PG_CLIENTS; do pair pg-select "$c" pgbench_run "$PGURL" tpcb-select; done
+  pgbench -q -i -s "$SCALE" "$(pg_url tcp "$PGURL" "")" >/dev/null 2>&1
+  for c in $PG_CLIENTS; do
+    for tr in $TRANSPORT; do
+      PGRUN=$(pg_url "$tr" "$PGURL" "$sockdir")
+      pair "pg-$tr" "$c" pgbench_run "$PGRUN" tpcb-select
+    done
+  done
 }
 
 # my_setup URL: sets SB (the sysbench command for URL) and prepares its table.
