@@ -75,9 +75,12 @@ timed() {
   out=$(/usr/bin/time -f '%U %S %M' -o "$tf" "$@")
   cpu=$(awk '{print $1+$2}' "$tf"); rss=$(awk '{printf "%.0f", $3/1024}' "$tf"); rm -f "$tf"
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2f", a/b; else print "n/a" }'; }
-per_tx_us() { awk -v c="$1" -v t="$2" 'BEGIN{ if (t>0) printf "%.1f", c*1e6/t; else print "n/a" }'; }
+# (b+0, t+0: a figure that is missing or n/a counts as none, never as a string)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0>0 && b+0>0) printf "%.2f", a/b; else print "n/a" }'; }
+per_tx_us() { awk -v c="$1" -v t="$2" 'BEGIN{ if (t+0>0) printf "%.1f", c*1e6/t; else print "n/a" }'; }
 add() { awk -v a="$1" -v b="$2" 'BEGIN{print a+b}'; }
+# tps and n stay numbers when a tool printed none (0 transactions, an aborted run).
+num() { awk -v x="$1" 'BEGIN{ print x+0 }'; }
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
 # recorded_transport RUN_ID: the transport fathom recorded with the run (host.transport).
@@ -146,8 +149,8 @@ pair() {
 
 pgbench_run() {
   timed pgbench -n -S -M prepared -c "$1" -j "$(( PGBENCH_JOBS < $1 ? PGBENCH_JOBS : $1 ))" -T "$SECS" "$PGRUN"
-  tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
-  n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+  tps=$(num "$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)")
+  n=$(num "$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")")
 }
 
 pg_part() {
