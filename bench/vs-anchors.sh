@@ -192,32 +192,57 @@ my_setup() {
   fi
   mariadb -u"$user" -h"$hostname" -P"$port" -e "CREATE DATABASE IF NOT EXISTS $db"
   SB=(sysbench --db-driver=mysql --mysql-user="$user" --mysql-host="$hostname" --mysql-port="$port" --mysql-db="$db" --tables=1 --table-size="$TABLE_SIZE")
+  # On the socket: libmysqlclient takes it for host localhost.
+  SB_UNIX=(sysbench --db-driver=mysql --mysql-user="$user" --mysql-host=localhost --mysql-socket="${2:-}" --mysql-db="$db" --tables=1 --table-size="$TABLE_SIZE")
+  SB_RUN=("${SB[@]}")
   "${SB[@]}" oltp_point_select cleanup >/dev/null 2>&1 || true
   "${SB[@]}" oltp_point_select prepare >/dev/null
 }
 
 sysbench_run() {
-  timed "${SB[@]}" oltp_point_select run --threads="$1" --time="$SECS"
-  n=$(sed -n 's/^ *transactions: *\([0-9]*\) *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
-  tps=$(sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
+  timed "${SB_RUN[@]}" oltp_point_select run --threads="$1" --time="$SECS"
+  n=$(num "$(sed -n 's/^ *transactions: *\([0-9]*\) *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")")
+  tps=$(num "$(sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")")
+}
+
+# my_url TRANSPORT URL SOCKET: URL as given (TCP), or on SOCKET (socket= in the query).
+my_url() {
+  python3 - "$@" <<'PY'
+import sys, urllib.parse as up
+tr, url, sock = sys.argv[1:4]
+if tr == "unix":
+    u = up.urlsplit(url)
+    q = [(k, v) for k, v in up.parse_qsl(u.query, keep_blank_values=True) if k != "socket"]
+    q.append(("socket", sock))
+    userinfo = u.netloc.rpartition("@")[0]
+    url = up.urlunsplit((u.scheme, (userinfo + "@" if userinfo else "") + "localhost", u.path, up.urlencode(q, safe="/"), u.fragment))
+print(url)
+PY
 }
 
 my_part() {
+  local sock=${MYSOCK:-/run/mysqld/mysqld.sock}
   if [ -z "$MYURL" ]; then
-    "$FATHOM" instance start --kind mariadb --name benchmy1 --set max_connections=300 --set innodb_buffer_pool_size=256M >/dev/null
+    "$FATHOM" instance start --kind mariadb --name benchmy1 "${RANGE_FLAG[@]}" --set max_connections=300 --set innodb_buffer_pool_size=256M >/dev/null
     INSTANCES+=(benchmy1)
     MYURL=$("$FATHOM" instance dsn benchmy1)
+    sock=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["socket"])' "$FATHOM_INSTANCE_DIR/benchmy1/instance.json")
   fi
   echo "== MariaDB: sysbench oltp_point_select vs fathom oltp_point_select, $TABLE_SIZE rows"
-  my_setup "$MYURL"
-  for c in $MY_CLIENTS; do pair my-point "$c" sysbench_run "$MYURL" oltp_point_select; done
+  my_setup "$MYURL" "$sock"
+  for c in $MY_CLIENTS; do
+    for tr in $TRANSPORT; do
+      if [ "$tr" = unix ]; then SB_RUN=("${SB_UNIX[@]}"); else SB_RUN=("${SB[@]}"); fi
+      pair "my-$tr" "$c" sysbench_run "$(my_url "$tr" "$MYURL" "$sock")" oltp_point_select
+    done
+  done
   "${SB[@]}" oltp_point_select cleanup >/dev/null 2>&1 || true
 }
 
 big_part() {
   [ "$BIG" -gt 0 ] || return 0
   echo "== MariaDB (throwaway, thread pool): $BIG clients"
-  "$FATHOM" instance start --kind mariadb --name benchmy --set max_connections=$((BIG + 100)) \
+  "$FATHOM" instance start --kind mariadb --name benchmy "${RANGE_FLAG[@]}" --set max_connections=$((BIG + 100)) \
     --set thread_handling=pool-of-threads --set innodb_buffer_pool_size=256M >/dev/null
   INSTANCES+=(benchmy)
   local url; url=$("$FATHOM" instance dsn benchmy)
@@ -226,7 +251,7 @@ big_part() {
 }
 
 redis_part() {
-  "$FATHOM" instance start --kind redis --name benchredis --set 'save=""' --set appendonly=no >/dev/null
+  "$FATHOM" instance start --kind redis --name benchredis "${RANGE_FLAG[@]}" --set 'save=""' --set appendonly=no >/dev/null
   INSTANCES+=(benchredis)
   local url port pw
   url=$("$FATHOM" instance dsn benchredis)
