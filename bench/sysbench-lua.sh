@@ -9,6 +9,11 @@
 #
 # On a shared 2-CPU machine the client and the server compete for the CPUs: set
 # PIN=1 to run the tool on CPU 1 (taskset) and report both ways (see DESIGN.md).
+# "start ms" is each tool's CPU time for a run of one event per thread, measured once
+# per row: the fixed part of its µs/ev. Each row ends with the 1-minute load average when it was finished: quote it with
+# the figures. Both tools' CPU per event include their start-up (fathom's is tens of
+# ms: the store, the target's settings, a Lua state per client), so short runs at low
+# event rates weigh it more.
 #
 # Environment: MYSQL_HOST=127.0.0.1 MYSQL_PORT=3306 MYSQL_USER=root MYSQL_DB=sbbench
 # (created, and its sbtest tables dropped at the end), SCRIPTS="oltp_point_select
@@ -56,7 +61,18 @@ run_fathom() {
 	python3 -c 'import json,sys; s=json.loads(sys.argv[1]); c=float(sys.argv[2]); n=s["transactions"]; print("%.2f %.1f" % (s["tps"], c*1e6/n if n else 0))' "$js" "$cpu"
 }
 
-printf '%-20s %7s  %12s %12s  %14s %14s\n' script threads 'sysbench eps' 'fathom eps' 'sysbench µs/ev' 'fathom µs/ev'
+start_cpu() { # tool script threads -> CPU ms of a run of one event per thread
+	if [ "$1" = sysbench ]; then
+		/usr/bin/time -f '%U %S' -o "$WORK/time" "${PINNED[@]}" "${SB[@]}" "$DIR/$2.lua" --tables="$TABLES" --table-size="$SIZE" \
+			--threads="$3" --events="$3" run >/dev/null
+	else
+		/usr/bin/time -f '%U %S' -o "$WORK/time" "${PINNED[@]}" "$FATHOM" run -w "$DIR/$2.lua" --tables "$TABLES" --table-size "$SIZE" \
+			--threads "$3" --events "$3" --json -q --target "$TARGET" --store "$WORK/store.db" --no-collect >/dev/null 2>&1 || true
+	fi
+	awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$WORK/time"
+}
+
+printf '%-20s %7s  %12s %12s  %14s %14s  %9s %9s  %s\n' script threads 'sysbench eps' 'fathom eps' 'sysbench µs/ev' 'fathom µs/ev' 'sb start' 'fa start' load
 for s in $SCRIPTS; do
 	"${SB[@]}" "$DIR/$s.lua" --tables="$TABLES" cleanup >/dev/null
 	"${SB[@]}" "$DIR/$s.lua" --tables="$TABLES" --table-size="$SIZE" --threads=2 prepare >/dev/null
@@ -69,9 +85,11 @@ for s in $SCRIPTS; do
 				run_fathom "$s" "$t" >>"$WORK/fa"; run_sysbench "$s" "$t" >>"$WORK/sb"
 			fi
 		done
-		printf '%-20s %7s  %12s %12s  %14s %14s\n' "$s" "$t" \
+		printf '%-20s %7s  %12s %12s  %14s %14s  %9s %9s  %s\n' "$s" "$t" \
 			"$(cut -d' ' -f1 "$WORK/sb" | median)" "$(cut -d' ' -f1 "$WORK/fa" | median)" \
-			"$(cut -d' ' -f2 "$WORK/sb" | median)" "$(cut -d' ' -f2 "$WORK/fa" | median)"
+			"$(cut -d' ' -f2 "$WORK/sb" | median)" "$(cut -d' ' -f2 "$WORK/fa" | median)" \
+			"$(start_cpu sysbench "$s" "$t")ms" "$(start_cpu fathom "$s" "$t")ms" \
+			"$(cut -d' ' -f1 /proc/loadavg)"
 	done
 	"${SB[@]}" "$DIR/$s.lua" --tables="$TABLES" cleanup >/dev/null
 done

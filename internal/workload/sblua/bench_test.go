@@ -83,3 +83,33 @@ func TestQueryClassAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLoad is reading a script sysbench ships: compiling it and oltp_common and
+// running its main chunk once to learn its options (each run does it once).
+func BenchmarkLoad(b *testing.B) {
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := Load(SearchDirs[0] + "/oltp_read_only.lua"); err != nil {
+			b.Skip(err)
+		}
+	}
+}
+
+// BenchmarkNewEnv is a client's Lua state for a script sysbench ships: the state,
+// sysbench's API and the script's main chunk (require of the compiled oltp_common).
+func BenchmarkNewEnv(b *testing.B) {
+	s, err := Load(SearchDirs[0] + "/oltp_read_only.lua")
+	if err != nil {
+		b.Skip(err)
+	}
+	opts, kinds := defaults(s)
+	b.ReportAllocs()
+	for range b.N {
+		e, err := newEnv(context.Background(), envConfig{s: s, command: "run", opts: opts, kinds: kinds, driver: "mysql",
+			rp: randParams{kind: "uniform", iter: 12, paretoH: 0.2, zipfExp: 0.8}, seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.close()
+	}
+}

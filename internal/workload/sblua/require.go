@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -17,6 +18,22 @@ type modules struct {
 	protos map[string]*lua.FunctionProto
 	// countsErrors: a module's text calls sb_counter_inc (see Script.countsErrors).
 	countsErrors bool
+	// readsResults: the script's or a module's text names a result set's fields
+	// (readsResults); until then prepared statements skip their rows (runDirect).
+	readsResults atomic.Bool
+}
+
+// readsResults reports whether a script's text may read a result set: it names
+// rs:fetch_row(), rs.nrows or rs.nfields. A script that does not (sysbench's own
+// oltp scripts discard what stmt:execute() returns) has its prepared statements'
+// rows skipped on the wire instead of decoded (see sqlStmt.runDirect).
+func readsResults(data []byte) bool {
+	for _, w := range [...]string{"fetch_row", "nrows", "nfields"} {
+		if bytes.Contains(data, []byte(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *modules) get(path string) (*lua.FunctionProto, error) {
@@ -34,6 +51,9 @@ func (m *modules) get(path string) (*lua.FunctionProto, error) {
 		return nil, err
 	}
 	m.countsErrors = m.countsErrors || bytes.Contains(data, []byte("sb_counter_inc"))
+	if readsResults(data) {
+		m.readsResults.Store(true)
+	}
 	if m.protos == nil {
 		m.protos = map[string]*lua.FunctionProto{}
 	}

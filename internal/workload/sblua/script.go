@@ -84,6 +84,9 @@ func Load(path string) (*Script, error) {
 		return nil, err
 	}
 	s := &Script{Path: path, dir: filepath.Dir(path), proto: proto, searchDirs: SearchDirs, mods: &modules{}}
+	if readsResults(data) {
+		s.mods.readsResults.Store(true)
+	}
 	opts, kinds := defaults(nil)
 	e, err := newEnv(context.Background(), envConfig{s: s, command: "run", opts: opts, kinds: kinds, driver: "mysql",
 		rp: randParams{kind: "uniform", iter: 12, pct: 1, res: 75, paretoH: 0.2, zipfExp: 0.8}})

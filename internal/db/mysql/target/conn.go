@@ -50,6 +50,8 @@ type Conn struct {
 	cancel target.Canceler
 
 	maxPacket int // max_allowed_packet, read by the first Load
+
+	xbuf, rbuf []byte // a statement's request and reply, for RunDirect
 }
 
 var _ target.Conn = (*Conn)(nil)

@@ -1,0 +1,108 @@
+package sblua_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/fathom-lab/fathom/internal/db"
+	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/workload"
+	"github.com/fathom-lab/fathom/internal/workload/sblua"
+)
+
+// BenchmarkScriptEvent is the client's cost of one event() of sysbench's own scripts
+// against the real MariaDB, one client, as the runner calls it (Next, Do): the
+// interpreter, the sysbench.sql layer, the driver and the system calls (ns/op is
+// wall time, which includes the server's; cpu-ns/op is the process's user and system
+// time, the client's; allocs/op are the client's alone). "direct" is how the scripts
+// run (their rows skipped on the wire, as they read none), "driver" the rows decoded
+// by go-sql-driver/mysql, as for a script that reads results.
+func BenchmarkScriptEvent(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(sblua.SearchDirs[0], "oltp_point_select.lua"))
+	if len(files) == 0 {
+		if dbtest.Required() {
+			b.Fatalf("no sysbench scripts in %s: install sysbench", sblua.SearchDirs[0])
+		}
+		b.Skipf("no sysbench scripts in %s", sblua.SearchDirs[0])
+	}
+	tgt, err := db.Open(dbtest.MySQLDatabase(b, "sblua_bench"), target.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tgt.Close()
+	ctx := context.Background()
+	prepared := false
+	for _, c := range []struct{ name, path string }{
+		{"oltp_point_select/direct", "oltp_point_select"}, {"oltp_point_select/driver", "oltp_point_select"},
+		{"oltp_read_only/direct", "oltp_read_only"}, {"oltp_read_only/driver", "oltp_read_only"},
+	} {
+		name := c.path
+		b.Run(c.name, func(b *testing.B) {
+			sp, err := sblua.Spec(filepath.Join(sblua.SearchDirs[0], name+".lua"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			wl, err := sp.New(workload.Params{"tables": "1", "table-size": "1000", "threads": "1"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			w := wl.(*sblua.Workload)
+			if strings.HasSuffix(c.name, "/driver") {
+				sblua.KeepResults(w)
+			}
+			if err := w.UseTarget(tgt); err != nil {
+				b.Fatal(err)
+			}
+			conn, err := tgt.Connect(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			if !prepared {
+				_ = conn.Exec(ctx, "DROP TABLE IF EXISTS sbtest1")
+				if err := w.Prepare(ctx, tgt, nil); err != nil {
+					b.Fatalf("prepare: %v", err)
+				}
+				prepared = true
+			}
+			k := w.NewWorker(0, 42)
+			if err := k.Bind(ctx, conn); err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = k.(workload.Finisher).Finish(ctx) }()
+			stmts := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for range b.N {
+				k.Next()
+				n, err := k.Do(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				stmts += n
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			if stmts < b.N {
+				b.Fatalf("%d statements in %d events", stmts, b.N)
+			}
+			b.ReportMetric(float64(stmts)/float64(b.N), "stmts/op")
+		})
+	}
+
+}
+
+// cpuTime is the process's user and system CPU time so far, in nanoseconds: the
+// client's own cost, which wall time per op (the server's latency) hides.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
