@@ -13,9 +13,9 @@ import (
 	redis "github.com/fathom-lab/fathom/internal/db/redis/target"
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/procset"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/target"
-	"github.com/fathom-lab/fathom/internal/tune"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/builtin"
 )
@@ -136,7 +136,7 @@ func tunedMuxIntervals(t *testing.T, tg target.Target, wl workload.Workload) {
 		interval = 100 * time.Millisecond
 	)
 	p := runPath(t, tg, wl, true, runner.Config{Clients: clients, Duration: 2 * time.Second, Interval: interval, MaxTries: 1, Seed: 1,
-		Tuner: tune.Tuner{Process: &tune.Process{}}})
+		Tuner: procset.Tuner{Process: &procset.Process{}}})
 	if !strings.Contains(p.tuning, "epoll") || !strings.Contains(p.tuning, "GC percent 400") {
 		t.Fatalf("tuned multiplexed: tuning %q", p.tuning)
 	}

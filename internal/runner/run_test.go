@@ -14,9 +14,9 @@ import (
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/procset"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/target"
-	"github.com/fathom-lab/fathom/internal/tune"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/builtin"
 )
@@ -134,7 +134,7 @@ func intervalsAreWhatTheySay(t *testing.T, tg target.Target, tuned bool) {
 	ctx := context.Background()
 	cfg := runner.Config{Clients: clients, Duration: duration, Interval: interval, MaxTries: 1, Seed: 1}
 	if tuned {
-		cfg.Tuner = tune.Tuner{Process: &tune.Process{}} // as the CLI runs
+		cfg.Tuner = procset.Tuner{Process: &procset.Process{}} // as the CLI runs
 	}
 	r, err := runner.Connect(ctx, tg, wl, cfg)
 	if err != nil {
