@@ -32,6 +32,15 @@
 #   PGBENCH_JOBS=2   pgbench's -j (threads multiplexing the clients)
 #   REDIS_CLIENTS=50  REDIS_PIPELINES="1 16"  REDIS_KEYS=100000  REDIS_REQUESTS=500000
 #   ONLY=pg|mysql|big|redis|huge   to run one part (huge-redis, huge-my: half of it)
+#   TRANSPORT=tcp|unix|"tcp unix"   how both tools reach PostgreSQL and MariaDB: TCP to
+#                  the URL's host and port, or the server's Unix-domain socket (the same
+#                  database; each pair runs both tools on the same transport, and with a
+#                  list each client count runs one pair per transport, interleaved).
+#                  For a named server the socket is PGSOCKDIR (default
+#                  /var/run/postgresql) and MYSOCK (default /run/mysqld/mysqld.sock);
+#                  for a throwaway instance, its own. Neither tool uses TLS on either
+#                  (a PGURL without sslmode= gets sslmode=disable; fathom's recorded
+#                  transport is printed beside each pair to show it).
 # Redis: a throwaway instance; redis-benchmark gets its password with -a (the
 # instance's, removed with it): redis-benchmark takes it no other way, so while it runs
 # other local users can read it in the process list. Its tps column is requests (commands) per second: the
@@ -45,13 +54,18 @@ PG_CLIENTS=${PG_CLIENTS:-1 32 96}
 MY_CLIENTS=${MY_CLIENTS:-1 32 128}
 BIG=${BIG:-1000}
 HUGE=${HUGE:-10000}
-PORTS=(); [ -n "${PORT_RANGE:-}" ] && PORTS=(--port-range "$PORT_RANGE")
 SECS=${SECONDS_PER_RUN:-10}
 ROUNDS=${ROUNDS:-1}
 SCALE=${SCALE:-10}
 TABLE_SIZE=${TABLE_SIZE:-100000}
 ONLY=${ONLY:-}
 PGBENCH_JOBS=${PGBENCH_JOBS:-2}
+TRANSPORT=${TRANSPORT:-tcp}
+for tr in $TRANSPORT; do
+  case "$tr" in tcp|unix) ;; *) echo "vs-anchors.sh: TRANSPORT must be tcp, unix or \"tcp unix\", not $tr" >&2; exit 2 ;; esac
+done
+PORT_RANGE=${PORT_RANGE:-}
+RANGE_FLAG=(); [ -n "$PORT_RANGE" ] && RANGE_FLAG=(--port-range "$PORT_RANGE")
 WORK=$(mktemp -d); chmod 755 "$WORK"
 STORE=$WORK/bench.db
 export FATHOM_INSTANCE_DIR=$WORK/instances
@@ -71,10 +85,42 @@ timed() {
   out=$(/usr/bin/time -f '%U %S %M' -o "$tf" "$@")
   cpu=$(awk '{print $1+$2}' "$tf"); rss=$(awk '{printf "%.0f", $3/1024}' "$tf"); rm -f "$tf"
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2f", a/b; else print "n/a" }'; }
-per_tx_us() { awk -v c="$1" -v t="$2" 'BEGIN{ if (t>0) printf "%.1f", c*1e6/t; else print "n/a" }'; }
+# (b+0, t+0: a figure that is missing or n/a counts as none, never as a string)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0>0 && b+0>0) printf "%.2f", a/b; else print "n/a" }'; }
+per_tx_us() { awk -v c="$1" -v t="$2" 'BEGIN{ if (t+0>0) printf "%.1f", c*1e6/t; else print "n/a" }'; }
 add() { awk -v a="$1" -v b="$2" 'BEGIN{print a+b}'; }
+# tps and n stay numbers when a tool printed none (0 transactions, an aborted run).
+num() { awk -v x="$1" 'BEGIN{ print x+0 }'; }
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+
+# recorded_transport RUN_ID: the transport fathom recorded with the run (host.transport).
+recorded_transport() {
+  "$FATHOM" show --store "$STORE" --json "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['run']['host'].get('transport','?'))"
+}
+
+# pg_url TRANSPORT URL SOCKDIR: URL on TCP (as given) or on the Unix-domain socket in
+# SOCKDIR (host= in the query, the URL's port kept: it names the socket file), and with
+# sslmode=disable unless the URL sets sslmode.
+pg_url() {
+  python3 - "$@" <<'PY'
+import sys, urllib.parse as up
+tr, url, sockdir = sys.argv[1:4]
+u = up.urlsplit(url)
+q = up.parse_qsl(u.query, keep_blank_values=True)
+if not any(k == "sslmode" for k, _ in q):
+    q.append(("sslmode", "disable"))
+netloc = u.netloc
+if tr == "unix":
+    userinfo, _, hostport = netloc.rpartition("@")
+    port = hostport.rpartition(":")[2] if ":" in hostport else ""
+    q = [(k, v) for k, v in q if k not in ("host", "hostaddr", "port")]
+    q.append(("host", sockdir))
+    if port:
+        q.append(("port", port))
+    netloc = userinfo + "@" if userinfo else ""
+print(up.urlunsplit((u.scheme, netloc, u.path, up.urlencode(q, safe="/"), u.fragment)))
+PY
+}
 
 ROWS=()
 # row PAIR CLIENTS anchor_tps anchor_cpu anchor_tx anchor_rss fathom_tps fathom_cpu fathom_tx fathom_rss SPREAD
@@ -103,7 +149,7 @@ pair() {
     at=$(add "$at" "$tps"); ac=$(add "$ac" "$cpu"); an=$((an+n)); am=$(( rss > am ? rss : am ))
     timed "$FATHOM" run --store "$STORE" --target "$url" --workload "$wl" -c "$c" -T "$SECS" --json -q
     tps=$(json_field tps <<<"$out"); n=$(json_field transactions <<<"$out")
-    echo "  $name c=$c round $r fathom: $tps tps, $n tx, ${cpu}s cpu, ${rss} MB"
+    echo "  $name c=$c round $r fathom: $tps tps, $n tx, ${cpu}s cpu, ${rss} MB, transport $(recorded_transport "$(json_field run_id <<<"$out")")"
     ft=$(add "$ft" "$tps"); fc=$(add "$fc" "$cpu"); fn=$((fn+n)); fm=$(( rss > fm ? rss : fm ))
     spread+="${spread:+, }$(ratio "$tps" "$rt"); $(ratio "$(per_tx_us "$cpu" "$n")" "$rc")"
   done
@@ -112,23 +158,30 @@ pair() {
 }
 
 pgbench_run() {
-  timed pgbench -n -S -M prepared -c "$1" -j "$(( PGBENCH_JOBS < $1 ? PGBENCH_JOBS : $1 ))" -T "$SECS" "$PGURL"
-  tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
-  n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+  timed pgbench -n -S -M prepared -c "$1" -j "$(( PGBENCH_JOBS < $1 ? PGBENCH_JOBS : $1 ))" -T "$SECS" "$PGRUN"
+  tps=$(num "$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)")
+  n=$(num "$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")")
 }
 
 pg_part() {
+  local sockdir=${PGSOCKDIR:-/var/run/postgresql}
   if [ -z "${PGURL:-}" ]; then
-    "$FATHOM" instance start "${PORTS[@]}" --kind postgres --name benchpg --set max_connections=300 --set shared_buffers=256MB >/dev/null
+    "$FATHOM" instance start --kind postgres --name benchpg "${RANGE_FLAG[@]}" --set max_connections=300 --set shared_buffers=256MB >/dev/null
     INSTANCES+=(benchpg)
     PGURL=$("$FATHOM" instance dsn benchpg)
+    sockdir=$FATHOM_INSTANCE_DIR/benchpg
   else
     local db=${PGURL##*/}; db=${db%%\?*}
     psql -X -q "${PGURL%/*}/postgres" -c "CREATE DATABASE $db" 2>/dev/null || true
   fi
   echo "== PostgreSQL: pgbench -S -M prepared -j $PGBENCH_JOBS vs fathom tpcb-select, scale $SCALE"
-  pgbench -q -i -s "$SCALE" "$PGURL" >/dev/null 2>&1
-  for c in $PG_CLIENTS; do pair pg-select "$c" pgbench_run "$PGURL" tpcb-select; done
+  pgbench -q -i -s "$SCALE" "$(pg_url tcp "$PGURL" "")" >/dev/null 2>&1
+  for c in $PG_CLIENTS; do
+    for tr in $TRANSPORT; do
+      PGRUN=$(pg_url "$tr" "$PGURL" "$sockdir")
+      pair "pg-$tr" "$c" pgbench_run "$PGRUN" tpcb-select
+    done
+  done
 }
 
 # my_setup URL: sets SB (the sysbench command for URL) and prepares its table.
@@ -149,32 +202,57 @@ my_setup() {
   fi
   mariadb -u"$user" -h"$hostname" -P"$port" -e "CREATE DATABASE IF NOT EXISTS $db"
   SB=(sysbench --db-driver=mysql --mysql-user="$user" --mysql-host="$hostname" --mysql-port="$port" --mysql-db="$db" --tables=1 --table-size="$TABLE_SIZE")
+  # On the socket: libmysqlclient takes it for host localhost.
+  SB_UNIX=(sysbench --db-driver=mysql --mysql-user="$user" --mysql-host=localhost --mysql-socket="${2:-}" --mysql-db="$db" --tables=1 --table-size="$TABLE_SIZE")
+  SB_RUN=("${SB[@]}")
   "${SB[@]}" oltp_point_select cleanup >/dev/null 2>&1 || true
   "${SB[@]}" oltp_point_select prepare >/dev/null
 }
 
 sysbench_run() {
-  timed "${SB[@]}" oltp_point_select run --threads="$1" --time="$SECS"
-  n=$(sed -n 's/^ *transactions: *\([0-9]*\) *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
-  tps=$(sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
+  timed "${SB_RUN[@]}" oltp_point_select run --threads="$1" --time="$SECS"
+  n=$(num "$(sed -n 's/^ *transactions: *\([0-9]*\) *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")")
+  tps=$(num "$(sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")")
+}
+
+# my_url TRANSPORT URL SOCKET: URL as given (TCP), or on SOCKET (socket= in the query).
+my_url() {
+  python3 - "$@" <<'PY'
+import sys, urllib.parse as up
+tr, url, sock = sys.argv[1:4]
+if tr == "unix":
+    u = up.urlsplit(url)
+    q = [(k, v) for k, v in up.parse_qsl(u.query, keep_blank_values=True) if k != "socket"]
+    q.append(("socket", sock))
+    userinfo = u.netloc.rpartition("@")[0]
+    url = up.urlunsplit((u.scheme, (userinfo + "@" if userinfo else "") + "localhost", u.path, up.urlencode(q, safe="/"), u.fragment))
+print(url)
+PY
 }
 
 my_part() {
+  local sock=${MYSOCK:-/run/mysqld/mysqld.sock}
   if [ -z "$MYURL" ]; then
-    "$FATHOM" instance start "${PORTS[@]}" --kind mariadb --name benchmy1 --set max_connections=300 --set innodb_buffer_pool_size=256M >/dev/null
+    "$FATHOM" instance start --kind mariadb --name benchmy1 "${RANGE_FLAG[@]}" --set max_connections=300 --set innodb_buffer_pool_size=256M >/dev/null
     INSTANCES+=(benchmy1)
     MYURL=$("$FATHOM" instance dsn benchmy1)
+    sock=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["socket"])' "$FATHOM_INSTANCE_DIR/benchmy1/instance.json")
   fi
   echo "== MariaDB: sysbench oltp_point_select vs fathom oltp_point_select, $TABLE_SIZE rows"
-  my_setup "$MYURL"
-  for c in $MY_CLIENTS; do pair my-point "$c" sysbench_run "$MYURL" oltp_point_select; done
+  my_setup "$MYURL" "$sock"
+  for c in $MY_CLIENTS; do
+    for tr in $TRANSPORT; do
+      if [ "$tr" = unix ]; then SB_RUN=("${SB_UNIX[@]}"); else SB_RUN=("${SB[@]}"); fi
+      pair "my-$tr" "$c" sysbench_run "$(my_url "$tr" "$MYURL" "$sock")" oltp_point_select
+    done
+  done
   "${SB[@]}" oltp_point_select cleanup >/dev/null 2>&1 || true
 }
 
 big_part() {
   [ "$BIG" -gt 0 ] || return 0
   echo "== MariaDB (throwaway, thread pool): $BIG clients"
-  "$FATHOM" instance start "${PORTS[@]}" --kind mariadb --name benchmy --set max_connections=$((BIG + 100)) \
+  "$FATHOM" instance start --kind mariadb --name benchmy "${RANGE_FLAG[@]}" --set max_connections=$((BIG + 100)) \
     --set thread_handling=pool-of-threads --set innodb_buffer_pool_size=256M >/dev/null
   INSTANCES+=(benchmy)
   local url; url=$("$FATHOM" instance dsn benchmy)
@@ -183,7 +261,7 @@ big_part() {
 }
 
 redis_part() {
-  "$FATHOM" instance start "${PORTS[@]}" --kind redis --name benchredis --set 'save=""' --set appendonly=no >/dev/null
+  "$FATHOM" instance start --kind redis --name benchredis "${RANGE_FLAG[@]}" --set 'save=""' --set appendonly=no >/dev/null
   INSTANCES+=(benchredis)
   local url port pw
   url=$("$FATHOM" instance dsn benchredis)
@@ -233,7 +311,7 @@ huge_part() {
   fi
   if [ "${1:-redis}" = redis ]; then
     echo "== Redis (throwaway, maxclients $((HUGE + 100))): $HUGE clients"
-    "$FATHOM" instance start "${PORTS[@]}" --kind redis --name benchredis10k --set maxclients=$((HUGE + 100)) --set 'save=""' --set appendonly=no >/dev/null
+    "$FATHOM" instance start "${RANGE_FLAG[@]}" --kind redis --name benchredis10k --set maxclients=$((HUGE + 100)) --set 'save=""' --set appendonly=no >/dev/null
     INSTANCES+=(benchredis10k)
     local url port pw keys=${REDIS_KEYS:-100000} nreq=${HUGE_REDIS_REQUESTS:-20000}
     url=$("$FATHOM" instance dsn benchredis10k)
@@ -249,7 +327,7 @@ huge_part() {
   fi
   if [ "${1:-my}" = my ]; then
     echo "== MariaDB (throwaway, thread pool, max_connections $((HUGE + 100))): $HUGE clients"
-    "$FATHOM" instance start "${PORTS[@]}" --kind mariadb --name benchmy10k --set max_connections=$((HUGE + 100)) \
+    "$FATHOM" instance start "${RANGE_FLAG[@]}" --kind mariadb --name benchmy10k --set max_connections=$((HUGE + 100)) \
       --set thread_handling=pool-of-threads --set innodb_buffer_pool_size=256M >/dev/null
     INSTANCES+=(benchmy10k)
     local murl; murl=$("$FATHOM" instance dsn benchmy10k)

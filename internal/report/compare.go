@@ -92,6 +92,7 @@ func provenance(d *RunData) map[string]string {
 		"host.cpu":        fmt.Sprintf("%d × %s", r.Host.CPUs, r.Host.CPUModel),
 		"host.memory":     memoryText(r.Host.MemoryBytes),
 		"host.sockets":    r.Host.Sockets,
+		"host.transport":  r.Host.Transport,
 		"host.os_metrics": r.Host.OSMetrics,
 		"host.kernel":     r.Host.Kernel,
 		"host.os":         r.Host.OS,

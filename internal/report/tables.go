@@ -362,9 +362,24 @@ func orUnknownText(s string) string {
 	return s
 }
 
+// transportText is a recorded transport for a person: "tcp without TLS", "unix with
+// TLS"; a mixed one as recorded (it counts the connections with TLS).
+func transportText(tr string) string {
+	if strings.HasPrefix(tr, "mixed") {
+		return tr
+	}
+	if base, ok := strings.CutSuffix(tr, "+tls"); ok {
+		return base + " with TLS"
+	}
+	return tr + " without TLS"
+}
+
 // pathsText names the platform paths a run took (sockets, OS metrics), when recorded.
 func pathsText(h store.Host) string {
 	var out string
+	if h.Transport != "" {
+		out += ", transport: " + transportText(h.Transport)
+	}
 	if h.Sockets != "" {
 		out += ", sockets: " + h.Sockets
 	}

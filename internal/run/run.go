@@ -356,7 +356,7 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 		Settings:      info.Settings,
 		Host: store.Host{Hostname: h.Hostname, OS: h.OS, Kernel: h.Kernel, CPUModel: h.CPUModel,
 			CPUs: h.CPUs, MemoryBytes: h.MemoryBytes, GoVersion: h.GoVersion, Runtime: r.Tuning(),
-			Sockets: Sockets(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
+			Sockets: Sockets(tgt), Transport: Transport(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
 		Labels:       o.Labels,
 		Clients:      cfg.Clients,
 		Rate:         cfg.Rate,

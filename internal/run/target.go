@@ -111,6 +111,15 @@ func Sockets(tgt target.Target) string {
 	return ""
 }
 
+// Transport says how tgt's connections so far reach the server ("tcp", "unix",
+// "tcp+tls", …), "" when that does not apply (SQLite) or none was opened.
+func Transport(tgt target.Target) string {
+	if s, ok := tgt.(target.Transporter); ok {
+		return s.Transport()
+	}
+	return ""
+}
+
 // OpenStore opens the results store: a path that cannot work (empty, a directory,
 // another user's) is a usage error, anything else a failure.
 func OpenStore(path string) (store.Store, error) {

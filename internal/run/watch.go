@@ -134,7 +134,7 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 		Options:    map[string]string{"interval": o.Interval.String()},
 		TargetKind: tgt.Kind(), Target: tgt.Redacted(), ServerVersion: info.Version, Settings: info.Settings,
 		Host: store.Host{Hostname: h.Hostname, OS: h.OS, Kernel: h.Kernel, CPUModel: h.CPUModel, CPUs: h.CPUs,
-			MemoryBytes: h.MemoryBytes, GoVersion: h.GoVersion, Sockets: Sockets(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
+			MemoryBytes: h.MemoryBytes, GoVersion: h.GoVersion, Sockets: Sockets(tgt), Transport: Transport(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
 		Labels: labels, Duration: o.Duration, Interval: o.Interval, TxnTypes: []string{}, StartedAt: now(),
 	}
 	id, err := st.CreateRun(bg, run)

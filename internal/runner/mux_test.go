@@ -13,6 +13,7 @@ import (
 	redis "github.com/fathom-lab/fathom/internal/db/redis/target"
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/procset"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
@@ -89,6 +90,7 @@ func TestMultiplexedAgreesWithGoroutines(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		tg := pgTarget(t, dbtest.PostgresDatabase(t, "runner"))
 		agreeOnPaths(t, tg, tpcbSelect(t, tg), 1)
+		tunedMuxIntervals(t, tg, tpcbSelect(t, tg))
 	})
 	t.Run("mysql", func(t *testing.T) {
 		tg, err := mysql.Open(dbtest.MySQLDatabase(t, "runner"), target.Config{ConnectTimeout: 5 * time.Second})
@@ -122,6 +124,39 @@ func TestMultiplexedAgreesWithGoroutines(t *testing.T) {
 		})
 		agreeOnPaths(t, tg, wl, 4)
 	})
+}
+
+// tunedMuxIntervals: multiplexed with the runtime tuned as the CLI tunes it (the
+// interval cutter then waits on a Go timer, served by the Ps the worker threads leave
+// idle), the run measures as checkAgainstLog asks, and unless it warns that the
+// machine could not keep the interval, every 100ms interval ends near its boundary.
+func tunedMuxIntervals(t *testing.T, tg target.Target, wl workload.Workload) {
+	const (
+		clients  = 16
+		interval = 100 * time.Millisecond
+	)
+	p := runPath(t, tg, wl, true, runner.Config{Clients: clients, Duration: 2 * time.Second, Interval: interval, MaxTries: 1, Seed: 1,
+		Tuner: procset.Tuner{Process: &procset.Process{}}})
+	if !strings.Contains(p.tuning, "epoll") || !strings.Contains(p.tuning, "GC percent 400") {
+		t.Fatalf("tuned multiplexed: tuning %q", p.tuning)
+	}
+	if p.res.Status != runner.StatusComplete {
+		t.Fatalf("tuned multiplexed: run %s: %s", p.res.Status, p.res.Reason)
+	}
+	checkAgainstLog(t, "tuned multiplexed", p, clients, 1)
+	late := false
+	for _, w := range p.res.Warnings {
+		t.Logf("tuned multiplexed: warning: %s", w.Text)
+		late = late || w.Kind == runner.WarnLateIntervals
+	}
+	for i, iv := range p.ivs[:len(p.ivs)-1] {
+		if d := iv.End - time.Duration(i+1)*interval; !late && (d < -time.Millisecond || d > interval/10) {
+			t.Errorf("tuned multiplexed: interval %d ends at %s, scheduled %s, and no warning says so", i, iv.End, time.Duration(i+1)*interval)
+		}
+	}
+	if want := int(2 * time.Second / interval); !late && len(p.ivs) != want {
+		t.Errorf("tuned multiplexed: %d intervals, want %d", len(p.ivs), want)
+	}
 }
 
 func agreeOnPaths(t *testing.T, tg target.Target, wl workload.Workload, stmts int64) {

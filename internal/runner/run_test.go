@@ -14,6 +14,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/procset"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
@@ -110,19 +111,32 @@ func pgTarget(t testing.TB, dsn string) target.Target {
 // end of the run; each holds the transactions that really ended within it (checked
 // against the workers' own timestamps); together they hold every transaction; and
 // unless the run warns that the machine could not keep the interval, there is one per
-// 100ms, each ending near its boundary.
+// 100ms, each ending near its boundary. Both with the runtime left as it is and tuned
+// as the CLI tunes it (a Tuner: GOMAXPROCS and the GC percent raised, and with it the
+// interval cutter's way of sleeping for the blocking and multiplexed paths).
 func TestIntervalsAreWhatTheySay(t *testing.T) {
+	// 64 connections on a throwaway server: on the shared test server they would take
+	// most of its 100, beside other packages' tests and other checkouts'.
+	tg := pgTarget(t, throwawayPostgres(t, "intervals").DSN())
+	for _, tuned := range []bool{false, true} {
+		name := map[bool]string{false: "untuned", true: "tuned"}[tuned]
+		t.Run(name, func(t *testing.T) { intervalsAreWhatTheySay(t, tg, tuned) })
+	}
+}
+
+func intervalsAreWhatTheySay(t *testing.T, tg target.Target, tuned bool) {
 	const (
 		clients  = 64
 		interval = 100 * time.Millisecond
 		duration = 4 * time.Second
 	)
-	// 64 connections on a throwaway server: on the shared test server they would take
-	// most of its 100, beside other packages' tests and other checkouts'.
-	tg := pgTarget(t, throwawayPostgres(t, "intervals").DSN())
 	wl := &stamped{Workload: tpcbSelect(t, tg)}
 	ctx := context.Background()
-	r, err := runner.Connect(ctx, tg, wl, runner.Config{Clients: clients, Duration: duration, Interval: interval, MaxTries: 1, Seed: 1})
+	cfg := runner.Config{Clients: clients, Duration: duration, Interval: interval, MaxTries: 1, Seed: 1}
+	if tuned {
+		cfg.Tuner = procset.Tuner{Process: &procset.Process{}} // as the CLI runs
+	}
+	r, err := runner.Connect(ctx, tg, wl, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +211,7 @@ func TestIntervalsAreWhatTheySay(t *testing.T) {
 	if want := int(duration / interval); !late && len(ivs) != want {
 		t.Errorf("%d intervals, want %d", len(ivs), want)
 	}
-	t.Logf("%d intervals, %d transactions, %d clients", len(ivs), total, clients)
+	t.Logf("%d intervals, %d transactions, %d clients; %s", len(ivs), total, clients, r.Tuning())
 }
 
 // Errors and reconnects are counted in the interval in which they happened, not

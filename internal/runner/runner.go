@@ -682,8 +682,14 @@ func (r *Runner) collect(finished <-chan struct{}, sink Sink) ([]Warning, error)
 		return at
 	}
 	// With a P per client (r.procs > 0) the cutter sleeps raw on a P of its own; with
-	// the poller, clients hold no Ps and a Go timer is served on time.
-	raw := r.procs > 0
+	// the poller, clients hold no Ps and a Go timer is served on time. So it is too
+	// when multiplexed: the few worker threads leave Ps idle (Tuner adds two), and an
+	// idle thread waits in the runtime's netpoller for the timer. There the raw sleep
+	// cost the client CPU without a transaction to show for it: 200 wake-ups a second
+	// (5ms slices) and sysmon's preemption signals, since the goroutine never passes
+	// through the scheduler (#33: measured with the server stopped, fathom used about
+	// 20ms of CPU a second, 1.2µs per transaction at 16,000 a second).
+	raw := r.procs > 0 && !r.mux
 	defer cutterThread(raw)()
 	for {
 		next := r.nextBoundary(prevPlan)

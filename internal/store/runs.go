@@ -18,6 +18,10 @@ type Host struct {
 	// calls, Linux), "poller" (Go's network poller: other systems, FATHOM_PORTABLE=1)
 	// or "mixed: …"; empty for SQLite and runs recorded before it was kept.
 	Sockets string `json:"sockets,omitempty"`
+	// Transport is how fathom's connections reached the server: "tcp", "unix"
+	// (a Unix-domain socket), either with "+tls" when encrypted, or "mixed: …"
+	// (target.Transporter); empty for SQLite and runs recorded before it was kept.
+	Transport string `json:"transport,omitempty"`
 	// OSMetrics is where OS metrics came from: "procfs" (Linux's /proc) or
 	// "unsupported" (other systems, FATHOM_PORTABLE=1); empty before it was kept.
 	OSMetrics string `json:"os_metrics,omitempty"`

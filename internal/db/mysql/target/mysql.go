@@ -89,6 +89,9 @@ func (t *Target) Close() error            { return nil }
 // Sockets says which way the connections so far read their sockets (target.Socketer).
 func (t *Target) Sockets() string { return t.sockets.Sockets() }
 
+// Transport says how the connections so far reach the server (target.Transporter).
+func (t *Target) Transport() string { return t.sockets.Transport() }
+
 // dialKey carries, in the context given to the driver's Connect, where to record the
 // network connection it dials, so that a canceled context can close it.
 type dialKey struct{}
@@ -106,6 +109,23 @@ func dial(ctx context.Context, sockets *target.SocketPaths, network, addr string
 		}
 	}
 	return nc, err
+}
+
+// encrypted reports whether c uses TLS. The driver decides it from tls=: never
+// without it or with tls=false, always with true or skip-verify (it fails otherwise);
+// with tls=preferred only when the server offers TLS, so the server is asked.
+func (t *Target) encrypted(ctx context.Context, c *Conn) (bool, error) {
+	switch t.mc.TLSConfig {
+	case "", "false":
+		return false, nil
+	case "preferred":
+		rows, err := c.Query(ctx, "SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+		if err != nil {
+			return false, err
+		}
+		return len(rows) == 1 && len(rows[0]) == 2 && rows[0][1] != "", nil
+	}
+	return true, nil
 }
 
 // Connect opens one connection and reads its connection id.
@@ -142,6 +162,12 @@ func (t *Target) connect(ctx context.Context) (*Conn, error) {
 	if len(rows) == 1 && len(rows[0]) == 1 {
 		c.id = parseInt(rows[0][0])
 	}
+	encrypted, err := t.encrypted(ctx, c)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	t.sockets.Established(nc, encrypted)
 	return c, nil
 }
 

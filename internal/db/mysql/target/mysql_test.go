@@ -105,6 +105,42 @@ func TestConnectTCPAndSocket(t *testing.T) {
 	if sc.ID() == c.ID() || sc.ID() <= 0 {
 		t.Errorf("socket conn id %d, tcp conn id %d", sc.ID(), c.ID())
 	}
+	// Each target records the transport its connections took.
+	if want := map[string]string{"tcp": "tcp", "unix": "unix"}[tg.mc.Net]; tg.Transport() != want {
+		t.Errorf("%s target's transport %q, want %q", tg.mc.Net, tg.Transport(), want)
+	}
+	if stg.Transport() != "unix" {
+		t.Errorf("socket target's transport %q, want unix", stg.Transport())
+	}
+}
+
+// TestTransportTLS: tls=false records tcp; tls=preferred records TLS exactly when the
+// server offers it (have_ssl YES), as the session's Ssl_cipher shows.
+func TestTransportTLS(t *testing.T) {
+	_, c := testConn(t, target.Config{})
+	offered := query(t, c, "SELECT @@have_ssl")[0][0] == "YES"
+	for _, mode := range []string{"false", "preferred"} {
+		u, _ := url.Parse(testDSN(t))
+		if u.Query().Get("socket") != "" {
+			t.Skip("the test DSN names a socket: TLS is a TCP matter here")
+		}
+		q := u.Query()
+		q.Set("tls", mode)
+		u.RawQuery = q.Encode()
+		tg, err := Open(u.String(), target.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := connect(t, tg)
+		cipher := query(t, sc, "SHOW SESSION STATUS LIKE 'Ssl_cipher'")[0][1]
+		want := "tcp"
+		if mode == "preferred" && offered {
+			want = "tcp+tls"
+		}
+		if tg.Transport() != want || (cipher != "") != (want == "tcp+tls") {
+			t.Errorf("tls=%s (server offers TLS: %v): transport %q, want %q; session cipher %q", mode, offered, tg.Transport(), want, cipher)
+		}
+	}
 }
 
 func TestValues(t *testing.T) {

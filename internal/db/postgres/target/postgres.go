@@ -191,6 +191,9 @@ func (t *Target) Close() error            { return nil }
 // Sockets says which way the connections so far read their sockets (target.Socketer).
 func (t *Target) Sockets() string { return t.sockets.Sockets() }
 
+// Transport says how the connections so far reach the server (target.Transporter).
+func (t *Target) Transport() string { return t.sockets.Transport() }
+
 // Connect opens one connection.
 func (t *Target) Connect(ctx context.Context) (target.Conn, error) {
 	return t.connect(ctx)
@@ -226,6 +229,7 @@ func (t *Target) connect(ctx context.Context) (*Conn, error) {
 		}
 		return nil, e
 	}
+	t.sockets.Established(pg.Conn(), false) // a *tls.Conn when encrypted
 	return newConn(t, pg), nil
 }
 

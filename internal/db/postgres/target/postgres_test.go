@@ -89,6 +89,42 @@ func TestConnect(t *testing.T) {
 	if addr := query(t, sc, "SELECT coalesce(inet_client_addr()::text, 'socket')"); addr[0][0] != "socket" {
 		t.Errorf("socket connection reports client address %v", addr)
 	}
+	// Each target records the transport its connections took, as the server saw it.
+	tcp := query(t, c, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")[0][0] == "t"
+	if want := map[bool]string{false: "tcp", true: "tcp+tls"}[tcp]; tg.Transport() != want {
+		t.Errorf("TCP target's transport %q, want %q (pg_stat_ssl says ssl %v)", tg.Transport(), want, tcp)
+	}
+	if stg.Transport() != "unix" {
+		t.Errorf("socket target's transport %q, want unix", stg.Transport())
+	}
+}
+
+// TestTransportTLS: a connection encrypted with TLS is recorded so (sslmode=require),
+// one that asked for none is not (sslmode=disable), and the server agrees.
+func TestTransportTLS(t *testing.T) {
+	_, c := testConn(t, target.Config{})
+	if query(t, c, "SHOW ssl")[0][0] != "on" {
+		t.Skip("the test server has ssl off: no TLS connection to check")
+	}
+	for _, mode := range []string{"disable", "require"} {
+		u, _ := url.Parse(testDSN(t))
+		q := u.Query()
+		q.Set("sslmode", mode)
+		u.RawQuery = q.Encode()
+		tg, err := Open(u.String(), target.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tg.Transport() != "" {
+			t.Errorf("sslmode=%s: transport %q before any connection", mode, tg.Transport())
+		}
+		sc := connect(t, tg)
+		ssl := query(t, sc, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")[0][0]
+		want := map[string]string{"disable": "tcp", "require": "tcp+tls"}[mode]
+		if tg.Transport() != want || (ssl == "t") != (mode == "require") {
+			t.Errorf("sslmode=%s: transport %q, want %q; the server's pg_stat_ssl.ssl %s", mode, tg.Transport(), want, ssl)
+		}
+	}
 }
 
 func TestValues(t *testing.T) {

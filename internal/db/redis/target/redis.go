@@ -175,6 +175,9 @@ func (t *Target) Dialect() target.Dialect { return target.Dialect{Name: "redis"}
 // Sockets says which way the connections so far read their sockets (target.Socketer).
 func (t *Target) Sockets() string { return t.sockets.Sockets() }
 
+// Transport says how the connections so far reach the server (target.Transporter).
+func (t *Target) Transport() string { return t.sockets.Transport() }
+
 // Where is the server's address or socket path, for messages.
 func (t *Target) Where() string { return t.d.addr }
 
@@ -297,6 +300,7 @@ func (t *Target) connect(ctx context.Context) (*Conn, error) {
 		return nil, classify(err, what, t.d.password)
 	}
 	c.id = id
+	t.sockets.Established(c.nc, t.d.tls) // nil when the pool handed back a connection already counted
 	return c, nil
 }
 

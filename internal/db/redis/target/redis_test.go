@@ -93,6 +93,9 @@ func TestConnQueryStmtTx(t *testing.T) {
 	if c.ID() <= 0 {
 		t.Errorf("ID = %d, want the CLIENT ID", c.ID())
 	}
+	if want := map[bool]string{false: "tcp", true: "tcp+tls"}[tg.d.tls]; tg.d.network == "tcp" && tg.Transport() != want {
+		t.Errorf("transport %q, want %q", tg.Transport(), want)
+	}
 	if err := c.Exec(ctx, "DEL fathom:test:a fathom:test:h fathom:test:n"); err != nil {
 		t.Fatal(err)
 	}
@@ -278,6 +281,9 @@ func TestAuthUnixSocket(t *testing.T) {
 	defer c.Close()
 	if err := c.Exec(ctx, "SET k v"); err != nil {
 		t.Fatal(err)
+	}
+	if tg.Transport() != "unix" {
+		t.Errorf("transport %q on the socket, want unix", tg.Transport())
 	}
 	bad, _ := Open("unix://"+sock, target.Config{Getenv: env("wrong-pa55")})
 	defer bad.Close()
