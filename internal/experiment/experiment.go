@@ -472,7 +472,7 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 		maxInst = max(maxInst, c.Instances)
 	}
 	where := x.targetText()
-	if p.Managed() {
+	if p.Instance != nil {
 		where = "throwaway " + strings.TrimPrefix(where, "instance ")
 		if maxInst > 1 {
 			where += fmt.Sprintf(" (up to %d instances)", maxInst)

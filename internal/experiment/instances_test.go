@@ -111,7 +111,7 @@ matrix:
   clients: [1, 2]
 `, pgBin)
 	exp, runs, rec := instanceAxisRun(t, text, dir)
-	if !strings.HasPrefix(exp.Target, "2 instances (axis server): pg postgres ") || !strings.Contains(exp.Target, ", maria mariadb ") {
+	if !strings.HasPrefix(exp.Target, "2 throwaway instances (axis server): pg postgres ") || !strings.Contains(exp.Target, ", maria mariadb ") {
 		t.Errorf("experiment target %q", exp.Target)
 	}
 	want := map[string]struct{ kind, setting, value string }{

@@ -77,7 +77,7 @@ func clientsText(p *plan.Plan, c *plan.Cell) string {
 	return fmt.Sprintf("%d clients", c.Clients)
 }
 
-// instancesText lists the instances of the plan's axis of instances: "3 instances
+// instancesText lists the instances of the plan's axis of instances: "3 throwaway instances
 // (axis server): pg15 postgres 15.4, pg16 postgres 16.14, maria mariadb 10.11.6".
 func instancesText(p *plan.Plan) string {
 	var parts []string
@@ -86,7 +86,7 @@ func instancesText(p *plan.Plan) string {
 			parts = append(parts, av.Label+" "+av.Instance.Describe())
 		}
 	}
-	return fmt.Sprintf("%d instances (axis %s): %s", len(parts), plan.ShortAxis(p.InstanceAxis), strings.Join(parts, ", "))
+	return fmt.Sprintf("%d throwaway instances (axis %s): %s", len(parts), plan.ShortAxis(p.InstanceAxis), strings.Join(parts, ", "))
 }
 
 // WritePlanCheck prints what a valid plan would do (fathom experiment --check).
@@ -106,7 +106,7 @@ func WritePlanCheck(w io.Writer, p *plan.Plan, cells []*plan.Cell) {
 		where = fmt.Sprintf("throwaway %s %s instances", p.Instance.Kind, v)
 	}
 	if p.InstanceAxis != "" {
-		where = "throwaway " + instancesText(p)
+		where = instancesText(p)
 	}
 	fmt.Fprintf(w, "%s: ok: experiment %q, %d cells × %d repetitions = %d runs (%s) on %s\n",
 		p.Path, p.Name, len(cells), p.Repetitions, len(cells)*p.Repetitions, p.Order, where)
