@@ -360,6 +360,12 @@ func (c *Chart) line() string {
 		yt = logTicks(f.y0/ydiv, f.y1/ydiv)
 	} else {
 		yt = niceTicks(f.y0/ydiv, f.y1/ydiv, 5)
+		// The axis ends at a round tick clear above the highest value (by 3% of the
+		// axis at least): the highest point then sits inside the frame, not on its
+		// edge (a throughput spike drawn half outside, with no tick near it).
+		for n := len(yt); n > 1 && yt[n-1]-f.y1/ydiv < 0.03*(yt[n-1]-yt[0]); n = len(yt) {
+			yt = append(yt, yt[n-1]+(yt[1]-yt[0]))
+		}
 	}
 	for i := range yt {
 		yt[i] *= ydiv

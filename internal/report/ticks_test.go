@@ -1,0 +1,39 @@
+package report
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// A scaling curve over a count (clients 2 and 4) labels whole numbers only: the
+// held-out rerun of scenario 1 drew ticks at 2.25, 2.5 … 3.75 clients.
+func TestScalingCurveWholeTicks(t *testing.T) {
+	var runs []fixtureRun
+	seed := uint64(7)
+	for rep := 1; rep <= 2; rep++ {
+		for _, clients := range []int{2, 4} {
+			seed++
+			runs = append(runs, fixtureRun{labels: map[string]string{"rep": fmt.Sprint(rep), "clients": fmt.Sprint(clients)},
+				clients: clients, intervals: 6, tps: float64(clients) * 50, latencyMs: 2, seed: seed})
+		}
+	}
+	r := buildReport(t, runs, Options{Selection: "ticks"})
+	page := string(files(t, r)["index.html"])
+	tick := regexp.MustCompile(`<text class="tick x"[^>]*>([^<]*)</text>`)
+	for _, id := range []string{"exp-scaling-tps", "exp-scaling-latency"} {
+		i := strings.Index(page, `id="`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no chart %s", id)
+		}
+		svg := page[i : i+strings.Index(page[i:], "</svg>")]
+		var labels []string
+		for _, m := range tick.FindAllStringSubmatch(svg, -1) {
+			labels = append(labels, m[1])
+		}
+		if got := strings.Join(labels, " "); got != "2 3 4" {
+			t.Errorf("%s: x ticks %q, want 2 3 4", id, got)
+		}
+	}
+}
