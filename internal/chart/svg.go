@@ -35,9 +35,25 @@ func (c *Chart) SVG() string {
 	case KindBox:
 		return r.box()
 	case KindMultiples:
+		// The panels share one y scale, as serve's do: side by side, a panel whose
+		// axis ended lower would draw its runs as tall as another's twice as fast.
+		hi := math.Inf(-1)
+		for _, p := range r.Panels {
+			for _, s := range p.Series {
+				for _, v := range s.Y {
+					if !math.IsNaN(v) && !math.IsInf(v, 0) {
+						hi = math.Max(hi, v)
+					}
+				}
+			}
+		}
 		var b strings.Builder
 		for i := range r.Panels {
-			b.WriteString(r.Panels[i].SVG())
+			p := r.Panels[i]
+			if !math.IsInf(hi, -1) {
+				p.yReach = hi
+			}
+			b.WriteString(p.SVG())
 		}
 		return b.String()
 	}
@@ -352,6 +368,9 @@ func (c *Chart) line() string {
 	}
 	if c.YZero && f.y0 > 0 && !f.ylog {
 		f.y0 = 0
+	}
+	if c.yReach > f.y1 && !math.IsInf(f.y1, 0) {
+		f.y1 = c.yReach // a panel of small multiples: the panels' common top
 	}
 	// Ticks round in the axis's unit (MB of 1024 × 1024 bytes, not millions).
 	ydiv := c.YUnit.Div
