@@ -35,29 +35,36 @@ func (c *Chart) SVG() string {
 	case KindBox:
 		return r.box()
 	case KindMultiples:
-		// The panels share one y scale, as serve's do: side by side, a panel whose
-		// axis ended lower would draw its runs as tall as another's twice as fast.
-		hi := math.Inf(-1)
-		for _, p := range r.Panels {
-			for _, s := range p.Series {
-				for _, v := range s.Y {
-					if !math.IsNaN(v) && !math.IsInf(v, 0) {
-						hi = math.Max(hi, v)
-					}
-				}
-			}
-		}
+		ShareY(r.Panels)
 		var b strings.Builder
 		for i := range r.Panels {
-			p := r.Panels[i]
-			if !math.IsInf(hi, -1) {
-				p.yReach = hi
-			}
-			b.WriteString(p.SVG())
+			b.WriteString(r.Panels[i].SVG())
 		}
 		return b.String()
 	}
 	return r.line()
+}
+
+// ShareY gives small multiples' panels one y scale, as serve's are drawn: side by
+// side, a panel whose axis ended lower would draw its runs as tall as another's twice
+// as fast. Each panel's axis reaches the highest value of them all.
+func ShareY(panels []Chart) {
+	hi := math.Inf(-1)
+	for _, p := range panels {
+		for _, s := range p.Series {
+			for _, v := range s.Y {
+				if !math.IsNaN(v) && !math.IsInf(v, 0) {
+					hi = math.Max(hi, v)
+				}
+			}
+		}
+	}
+	if math.IsInf(hi, -1) {
+		return
+	}
+	for i := range panels {
+		panels[i].yReach = hi
+	}
 }
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

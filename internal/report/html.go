@@ -144,6 +144,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		p.TimeTitle, overlays = r.timeOverlays()
 		p.TimeFigures = svgFigures(overlays...)
 		small := r.smallMultiples()
+		chart.ShareY(small.Panels)
 		p.SmallTitle, p.SmallMultiples = small.Title, svgFigures(small.Panels...)
 		p.Cells = r.cellTable()
 		p.Restarts = restartTable(r.Restarts)

@@ -37,3 +37,34 @@ func TestScalingCurveWholeTicks(t *testing.T) {
 		}
 	}
 }
+
+// The small multiples of the static page share one y scale (the held-out rerun of
+// scenario 4 drew 'relaxed' up to 1,200 tps beside 'durable' up to 500).
+func TestSmallMultiplesShareY(t *testing.T) {
+	var runs []fixtureRun
+	seed := uint64(17)
+	for rep := 1; rep <= 2; rep++ {
+		for _, clients := range []int{2, 8} {
+			seed++
+			runs = append(runs, fixtureRun{labels: map[string]string{"rep": fmt.Sprint(rep), "clients": fmt.Sprint(clients)},
+				clients: clients, intervals: 6, tps: float64(clients) * 100, latencyMs: 2, seed: seed})
+		}
+	}
+	page := string(files(t, buildReport(t, runs, Options{Selection: "small"}))["index.html"])
+	ytick := regexp.MustCompile(`<text class="tick y"[^>]*>([^<]*)</text>`)
+	var tops []string
+	for _, id := range []string{"exp-small-0", "exp-small-1"} {
+		i := strings.Index(page, `id="`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no panel %s", id)
+		}
+		ticks := ytick.FindAllStringSubmatch(page[i:i+strings.Index(page[i:], "</svg>")], -1)
+		if len(ticks) == 0 {
+			t.Fatalf("panel %s has no y ticks", id)
+		}
+		tops = append(tops, ticks[len(ticks)-1][1])
+	}
+	if tops[0] != tops[1] {
+		t.Errorf("the panels' y axes end at %v, want one top", tops)
+	}
+}
