@@ -867,13 +867,24 @@ func overallTest(axis string, values []string, byValue map[string][]*RunData) []
 	return out
 }
 
-// DefaultCompareAxis is the first non-sweep axis with exactly two values, or "".
+// DefaultCompareAxis is the axis compared when none is named: the first non-sweep axis
+// with exactly two values; else the first non-sweep axis with more (each value against
+// the baseline); else the only axis, even a sweep (a one-setting sweep is compared
+// value by value against its baseline, as the page's baseline line says); else "".
 func (e *Experiment) DefaultCompareAxis() string {
 	sweep := e.SweepAxis()
 	for i, a := range e.Axes {
 		if i != sweep && len(a.Values) == 2 {
 			return a.Name
 		}
+	}
+	for i, a := range e.Axes {
+		if i != sweep && len(a.Values) > 2 {
+			return a.Name
+		}
+	}
+	if len(e.Axes) == 1 && len(e.Axes[0].Values) >= 2 {
+		return e.Axes[0].Name
 	}
 	return ""
 }

@@ -68,3 +68,25 @@ func TestSmallMultiplesShareY(t *testing.T) {
 		t.Errorf("the panels' y axes end at %v, want one top", tops)
 	}
 }
+
+// A plan with one axis, a sweep of three values (scenario 5: shared_buffers 16MB,
+// 32MB, 128MB), is compared value by value against its baseline, as the page's
+// "Baseline (side A of every comparison …)" line promises: the held-out rerun's page
+// said so and had no comparison at all.
+func TestOneSweepAxisCompared(t *testing.T) {
+	var runs []fixtureRun
+	seed := uint64(40)
+	for rep := 1; rep <= 4; rep++ {
+		for _, clients := range []int{2, 4, 8} {
+			seed++
+			runs = append(runs, fixtureRun{labels: map[string]string{"rep": fmt.Sprint(rep), "clients": fmt.Sprint(clients)},
+				clients: clients, intervals: 6, tps: float64(clients)*100 + float64(rep), latencyMs: 2, seed: seed})
+		}
+	}
+	page := string(files(t, buildReport(t, runs, Options{Selection: "sweep"}))["index.html"])
+	for _, want := range []string{"Comparison by clients", "Kruskal–Wallis", "clients=4 against clients=2", "clients=8 against clients=2"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
