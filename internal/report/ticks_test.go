@@ -90,3 +90,29 @@ func TestOneSweepAxisCompared(t *testing.T) {
 		}
 	}
 }
+
+// Four values compared with one baseline (three comparisons, Holm–Bonferroni) at
+// four repetitions: the page says how many runs a side the corrected test needs (5),
+// not the 4 an uncorrected test would (the held-out rerun of scenario 11 said "need ≥
+// 4 per side" under "p-values adjusted for 3 comparisons").
+func TestCorrectedRepetitionsNeeded(t *testing.T) {
+	var runs []fixtureRun
+	seed := uint64(60)
+	for rep := 1; rep <= 4; rep++ {
+		for i, mode := range []string{"always", "everysec", "no", "rdb"} {
+			seed++
+			runs = append(runs, fixtureRun{labels: map[string]string{"rep": fmt.Sprint(rep), "persistence": mode},
+				clients: 4, intervals: 6, tps: float64(1000*(i+1) + 10*rep), latencyMs: float64(i + 1), seed: seed})
+		}
+	}
+	page := string(files(t, buildReport(t, runs, Options{Selection: "modes"}))["index.html"])
+	if !strings.Contains(page, "p-values adjusted for 3 comparisons") {
+		t.Fatal("no comparisons adjusted for 3")
+	}
+	if strings.Contains(page, "need ≥ 4 per side") {
+		t.Error("the page says 4 runs a side are enough, under a correction for 3 comparisons")
+	}
+	if !strings.Contains(page, "smallest possible adjusted p-value is 0.0857 (≥ α 0.05); need ≥ 5 per side") {
+		t.Error("the page does not say that 5 runs a side are needed after the correction")
+	}
+}
