@@ -3,8 +3,11 @@ package report
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fathom-lab/fathom/internal/store"
 )
 
 // A scaling curve over a count (clients 2 and 4) labels whole numbers only: the
@@ -114,5 +117,33 @@ func TestCorrectedRepetitionsNeeded(t *testing.T) {
 	}
 	if !strings.Contains(page, "smallest possible adjusted p-value is 0.0857 (≥ α 0.05); need ≥ 5 per side") {
 		t.Error("the page does not say that 5 runs a side are needed after the correction")
+	}
+}
+
+// Runs on servers of two kinds (a plan's axis of instances: PostgreSQL against
+// MariaDB) differ in the kind and version, and each has settings of its own: those are
+// counted on one line instead of listed one by one against "(none)" (the held-out
+// rerun of scenario 2 listed 40 such lines above the figures).
+func TestDifferencesFoldOtherKinds(t *testing.T) {
+	mk := func(kind, version string, settings map[string]string) *RunData {
+		d := &RunData{Run: &store.Run{TargetKind: kind, ServerVersion: version, Settings: settings, Labels: map[string]string{"server": kind}}}
+		return d
+	}
+	a := []*RunData{mk("postgres", "PostgreSQL 15.20", map[string]string{"fsync": "on", "jit": "on", "shared_buffers": "128MB"})}
+	b := []*RunData{mk("mysql", "10.11.19-MariaDB", map[string]string{"innodb_flush_method": "O_DIRECT", "log_bin": "OFF"})}
+	var keys []string
+	for _, d := range Differences(a, b) {
+		keys = append(keys, d.Key)
+		if d.Key == "settings of one server kind" && (d.A[0] != "3 of postgres's own" || d.B[0] != "2 of mysql's own") {
+			t.Errorf("folded settings: %v against %v", d.A, d.B)
+		}
+	}
+	if got := strings.Join(keys, ","); strings.Contains(got, "setting.") || !strings.Contains(got, "target") || !strings.Contains(got, "server version") || !strings.Contains(got, "settings of one server kind") {
+		t.Errorf("differences %s", got)
+	}
+	// The same kind on both sides: every setting is listed.
+	c := []*RunData{mk("postgres", "PostgreSQL 15.20", map[string]string{"fsync": "off"})}
+	if ds := Differences(a, c); !slices.ContainsFunc(ds, func(d Difference) bool { return d.Key == "setting.jit" }) {
+		t.Errorf("same kind: %v", ds)
 	}
 }
