@@ -215,6 +215,10 @@ type Chart struct {
 	// Width and Height are the drawing size the chart was designed for (0: default).
 	Width  int `json:"width,omitempty"`
 	Height int `json:"height,omitempty"`
+
+	// yReach is how high the y axis reaches at least (the highest value of the
+	// panels of small multiples, which share one scale).
+	yReach float64
 }
 
 // Resolve fills what a renderer needs and the builder may leave out: the kind and

@@ -35,6 +35,7 @@ func (c *Chart) SVG() string {
 	case KindBox:
 		return r.box()
 	case KindMultiples:
+		ShareY(r.Panels)
 		var b strings.Builder
 		for i := range r.Panels {
 			b.WriteString(r.Panels[i].SVG())
@@ -42,6 +43,28 @@ func (c *Chart) SVG() string {
 		return b.String()
 	}
 	return r.line()
+}
+
+// ShareY gives small multiples' panels one y scale, as serve's are drawn: side by
+// side, a panel whose axis ended lower would draw its runs as tall as another's twice
+// as fast. Each panel's axis reaches the highest value of them all.
+func ShareY(panels []Chart) {
+	hi := math.Inf(-1)
+	for _, p := range panels {
+		for _, s := range p.Series {
+			for _, v := range s.Y {
+				if !math.IsNaN(v) && !math.IsInf(v, 0) {
+					hi = math.Max(hi, v)
+				}
+			}
+		}
+	}
+	if math.IsInf(hi, -1) {
+		return
+	}
+	for i := range panels {
+		panels[i].yReach = hi
+	}
 }
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
@@ -353,6 +376,9 @@ func (c *Chart) line() string {
 	if c.YZero && f.y0 > 0 && !f.ylog {
 		f.y0 = 0
 	}
+	if c.yReach > f.y1 && !math.IsInf(f.y1, 0) {
+		f.y1 = c.yReach // a panel of small multiples: the panels' common top
+	}
 	// Ticks round in the axis's unit (MB of 1024 × 1024 bytes, not millions).
 	ydiv := c.YUnit.Div
 	var yt []float64
@@ -360,6 +386,12 @@ func (c *Chart) line() string {
 		yt = logTicks(f.y0/ydiv, f.y1/ydiv)
 	} else {
 		yt = niceTicks(f.y0/ydiv, f.y1/ydiv, 5)
+		// The axis ends at a round tick clear above the highest value (by 3% of the
+		// axis at least): the highest point then sits inside the frame, not on its
+		// edge (a throughput spike drawn half outside, with no tick near it).
+		for n := len(yt); n > 1 && yt[n-1]-f.y1/ydiv < 0.03*(yt[n-1]-yt[0]); n = len(yt) {
+			yt = append(yt, yt[n-1]+(yt[1]-yt[0]))
+		}
 	}
 	for i := range yt {
 		yt[i] *= ydiv

@@ -148,3 +148,47 @@ func TestNinesLabelsApart(t *testing.T) {
 		t.Errorf("%d grid lines for 8 nines and the y ticks", grid)
 	}
 }
+
+// The y axis of a line chart ends at a round tick above the highest value, so that
+// its point sits inside the frame (seen: a 1,230 tps spike drawn on the frame's top
+// edge, the axis ending at the value with its last tick at 1,000).
+func TestSVGHeadroom(t *testing.T) {
+	c := Chart{ID: "t", Title: "tps", YZero: true, Series: []Series{{Name: "a", X: []float64{0, 1, 2}, Y: []float64{200, 1230, 400}, Points: true}}}
+	svg := c.SVG()
+	var labels []string
+	for _, m := range yAttr.FindAllStringSubmatch(svg, -1) {
+		labels = append(labels, m[2])
+	}
+	if got := strings.Join(labels, ","); got != "0,250,500,750,1000,1250,1500" {
+		t.Errorf("y ticks %s, want 0 … 1500 (clear above the highest value, 1230)", got)
+	}
+	frame := regexp.MustCompile(`<rect class="frame" x="[^"]*" y="([^"]*)"`).FindStringSubmatch(svg)
+	top, _ := strconv.ParseFloat(frame[1], 64)
+	for _, m := range regexp.MustCompile(`<circle cx="[^"]*" cy="([^"]*)" r="3"`).FindAllStringSubmatch(svg, -1) {
+		if y, _ := strconv.ParseFloat(m[1], 64); y-3 < top {
+			t.Errorf("a point at y=%s reaches above the frame's top (%s)", m[1], frame[1])
+		}
+	}
+}
+
+// Small multiples share one y scale (seen in the held-out rerun: a panel of runs
+// up to 1,109 tps ended at 1,250 beside one up to 1,226 that ended at 1,500, the
+// same height standing for different throughput).
+func TestMultiplesShareY(t *testing.T) {
+	m := Chart{Kind: KindMultiples, Panels: []Chart{
+		{ID: "p1", Title: "on", YZero: true, Series: []Series{{Name: "a", X: []float64{1, 3}, Y: []float64{1226, 20}}}},
+		{ID: "p2", Title: "off", YZero: true, Series: []Series{{Name: "a", X: []float64{2, 4}, Y: []float64{1109, 30}}}},
+	}}
+	svg := m.SVG()
+	var tops []string
+	for _, part := range strings.Split(svg, "<svg ")[1:] {
+		ticks := yAttr.FindAllStringSubmatch(part, -1)
+		if len(ticks) == 0 {
+			t.Fatalf("a panel without y ticks: %s", part)
+		}
+		tops = append(tops, ticks[len(ticks)-1][2])
+	}
+	if len(tops) != 2 || tops[0] != tops[1] {
+		t.Errorf("the panels' y axes end at %v, want one top", tops)
+	}
+}

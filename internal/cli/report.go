@@ -128,7 +128,7 @@ rep label or in the order the runs ran.`,
 	fs.StringArrayVar(&labels, "label", nil, "select runs with label key=value (repeatable; all must match)")
 	fs.StringArrayVar(&axes, "axis", nil, "experiment axis, in order: first groups the bars, second splits them (repeatable or comma-separated; default: labels that differ)")
 	fs.StringVar(&slo, "slo", "", "latency objective, e.g. 'p99<10ms': marks the highest throughput that met it (the knee)")
-	fs.StringVar(&compareBy, "compare-by", "", "axis with two values to compare within each cell of the others (default: the first such axis; - for none)")
+	fs.StringVar(&compareBy, "compare-by", "", "axis whose values to compare with its baseline within each cell of the others (default: the first non-sweep axis with two values, else with more, else the only axis; - for none)")
 	fs.StringVar(&title, "title", "", "report title")
 	fs.StringVar(&judge, "judge", "", "judge each run by one transaction `type or group` (e.g. writers) instead of every transaction (default: the plan's judge)")
 	fs.StringVar(&baseline, "baseline", "", "the `axis=value` comparisons start from (side A; default: the plan's baseline, else the first value listed)")

@@ -262,8 +262,9 @@ type experimentRun struct {
 	slots   []store.ExperimentSlot
 	resumed bool
 
-	servers  []*plan.Server // managed: instance i+1; external: the plan's targets, in order
+	servers  []*plan.Server // managed: instance i+1 (or in the order first used, of an axis of instances); external: the plan's targets, in order
 	dsns     []string       // external: each server's DSN as the plan gives it
+	values   []string       // axis of instances: each server's value (its label)
 	prepared map[int]string // server index -> workload signature this process prepared
 	used     map[int]bool   // servers whose before_experiment hooks ran
 	shellRan bool           // before_experiment shell hooks ran
@@ -349,8 +350,11 @@ func (x *experimentRun) openExternal(ctx context.Context) error {
 }
 
 func (x *experimentRun) targetText() string {
+	if x.p.InstanceAxis != "" {
+		return instancesText(x.p)
+	}
 	if x.p.Managed() {
-		v, _ := instance.Version(x.p.Instance.Kind, x.p.Instance.Version)
+		v, _ := x.p.Instance.ServerVersion()
 		return fmt.Sprintf("instance %s %s", x.p.Instance.Kind, v)
 	}
 	if len(x.servers) > 1 {
@@ -395,11 +399,17 @@ func (x *experimentRun) serverIndex(srv *plan.Server) int {
 }
 
 func (x *experimentRun) instanceDir() string {
+	return x.instanceDirOf(x.p.Instance)
+}
+
+// instanceDirOf is the base directory of the instances in (the plan's, or an axis
+// value's).
+func (x *experimentRun) instanceDirOf(in *plan.Instance) string {
 	if x.o.InstanceDir != "" {
 		return x.o.InstanceDir
 	}
-	if x.p.Instance != nil && x.p.Instance.Dir != "" {
-		return x.p.Instance.Dir
+	if in != nil && in.Dir != "" {
+		return in.Dir
 	}
 	return ""
 }
@@ -410,6 +420,37 @@ func (x *experimentRun) instanceName(i int) string {
 		name = fmt.Sprintf("fathom-%d-%d", x.exp.ID, i+1)
 	}
 	return name
+}
+
+// valueInstanceName names the instance of value v (its place in the axis: index) of
+// the plan's axis of instances.
+func (x *experimentRun) valueInstanceName(index int, v string) string {
+	b := []byte(v)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	name := fmt.Sprintf("%s-%d-%s", x.exp.Name, x.exp.ID, b)
+	if len(name) > 63 || !instance.ValidName(name) {
+		name = fmt.Sprintf("fathom-%d-v%d", x.exp.ID, index+1)
+	}
+	return name
+}
+
+// specOf is the instance spec server i was created from (nil for an external one).
+func (x *experimentRun) specOf(i int) *plan.Instance {
+	if x.p.InstanceAxis == "" {
+		return x.p.Instance
+	}
+	if i < len(x.values) {
+		for _, av := range x.p.InstanceValues() {
+			if av.Label == x.values[i] {
+				return av.Instance
+			}
+		}
+	}
+	return nil
 }
 
 func (x *experimentRun) owner() string {
@@ -431,7 +472,7 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 		maxInst = max(maxInst, c.Instances)
 	}
 	where := x.targetText()
-	if p.Managed() {
+	if p.Instance != nil {
 		where = "throwaway " + strings.TrimPrefix(where, "instance ")
 		if maxInst > 1 {
 			where += fmt.Sprintf(" (up to %d instances)", maxInst)
@@ -522,8 +563,19 @@ func (x *experimentRun) failedCount(ctx context.Context) int {
 
 // removeLeftovers removes instances of this experiment left by a process that died.
 func (x *experimentRun) removeLeftovers(ctx context.Context, n int) {
-	for i := 0; i < n; i++ {
-		inst, err := instance.Find(x.instanceDir(), x.instanceName(i))
+	type leftover struct{ dir, name string }
+	var names []leftover
+	if x.p.InstanceAxis != "" {
+		for i, av := range x.p.InstanceValues() {
+			names = append(names, leftover{x.instanceDirOf(av.Instance), x.valueInstanceName(i, av.Label)})
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			names = append(names, leftover{x.instanceDir(), x.instanceName(i)})
+		}
+	}
+	for _, l := range names {
+		inst, err := instance.Find(l.dir, l.name)
 		if err != nil || inst.Owner != x.owner() {
 			continue
 		}
@@ -547,7 +599,7 @@ func (x *experimentRun) teardown(ctx context.Context) {
 			x.emit(Note{Text: "restored OS settings: " + strings.Join(ch, ", ")})
 		}
 	}
-	for _, srv := range x.servers {
+	for i, srv := range x.servers {
 		if srv.Inst == nil {
 			if err := srv.Restore(ctx); err != nil {
 				x.warn("restoring the settings of %s: %v", srv.Redacted(), err)
@@ -555,12 +607,13 @@ func (x *experimentRun) teardown(ctx context.Context) {
 			continue
 		}
 		inst := srv.Inst
-		if x.o.Keep || x.p.Instance.Keep {
+		spec := x.specOf(i)
+		if x.o.Keep || spec != nil && spec.Keep {
 			if err := inst.Stop(ctx); err != nil {
 				x.warn("%v", err)
 			}
 			dir := ""
-			if d := x.instanceDir(); d != "" {
+			if d := x.instanceDirOf(spec); d != "" {
 				dir = " --instance-dir " + d
 			}
 			x.emit(Note{Text: fmt.Sprintf("kept instance %s (stopped) in %s: `fathom instance start%s --name %s` to use it, `fathom instance stop%s %s` to remove it",
@@ -578,22 +631,46 @@ func (x *experimentRun) teardown(ctx context.Context) {
 // server returns the server for instance index i, creating the instance if needed.
 func (x *experimentRun) server(ctx context.Context, i int) (*plan.Server, error) {
 	for len(x.servers) <= i {
-		n := len(x.servers)
-		inst, err := instance.Create(ctx, instance.Options{
-			Kind: x.p.Instance.Kind, Name: x.instanceName(n), Dir: x.instanceDir(), Version: x.p.Instance.Version,
-			StartTimeout: x.p.Instance.StartTimeout, Owner: x.owner(), Env: x.o.Environ, Ports: x.p.Instance.Ports,
-		})
+		srv, err := x.createInstance(ctx, x.p.Instance, x.instanceName(len(x.servers)))
 		if err != nil {
 			return nil, err
 		}
-		x.emit(Note{Text: fmt.Sprintf("  created instance %s (%s %s) in %s, port %d", inst.Name, inst.Kind, inst.Version, inst.Path, inst.Port)})
-		var kind string
-		if k := db.ForInstance(inst.Kind); k != nil {
-			kind = k.Name()
-		}
-		x.servers = append(x.servers, plan.NewManaged(inst, kind, db.SettingsOf(kind), x.open))
+		x.servers = append(x.servers, srv)
 	}
 	return x.servers[i], nil
+}
+
+// valueServer returns the server of the cell's value of the plan's axis of instances,
+// creating its instance the first time a cell needs it.
+func (x *experimentRun) valueServer(ctx context.Context, cell *plan.Cell) (*plan.Server, error) {
+	if i := slices.Index(x.values, cell.InstanceValue); i >= 0 {
+		return x.servers[i], nil
+	}
+	index := slices.IndexFunc(x.p.InstanceValues(), func(av *plan.AxisValue) bool { return av.Label == cell.InstanceValue })
+	srv, err := x.createInstance(ctx, cell.Instance, x.valueInstanceName(index, cell.InstanceValue))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %v", plan.ShortAxis(x.p.InstanceAxis), cell.InstanceValue, err)
+	}
+	x.servers = append(x.servers, srv)
+	x.values = append(x.values, cell.InstanceValue)
+	return srv, nil
+}
+
+// createInstance creates (and does not start) an instance as in says.
+func (x *experimentRun) createInstance(ctx context.Context, in *plan.Instance, name string) (*plan.Server, error) {
+	inst, err := instance.Create(ctx, instance.Options{
+		Kind: in.Kind, Name: name, Dir: x.instanceDirOf(in), Version: in.Version, Bin: in.Bin,
+		StartTimeout: in.StartTimeout, Owner: x.owner(), Env: x.o.Environ, Ports: in.Ports,
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.emit(Note{Text: fmt.Sprintf("  created instance %s (%s %s) in %s, port %d", inst.Name, inst.Kind, inst.Version, inst.Path, inst.Port)})
+	var kind string
+	if k := db.ForInstance(inst.Kind); k != nil {
+		kind = k.Name()
+	}
+	return plan.NewManaged(inst, kind, db.SettingsOf(kind), x.open), nil
 }
 
 // slotResult is complete, failed, interrupted or aborted (a threshold stopped the run).
@@ -772,28 +849,39 @@ func (x *experimentRun) timeLeft() TimeLeft {
 
 // applySettings makes the cell's servers run with its settings and verifies them.
 func (x *experimentRun) applySettings(ctx context.Context, sl *store.ExperimentSlot, cell *plan.Cell) ([]*plan.Server, error) {
-	n := 1
-	if x.p.Managed() {
-		n = cell.Instances
-	}
 	var servers []*plan.Server
-	for i := 0; i < n; i++ {
-		srv, err := x.server(ctx, i)
+	switch {
+	case cell.Target != "": // the cell's own target, of the plan's target axis
+		servers = []*plan.Server{x.servers[slices.Index(x.dsns, cell.Target)]}
+	case cell.Instance != nil: // the instance of the cell's value of the axis of instances
+		srv, err := x.valueServer(ctx, cell)
 		if err != nil {
 			return nil, err
 		}
-		servers = append(servers, srv)
+		servers = []*plan.Server{srv}
+	case x.p.Managed():
+		for i := 0; i < cell.Instances; i++ {
+			srv, err := x.server(ctx, i)
+			if err != nil {
+				return nil, err
+			}
+			servers = append(servers, srv)
+		}
+	default:
+		servers = x.servers[:1]
 	}
-	if cell.Target != "" { // the cell's own target, of the plan's target axis
-		servers = []*plan.Server{x.servers[slices.Index(x.dsns, cell.Target)]}
-	}
-	// Instances the cell does not use are stopped, so that they take no memory or CPU.
-	for _, srv := range x.servers[min(n, len(x.servers)):] {
-		if srv.Inst != nil && srv.Inst.Running() {
+	// Instances the cell does not use are stopped, so that they take no memory or CPU
+	// (and write nothing, a checkpoint or a flush, during its run).
+	for _, srv := range x.servers {
+		if srv.Inst != nil && srv.Inst.Running() && !slices.Contains(servers, srv) {
 			if err := srv.Inst.Stop(ctx); err != nil {
 				return nil, err
 			}
-			x.emit(Note{Text: fmt.Sprintf("  stopped %s (this cell uses %d)", srv.Name(), n)})
+			why := fmt.Sprintf("this cell uses %d", len(servers))
+			if cell.Instance != nil {
+				why = "this cell runs on " + servers[0].Name()
+			}
+			x.emit(Note{Text: fmt.Sprintf("  stopped %s (%s)", srv.Name(), why)})
 		}
 	}
 	x.osNow = nil

@@ -13,7 +13,6 @@ import (
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/errkind"
-	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/plan"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -78,6 +77,18 @@ func clientsText(p *plan.Plan, c *plan.Cell) string {
 	return fmt.Sprintf("%d clients", c.Clients)
 }
 
+// instancesText lists the instances of the plan's axis of instances: "3 throwaway instances
+// (axis server): pg15 postgres 15.4, pg16 postgres 16.14, maria mariadb 10.11.6".
+func instancesText(p *plan.Plan) string {
+	var parts []string
+	for _, av := range p.InstanceValues() {
+		if av.Instance != nil {
+			parts = append(parts, av.Label+" "+av.Instance.Describe())
+		}
+	}
+	return fmt.Sprintf("%d throwaway instances (axis %s): %s", len(parts), plan.ShortAxis(p.InstanceAxis), strings.Join(parts, ", "))
+}
+
 // WritePlanCheck prints what a valid plan would do (fathom experiment --check).
 func WritePlanCheck(w io.Writer, p *plan.Plan, cells []*plan.Cell) {
 	where := "target " + target.RedactString(p.Target)
@@ -90,9 +101,12 @@ func WritePlanCheck(w io.Writer, p *plan.Plan, cells []*plan.Cell) {
 		}
 		where = fmt.Sprintf("%d targets (axis %s): %s", len(ts), plan.ShortAxis(p.TargetAxis), strings.Join(ts, ", "))
 	}
-	if p.Managed() {
-		v, _ := instance.Version(p.Instance.Kind, p.Instance.Version)
+	if p.Instance != nil {
+		v, _ := p.Instance.ServerVersion()
 		where = fmt.Sprintf("throwaway %s %s instances", p.Instance.Kind, v)
+	}
+	if p.InstanceAxis != "" {
+		where = instancesText(p)
 	}
 	fmt.Fprintf(w, "%s: ok: experiment %q, %d cells × %d repetitions = %d runs (%s) on %s\n",
 		p.Path, p.Name, len(cells), p.Repetitions, len(cells)*p.Repetitions, p.Order, where)

@@ -33,7 +33,13 @@ var catalogs sync.Map // Kind+"/"+version -> map[string]SettingInfo
 // Catalog lists the settings the server programs of kind (and version) accept, by
 // name, without starting a server (see each driver's Catalog).
 func Catalog(k Kind, version string) (map[string]SettingInfo, error) {
-	key := string(k) + "/" + version
+	return CatalogIn(k, "", version)
+}
+
+// CatalogIn is Catalog for the programs in dir ("": the installed ones, as Catalog),
+// as Options.Bin.
+func CatalogIn(k Kind, dir, version string) (map[string]SettingInfo, error) {
+	key := string(k) + "/" + version + "/" + dir
 	if c, ok := catalogs.Load(key); ok {
 		return c.(map[string]SettingInfo), nil
 	}
@@ -41,7 +47,12 @@ func Catalog(k Kind, version string) (map[string]SettingInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, _, err := srv.Find(version)
+	var bin string
+	if dir != "" {
+		bin, _, err = findIn(srv, dir, version)
+	} else {
+		bin, _, err = srv.Find(version)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,10 @@ type Cell struct {
 	// Target is the DSN the cell runs on when an axis names the targets ("": the
 	// plan's target or instances).
 	Target string
+	// Instance is the throwaway instance the cell runs on when an axis names the
+	// instances, InstanceValue that axis's value (its label); nil and "" otherwise.
+	Instance      *Instance
+	InstanceValue string
 }
 
 // Coord is a cell's value on one axis. Axis is the axis's short name (ShortAxis):
@@ -124,6 +128,11 @@ func (p *Plan) Cells() []*Cell {
 		}
 		cell := resolve(params)
 		cell.Index, cell.Coords = c, coords
+		for a, ax := range p.Axes {
+			if av := ax.Values[idx[a]]; av.Instance != nil {
+				cell.Instance, cell.InstanceValue = av.Instance, av.Label
+			}
+		}
 		cells = append(cells, cell)
 	}
 	return cells

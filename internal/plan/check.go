@@ -88,13 +88,61 @@ func (p *Plan) check(probs *problems) {
 		}
 	}
 	if p.Instance != nil && p.Instance.Kind != "" {
-		cat, err := instance.Catalog(p.Instance.Kind, p.Instance.Version)
+		cat, err := instance.CatalogIn(p.Instance.Kind, p.Instance.Bin, p.Instance.Version)
 		if err != nil {
-			probs.Add(p.Instance.Line, "instance: %v", err)
+			probs.Add(p.Instance.Line, "instance: %v%s", err, binHint(p.Instance))
 			return
 		}
-		v, _ := instance.Version(p.Instance.Kind, p.Instance.Version)
+		v, _ := p.Instance.ServerVersion()
 		p.checkSettings(probs, cat, fmt.Sprintf("%s %s", serverName(p.Instance.Kind), v), true)
+	}
+	p.checkInstanceAxis(probs)
+}
+
+// binHint tells where else an instance's programs can come from, when it names none.
+func binHint(in *Instance) string {
+	if in.Bin != "" {
+		return ""
+	}
+	return " (or give bin: the directory of its programs, e.g. an unpacked build's bin/)"
+}
+
+// checkInstanceAxis checks each value of an axis of instances: its programs are there,
+// and its settings are settings of its server. Settings outside the values (the
+// plan's, other axes') are checked on every value's server when all are of one kind,
+// else when they are applied.
+func (p *Plan) checkInstanceAxis(probs *problems) {
+	values := p.InstanceValues()
+	sameKind := p.Kind() != ""
+	var shared []Param
+	if sameKind {
+		shared = append(shared, p.Base...)
+		for _, ax := range p.Axes {
+			if ax.Name == p.InstanceAxis {
+				continue
+			}
+			for _, av := range ax.Values {
+				shared = append(shared, av.Params...)
+			}
+		}
+	}
+	for _, av := range values {
+		in := av.Instance
+		if in == nil || in.Kind == "" {
+			continue
+		}
+		kind := kindOfInstance(in.Kind)
+		if kind == "" {
+			continue
+		}
+		cat, err := instance.CatalogIn(in.Kind, in.Bin, in.Version)
+		if err != nil {
+			probs.Add(in.Line, "matrix %s %s instance: %v%s", p.InstanceAxis, av.Label, err, binHint(in))
+			continue
+		}
+		v, _ := in.ServerVersion()
+		params := append(append([]Param(nil), shared...), av.Params...)
+		p.checkSettingsOf(probs, params, kind, cat, fmt.Sprintf("%s %s", serverName(in.Kind), v), true)
 	}
 }
 
@@ -224,14 +272,19 @@ func (p *Plan) CheckSettings(cat SettingsCatalog, server string) error {
 }
 
 func (p *Plan) checkSettings(probs *problems, cat SettingsCatalog, server string, managed bool) {
-	rules := rulesOf(p.Kind())
+	p.checkSettingsOf(probs, p.allParams(), p.Kind(), cat, server, managed)
+}
+
+// checkSettingsOf checks the settings among params, for a server of kind.
+func (p *Plan) checkSettingsOf(probs *problems, params []Param, kindName string, cat SettingsCatalog, server string, managed bool) {
+	rules := rulesOf(kindName)
 	kind := rules.Instance
 	names := make([]string, 0, len(cat))
 	for n := range cat {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, prm := range p.allParams() {
+	for _, prm := range params {
 		if !strings.HasPrefix(prm.Key, "settings.") || strings.HasPrefix(prm.Key, "settings."+OSPrefix) {
 			continue
 		}

@@ -132,9 +132,6 @@ func (d *decoder) plan(root *yaml.Node) {
 	p.Restart = d.choice(f["restart"], "restart", "auto", "auto", "each")
 	p.Prepare = d.choice(f["prepare"], "prepare", "auto", "auto", "each", "never")
 	p.OnError = d.choice(f["on_error"], "on_error", "stop", "stop", "continue")
-	if p.Restart == "each" && p.Instance == nil && f["restart_command"] == nil && (p.Target != "" || f["instance"] == nil && f["target"] == nil) {
-		d.probs.At(f["restart"], "restart: each on an external server needs restart_command (how to restart it)")
-	}
 	if n := f["labels"]; n != nil {
 		p.Labels = map[string]string{}
 		if m, ok := d.mapping(n, "labels"); ok {
@@ -169,6 +166,9 @@ func (d *decoder) plan(root *yaml.Node) {
 		d.matrix(n)
 	}
 	d.targetAxis(root, f)
+	if p.Restart == "each" && !p.Managed() && f["restart_command"] == nil && (p.Target != "" || f["instance"] == nil && f["target"] == nil) {
+		d.probs.At(f["restart"], "restart: each on an external server needs restart_command (how to restart it)")
+	}
 	if f["workload"] == nil && !d.axisSetsEverywhere("workload") {
 		d.probs.Add(root.Line, "missing workload: name a built-in workload (see `fathom workloads`) or a workload file, at the top or on every value of an axis")
 	}
@@ -257,14 +257,23 @@ func (d *decoder) baseline(n *yaml.Node) {
 }
 
 func (d *decoder) instance(n *yaml.Node) {
-	f, ok := d.fields(n, "instance", "kind", "version", "count", "dir", "keep", "start_timeout", "port", "port_range")
+	d.p.Instance = d.instanceSpec(n, "instance", true)
+}
+
+// instanceSpec reads an instance: mapping, the plan's (top: count allowed) or an axis
+// value's (what names it in messages).
+func (d *decoder) instanceSpec(n *yaml.Node, what string, top bool) *Instance {
+	known := []string{"kind", "version", "bin", "count", "dir", "keep", "start_timeout", "port", "port_range"}
+	if !top {
+		known = slices.DeleteFunc(known, func(k string) bool { return k == "count" })
+	}
+	f, ok := d.fields(n, what, known...)
 	if !ok {
-		return
+		return nil
 	}
 	in := &Instance{Line: n.Line}
-	d.p.Instance = in
 	if k := f["kind"]; k != nil {
-		if s, ok := d.scalar(k, "instance kind"); ok {
+		if s, ok := d.scalar(k, what+" kind"); ok {
 			kind, err := instance.ParseKind(s)
 			if err != nil {
 				d.probs.At(k, "%v", err)
@@ -272,11 +281,17 @@ func (d *decoder) instance(n *yaml.Node) {
 			in.Kind = kind
 		}
 	} else {
-		d.probs.At(n, "instance: missing kind (postgres, mariadb or redis)")
+		d.probs.At(n, "%s: missing kind (postgres, mariadb or redis)", what)
 	}
 	if v := f["version"]; v != nil {
 		// Any version is accepted here: it is checked against the installed server.
-		in.Version, _ = d.scalar(v, "instance version")
+		in.Version, _ = d.scalar(v, what+" version")
+	}
+	if v := f["bin"]; v != nil {
+		in.Bin = d.str(v, what+" bin")
+		if in.Bin != "" && !filepath.IsAbs(in.Bin) {
+			in.Bin = filepath.Join(d.p.Dir, in.Bin)
+		}
 	}
 	if v := f["count"]; v != nil {
 		if s, ok := d.scalar(v, "instance count"); ok {
@@ -288,20 +303,20 @@ func (d *decoder) instance(n *yaml.Node) {
 		}
 	}
 	if v := f["dir"]; v != nil {
-		in.Dir = d.str(v, "instance dir")
+		in.Dir = d.str(v, what+" dir")
 		if in.Dir != "" && !filepath.IsAbs(in.Dir) {
 			in.Dir = filepath.Join(d.p.Dir, in.Dir)
 		}
 	}
 	if v := f["keep"]; v != nil {
-		in.Keep = d.boolean(v, "instance keep")
+		in.Keep = d.boolean(v, what+" keep")
 	}
-	in.StartTimeout = d.duration(f["start_timeout"], "instance start_timeout", 60*time.Second)
+	in.StartTimeout = d.duration(f["start_timeout"], what+" start_timeout", 60*time.Second)
 	switch p, r := f["port"], f["port_range"]; {
 	case p != nil && r != nil:
-		d.probs.At(r, "instance: give port or port_range, not both")
+		d.probs.At(r, "%s: give port or port_range, not both", what)
 	case p != nil:
-		if s, ok := d.scalar(p, "instance port"); ok {
+		if s, ok := d.scalar(p, what+" port"); ok {
 			n, err := strconv.Atoi(s)
 			if err == nil {
 				in.Ports, err = instance.PortOf(n)
@@ -309,19 +324,20 @@ func (d *decoder) instance(n *yaml.Node) {
 				err = fmt.Errorf("%q is not a port number", s)
 			}
 			if err != nil {
-				d.probs.At(p, "instance port: %v", err)
+				d.probs.At(p, "%s port: %v", what, err)
 			}
 			in.PortLine = p.Line
 		}
 	case r != nil:
-		if s, ok := d.scalar(r, "instance port_range"); ok {
+		if s, ok := d.scalar(r, what+" port_range"); ok {
 			var err error
 			if in.Ports, err = instance.ParsePorts(s); err != nil {
-				d.probs.At(r, "instance port_range: %v", err)
+				d.probs.At(r, "%s port_range: %v", what, err)
 			}
 			in.PortLine = r.Line
 		}
 	}
+	return in
 }
 
 // param appends a checked parameter.
@@ -515,48 +531,77 @@ func (d *decoder) axisSetsEverywhere(key string) bool {
 	return false
 }
 
-// targetAxis checks where the plan runs: its target, its instances, or the targets
-// an axis's named values give (one axis, every value with its own target).
+// targetAxis checks where the plan runs: its target, its instances, or the targets or
+// throwaway instances an axis's named values give (one axis, every value with its own
+// target, or every value with its own instance).
 func (d *decoder) targetAxis(root *yaml.Node, f map[string]*yaml.Node) {
 	p := d.p
 	var axes []string
 	for _, ax := range p.Axes {
-		n := 0
-		line := 0
+		targets, instances, line := 0, 0, 0
 		for _, av := range ax.Values {
+			if av.Instance != nil {
+				instances++
+				line = av.Instance.Line
+			}
 			for _, prm := range av.Params {
 				if prm.Key == "target" {
-					n++
+					targets++
 					line = prm.Line
 				}
 			}
 		}
-		if n == 0 {
+		if targets+instances == 0 {
 			continue
 		}
 		axes = append(axes, ax.Name)
-		p.TargetAxis = ax.Name
+		if instances > 0 {
+			p.InstanceAxis = ax.Name
+		} else {
+			p.TargetAxis = ax.Name
+		}
 		switch {
-		case n < len(ax.Values):
+		case targets > 0 && instances > 0:
+			d.probs.Add(ax.Line, "matrix %s: give every value a target (servers you run) or every value an instance (servers fathom starts), not some of each", ax.Name)
+		case targets+instances < len(ax.Values) && instances > 0:
+			d.probs.Add(ax.Line, "matrix %s: give every value an instance (a value without one would have nowhere to run)", ax.Name)
+		case targets < len(ax.Values) && targets > 0:
 			d.probs.Add(ax.Line, "matrix %s: give every value a target (a value without one would have nowhere to run)", ax.Name)
 		case p.Target != "" || p.Instance != nil:
-			d.probs.Add(line, "matrix %s names targets: leave out the plan's target and instance (each value of %s says where its cells run)", ax.Name, ax.Name)
+			what := "targets"
+			if instances > 0 {
+				what = "instances"
+			}
+			d.probs.Add(line, "matrix %s names %s: leave out the plan's target and instance (each value of %s says where its cells run)", ax.Name, what, ax.Name)
+		case p.RestartCommand != "" && instances > 0:
+			d.probs.Add(line, "matrix %s names instances: restart_command is for an external target (fathom restarts its own instances)", ax.Name)
 		case p.RestartCommand != "":
 			d.probs.Add(line, "matrix %s names several targets: restart_command restarts one server, so it cannot be used with them", ax.Name)
 		}
 	}
 	if len(axes) > 1 {
-		d.probs.Add(root.Line, "matrix: %s all name targets: name the targets on one axis", strings.Join(axes, " and "))
+		d.probs.Add(root.Line, "matrix: %s all name targets or instances: name where the cells run on one axis", strings.Join(axes, " and "))
+	}
+	if p.InstanceAxis != "" {
+		for _, ax := range p.Axes {
+			for _, av := range ax.Values {
+				for _, prm := range av.Params {
+					if prm.Key == "instances" {
+						d.probs.Add(prm.Line, "instances: each value of %s runs on one instance of its own; several instances per cell need the plan's instance: (instance: {kind: postgres}) instead of an axis of instances", p.InstanceAxis)
+					}
+				}
+			}
+		}
 	}
 	if f["target"] == nil && f["instance"] == nil && len(axes) == 0 {
-		d.probs.Add(root.Line, "missing target or instance: say where to run (target: postgres://… for your server, instance: {kind: postgres} for a throwaway one, or an axis of named targets: matrix: {server: {pg: {target: postgres://…}, maria: {target: mysql://…}}})")
+		d.probs.Add(root.Line, "missing target or instance: say where to run (target: postgres://… for your server, instance: {kind: postgres} for a throwaway one, or an axis of named targets or instances: matrix: {server: {pg: {target: postgres://…}, maria: {target: mysql://…}}} or {server: {pg: {instance: {kind: postgres}}, maria: {instance: {kind: mariadb}}}})")
 	}
 }
 
 // bundle reads a named axis value: a mapping of parameters.
 func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
 	what := fmt.Sprintf("matrix %s %s", axis, av.Label)
-	known := append([]string{"workload", "instances", "target", "options", "table", "settings"}, runKeys...)
+	known := append([]string{"workload", "instances", "target", "instance", "options", "table", "settings"}, runKeys...)
 	f, ok := d.fields(n, what, known...)
 	if !ok {
 		return
@@ -573,6 +618,8 @@ func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
 		switch k.Value {
 		case "options", "settings", "table":
 			d.paramMap(&av.Params, k.Value, v)
+		case "instance":
+			av.Instance = d.instanceSpec(v, what+" instance", false)
 		default:
 			if s, ok := d.scalar(v, what+" "+k.Value); ok {
 				d.param(&av.Params, k.Value, s, v)
@@ -589,10 +636,24 @@ func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
 	}
 }
 
+// allRedis reports whether the plan runs on throwaway Redis instances only.
+func (d *decoder) allRedis() bool {
+	if d.p.Instance != nil {
+		return d.p.Instance.Kind == instance.Redis
+	}
+	values := d.p.InstanceValues()
+	for _, av := range values {
+		if av.Instance == nil || av.Instance.Kind != instance.Redis {
+			return false
+		}
+	}
+	return len(values) > 0
+}
+
 // measureRestart reads measure_restart: [rdb, aof, aof-plain].
 func (d *decoder) measureRestart(n *yaml.Node) {
 	const how = "measure_restart: list what a Redis instance restarts from after each run: rdb, aof (with the RDB preamble), aof-plain"
-	if d.p.Instance == nil || d.p.Instance.Kind != instance.Redis {
+	if !d.allRedis() {
 		d.probs.At(n, "measure_restart is for throwaway Redis instances (instance: {kind: redis}): fathom stops and starts them")
 		return
 	}
@@ -791,7 +852,7 @@ func (d *decoder) checkCombination() {
 	if hasDur > 0 && hasTx > 0 {
 		d.probs.Add(hasTx, "give duration or transactions (per client), not both")
 	}
-	if p.Instance == nil {
+	if p.Instance == nil && p.InstanceAxis == "" {
 		for _, ax := range p.Axes {
 			for _, av := range ax.Values {
 				for _, prm := range av.Params {

@@ -34,6 +34,9 @@ type Plan struct {
 	// TargetAxis is the axis whose named values each set a target (servers, or
 	// instances of different engines or versions): "" when the plan has one target.
 	TargetAxis string
+	// InstanceAxis is the axis whose named values each give a throwaway instance of
+	// their own (instance: {kind: postgres, version: 16}): "" when none does.
+	InstanceAxis string
 	// RestartCommand restarts an external server (for settings that need it, and for
 	// restart: each).
 	RestartCommand string
@@ -80,8 +83,11 @@ type Plan struct {
 
 // Instance says what managed servers to start.
 type Instance struct {
-	Kind         instance.Kind
-	Version      string
+	Kind    instance.Kind
+	Version string
+	// Bin is the directory of the server's programs ("": the installed ones), as
+	// fathom instance create's --bin.
+	Bin          string
 	Dir          string // base directory of instances ("" = instance.DefaultDir())
 	Keep         bool
 	StartTimeout time.Duration
@@ -116,6 +122,9 @@ type AxisValue struct {
 	Label  string
 	Line   int
 	Params []Param
+	// Instance is the throwaway instance the value's cells run on (an axis of
+	// instances), nil otherwise.
+	Instance *Instance
 }
 
 // Hook is one action before, during or after runs: SQL statements, Redis commands
@@ -214,15 +223,42 @@ const (
 	OrderSequential  = "sequential"
 )
 
-// Managed reports whether the plan runs on instances fathom starts.
-func (p *Plan) Managed() bool { return p.Instance != nil }
+// Managed reports whether the plan runs on instances fathom starts (the plan's, or
+// those of its axis of instances).
+func (p *Plan) Managed() bool { return p.Instance != nil || p.InstanceAxis != "" }
+
+// InstanceValues lists the values of the plan's axis of instances, in the order given
+// (nil without one).
+func (p *Plan) InstanceValues() []*AxisValue {
+	for _, ax := range p.Axes {
+		if ax.Name == p.InstanceAxis && p.InstanceAxis != "" {
+			return ax.Values
+		}
+	}
+	return nil
+}
 
 // Kind is the server kind the plan runs against ("postgres"): the kind that owns the
 // target DSN, or whose throwaway instances the plan starts, or of every target of
-// its target axis ("" when none does, or the targets are of several kinds).
+// its target axis or of every instance of its axis of instances ("" when none does,
+// or they are of several kinds).
 func (p *Plan) Kind() string {
 	if p.Instance != nil {
 		return kindOfInstance(p.Instance.Kind)
+	}
+	if p.InstanceAxis != "" {
+		kind := ""
+		for i, av := range p.InstanceValues() {
+			k := ""
+			if av.Instance != nil {
+				k = kindOfInstance(av.Instance.Kind)
+			}
+			if i > 0 && k != kind {
+				return ""
+			}
+			kind = k
+		}
+		return kind
 	}
 	if p.TargetAxis != "" {
 		kind := ""
@@ -359,3 +395,23 @@ func (p *Plan) osRoot() string {
 
 // OSRootDir is where the plan's OS settings are written.
 func (p *Plan) OSRootDir() string { return p.osRoot() }
+
+// ServerVersion is the version of the server programs the instance would run: those in
+// Bin, or the installed ones of its kind (and Version).
+func (in *Instance) ServerVersion() (string, error) {
+	if in.Bin != "" {
+		_, v, err := instance.FindIn(in.Kind, in.Bin, in.Version)
+		return v, err
+	}
+	return instance.Version(in.Kind, in.Version)
+}
+
+// Describe is the instance for messages: its kind and the version it would run
+// ("postgres 16.4"), or what was asked for when no such programs are found.
+func (in *Instance) Describe() string {
+	v, err := in.ServerVersion()
+	if err != nil || v == "" {
+		v = in.Version
+	}
+	return strings.TrimSpace(fmt.Sprintf("%s %s", in.Kind, v))
+}

@@ -131,6 +131,37 @@ func provenance(d *RunData) map[string]string {
 	return p
 }
 
+// foldOtherKinds folds the settings only one side has into one line when the sides
+// run on servers of different kinds (a plan's axis of targets or instances: PostgreSQL
+// against MariaDB): each has its own, and listing every one against "(none)" buried
+// the differences that mean something.
+func foldOtherKinds(ds []Difference) []Difference {
+	kinds := slices.IndexFunc(ds, func(d Difference) bool { return d.Key == "target" })
+	if kinds < 0 || slices.Contains(ds[kinds].A, "(none)") || slices.Contains(ds[kinds].B, "(none)") {
+		return ds
+	}
+	none := func(v []string) bool { return len(v) == 1 && v[0] == "(none)" }
+	var out []Difference
+	na, nb := 0, 0
+	for _, d := range ds {
+		switch {
+		case strings.HasPrefix(d.Key, "setting.") && none(d.B):
+			na++
+		case strings.HasPrefix(d.Key, "setting.") && none(d.A):
+			nb++
+		default:
+			out = append(out, d)
+		}
+	}
+	if na+nb == 0 {
+		return ds
+	}
+	count := func(n int, kinds []string) string {
+		return fmt.Sprintf("%d of %s's own", n, strings.Join(kinds, "/"))
+	}
+	return append(out, Difference{Key: "settings of one server kind", A: []string{count(na, ds[kinds].A)}, B: []string{count(nb, ds[kinds].B)}})
+}
+
 // Differences lists the provenance fields whose values differ between a and b.
 // Within a side, several values are listed together.
 func Differences(a, b []*RunData) []Difference {
@@ -179,6 +210,7 @@ func Differences(a, b []*RunData) []Difference {
 			out = append(out, Difference{Key: k, A: va, B: vb})
 		}
 	}
+	out = foldOtherKinds(out)
 	// Labels and settings first: they are usually the point of the comparison.
 	rank := func(k string) int {
 		switch {

@@ -811,12 +811,16 @@ func adjustAgainstBaseline(cmps []*Comparison) {
 			x.P = adj[i]
 			x.Significant = !math.IsNaN(x.P) && x.P < x.Alpha
 			// The smallest p an exact U test can give with these sizes (no ties),
-			// times the comparisons it is adjusted over.
+			// times the comparisons it is adjusted over. The test's own warning (the
+			// unadjusted p, and the size that reaches α without a correction) is
+			// replaced: after the correction more runs are needed (5 a side for 3
+			// comparisons, not 4).
 			if na, nb := x.A.N, x.B.N; na > 0 && nb > 0 {
+				x.Warnings = slices.DeleteFunc(x.Warnings, func(w string) bool { return strings.HasPrefix(w, "too few repetitions") })
 				minP := math.Min(1, float64(m)*2/math.Exp(logBinom(na+nb, na)))
-				if minP >= x.Alpha && !slices.ContainsFunc(x.Warnings, func(w string) bool { return strings.HasPrefix(w, "too few repetitions") }) {
-					x.Warnings = append(x.Warnings, fmt.Sprintf("too few repetitions to tell after the correction for %d comparisons: with %d and %d values the smallest possible adjusted p-value is %.3g (≥ α %g)",
-						m, na, nb, minP, x.Alpha))
+				if minP >= x.Alpha {
+					x.Warnings = append(x.Warnings, fmt.Sprintf("too few repetitions to tell after the correction for %d comparisons: with %d and %d values the smallest possible adjusted p-value is %.3g (≥ α %g); need ≥ %d per side",
+						m, na, nb, minP, x.Alpha, analyze.MinSamplesPerSide(x.Alpha/float64(m))))
 				}
 			}
 		}
@@ -867,13 +871,24 @@ func overallTest(axis string, values []string, byValue map[string][]*RunData) []
 	return out
 }
 
-// DefaultCompareAxis is the first non-sweep axis with exactly two values, or "".
+// DefaultCompareAxis is the axis compared when none is named: the first non-sweep axis
+// with exactly two values; else the first non-sweep axis with more (each value against
+// the baseline); else the only axis, even a sweep (a one-setting sweep is compared
+// value by value against its baseline, as the page's baseline line says); else "".
 func (e *Experiment) DefaultCompareAxis() string {
 	sweep := e.SweepAxis()
 	for i, a := range e.Axes {
 		if i != sweep && len(a.Values) == 2 {
 			return a.Name
 		}
+	}
+	for i, a := range e.Axes {
+		if i != sweep && len(a.Values) > 2 {
+			return a.Name
+		}
+	}
+	if len(e.Axes) == 1 && len(e.Axes[0].Values) >= 2 {
+		return e.Axes[0].Name
 	}
 	return ""
 }

@@ -31,19 +31,33 @@ type historyPage struct {
 	Static  bool
 	Metric  string
 	Metrics []string
+	Heads   []string // the runs table's column heads: each metric with its unit
 	Views   []*historyView
 	Table   []HistoryPoint
 	Older   int
+}
+
+// historyHead is a metric's column head with its unit: "p99 (ms)", and "errors (%
+// failed)": the failed transactions' share, which a run's page lists beside the errors
+// retried (a run with 6 deadlocks, all retried, showed "errors 0" here, unlabelled).
+func historyHead(m HistoryMetric) string {
+	if m.Name == "errors" {
+		return "errors (% failed)"
+	}
+	return m.Name + " (" + m.Unit + ")"
 }
 
 // WriteHistoryHTML writes h's page. An unknown metric is an error naming the known.
 func WriteHistoryHTML(w io.Writer, h *History, o HistoryPage) error {
 	p := historyPage{H: h, Static: o.Static, Metric: o.Metric}
 	units := map[string]string{}
+	var heads []string
 	for _, m := range HistoryMetrics {
 		p.Metrics = append(p.Metrics, m.Name)
 		units[m.Name] = m.Unit
+		heads = append(heads, historyHead(m))
 	}
+	p.Heads = heads
 	charted := p.Metrics
 	if o.Metric != "" {
 		if units[o.Metric] == "" {
@@ -276,7 +290,7 @@ Changes looked for in {{range $i, $m := .H.Metrics}}{{if $i}}, {{end}}{{$m}}{{en
 {{if not .Static}}<nav class="metrics">{{range .Metrics}}<a href="?metric={{.}}"{{if eq . $.Metric}} aria-current="page"{{end}}>{{.}}</a> {{end}}</nav>{{end}}
 {{range .Views}}{{template "chart" .}}{{end}}
 <h2>Runs{{if .Older}} (the newest {{len .Table}}; {{.Older}} older){{end}}</h2>
-<table id="history-runs"><thead><tr><th>run</th><th>started (UTC)</th>{{range .Metrics}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+<table id="history-runs"><thead><tr><th>run</th><th>started (UTC)</th>{{range .Heads}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Table}}{{$p := .}}<tr><td class="num">{{if $.Static}}{{.RunID}}{{else}}<a href="/#/run/{{.RunID}}">{{.RunID}}</a>{{end}}</td><td>{{.StartedAt.UTC.Format "2006-01-02 15:04:05"}}</td>{{range $.Metrics}}<td class="num">{{index $p.Values .}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 {{if not .Static}}<p><a href="/api/history/{{.H.ID}}">JSON</a></p>{{end}}

@@ -212,6 +212,11 @@ func TestHistoryHTMLFile(t *testing.T) {
 	if len(h.Changes) == 0 || !strings.Contains(page, "What changed: "+strings.Join(h.Changes[0].Changed, "; ")) {
 		t.Errorf("the page does not say what changed at the change: %+v", h.Changes)
 	}
+	// The runs table's columns say their units, and that errors are the failed share
+	// (a run's own page lists retried errors beside it).
+	if !strings.Contains(page, "<th>tps (tx/s)</th>") || !strings.Contains(page, "<th>p99 (ms)</th>") || !strings.Contains(page, "<th>errors (% failed)</th>") {
+		t.Error("the runs table's heads lack units")
+	}
 	b.Reset()
 	if err := WriteHistoryHTML(&b, h, HistoryPage{Metric: "p99"}); err != nil {
 		t.Fatal(err)

@@ -144,6 +144,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		p.TimeTitle, overlays = r.timeOverlays()
 		p.TimeFigures = svgFigures(overlays...)
 		small := r.smallMultiples()
+		chart.ShareY(small.Panels)
 		p.SmallTitle, p.SmallMultiples = small.Title, svgFigures(small.Panels...)
 		p.Cells = r.cellTable()
 		p.Restarts = restartTable(r.Restarts)
@@ -496,7 +497,9 @@ func (r *Report) experimentCharts() []chart.Chart {
 	if sw := e.SweepAxis(); sw >= 0 {
 		names, lines := e.lines(sw)
 		ax := e.Axes[sw]
-		tc := &chart.Chart{ID: "exp-scaling-tps", Title: "Throughput against " + ax.Name, XLabel: ax.Label(), XUnit: ax.XUnit(),
+		// A count (clients, transactions) has no fractional ticks: "2.25 clients" is no value of it.
+		whole := ax.Kind == KindCount
+		tc := &chart.Chart{ID: "exp-scaling-tps", Title: "Throughput against " + ax.Name, XLabel: ax.Label(), XUnit: ax.XUnit(), XWhole: whole,
 			YLabel: "median transactions per second", YUnit: tu, YZero: true, Caption: "The scaling curve: median TPS of each cell."}
 		var latAll []float64
 		for _, c := range e.Cells {
@@ -506,7 +509,7 @@ func (r *Report) experimentCharts() []chart.Chart {
 			latAll = append(latAll, e.SLO.LimitMs)
 		}
 		lu := UnitFor(KindMillis, latAll...)
-		lc := &chart.Chart{ID: "exp-scaling-latency", Title: "Latency against " + ax.Name, XLabel: ax.Label(), XUnit: ax.XUnit(), YLabel: "median latency",
+		lc := &chart.Chart{ID: "exp-scaling-latency", Title: "Latency against " + ax.Name, XLabel: ax.Label(), XUnit: ax.XUnit(), XWhole: whole, YLabel: "median latency",
 			YUnit: lu, YZero: true, Subtitle: "p99 solid markers, p95 open markers", Caption: "Median p95 and p99 latency of each cell."}
 		for i, cells := range lines {
 			var x, y, y95, y99 []float64

@@ -765,7 +765,7 @@ async function experimentPage(id) {
   const order = new Map((e.axes || []).map(a => [a.name, baselineFirst(a)]));
   const rank = c => (c.coords || []).map(co => { const vs = order.get(co.axis) || []; return vs.indexOf(co.value); });
   x.cells = [...(x.cells || [])].sort((p, q) => { const a = rank(p), b = rank(q); for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i]; return p.cell - q.cell; });
-  const cells = el("table", { id: "cells" }, el("thead", {}, el("tr", {}, ["cell", "runs", "tx/s median", "min–max", "p95 median", "p99 median", "errors", "compare"].map(h => el("th", {}, h)))),
+  const cells = el("table", { id: "cells" }, el("thead", {}, el("tr", {}, ["cell", "runs", "tx/s median", "min–max", "p95 median", "p99 median", "errors (all runs)", "compare"].map(h => el("th", {}, h)))),
     el("tbody", {}, (x.cells || []).map((c, i) => el("tr", {},
       el("td", {}, c.key), el("td", { class: "num" }, `${c.runs}/${c.planned}` + (c.failed ? ` (${c.failed} failed)` : "")),
       el("td", { class: "num" }, rate(c.tps_median)), el("td", { class: "num" }, `${rate(c.tps_min)}–${rate(c.tps_max)}`),
