@@ -239,26 +239,24 @@ func stallScaleFloor(ser *store.MetricSeries, base float64) float64 {
 	return math.Max(floor, 0.1*math.Abs(base))
 }
 
-// stallOwnQueries are metrics that count fathom's own sampling (SHOW GLOBAL STATUS,
-// SHOW ENGINE INNODB STATUS …): they move when the sampler does, not the server.
-func stallOwnQueries(name string) bool {
-	return strings.HasPrefix(name, "mysql.Com_show_") || strings.HasPrefix(name, collect.PrefixOSFathom)
+// ownQueries are metrics that count fathom's own sampling (the kind's Sampling: SHOW
+// GLOBAL STATUS, SHOW ENGINE INNODB STATUS …, and fathom's own process): they move
+// when the sampler does, not the server.
+func (a *stallAttributor) ownQueries(name string) bool {
+	return matches(a.in.Vocabulary.Sampling, name) || strings.HasPrefix(name, collect.PrefixOSFathom)
 }
 
-// stallIgnored are metrics that are effects of any slowdown, settings, or fathom's
-// own sampling.
-func stallIgnored(name string) bool {
-	if stallOwnQueries(name) {
+// ignored are metrics that are effects of any slowdown, settings and sizes (the
+// host's and the kind's Static), or fathom's own sampling.
+func (a *stallAttributor) ignored(name string) bool {
+	if a.ownQueries(name) || matches(a.in.Vocabulary.Static, name) {
 		return true
 	}
 	switch {
 	case strings.HasSuffix(name, "idle_pct"), strings.HasPrefix(name, collect.OSVmDirtyRatio),
 		strings.HasPrefix(name, collect.OSVmDirtyBackgroundRatio), strings.HasSuffix(name, "_setting"),
 		strings.HasSuffix(name, "_centisecs"), name == collect.OSCPUs, name == collect.OSMemTotalBytes,
-		name == "pg.max_wal_size_bytes", name == "mysql.innodb.redo_capacity_bytes",
-		strings.HasPrefix(name, "mysql.Uptime"), name == "pg.checkpoint_age_seconds",
-		name == collect.OSFathomCPUPct, strings.HasPrefix(name, "mysql.Innodb_buffer_pool_pages_total"),
-		name == "mysql.Innodb_checkpoint_max_age", name == "mysql.Innodb_page_size":
+		name == collect.OSFathomCPUPct:
 		return true
 	}
 	return false
@@ -272,7 +270,7 @@ func stallIgnored(name string) bool {
 func (a *stallAttributor) evidence(window []int) []store.StallEvidence {
 	var out []store.StallEvidence
 	for _, n := range a.names {
-		if stallIgnored(n) {
+		if a.ignored(n) {
 			continue
 		}
 		e, ok := a.evidenceOf(n, window)

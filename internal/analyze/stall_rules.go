@@ -48,19 +48,10 @@ const (
 	stallSaturatedSteal   = 10.0
 )
 
-// Metrics the lock pattern reads: sessions waiting for table-level (metadata) locks,
-// and for row locks. The pattern is generic, so the names are those of every kind
-// that reports lock waits; they are declared in the kinds' directories
-// (internal/db/KIND/metrics.go), which analyze does not import: TestStallMetricsDeclared
-// and collect's TestReferencesDeclared fail when one of them is renamed there.
-var (
-	stallTableLockSessions = []string{"mysql.threads.waiting_for_lock", "pg.lock_waits.relation", "pg.lock_waits.object", "pg.lock_waits.advisory"}
-	stallRowLockSessions   = []string{"mysql.Innodb_row_lock_current_waits", "mysql.innodb.transactions_in_lock_wait",
-		"pg.lock_waits.transactionid", "pg.lock_waits.tuple"}
-	stallAnyLockSessions = []string{"pg.waiting.lock", "pg.blocked_sessions"}
-	stallRowLockTime     = "mysql.Innodb_row_lock_time"
-)
-
+// The lock pattern reads the metrics the run's kind names in its Vocabulary:
+// sessions waiting for table-level (metadata) locks, for row locks, for either, and
+// the time spent waiting for row locks. The kinds declare them (internal/db/KIND);
+// db's TestUndeclared fails when one of them is renamed there.
 func stallLockWaits(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
 	peakMin := stallMinLockPeak
 	if c := a.in.Clients; c > 0 && float64(c)/2 < peakMin {
@@ -79,10 +70,13 @@ func stallLockWaits(a *stallAttributor, st *store.Stall, w []int, _ int64) (stal
 		}
 		return out
 	}
-	table, row, any := check(stallTableLockSessions), check(stallRowLockSessions), check(stallAnyLockSessions)
+	v := &a.in.Vocabulary
+	table, row, any := check(v.TableLockSessions), check(v.RowLockSessions), check(v.AnyLockSessions)
 	var rowTime *stallDuring
-	if d, ok := a.rise(stallRowLockTime, st, stallMinLockTimeMS); ok {
-		rowTime = &d
+	if v.RowLockTime != "" {
+		if d, ok := a.rise(v.RowLockTime, st, stallMinLockTimeMS); ok {
+			rowTime = &d
+		}
 	}
 	if len(table)+len(row)+len(any) == 0 && rowTime == nil {
 		return stallMatch{}, false
@@ -96,15 +90,16 @@ func stallLockWaits(a *stallAttributor, st *store.Stall, w []int, _ int64) (stal
 		}
 	}
 	if rowTime != nil {
-		m.metrics = append(m.metrics, stallRowLockTime)
+		m.metrics = append(m.metrics, v.RowLockTime)
 		why = append(why, fmt.Sprintf("row lock wait time was %s ms/s against %s ms/s normally", stallNum(rowTime.mean), stallNum(rowTime.ms.base)))
 	}
-	// Which states the waiting sessions were in (MySQL), for the reader.
+	// Which states the waiting sessions were in (when the kind counts sessions by
+	// state: MySQL), for the reader.
 	var states []string
 	for _, n := range a.names {
-		if strings.HasPrefix(n, "mysql.threads.state.") && strings.Contains(n, "lock") {
+		if v.SessionStates != "" && strings.HasPrefix(n, v.SessionStates) && strings.Contains(n, "lock") {
 			if d, ok := a.rise(n, st, stallMinLockSessions); ok {
-				states = append(states, fmt.Sprintf("%q %s", strings.ReplaceAll(strings.TrimPrefix(n, "mysql.threads.state."), "_", " "), stallNum(d.mean)))
+				states = append(states, fmt.Sprintf("%q %s", strings.ReplaceAll(strings.TrimPrefix(n, v.SessionStates), "_", " "), stallNum(d.mean)))
 			}
 		}
 	}
