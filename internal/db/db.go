@@ -364,6 +364,21 @@ func CaptureOf(name string) capture.Reader {
 	return nil
 }
 
+// CommonLogReader is the capture reader of the registered kind whose log format most
+// tools write (its reader is a capture.CommonLog: MySQL's slow query log), which
+// `fathom capture --slow-log` uses for kinds without a reader of their own; nil when
+// no kind says so.
+func CommonLogReader() capture.Reader {
+	for _, n := range Names() {
+		if r := CaptureOf(n); r != nil {
+			if c, ok := r.(capture.CommonLog); ok && c.CommonLog() {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
 // OptionFiler is a kind whose DSNs can name a client option file to read (MySQL's
 // defaults-file): `fathom check --defaults-file` sets that DSN parameter.
 type OptionFiler interface {
