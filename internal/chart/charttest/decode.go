@@ -172,91 +172,81 @@ type Chart struct {
 
 var translateRE = regexp.MustCompile(`translate\(([-0-9.]+) ([-0-9.]+)\)`)
 
-// Parse reads one <svg> element of a chart.
-func Parse(svg string) (*Chart, error) {
-	d := xml.NewDecoder(strings.NewReader(svg))
-	d.Strict = false
-	d.Entity = xml.HTMLEntity
-	c := &Chart{}
-	var stack []*Mark
-	var groups []*Mark
-	var xt, yt []*Mark
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			break
+// reader walks an SVG's tokens.
+type reader struct {
+	c      *Chart
+	stack  []*Mark
+	groups []*Mark
+	xt, yt []*Mark
+}
+
+func (r *reader) start(t xml.StartElement) {
+	m := &Mark{Tag: t.Name.Local, Attr: map[string]string{}}
+	for _, a := range t.Attr {
+		m.Attr[a.Name.Local] = a.Value
+	}
+	m.Class = m.Attr["class"]
+	if len(r.groups) > 0 {
+		m.Group = r.groups[len(r.groups)-1].Class
+	}
+	switch m.Tag {
+	case "svg":
+		r.c.ID = m.Attr["id"]
+	case "g":
+		r.groups = append(r.groups, m)
+	case "path", "rect", "line", "circle":
+		r.c.Marks = append(r.c.Marks, m)
+	}
+	r.stack = append(r.stack, m)
+}
+
+// text adds character data to the element it belongs to: a <title> titles its
+// parent, a <text> holds its own.
+func (r *reader) text(t xml.CharData) {
+	n := len(r.stack)
+	switch {
+	case n >= 2 && r.stack[n-1].Tag == "title":
+		r.stack[n-2].Title += string(t)
+	case n >= 1 && r.stack[n-1].Tag == "text":
+		r.stack[n-1].Title += string(t)
+	}
+}
+
+func (r *reader) end() {
+	if len(r.stack) == 0 {
+		return
+	}
+	m := r.stack[len(r.stack)-1]
+	r.stack = r.stack[:len(r.stack)-1]
+	switch m.Tag {
+	case "g":
+		if len(r.groups) > 0 {
+			r.groups = r.groups[:len(r.groups)-1]
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			m := &Mark{Tag: t.Name.Local, Attr: map[string]string{}}
-			for _, a := range t.Attr {
-				m.Attr[a.Name.Local] = a.Value
+		// Marks inside a titled group (a box) carry its title.
+		for _, x := range r.c.Marks {
+			if x.Group == m.Class && x.GroupTitle == "" {
+				x.GroupTitle = m.Title
 			}
-			m.Class = m.Attr["class"]
-			if len(groups) > 0 {
-				m.Group = groups[len(groups)-1].Class
-			}
-			switch m.Tag {
-			case "svg":
-				c.ID = m.Attr["id"]
-			case "g":
-				groups = append(groups, m)
-			case "path", "rect", "line", "circle":
-				c.Marks = append(c.Marks, m)
-			}
-			stack = append(stack, m)
-		case xml.CharData:
-			if len(stack) == 0 {
-				continue
-			}
-			top := stack[len(stack)-1]
-			switch top.Tag {
-			case "title":
-				if len(stack) >= 2 {
-					p := stack[len(stack)-2]
-					p.Title += string(t)
-				}
-			case "text":
-				top.Title += string(t)
-			}
-		case xml.EndElement:
-			if len(stack) == 0 {
-				continue
-			}
-			m := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			switch m.Tag {
-			case "g":
-				if len(groups) > 0 {
-					groups = groups[:len(groups)-1]
-				}
-			case "text":
-				cls := " " + m.Class + " "
-				if strings.Contains(cls, " tick ") && strings.Contains(cls, " y ") {
-					yt = append(yt, m)
-				} else if strings.Contains(cls, " tick ") && strings.Contains(cls, " x ") {
-					xt = append(xt, m)
-				}
-			}
-			if m.Tag == "title" || m.Tag == "text" {
-				continue
-			}
-			// Marks inside a titled group (a box) carry its title.
-			if m.Tag == "g" {
-				for _, x := range c.Marks {
-					if x.Group == m.Class && x.GroupTitle == "" {
-						x.GroupTitle = m.Title
-					}
-				}
-			}
+		}
+	case "text":
+		cls := " " + m.Class + " "
+		if strings.Contains(cls, " tick ") && strings.Contains(cls, " y ") {
+			r.yt = append(r.yt, m)
+		} else if strings.Contains(cls, " tick ") && strings.Contains(cls, " x ") {
+			r.xt = append(r.xt, m)
 		}
 	}
-	for _, t := range yt {
+}
+
+// axes fits the axes to the tick labels read.
+func (r *reader) axes() {
+	c := r.c
+	for _, t := range r.yt {
 		c.Y.Ticks = append(c.Y.Ticks, strings.TrimSpace(t.Title))
 		c.Y.Pixels = append(c.Y.Pixels, t.f("y")-4) // labels sit 4 px under their grid line
 	}
-	nines := false
-	for _, t := range xt {
+	for _, t := range r.xt {
 		label := strings.TrimSpace(t.Title)
 		x := t.f("x")
 		if m := translateRE.FindStringSubmatch(t.Attr["transform"]); m != nil {
@@ -264,15 +254,37 @@ func Parse(svg string) (*Chart, error) {
 		}
 		c.X.Ticks = append(c.X.Ticks, label)
 		c.X.Pixels = append(c.X.Pixels, x)
-		nines = nines || strings.HasSuffix(label, "%")
+		c.X.Nines = c.X.Nines || strings.HasSuffix(label, "%")
 	}
-	c.X.Nines = nines
 	c.Y.fit()
 	c.X.fit()
-	if c.ID == "" {
+}
+
+// Parse reads one <svg> element of a chart.
+func Parse(svg string) (*Chart, error) {
+	d := xml.NewDecoder(strings.NewReader(svg))
+	d.Strict = false
+	d.Entity = xml.HTMLEntity
+	r := &reader{c: &Chart{}}
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			break
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			r.start(t)
+		case xml.CharData:
+			r.text(t)
+		case xml.EndElement:
+			r.end()
+		}
+	}
+	r.axes()
+	if r.c.ID == "" {
 		return nil, fmt.Errorf("charttest: no chart id in %.60q", svg)
 	}
-	return c, nil
+	return r.c, nil
 }
 
 var pointRE = regexp.MustCompile(`([MLZ])\s*(-?[0-9.]+)?\s*(-?[0-9.]+)?`)
@@ -317,99 +329,94 @@ func markerCentre(m *Mark) (x, y float64, ok bool) {
 	return 0, 0, false
 }
 
-// Numbers lists what the chart's marks stand for, one line each, indented by ind:
-// the axes' ticks, then each mark's values in the axes' units.
-func (c *Chart) Numbers(ind string) string {
-	var b strings.Builder
-	var markers []string // a series' markers, written on one line
-	flushMarkers := func() {
-		if len(markers) > 0 {
-			fmt.Fprintf(&b, "%smarkers: %s\n", ind, strings.Join(markers, " "))
-			markers = nil
+// numbers collects a chart's lines as Numbers writes them.
+type numbers struct {
+	c        *Chart
+	b        strings.Builder
+	ind      string
+	markers  []string // a series' markers, written on one line
+	bars     []string
+	boxes    map[string][]string
+	boxOrder []string
+}
+
+func (n *numbers) flushMarkers() {
+	if len(n.markers) > 0 {
+		fmt.Fprintf(&n.b, "%smarkers: %s\n", n.ind, strings.Join(n.markers, " "))
+		n.markers = nil
+	}
+}
+
+func (n *numbers) line(format string, a ...any) {
+	n.flushMarkers()
+	fmt.Fprintf(&n.b, n.ind+format+"\n", a...)
+}
+
+func (n *numbers) xy(x, y float64) string {
+	if math.IsNaN(x) {
+		return "|"
+	}
+	return n.c.X.Format(x) + "," + n.c.Y.Format(y)
+}
+
+// mark notes what one mark stands for.
+func (n *numbers) mark(m *Mark) {
+	c, cls := n.c, m.Class
+	switch {
+	case m.Tag == "path" && cls == "series":
+		var ps []string
+		for _, p := range points(m.Attr["d"]) {
+			ps = append(ps, n.xy(p[0], p[1]))
 		}
-	}
-	line := func(format string, a ...any) {
-		flushMarkers()
-		fmt.Fprintf(&b, ind+format+"\n", a...)
-	}
-	if len(c.X.Ticks) > 0 {
-		line("x ticks: %s", strings.Join(c.X.Ticks, " | "))
-	}
-	if len(c.Y.Ticks) > 0 {
-		scale := ""
-		if c.Y.Log {
-			scale = " (log)"
+		n.line("line %q: %s", m.Title, strings.Join(ps, " "))
+	case m.Group == "points" && cls == "":
+		if x, y, ok := markerCentre(m); ok {
+			n.markers = append(n.markers, n.xy(x, y))
 		}
-		line("y ticks%s: %s", scale, strings.Join(c.Y.Ticks, " | "))
-	}
-	xy := func(x, y float64) string {
-		if math.IsNaN(x) {
-			return "|"
+	case m.Tag == "rect" && strings.HasPrefix(cls, "band"):
+		n.line("%s %q: x %s–%s", cls, m.Title, c.X.Format(m.f("x")), c.X.Format(m.f("x")+m.f("width")))
+	case m.Tag == "line" && cls == "ref" && m.f("y1") == m.f("y2"):
+		n.line("hline: y %s", c.Y.Format(m.f("y1")))
+	case m.Tag == "line" && cls == "ref":
+		n.line("vline: x %s", c.X.Format(m.f("x1")))
+	case m.Tag == "rect" && strings.HasPrefix(cls, "bar ") && !strings.Contains(cls, "key"):
+		n.bars = append(n.bars, fmt.Sprintf("bar %q: %s", m.Title, c.Y.Format(m.f("y"))))
+	case m.Tag == "path" && cls == "whisker" && m.Group == "":
+		if p := points(m.Attr["d"]); len(n.bars) > 0 && len(p) >= 2 {
+			n.bars[len(n.bars)-1] += fmt.Sprintf(" (whisker %s–%s)", c.Y.Format(p[0][1]), c.Y.Format(p[1][1]))
 		}
-		return c.X.Format(x) + "," + c.Y.Format(y)
+	case m.Group == "box":
+		n.boxMark(m)
 	}
-	var lastBar int = -1
-	var bars []string
-	boxes := map[string][]string{}
-	var boxOrder []string
-	for _, m := range c.Marks {
-		cls := m.Class
-		switch {
-		case m.Tag == "path" && cls == "series":
-			var ps []string
-			for _, p := range points(m.Attr["d"]) {
-				ps = append(ps, xy(p[0], p[1]))
-			}
-			line("line %q: %s", m.Title, strings.Join(ps, " "))
-		case m.Group == "points" && cls == "":
-			if x, y, ok := markerCentre(m); ok {
-				markers = append(markers, xy(x, y))
-			}
-		case m.Tag == "rect" && strings.HasPrefix(cls, "band"):
-			x0, x1 := m.f("x"), m.f("x")+m.f("width")
-			line("%s %q: x %s–%s", cls, m.Title, c.X.Format(x0), c.X.Format(x1))
-		case m.Tag == "line" && cls == "ref":
-			if m.f("y1") == m.f("y2") {
-				line("hline: y %s", c.Y.Format(m.f("y1")))
-			} else {
-				line("vline: x %s", c.X.Format(m.f("x1")))
-			}
-		case m.Tag == "rect" && strings.HasPrefix(cls, "bar ") && !strings.Contains(cls, "key"):
-			bars = append(bars, fmt.Sprintf("bar %q: %s", m.Title, c.Y.Format(m.f("y"))))
-			lastBar = len(bars) - 1
-		case m.Tag == "path" && cls == "whisker" && m.Group == "":
-			p := points(m.Attr["d"])
-			if lastBar >= 0 && len(p) >= 2 {
-				bars[lastBar] += fmt.Sprintf(" (whisker %s–%s)", c.Y.Format(p[0][1]), c.Y.Format(p[1][1]))
-			}
-		case m.Group == "box":
-			key := m.GroupTitle
-			if _, ok := boxes[key]; !ok {
-				boxOrder = append(boxOrder, key)
-			}
-			switch {
-			case cls == "whisker":
-				p := points(m.Attr["d"])
-				if len(p) >= 6 { // min–q1, q3–max: two moves
-					boxes[key] = append(boxes[key], "min "+c.Y.Format(p[0][1]), "q1 "+c.Y.Format(p[1][1]), "q3 "+c.Y.Format(p[3][1]), "max "+c.Y.Format(p[4][1]))
-				}
-			case cls == "boxbody":
-				boxes[key] = append(boxes[key], "body "+c.Y.Format(m.f("y")+m.f("height"))+"–"+c.Y.Format(m.f("y")))
-			case cls == "median":
-				boxes[key] = append(boxes[key], "median "+c.Y.Format(m.f("y1")))
-			case cls == "pt":
-				boxes[key] = append(boxes[key], "pt "+c.Y.Format(m.f("cy")))
-			}
+}
+
+// boxMark notes what a mark of a box stands for: its whiskers' ends and quartiles,
+// its body, its median, a point.
+func (n *numbers) boxMark(m *Mark) {
+	y := &n.c.Y
+	key := m.GroupTitle
+	if _, ok := n.boxes[key]; !ok {
+		n.boxOrder = append(n.boxOrder, key)
+	}
+	switch m.Class {
+	case "whisker":
+		if p := points(m.Attr["d"]); len(p) >= 6 { // min–q1, q3–max: two moves
+			n.boxes[key] = append(n.boxes[key], "min "+y.Format(p[0][1]), "q1 "+y.Format(p[1][1]), "q3 "+y.Format(p[3][1]), "max "+y.Format(p[4][1]))
 		}
+	case "boxbody":
+		n.boxes[key] = append(n.boxes[key], "body "+y.Format(m.f("y")+m.f("height"))+"–"+y.Format(m.f("y")))
+	case "median":
+		n.boxes[key] = append(n.boxes[key], "median "+y.Format(m.f("y1")))
+	case "pt":
+		n.boxes[key] = append(n.boxes[key], "pt "+y.Format(m.f("cy")))
 	}
-	flushMarkers()
-	for _, s := range bars {
-		line("%s", s)
-	}
-	for _, k := range boxOrder {
-		pts := boxes[k]
+}
+
+// writeBoxes writes each box's figures, its points in ascending order.
+func (n *numbers) writeBoxes() {
+	for _, k := range n.boxOrder {
 		var rest, dots []string
-		for _, p := range pts {
+		for _, p := range n.boxes[k] {
 			if v, ok := strings.CutPrefix(p, "pt "); ok {
 				dots = append(dots, v)
 			} else {
@@ -422,9 +429,33 @@ func (c *Chart) Numbers(ind string) string {
 			return a < b
 		})
 		label, _, _ := strings.Cut(k, ":")
-		line("box %q: %s; points %s", label, strings.Join(rest, ", "), strings.Join(dots, " "))
+		n.line("box %q: %s; points %s", label, strings.Join(rest, ", "), strings.Join(dots, " "))
 	}
-	return b.String()
+}
+
+// Numbers lists what the chart's marks stand for, one line each, indented by ind:
+// the axes' ticks, then each mark's values in the axes' units.
+func (c *Chart) Numbers(ind string) string {
+	n := &numbers{c: c, ind: ind, boxes: map[string][]string{}}
+	if len(c.X.Ticks) > 0 {
+		n.line("x ticks: %s", strings.Join(c.X.Ticks, " | "))
+	}
+	if len(c.Y.Ticks) > 0 {
+		scale := ""
+		if c.Y.Log {
+			scale = " (log)"
+		}
+		n.line("y ticks%s: %s", scale, strings.Join(c.Y.Ticks, " | "))
+	}
+	for _, m := range c.Marks {
+		n.mark(m)
+	}
+	n.flushMarkers()
+	for _, s := range n.bars {
+		n.line("%s", s)
+	}
+	n.writeBoxes()
+	return n.b.String()
 }
 
 var svgRE = regexp.MustCompile(`(?s)<svg [^>]*class="chart"[^>]*>.*?</svg>`)
