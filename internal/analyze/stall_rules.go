@@ -349,3 +349,62 @@ func stallNothing(st *store.Stall, evidence int) string {
 	}
 	return s + ", and no sampled metric rose unusually and materially during it. A cause outside what fathom samples (the client side, the network, another host) is possible."
 }
+
+func stallOSWriteback(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
+	if !a.in.Local {
+		return stallMatch{}, false
+	}
+	m := stallMatch{key: "os_writeback"}
+	var why []string
+	if d, ok := a.up(collect.OSMemWritebackBytes, w); ok && d.peak >= stallMinWriteback {
+		m.score += 1.5
+		m.metrics = append(m.metrics, collect.OSMemWritebackBytes)
+		why = append(why, "pages under writeback went "+stallChange(d))
+	}
+	if v, ok := a.atLeast(collect.OSVmDirtyThresholdPct, w, 100); ok {
+		m.score += 1.5
+		m.metrics = append(m.metrics, collect.OSVmDirtyThresholdPct)
+		why = append(why, fmt.Sprintf("dirty pages reached %.0f%% of the dirty_ratio threshold, where writers are throttled", v))
+	} else if v, ok := a.atLeast(collect.OSVmDirtyBackgroundThresholdPct, w, 100); ok {
+		m.score += 0.5
+		m.metrics = append(m.metrics, collect.OSVmDirtyBackgroundThresholdPct)
+		why = append(why, fmt.Sprintf("dirty pages reached %.0f%% of the background threshold, where the kernel starts writing back", v))
+	}
+	if d, ok := a.up(collect.OSDiskWriteBytes, w); ok {
+		m.score += 0.5
+		m.metrics = append(m.metrics, collect.OSDiskWriteBytes)
+		why = append(why, "disk writes went "+stallChange(d))
+	}
+	for _, n := range []string{collect.OSDiskAwaitMs, collect.OSPressureIOFullPct, collect.OSCPUIowaitPct, collect.OSDiskUtilPct} {
+		if d, ok := a.up(n, w); ok {
+			m.score += 0.5
+			m.metrics = append(m.metrics, n)
+			if n == collect.OSDiskAwaitMs {
+				why = append(why, "disk await went "+stallChange(d))
+			}
+		}
+	}
+	if d, ok := a.during(collect.OSMemDirtyBytes, w); ok && d.score <= -a.p.MinScore {
+		m.score += 0.5
+		m.metrics = append(m.metrics, collect.OSMemDirtyBytes)
+		why = append(why, "dirty page cache fell "+stallChange(d))
+	}
+	// Material: a real amount under writeback, or writers at the dirty limit.
+	if !a.has(m.metrics, collect.OSMemWritebackBytes) && !a.has(m.metrics, collect.OSVmDirtyThresholdPct) {
+		return stallMatch{}, false
+	}
+	if m.score < 2 {
+		return stallMatch{}, false
+	}
+	m.title = "OS dirty-page writeback"
+	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while the kernel wrote dirty page cache to disk: %s. Large bursts of writeback saturate the disk and delay the database's own fsyncs. Lower vm.dirty_background_ratio (or set vm.dirty_background_bytes) so that writeback starts earlier and in smaller pieces; vm.dirty_ratio is where writers are made to wait.",
+		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), strings.Join(why, "; "))
+	m.settings = []store.StallSetting{
+		a.setting("vm.dirty_background_ratio", "% of memory dirty before background writeback starts"),
+		a.setting("vm.dirty_background_bytes", "the same in bytes (overrides the ratio when set)"),
+		a.setting("vm.dirty_ratio", "% of memory dirty before writers are throttled"),
+		a.setting("vm.dirty_bytes", "the same in bytes"),
+		a.setting("vm.dirty_expire_centisecs", "age at which dirty pages are written back"),
+	}
+	return m, true
+}
