@@ -379,14 +379,23 @@ func (n *numbers) mark(m *Mark) {
 		n.line("hline: y %s", c.Y.Format(m.f("y1")))
 	case m.Tag == "line" && cls == "ref":
 		n.line("vline: x %s", c.X.Format(m.f("x1")))
-	case m.Tag == "rect" && strings.HasPrefix(cls, "bar ") && !strings.Contains(cls, "key"):
-		n.bars = append(n.bars, fmt.Sprintf("bar %q: %s", m.Title, c.Y.Format(m.f("y"))))
-	case m.Tag == "path" && cls == "whisker" && m.Group == "":
-		if p := points(m.Attr["d"]); len(n.bars) > 0 && len(p) >= 2 {
-			n.bars[len(n.bars)-1] += fmt.Sprintf(" (whisker %s–%s)", c.Y.Format(p[0][1]), c.Y.Format(p[1][1]))
-		}
 	case m.Group == "box":
 		n.boxMark(m)
+	default:
+		n.barMark(m)
+	}
+}
+
+// barMark notes a bar's height, or the whisker of the bar before it.
+func (n *numbers) barMark(m *Mark) {
+	y, cls := &n.c.Y, m.Class
+	switch {
+	case m.Tag == "rect" && strings.HasPrefix(cls, "bar ") && !strings.Contains(cls, "key"):
+		n.bars = append(n.bars, fmt.Sprintf("bar %q: %s", m.Title, y.Format(m.f("y"))))
+	case m.Tag == "path" && cls == "whisker" && m.Group == "":
+		if p := points(m.Attr["d"]); len(n.bars) > 0 && len(p) >= 2 {
+			n.bars[len(n.bars)-1] += fmt.Sprintf(" (whisker %s–%s)", y.Format(p[0][1]), y.Format(p[1][1]))
+		}
 	}
 }
 
