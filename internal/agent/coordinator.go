@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -43,14 +43,14 @@ func (p Plan) Remote(o run.Options) run.Remote {
 			return nil, err
 		}
 		if db.IsEmbedded(tgt.Kind()) {
-			return nil, fault.Usagef("--agents: a %s target lives on this machine; agents on other machines need a server they reach over the network", tgt.Kind())
+			return nil, errkind.Usagef("--agents: a %s target lives on this machine; agents on other machines need a server they reach over the network", tgt.Kind())
 		}
 		if g, ok := wl.(workload.Grouped); ok && len(g.Groups()) > 0 {
-			return nil, fault.Usagef("workload %s has client groups, which agents do not split yet: run it from one machine", wl.Name())
+			return nil, errkind.Usagef("workload %s has client groups, which agents do not split yet: run it from one machine", wl.Name())
 		}
 		for i := 0; i < p.Agents; i++ {
 			if _, err := Split(cfg.Clients, cfg.Rate, cfg.Seed, p.Agents, i); err != nil {
-				return nil, fault.Usagef("%v", err)
+				return nil, errkind.Usagef("%v", err)
 			}
 		}
 		spec := Spec{Target: WithoutPassword(o.Target.DSN), QueryMode: o.Target.QueryMode, ConnectTimeout: o.Target.ConnectTimeout,
@@ -116,9 +116,9 @@ func (c *coordinator) gather(ctx context.Context) error {
 	}
 	if err != nil {
 		if errors.Is(err, store.ErrTaken) {
-			return fault.Usagef("%v: its coordinator is alive; give the run another --name, or wait for that run to end", err)
+			return errkind.Usagef("%v: its coordinator is alive; give the run another --name, or wait for that run to end", err)
 		}
-		return fault.WithKind(fault.Failed, err)
+		return errkind.WithKind(errkind.Failed, err)
 	}
 	c.plan.Events.Event(Waiting{Job: c.plan.Name, Agents: c.plan.Agents, Wait: c.plan.Wait, Store: c.plan.StoreShown})
 	deadline := time.Now().Add(c.plan.Wait)
@@ -130,7 +130,7 @@ func (c *coordinator) gather(ctx context.Context) error {
 		}
 		if err != nil && ctx.Err() == nil {
 			c.finish(store.JobFinished, "the coordinator lost the store")
-			return fault.WithKind(fault.Failed, fmt.Errorf("waiting for agents: %v", err))
+			return errkind.WithKind(errkind.Failed, fmt.Errorf("waiting for agents: %v", err))
 		}
 		for _, m := range members {
 			if !seen[m.Index] {
@@ -146,12 +146,12 @@ func (c *coordinator) gather(ctx context.Context) error {
 		if time.Now().After(deadline) {
 			missing := c.missing(members)
 			c.finish(store.JobFinished, "agents missing: "+missing)
-			return fault.WithKind(fault.Failed, fmt.Errorf("only %d of %d agents joined %q within %s; missing: agent %s. Start them with `fathom agent --store %s --run %s --index I` (or JOB_COMPLETION_INDEX), or wait longer with --agents-wait",
+			return errkind.WithKind(errkind.Failed, fmt.Errorf("only %d of %d agents joined %q within %s; missing: agent %s. Start them with `fathom agent --store %s --run %s --index I` (or JOB_COMPLETION_INDEX), or wait longer with --agents-wait",
 				len(members), c.plan.Agents, c.plan.Name, c.plan.Wait, missing, c.plan.StoreShown, c.plan.Name))
 		}
 		if !sleepUntil(ctx, time.Now().Add(c.plan.Poll)) {
 			c.finish(store.JobFinished, "interrupted while waiting for agents")
-			return fault.WithKind(fault.Interrupted, fmt.Errorf("interrupted while waiting for agents (missing: agent %s)", c.missing(members)))
+			return errkind.WithKind(errkind.Interrupted, fmt.Errorf("interrupted while waiting for agents (missing: agent %s)", c.missing(members)))
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/secret"
@@ -41,17 +41,17 @@ func (f *RunFlags) Apply(o *run.Options, st secret.DSN, events Listener) error {
 	switch {
 	case f.Agents == 0:
 		if f.Name != "" {
-			return fault.Usagef("--name names a run made by agents: add --agents N")
+			return errkind.Usagef("--name names a run made by agents: add --agents N")
 		}
 		return nil
 	case f.Agents < 0:
-		return fault.Usagef("--agents %d: give a number of agents of 1 or more", f.Agents)
+		return errkind.Usagef("--agents %d: give a number of agents of 1 or more", f.Agents)
 	case !postgres.IsDSN(st.Reveal()):
-		return fault.Usagef("--agents: agents coordinate through a PostgreSQL results store that every machine reaches; give --store postgres://user@host/fathom (%q is a file on this machine)", st)
+		return errkind.Usagef("--agents: agents coordinate through a PostgreSQL results store that every machine reaches; give --store postgres://user@host/fathom (%q is a file on this machine)", st)
 	case o.Scripts != nil:
-		return fault.Usagef("--agents: pgbench scripts (-f, -b) are not run by agents yet; use a workload (--workload)")
+		return errkind.Usagef("--agents: pgbench scripts (-f, -b) are not run by agents yet; use a workload (--workload)")
 	case f.Wait <= 0 || f.LossTimeout <= 0:
-		return fault.Usagef("--agents-wait and --agents-lost-after must be above zero")
+		return errkind.Usagef("--agents-wait and --agents-lost-after must be above zero")
 	}
 	name := f.Name
 	if name == "" {
@@ -103,21 +103,21 @@ func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error 
 	if f.Run != "" && index < 0 {
 		v := strings.TrimSpace(h.Getenv("JOB_COMPLETION_INDEX"))
 		if v == "" {
-			return fault.Usagef("--run %s needs this agent's index: --index I (0 to N-1) or JOB_COMPLETION_INDEX", f.Run)
+			return errkind.Usagef("--run %s needs this agent's index: --index I (0 to N-1) or JOB_COMPLETION_INDEX", f.Run)
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return fault.Usagef("JOB_COMPLETION_INDEX=%q: want a whole number of 0 or more", v)
+			return errkind.Usagef("JOB_COMPLETION_INDEX=%q: want a whole number of 0 or more", v)
 		}
 		index = n
 	} else if f.Run == "" && index >= 0 && f.Recover == "" {
-		return fault.Usagef("--index goes with --run NAME; without --run an agent takes the lowest free index of any run")
+		return errkind.Usagef("--index goes with --run NAME; without --run an agent takes the lowest free index of any run")
 	}
 	if f.Wait <= 0 || f.LossTimeout <= 0 {
-		return fault.Usagef("--wait and --lost-after must be above zero")
+		return errkind.Usagef("--wait and --lost-after must be above zero")
 	}
 	if !postgres.IsDSN(storeURL.Reveal()) {
-		return fault.Usagef("agents coordinate through a PostgreSQL results store that every machine reaches: give --store postgres://user@host/fathom (%q is a file on this machine)", storeURL)
+		return errkind.Usagef("agents coordinate through a PostgreSQL results store that every machine reaches: give --store postgres://user@host/fathom (%q is a file on this machine)", storeURL)
 	}
 	open := h.OpenStore
 	if open == nil {
@@ -130,7 +130,7 @@ func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error 
 	defer st.Close()
 	if f.Recover != "" {
 		if f.Run != "" {
-			return fault.Usagef("--recover closes a run; --run joins one: give one of them")
+			return errkind.Usagef("--recover closes a run; --run joins one: give one of them")
 		}
 		rec, err := Recover(ctx, st, f.Recover, f.LossTimeout)
 		if err != nil {
@@ -157,7 +157,7 @@ func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error 
 		}
 	})
 	if err == nil && ctx.Err() != nil {
-		return fault.WithKind(fault.Interrupted, fmt.Errorf("agent stopped"))
+		return errkind.WithKind(errkind.Interrupted, fmt.Errorf("agent stopped"))
 	}
 	return err
 }

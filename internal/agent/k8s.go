@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -72,35 +72,35 @@ func (k *K8s) Register(fs *pflag.FlagSet) {
 func (k *K8s) Jobs() ([]*job, error) {
 	switch {
 	case k.Agents < 1:
-		return nil, fault.Usagef("--agents: give the number of agent pods (1 or more)")
+		return nil, errkind.Usagef("--agents: give the number of agent pods (1 or more)")
 	case k.Name == "":
-		return nil, fault.Usagef("--name: give the run's name, which the agents join")
+		return nil, errkind.Usagef("--name: give the run's name, which the agents join")
 	case k.Coordinator && len(k.RunArgs) == 0:
-		return nil, fault.Usagef("--coordinator: give the coordinator's fathom run arguments after --, e.g. -- --workload tpcb -c 64 -T 5m --target postgres://bench@db/bench")
+		return nil, errkind.Usagef("--coordinator: give the coordinator's fathom run arguments after --, e.g. -- --workload tpcb -c 64 -T 5m --target postgres://bench@db/bench")
 	case !k.Coordinator && len(k.RunArgs) > 0:
-		return nil, fault.Usagef("arguments after -- are the coordinator's: add --coordinator")
+		return nil, errkind.Usagef("arguments after -- are the coordinator's: add --coordinator")
 	}
 	// The name is the Jobs' names' stem ("NAME-coordinator") and a label value: a
 	// DNS-1123 label of at most 63 characters with the longest suffix.
 	if !isDNSLabel(k.Name) || !isDNSLabel(k.Name+"-coordinator") {
-		return nil, fault.Usagef("--name %q: Kubernetes names are lower-case letters, digits and '-', starting and ending with a letter or digit, at most %d characters here (e.g. big-1)", k.Name, dnsLabelMax-len("-coordinator"))
+		return nil, errkind.Usagef("--name %q: Kubernetes names are lower-case letters, digits and '-', starting and ending with a letter or digit, at most %d characters here (e.g. big-1)", k.Name, dnsLabelMax-len("-coordinator"))
 	}
 	wait, err := time.ParseDuration(k.Wait)
 	if err != nil || wait <= 0 {
-		return nil, fault.Usagef("--agents-wait %q: give a duration such as 10m", k.Wait)
+		return nil, errkind.Usagef("--agents-wait %q: give a duration such as 10m", k.Wait)
 	}
 	deadline, err := time.ParseDuration(cmp.Or(k.Deadline, defaultDeadline))
 	if err != nil || deadline <= wait {
-		return nil, fault.Usagef("--deadline %q: give a duration longer than --agents-wait (%s) plus the run, such as 6h", k.Deadline, k.Wait)
+		return nil, errkind.Usagef("--deadline %q: give a duration longer than --agents-wait (%s) plus the run, such as 6h", k.Deadline, k.Wait)
 	}
 	ttl, err := time.ParseDuration(cmp.Or(k.TTL, defaultTTL))
 	if err != nil || ttl < 0 {
-		return nil, fault.Usagef("--ttl %q: give a duration such as 24h (0 keeps finished Jobs)", k.TTL)
+		return nil, errkind.Usagef("--ttl %q: give a duration such as 24h (0 keeps finished Jobs)", k.TTL)
 	}
 	k.deadline, k.ttl = int64(deadline/time.Second), int32(min(ttl/time.Second, math.MaxInt32))
 	for _, a := range k.RunArgs {
 		if target.RedactString(a) != a {
-			return nil, fault.Usagef("a password in the coordinator's arguments would be in the manifest: put the target in the Secret as FATHOM_TARGET (or its password as PGPASSWORD / MYSQL_PWD) and leave it out here")
+			return nil, errkind.Usagef("a password in the coordinator's arguments would be in the manifest: put the target in the Secret as FATHOM_TARGET (or its password as PGPASSWORD / MYSQL_PWD) and leave it out here")
 		}
 	}
 	res := resources{Requests: map[string]string{}, Limits: map[string]string{}}
@@ -113,7 +113,7 @@ func (k *K8s) Jobs() ([]*job, error) {
 			continue
 		}
 		if !quantity.MatchString(q.v) {
-			return nil, fault.Usagef("%s %q: not a Kubernetes quantity (e.g. 500m, 2, 256Mi)", q.flag, q.v)
+			return nil, errkind.Usagef("%s %q: not a Kubernetes quantity (e.g. 500m, 2, 256Mi)", q.flag, q.v)
 		}
 		q.list[q.name] = q.v
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
@@ -72,16 +72,16 @@ func (a *Agent) Once(ctx context.Context, name string, index int, wait time.Dura
 		case err == nil && j.State == store.JobWaiting:
 			return a.join(ctx, j, index)
 		case err != nil && !errors.Is(err, store.ErrNotFound):
-			return nil, fault.WithKind(fault.Failed, err)
+			return nil, errkind.WithKind(errkind.Failed, err)
 		case time.Now().After(deadline):
 			state := "no job of that name"
 			if j != nil {
 				state = "its newest job is " + j.State
 			}
-			return nil, fault.WithKind(fault.Failed, fmt.Errorf("job %q did not open for agents within %s (%s): start the coordinator with `fathom run --agents N --name %s --store …`", name, wait, state, name))
+			return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("job %q did not open for agents within %s (%s): start the coordinator with `fathom run --agents N --name %s --store …`", name, wait, state, name))
 		}
 		if !sleepUntil(ctx, time.Now().Add(a.Poll)) {
-			return nil, fault.WithKind(fault.Interrupted, errors.New("interrupted while waiting for the job"))
+			return nil, errkind.WithKind(errkind.Interrupted, errors.New("interrupted while waiting for the job"))
 		}
 	}
 }
@@ -94,7 +94,7 @@ func (a *Agent) Serve(ctx context.Context, done func(*Outcome, error)) error {
 	for {
 		jobs, err := a.Store.WaitingAgentJobs(ctx)
 		if err != nil && ctx.Err() == nil {
-			return fault.WithKind(fault.Failed, err)
+			return errkind.WithKind(errkind.Failed, err)
 		}
 		for i := range jobs {
 			out, err := a.tryJoin(ctx, &jobs[i])
@@ -124,11 +124,11 @@ func (a *Agent) tryJoin(ctx context.Context, j *store.AgentJob) (*Outcome, error
 func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcome, error) {
 	spec, err := decodeSpec(j)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, err)
+		return nil, errkind.WithKind(errkind.Failed, err)
 	}
 	sh, err := Split(spec.Clients, spec.Rate, spec.Seed, j.Agents, index)
 	if err != nil {
-		return nil, fault.Usagef("job %q: %v", j.Name, err)
+		return nil, errkind.Usagef("job %q: %v", j.Name, err)
 	}
 	dsn := a.Target
 	if dsn == "" {
@@ -146,15 +146,15 @@ func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcom
 	defer tgt.Close()
 	off, rtt, err := storeClock(ctx, a.Store)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("reading the store's clock: %v", err))
+		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("reading the store's clock: %v", err))
 	}
 	m := &store.AgentMember{Index: index, Host: a.Host, Version: a.Version, PID: a.PID, Offset: off, RTT: rtt,
 		Clients: sh.Clients, Rate: sh.Rate, Seed: sh.Seed}
 	if err := a.Store.JoinAgentJob(ctx, j.ID, m); err != nil {
 		if errors.Is(err, store.ErrTaken) {
-			return nil, fault.WithKind(fault.Failed, fmt.Errorf("job %q: %w", j.Name, err))
+			return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("job %q: %w", j.Name, err))
 		}
-		return nil, fault.WithKind(fault.Failed, err)
+		return nil, errkind.WithKind(errkind.Failed, err)
 	}
 	a.Events.Event(JoinedJob{Job: j.Name, Index: index, Agents: j.Agents, Share: sh, Offset: off, RTT: rtt, Applied: clockApplied(off, rtt)})
 	out := &Outcome{Job: j.Name, Share: sh}
@@ -169,7 +169,7 @@ func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcom
 	err = wl.Setup(ctx, conn)
 	conn.Close()
 	if err != nil {
-		return fail(fault.WithKind(fault.Failed, err))
+		return fail(errkind.WithKind(errkind.Failed, err))
 	}
 	cfg := spec.config(sh)
 	cfg.Tuner = a.Tuner
@@ -191,7 +191,7 @@ func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcom
 		stopBeat()
 		cause := context.Cause(runCtx)
 		a.final(j.ID, index, store.AgentDone, "stopped before the start: "+cause.Error())
-		return out, fault.WithKind(fault.Interrupted, fmt.Errorf("job %q: stopped before the start (%v)", j.Name, cause))
+		return out, errkind.WithKind(errkind.Interrupted, fmt.Errorf("job %q: stopped before the start (%v)", j.Name, cause))
 	}
 	b.set(store.AgentRunning)
 	a.Events.Event(AgentStarted{})
@@ -219,11 +219,11 @@ func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcom
 		state = store.AgentFailed
 	}
 	if err := a.final(j.ID, index, state, out.Reason); err != nil {
-		return out, fault.WithKind(fault.Failed, fmt.Errorf("job %q: could not report the end to the store: %v", j.Name, err))
+		return out, errkind.WithKind(errkind.Failed, fmt.Errorf("job %q: could not report the end to the store: %v", j.Name, err))
 	}
 	a.Events.Event(AgentEnded{Outcome: out})
 	if out.Status == runner.StatusFailed {
-		return out, fault.WithKind(fault.Failed, fmt.Errorf("job %q: %s", j.Name, out.Reason))
+		return out, errkind.WithKind(errkind.Failed, fmt.Errorf("job %q: %s", j.Name, out.Reason))
 	}
 	return out, nil
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
 )
@@ -36,13 +36,13 @@ func Recover(ctx context.Context, st store.Store, name string, stale time.Durati
 	}
 	j, err := as.AgentJob(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Usagef("no run made by agents is named %q in this store", name)
+		return nil, errkind.Usagef("no run made by agents is named %q in this store", name)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if j.State == store.JobFinished {
-		return nil, fault.Usagef("the run %q has ended (%s): nothing to recover", name, j.Reason)
+		return nil, errkind.Usagef("the run %q has ended (%s): nothing to recover", name, j.Reason)
 	}
 	var r *store.Run
 	if j.RunID != 0 {
@@ -51,7 +51,7 @@ func Recover(ctx context.Context, st store.Store, name string, stale time.Durati
 		}
 	}
 	if j.CoordinatorAge < stale || (r != nil && r.Status == "running" && !r.Gone) {
-		return nil, fault.Usagef("the coordinator of %q is alive (it showed so %s ago): stop it with Ctrl-C, or wait for it to end",
+		return nil, errkind.Usagef("the coordinator of %q is alive (it showed so %s ago): stop it with Ctrl-C, or wait for it to end",
 			name, j.CoordinatorAge.Round(time.Millisecond))
 	}
 	rec := &Recovered{Job: name, RunID: j.RunID, Silently: j.CoordinatorAge}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -84,7 +84,7 @@ func AgentStore(st store.Store) (store.AgentStore, error) {
 	if as, ok := st.(store.AgentStore); ok {
 		return as, nil
 	}
-	return nil, fault.Usagef("agents coordinate through a PostgreSQL results store that every machine reaches: give --store postgres://user@host/fathom (store %s cannot be shared)", st.Path())
+	return nil, errkind.Usagef("agents coordinate through a PostgreSQL results store that every machine reaches: give --store postgres://user@host/fathom (store %s cannot be shared)", st.Path())
 }
 
 // storeClock measures the store's clock against this machine's, the NTP way: of a few

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/fathom-lab/fathom/internal/tune"
+	"github.com/fathom-lab/fathom/internal/procset"
 )
 
 // Env is everything a command may use of the process.
@@ -47,12 +47,12 @@ func (e *Env) openFiles() uint64 {
 
 // process is this process's runtime settings (GOMAXPROCS, GC percent), changed only
 // through the tuner below, which every run of this process shares.
-var process tune.Process
+var process procset.Process
 
 // tuner is what a run may change in the process: GOMAXPROCS, and the GC percent
 // unless the user chose GOGC.
-func (e *Env) tuner() tune.Tuner {
-	return tune.Tuner{Process: &process, KeepGC: e.Getenv("GOGC") != ""}
+func (e *Env) tuner() procset.Tuner {
+	return procset.Tuner{Process: &process, KeepGC: e.Getenv("GOGC") != ""}
 }
 
 // OSEnv returns the Env of this process.

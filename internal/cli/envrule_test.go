@@ -19,10 +19,10 @@ var processWide = map[string]bool{
 	"debug.SetGCPercent": true, "debug.SetMemoryLimit": true, "runtime.GOMAXPROCS": true,
 }
 
-// processWideAllowed are the packages allowed to: tune is the instrument cli owns and
-// hands to the runner (cli decides; tune applies and records), dbtest is test support
+// processWideAllowed are the packages allowed to: procset is the instrument cli owns and
+// hands to the runner (cli decides; procset applies and records), dbtest is test support
 // that only tests import.
-var processWideAllowed = []string{"internal/tune/", "internal/dbtest/"}
+var processWideAllowed = []string{"internal/procset/", "internal/dbtest/"}
 
 func TestLibrariesLeaveProcessAlone(t *testing.T) {
 	root := filepath.Join("..", "..")

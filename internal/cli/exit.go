@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
 )
 
@@ -52,16 +52,16 @@ func codeOf(err error) int {
 	if errors.As(err, &e) {
 		return e.code
 	}
-	switch fault.KindOf(err) {
-	case fault.Usage:
+	switch errkind.KindOf(err) {
+	case errkind.Usage:
 		return ExitUsage
-	case fault.Interrupted:
+	case errkind.Interrupted:
 		return ExitInterrupted
-	case fault.Errors:
+	case errkind.Errors:
 		return ExitErrors
-	case fault.Threshold:
+	case errkind.Threshold:
 		return ExitThreshold
-	case fault.Aborted:
+	case errkind.Aborted:
 		return ExitThresholds
 	}
 	return ExitFailure

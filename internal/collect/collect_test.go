@@ -18,7 +18,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/db/postgres/target"
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/instance"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -40,7 +40,7 @@ func myTarget(t testing.TB) target.Target {
 	return tg
 }
 
-func result(t *testing.T, s *metric.Sample, name string) metric.Result {
+func result(t *testing.T, s *sample.Sample, name string) sample.Result {
 	t.Helper()
 	for _, r := range s.Results {
 		if r.Collector == name {
@@ -48,7 +48,7 @@ func result(t *testing.T, s *metric.Sample, name string) metric.Result {
 		}
 	}
 	t.Fatalf("no result for collector %s in %+v", name, s.Results)
-	return metric.Result{}
+	return sample.Result{}
 }
 
 // work runs n small transactions on a connection of tg.
@@ -98,14 +98,14 @@ func TestPostgresCollectors(t *testing.T) {
 	collecttest.CheckDeclared(t, dbOf(tg), second)
 	for _, r := range second.Results {
 		switch {
-		case r.Collector == "pg_stat_checkpointer" && srv.Version.Less(metric.Version{Major: 17}):
+		case r.Collector == "pg_stat_checkpointer" && srv.Version.Less(sample.Version{Major: 17}):
 			// The version-gated collector: skipped with the reason on 15.
-			if r.Status != metric.StatusSkipped || !strings.Contains(r.Error, "needs PostgreSQL 17") {
+			if r.Status != sample.StatusSkipped || !strings.Contains(r.Error, "needs PostgreSQL 17") {
 				t.Errorf("pg_stat_checkpointer on %s: %s %q, want skipped", srv.Version, r.Status, r.Error)
 			}
-		case r.Collector == "os_pressure" && r.Status == metric.StatusFailed && strings.Contains(r.Error, "PSI"):
+		case r.Collector == "os_pressure" && r.Status == sample.StatusFailed && strings.Contains(r.Error, "PSI"):
 			// A kernel without pressure stall information.
-		case r.Status != metric.StatusOK:
+		case r.Status != sample.StatusOK:
 			t.Errorf("collector %s: %s %s", r.Collector, r.Status, r.Error)
 		}
 	}
@@ -172,21 +172,21 @@ func TestMySQLCollectors(t *testing.T) {
 	collecttest.CheckReadings(t, second)
 	collecttest.CheckDeclared(t, dbOf(tg), second)
 	for _, r := range second.Results {
-		if r.Status != metric.StatusOK && !(r.Collector == "os_pressure" && strings.Contains(r.Error, "PSI")) {
+		if r.Status != sample.StatusOK && !(r.Collector == "os_pressure" && strings.Contains(r.Error, "PSI")) {
 			t.Errorf("collector %s: %s %s", r.Collector, r.Status, r.Error)
 		}
 	}
 	q, ok := collecttest.Reading(second, "mysql.Questions")
-	if !ok || q.Kind != metric.Counter || !q.HasRate || q.Rate <= 0 {
+	if !ok || q.Kind != sample.Counter || !q.HasRate || q.Rate <= 0 {
 		t.Errorf("mysql.Questions: %+v", q)
 	}
-	if r, ok := collecttest.Reading(second, "mysql.Threads_running"); !ok || r.Kind != metric.Gauge {
+	if r, ok := collecttest.Reading(second, "mysql.Threads_running"); !ok || r.Kind != sample.Gauge {
 		t.Errorf("mysql.Threads_running: %+v, want a gauge", r)
 	}
-	if r, ok := collecttest.Reading(second, "mysql.Innodb_buffer_pool_pages_dirty"); !ok || r.Kind != metric.Gauge {
+	if r, ok := collecttest.Reading(second, "mysql.Innodb_buffer_pool_pages_dirty"); !ok || r.Kind != sample.Gauge {
 		t.Errorf("Innodb_buffer_pool_pages_dirty: %+v, want a gauge", r)
 	}
-	if r, ok := collecttest.Reading(second, "mysql.Innodb_buffer_pool_pages_flushed"); !ok || r.Kind != metric.Counter {
+	if r, ok := collecttest.Reading(second, "mysql.Innodb_buffer_pool_pages_flushed"); !ok || r.Kind != sample.Counter {
 		t.Errorf("Innodb_buffer_pool_pages_flushed: %+v, want a counter", r)
 	}
 	for _, name := range []string{"mysql.innodb.checkpoint_age_bytes", "mysql.innodb.redo_capacity_bytes", "mysql.innodb.history_list_length",
@@ -231,14 +231,14 @@ func TestCollectorTimeout(t *testing.T) {
 			if took := time.Since(start); took > 8*time.Second {
 				t.Errorf("the sample took %s: the timeout did not stop the slow collector", took)
 			}
-			if r := result(t, smp, "slow"); r.Status != metric.StatusTimeout || !strings.Contains(r.Error, "300ms") {
+			if r := result(t, smp, "slow"); r.Status != sample.StatusTimeout || !strings.Contains(r.Error, "300ms") {
 				t.Errorf("slow collector: %s %q, want timeout", r.Status, r.Error)
 			}
-			if r := result(t, smp, after.Name()); r.Status != metric.StatusOK {
+			if r := result(t, smp, after.Name()); r.Status != sample.StatusOK {
 				t.Errorf("%s after the timeout: %s %s", after.Name(), r.Status, r.Error)
 			}
 			// And the next sample works too.
-			if r := result(t, s.Sample(ctx, 1, time.Now()), after.Name()); r.Status != metric.StatusOK {
+			if r := result(t, s.Sample(ctx, 1, time.Now()), after.Name()); r.Status != sample.StatusOK {
 				t.Errorf("next sample: %s %s", r.Status, r.Error)
 			}
 		})
@@ -260,14 +260,14 @@ func TestFailingCollector(t *testing.T) {
 	ctx := context.Background()
 	s.Start(ctx)
 	smp := s.Sample(ctx, 0, time.Now())
-	if r := result(t, smp, "bad"); r.Status != metric.StatusFailed || !strings.Contains(r.Error, "no_such_table_here") {
+	if r := result(t, smp, "bad"); r.Status != sample.StatusFailed || !strings.Contains(r.Error, "no_such_table_here") {
 		t.Errorf("bad: %s %q", r.Status, r.Error)
 	}
-	if r := result(t, smp, "os_bad"); r.Status != metric.StatusFailed {
+	if r := result(t, smp, "os_bad"); r.Status != sample.StatusFailed {
 		t.Errorf("os_bad: %s", r.Status)
 	}
 	for _, name := range []string{"pg_stat_database", "pg_locks", "os_meminfo"} {
-		if r := result(t, smp, name); r.Status != metric.StatusOK {
+		if r := result(t, smp, name); r.Status != sample.StatusOK {
 			t.Errorf("%s next to failing collectors: %s %s", name, r.Status, r.Error)
 		}
 	}
@@ -277,13 +277,13 @@ func TestFailingCollector(t *testing.T) {
 func TestVersionGate(t *testing.T) {
 	tg := pgTarget(t)
 	ran := false
-	future := collect.Func{Name: "future", Min: metric.Version{Major: 99}, Collect: func(context.Context, *collect.Scrape) error { ran = true; return nil }}.Collector()
+	future := collect.Func{Name: "future", Min: sample.Version{Major: 99}, Collect: func(context.Context, *collect.Scrape) error { ran = true; return nil }}.Collector()
 	s := collect.NewSampler(tg, collect.Options{Kind: dbOf(tg), Server: []collect.Collector{future}, NoHost: true})
 	defer s.Close()
 	ctx := context.Background()
 	s.Start(ctx)
 	r := result(t, s.Sample(ctx, 0, time.Now()), "future")
-	if r.Status != metric.StatusSkipped || !strings.Contains(r.Error, "needs PostgreSQL 99.0") || ran {
+	if r.Status != sample.StatusSkipped || !strings.Contains(r.Error, "needs PostgreSQL 99.0") || ran {
 		t.Errorf("future collector: %s %q ran=%v", r.Status, r.Error, ran)
 	}
 }
@@ -435,7 +435,7 @@ func TestOSCollectors(t *testing.T) {
 	collecttest.CheckReadings(t, smp)
 	collecttest.CheckDeclared(t, nil, smp)
 	for _, r := range smp.Results {
-		if r.Status != metric.StatusOK && !(r.Collector == "os_pressure" && strings.Contains(r.Error, "PSI")) {
+		if r.Status != sample.StatusOK && !(r.Collector == "os_pressure" && strings.Contains(r.Error, "PSI")) {
 			t.Errorf("%s: %s %s", r.Collector, r.Status, r.Error)
 		}
 	}
@@ -457,10 +457,10 @@ func TestStuckOSCollector(t *testing.T) {
 	s := collect.NewSampler(nil, collect.Options{Server: []collect.Collector{}, Host: []collect.Collector{stuck, named(t, collect.HostCollectors(), "os_meminfo")}})
 	start := time.Now()
 	smp := s.Sample(context.Background(), 0, time.Now())
-	if r := result(t, smp, "stuck"); r.Status != metric.StatusTimeout {
+	if r := result(t, smp, "stuck"); r.Status != sample.StatusTimeout {
 		t.Errorf("stuck: %s", r.Status)
 	}
-	if r := result(t, s.Sample(context.Background(), 1, time.Now()), "stuck"); r.Status != metric.StatusSkipped {
+	if r := result(t, s.Sample(context.Background(), 1, time.Now()), "stuck"); r.Status != sample.StatusSkipped {
 		t.Errorf("still stuck: %s, want skipped", r.Status)
 	}
 	if time.Since(start) > 2*time.Second {
@@ -477,7 +477,7 @@ func TestLoopNeverBlocks(t *testing.T) {
 	s := collect.NewSampler(nil, collect.Options{Server: []collect.Collector{}, Host: []collect.Collector{slow}})
 	var mu sync.Mutex
 	var got []int
-	l := s.Loop(context.Background(), func(smp *metric.Sample) { mu.Lock(); got = append(got, smp.Index); mu.Unlock() })
+	l := s.Loop(context.Background(), func(smp *sample.Sample) { mu.Lock(); got = append(got, smp.Index); mu.Unlock() })
 	start := time.Now()
 	for i := 0; i < 5; i++ {
 		l.Trigger(i)
@@ -516,7 +516,7 @@ func TestSelect(t *testing.T) {
 }
 
 func TestParseVersion(t *testing.T) {
-	for in, want := range map[string]metric.Version{
+	for in, want := range map[string]sample.Version{
 		"10.11.19-MariaDB-0+deb12u1": {Major: 10, Minor: 11, Patch: 19},
 		"8.0.36":                     {Major: 8, Minor: 0, Patch: 36},
 		"5.7.44-log":                 {Major: 5, Minor: 7, Patch: 44},
@@ -585,7 +585,7 @@ func TestResetDetectionMySQL(t *testing.T) {
 	// down: sample until it has reached 3 (none of these samples a reset), so that the
 	// sample after the flush sees it lower even if a busy machine delays that sample
 	// by two seconds.
-	var before *metric.Sample
+	var before *sample.Sample
 	var upBefore float64
 	i := 0
 	dbtest.WaitFor(t, time.Minute, 100*time.Millisecond, "Uptime_since_flush_status to reach 3 s", func() bool {

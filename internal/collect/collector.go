@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -24,7 +24,7 @@ type Collector interface {
 	Help() string
 	// MinVersion is the oldest server version the collector works with; the zero
 	// Version works with every version. OS collectors return the zero Version.
-	MinVersion() metric.Version
+	MinVersion() sample.Version
 	// Timeout bounds one Collect; 0 means the sampler's default.
 	Timeout() time.Duration
 	// Collect reads its source and adds points to s. An error is recorded for this
@@ -41,12 +41,12 @@ type Deriver interface {
 }
 
 // ParseVersion reads the leading "major.minor[.patch]" of a version string.
-func ParseVersion(s string) metric.Version { return metric.ParseVersion(s) }
+func ParseVersion(s string) sample.Version { return sample.ParseVersion(s) }
 
 // Point is one metric's reading in a scrape.
 type Point struct {
 	Name  string
-	Kind  metric.Kind
+	Kind  sample.Kind
 	Unit  string
 	Value float64
 	// sparse gauges (per wait event, per state) read as 0 in later scrapes of the
@@ -60,7 +60,7 @@ type Scrape struct {
 	// the server cannot be reached).
 	Conn target.Conn
 	// Server is what was learnt about the server when sampling started.
-	Server *metric.Server
+	Server *sample.Server
 	// FS reads /proc.
 	FS procfs.FS
 
@@ -72,18 +72,18 @@ type Scrape struct {
 
 // Counter adds a counter reading.
 func (s *Scrape) Counter(name, unit string, v float64) {
-	s.points = append(s.points, Point{Name: name, Kind: metric.Counter, Unit: unit, Value: v})
+	s.points = append(s.points, Point{Name: name, Kind: sample.Counter, Unit: unit, Value: v})
 }
 
 // Gauge adds a gauge reading.
 func (s *Scrape) Gauge(name, unit string, v float64) {
-	s.points = append(s.points, Point{Name: name, Kind: metric.Gauge, Unit: unit, Value: v})
+	s.points = append(s.points, Point{Name: name, Kind: sample.Gauge, Unit: unit, Value: v})
 }
 
 // SparseGauge adds a gauge from a group whose members come and go (sessions per wait
 // event): a later scrape that does not mention it reads it as 0.
 func (s *Scrape) SparseGauge(name, unit string, v float64) {
-	s.points = append(s.points, Point{Name: name, Kind: metric.Gauge, Unit: unit, Value: v, sparse: true})
+	s.points = append(s.points, Point{Name: name, Kind: sample.Gauge, Unit: unit, Value: v, sparse: true})
 }
 
 // Epoch names the lifetime of this collector's counters (server start plus the last
@@ -124,7 +124,7 @@ func Num(s string) (float64, bool) {
 // fn is a collector built from a function: most collectors are one query or one file.
 type fn struct {
 	name, help string
-	min        metric.Version
+	min        sample.Version
 	timeout    time.Duration
 	collect    func(ctx context.Context, s *Scrape) error
 	metrics    []Desc
@@ -132,7 +132,7 @@ type fn struct {
 
 func (c *fn) Name() string                                 { return c.name }
 func (c *fn) Help() string                                 { return c.help }
-func (c *fn) MinVersion() metric.Version                   { return c.min }
+func (c *fn) MinVersion() sample.Version                   { return c.min }
 func (c *fn) Timeout() time.Duration                       { return c.timeout }
 func (c *fn) Collect(ctx context.Context, s *Scrape) error { return c.collect(ctx, s) }
 
@@ -142,7 +142,7 @@ func (c *fn) Collect(ctx context.Context, s *Scrape) error { return c.collect(ct
 // the metrics Collect may add.
 type Func struct {
 	Name, Help string
-	Min        metric.Version
+	Min        sample.Version
 	Timeout    time.Duration
 	Collect    func(ctx context.Context, s *Scrape) error
 	Metrics    []Desc

@@ -1,7 +1,7 @@
 package collect
 
 import (
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -29,7 +29,7 @@ var (
 )
 
 // SetServer sets what a sampler learnt about its server.
-func SetServer(s *Sampler, srv *metric.Server) { s.srv = srv }
+func SetServer(s *Sampler, srv *sample.Server) { s.srv = srv }
 
 // SamplerConn is a sampler's own connection.
 func SamplerConn(s *Sampler) target.Conn { return s.conn }

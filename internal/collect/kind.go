@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -24,7 +24,7 @@ type Database interface {
 	// data directory, governing settings, its process. conn is nil when the server
 	// cannot be reached or the kind has no server; dsn is the target's (a file's
 	// location); haveProc says fs can be read.
-	Discover(ctx context.Context, s *metric.Server, conn target.Conn, dsn string, fs procfs.FS, haveProc bool)
+	Discover(ctx context.Context, s *sample.Server, conn target.Conn, dsn string, fs procfs.FS, haveProc bool)
 	// Snapshot adds the kind's sources to a review snapshot.
 	Snapshot(sn *Snap)
 }

@@ -2,7 +2,7 @@ package collect
 
 import (
 	"context"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +16,7 @@ type Loop struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	trig    chan trigger
-	sink    func(*metric.Sample)
+	sink    func(*sample.Sample)
 	wg      sync.WaitGroup
 	skipped atomic.Int64
 	stopped atomic.Bool
@@ -29,7 +29,7 @@ type trigger struct {
 }
 
 // Loop starts the background goroutine. sink is called with each sample.
-func (s *Sampler) Loop(ctx context.Context, sink func(*metric.Sample)) *Loop {
+func (s *Sampler) Loop(ctx context.Context, sink func(*sample.Sample)) *Loop {
 	l := &Loop{s: s, trig: make(chan trigger, 1), sink: sink}
 	l.ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	l.wg.Add(1)

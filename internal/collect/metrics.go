@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 )
 
 // The metric vocabulary: every metric a collector emits is declared once, as data
@@ -20,7 +20,7 @@ import (
 // the server reports (one per wait event, per lock type, per status variable).
 type Desc struct {
 	Name string      `json:"name"`
-	Kind metric.Kind `json:"-"`
+	Kind sample.Kind `json:"-"`
 	Unit string      `json:"unit,omitempty"`
 	Help string      `json:"help"`
 	// Family: Name is a prefix ending in "." and the members are Name plus a part
@@ -74,17 +74,17 @@ const (
 
 // Counter declares a counter.
 func Counter(name, unit, help string) Desc {
-	return Desc{Name: name, Kind: metric.Counter, Unit: unit, Help: help}
+	return Desc{Name: name, Kind: sample.Counter, Unit: unit, Help: help}
 }
 
 // Gauge declares a gauge.
 func Gauge(name, unit, help string) Desc {
-	return Desc{Name: name, Kind: metric.Gauge, Unit: unit, Help: help}
+	return Desc{Name: name, Kind: sample.Gauge, Unit: unit, Help: help}
 }
 
 // Family declares a family of gauges named by the server (name ends in ".").
 func Family(name, unit, help string) Desc {
-	return Desc{Name: name, Kind: metric.Gauge, Unit: unit, Help: help, Family: true}
+	return Desc{Name: name, Kind: sample.Gauge, Unit: unit, Help: help, Family: true}
 }
 
 // hostDeclared lists, per OS collector, the metrics it emits.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 )
 
 // vocabulary is the declarations of the host's and every registered kind's collectors.
@@ -75,25 +75,25 @@ func TestLookup(t *testing.T) {
 	vocab := vocabulary(t)
 	for _, c := range []struct {
 		name string
-		kind metric.Kind
+		kind sample.Kind
 		unit string
 		ok   bool
 	}{
-		{"pg.xact_commit", metric.Counter, "transactions", true},
-		{"pg.lock_waits", metric.Gauge, "locks", true},
-		{"pg.lock_waits.relation", metric.Gauge, "locks", true},
-		{"pg.wait_event.lwlock.walwrite", metric.Gauge, "sessions", true},
-		{"mysql.Questions", metric.Counter, "statements", true},
-		{"mysql.Threads_running", metric.Gauge, "threads", true},
-		{"mysql.Innodb_buffer_pool_pages_dirty", metric.Gauge, "pages", true},
-		{"mysql.Innodb_buffer_pool_pages_flushed", metric.Counter, "pages", true},
-		{"mysql.Innodb_os_log_written", metric.Counter, "bytes", true},
-		{"mysql.Innodb_row_lock_time", metric.Counter, "ms", true},
-		{"mysql.Uptime", metric.Gauge, "seconds", true},
-		{"mysql.Some_future_status", metric.Counter, "", true},
-		{"mysql.wsrep_ready", metric.Gauge, "", true}, // MariaDB names some in lower case
-		{"mysql.threads.state.waiting_for_table_metadata_lock", metric.Gauge, "threads", true},
-		{"os.disk.await_ms", metric.Gauge, "ms", true},
+		{"pg.xact_commit", sample.Counter, "transactions", true},
+		{"pg.lock_waits", sample.Gauge, "locks", true},
+		{"pg.lock_waits.relation", sample.Gauge, "locks", true},
+		{"pg.wait_event.lwlock.walwrite", sample.Gauge, "sessions", true},
+		{"mysql.Questions", sample.Counter, "statements", true},
+		{"mysql.Threads_running", sample.Gauge, "threads", true},
+		{"mysql.Innodb_buffer_pool_pages_dirty", sample.Gauge, "pages", true},
+		{"mysql.Innodb_buffer_pool_pages_flushed", sample.Counter, "pages", true},
+		{"mysql.Innodb_os_log_written", sample.Counter, "bytes", true},
+		{"mysql.Innodb_row_lock_time", sample.Counter, "ms", true},
+		{"mysql.Uptime", sample.Gauge, "seconds", true},
+		{"mysql.Some_future_status", sample.Counter, "", true},
+		{"mysql.wsrep_ready", sample.Gauge, "", true}, // MariaDB names some in lower case
+		{"mysql.threads.state.waiting_for_table_metadata_lock", sample.Gauge, "threads", true},
+		{"os.disk.await_ms", sample.Gauge, "ms", true},
 		// Typos and names no collector emits.
 		{"pg.xact_commits", 0, "", false},
 		{"mysql.innodb.histroy_list_length", 0, "", false},

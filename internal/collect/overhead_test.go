@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/builtin"
 )
@@ -68,7 +68,7 @@ func BenchmarkSamplingOverhead(b *testing.B) {
 		s.Start(ctx)
 		var took time.Duration
 		var samples int
-		loop := s.Loop(ctx, func(smp *metric.Sample) {
+		loop := s.Loop(ctx, func(smp *sample.Sample) {
 			for _, res := range smp.Results {
 				took += res.Took
 			}

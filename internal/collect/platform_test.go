@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/db/sqlite/target"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -63,9 +63,9 @@ func TestPortableSampler(t *testing.T) {
 			}
 			hosts++
 			switch {
-			case noProcfs && (r.Status != metric.StatusSkipped || !strings.HasPrefix(r.Error, "unsupported")):
+			case noProcfs && (r.Status != sample.StatusSkipped || !strings.HasPrefix(r.Error, "unsupported")):
 				t.Errorf("portable: %s: %s %q, want skipped as unsupported", r.Collector, r.Status, r.Error)
-			case !noProcfs && r.Collector == "os_meminfo" && r.Status != metric.StatusOK:
+			case !noProcfs && r.Collector == "os_meminfo" && r.Status != sample.StatusOK:
 				t.Errorf("procfs: os_meminfo: %s %q", r.Status, r.Error)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/suggest"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -130,7 +130,7 @@ func Select(k Database, only, skip []string) (server, host []Collector, err erro
 // of the sampler's figures under the same names, read the same way on every version,
 // without running a sampler. Collectors newer than the server are skipped; a
 // collector's error is returned with its name.
-func ScrapeOnce(ctx context.Context, conn target.Conn, k Database, v metric.Version, names ...string) ([]Point, error) {
+func ScrapeOnce(ctx context.Context, conn target.Conn, k Database, v sample.Version, names ...string) ([]Point, error) {
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
@@ -144,7 +144,7 @@ func ScrapeOnce(ctx context.Context, conn target.Conn, k Database, v metric.Vers
 		if min := c.MinVersion(); !min.IsZero() && v.Less(min) {
 			continue
 		}
-		s := &Scrape{Conn: conn, Server: &metric.Server{Version: v}}
+		s := &Scrape{Conn: conn, Server: &sample.Server{Version: v}}
 		if err := c.Collect(ctx, s); err != nil {
 			return out, fmt.Errorf("%s: %w", c.Name(), err)
 		}

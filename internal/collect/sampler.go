@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -44,11 +44,11 @@ type Sampler struct {
 	fsErr  error
 
 	conn   target.Conn
-	srv    *metric.Server
+	srv    *sample.Server
 	connMu sync.Mutex
 	// rediscovered is what a reconnection learnt, taken over once the sample is done
 	// (the OS collectors read srv meanwhile).
-	rediscovered *metric.Server
+	rediscovered *sample.Server
 
 	prev   map[string]prevReading
 	epochs map[string]string
@@ -91,7 +91,7 @@ func NewSampler(tgt target.Target, opts Options) *Sampler {
 // Start opens the sampler's connection and learns about the server. A server that
 // cannot be reached is not an error here: its collectors fail in each sample (and the
 // sampler reconnects) while the OS collectors go on.
-func (s *Sampler) Start(ctx context.Context) *metric.Server {
+func (s *Sampler) Start(ctx context.Context) *sample.Server {
 	var conn target.Conn
 	if s.tgt != nil && !embedded(s.opts.Kind) && !s.opts.NoServer {
 		conn, _ = s.connect(ctx)
@@ -101,7 +101,7 @@ func (s *Sampler) Start(ctx context.Context) *metric.Server {
 }
 
 // Server is what Start learnt.
-func (s *Sampler) Server() *metric.Server { return s.srv }
+func (s *Sampler) Server() *sample.Server { return s.srv }
 
 func (s *Sampler) connect(ctx context.Context) (target.Conn, error) {
 	s.connMu.Lock()
@@ -145,7 +145,7 @@ func (s *Sampler) timeout(c Collector) time.Duration {
 }
 
 type scraped struct {
-	res    metric.Result
+	res    sample.Result
 	scrape *Scrape
 	coll   Collector
 }
@@ -153,8 +153,8 @@ type scraped struct {
 // Sample runs every collector once: the server's in turn on the sampler's connection,
 // the OS's meanwhile in parallel, each bounded by its timeout. It never fails: each
 // collector's outcome is in the Results.
-func (s *Sampler) Sample(ctx context.Context, index int, at time.Time) *metric.Sample {
-	out := &metric.Sample{Index: index, At: at}
+func (s *Sampler) Sample(ctx context.Context, index int, at time.Time) *sample.Sample {
+	out := &sample.Sample{Index: index, At: at}
 	var hostRes []scraped
 	var wg sync.WaitGroup
 	if len(s.host) > 0 {
@@ -173,7 +173,7 @@ func (s *Sampler) Sample(ctx context.Context, index int, at time.Time) *metric.S
 	all := append(serverRes, hostRes...)
 	for i := range all {
 		sc := &all[i]
-		if sc.res.Status == metric.StatusOK {
+		if sc.res.Status == sample.StatusOK {
 			s.readings(out, sc)
 		}
 		out.Results = append(out.Results, sc.res)
@@ -192,23 +192,23 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 	tried := false
 	srv := s.srv
 	for _, c := range s.server {
-		sc := scraped{coll: c, res: metric.Result{Collector: c.Name(), Source: kind}}
+		sc := scraped{coll: c, res: sample.Result{Collector: c.Name(), Source: kind}}
 		start := time.Now()
 		sc.res.At = start
 		if ctx.Err() != nil {
-			sc.res.Status, sc.res.Error = metric.StatusFailed, "stopped"
+			sc.res.Status, sc.res.Error = sample.StatusFailed, "stopped"
 			out = append(out, sc)
 			continue
 		}
 		// Version gate (skipped while the version is unknown: the server was down).
 		if srv != nil && !srv.Version.IsZero() {
 			if min := c.MinVersion(); !min.IsZero() && (min.Flavor == "" || min.Flavor == srv.Flavor) && srv.Version.Less(min) {
-				sc.res.Status, sc.res.Error = metric.StatusSkipped, fmt.Sprintf("needs %s %s (server is %s)", flavorName(s.opts.Kind, min.Flavor), min, srv.Version)
+				sc.res.Status, sc.res.Error = sample.StatusSkipped, fmt.Sprintf("needs %s %s (server is %s)", flavorName(s.opts.Kind, min.Flavor), min, srv.Version)
 				out = append(out, sc)
 				continue
 			}
 			if min := c.MinVersion(); min.Flavor != "" && min.Flavor != srv.Flavor {
-				sc.res.Status, sc.res.Error = metric.StatusSkipped, fmt.Sprintf("needs %s %s", flavorName(s.opts.Kind, min.Flavor), min)
+				sc.res.Status, sc.res.Error = sample.StatusSkipped, fmt.Sprintf("needs %s %s", flavorName(s.opts.Kind, min.Flavor), min)
 				out = append(out, sc)
 				continue
 			}
@@ -234,7 +234,7 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 			if connErr != nil {
 				msg = "no connection: " + OneLine(connErr)
 			}
-			sc.res.Status, sc.res.Error = metric.StatusFailed, msg
+			sc.res.Status, sc.res.Error = sample.StatusFailed, msg
 			sc.res.Took = time.Since(start)
 			out = append(out, sc)
 			continue
@@ -248,11 +248,11 @@ func (s *Sampler) runServer(ctx context.Context) []scraped {
 		sc.res.At = start.Add(sc.res.Took / 2)
 		switch {
 		case err != nil && (timedOut || target.ClassOf(err) == target.ClassTimeout):
-			sc.res.Status, sc.res.Error = metric.StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout(c))
+			sc.res.Status, sc.res.Error = sample.StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout(c))
 		case err != nil:
-			sc.res.Status, sc.res.Error = metric.StatusFailed, OneLine(err)
+			sc.res.Status, sc.res.Error = sample.StatusFailed, OneLine(err)
 		default:
-			sc.res.Status = metric.StatusOK
+			sc.res.Status = sample.StatusOK
 		}
 		out = append(out, sc)
 	}
@@ -271,20 +271,20 @@ func flavorName(k Database, flavor string) string {
 	return ""
 }
 
-func (s *Sampler) runHost(ctx context.Context, srv *metric.Server) []scraped {
+func (s *Sampler) runHost(ctx context.Context, srv *sample.Server) []scraped {
 	out := make([]scraped, 0, len(s.host))
 	for _, c := range s.host {
-		sc := scraped{coll: c, res: metric.Result{Collector: c.Name(), Source: "os"}}
+		sc := scraped{coll: c, res: sample.Result{Collector: c.Name(), Source: "os"}}
 		start := time.Now()
 		sc.res.At = start
 		if errors.Is(s.fsErr, errors.ErrUnsupported) {
 			// Not a failure: this system (or the portable path) has no /proc to read.
-			sc.res.Status, sc.res.Error = metric.StatusSkipped, OneLine(s.fsErr)
+			sc.res.Status, sc.res.Error = sample.StatusSkipped, OneLine(s.fsErr)
 			out = append(out, sc)
 			continue
 		}
 		if s.fsErr != nil {
-			sc.res.Status, sc.res.Error = metric.StatusFailed, "no /proc: "+OneLine(s.fsErr)
+			sc.res.Status, sc.res.Error = sample.StatusFailed, "no /proc: "+OneLine(s.fsErr)
 			out = append(out, sc)
 			continue
 		}
@@ -292,7 +292,7 @@ func (s *Sampler) runHost(ctx context.Context, srv *metric.Server) []scraped {
 		stuck := s.stuck[c.Name()]
 		s.stuckM.Unlock()
 		if stuck {
-			sc.res.Status, sc.res.Error = metric.StatusSkipped, "previous call still running"
+			sc.res.Status, sc.res.Error = sample.StatusSkipped, "previous call still running"
 			out = append(out, sc)
 			continue
 		}
@@ -323,12 +323,12 @@ func (s *Sampler) runHost(ctx context.Context, srv *metric.Server) []scraped {
 		sc.res.At = start.Add(sc.res.Took / 2)
 		switch {
 		case errors.Is(err, errTimeout):
-			sc.res.Status, sc.res.Error = metric.StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout(c))
+			sc.res.Status, sc.res.Error = sample.StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout(c))
 			sc.scrape = nil
 		case err != nil:
-			sc.res.Status, sc.res.Error = metric.StatusFailed, OneLine(err)
+			sc.res.Status, sc.res.Error = sample.StatusFailed, OneLine(err)
 		default:
-			sc.res.Status = metric.StatusOK
+			sc.res.Status = sample.StatusOK
 		}
 		out = append(out, sc)
 	}
@@ -338,7 +338,7 @@ func (s *Sampler) runHost(ctx context.Context, srv *metric.Server) []scraped {
 var errTimeout = errors.New("timeout")
 
 // readings turns one successful scrape into readings with rates.
-func (s *Sampler) readings(out *metric.Sample, sc *scraped) {
+func (s *Sampler) readings(out *sample.Sample, sc *scraped) {
 	name := sc.res.Collector
 	at := sc.res.At
 	// Did the collector's counters restart?
@@ -358,8 +358,8 @@ func (s *Sampler) readings(out *metric.Sample, sc *scraped) {
 	sc.res.Reset = reset
 	seen := map[string]bool{}
 	add := func(p Point) {
-		r := metric.Reading{Name: p.Name, Collector: name, Kind: p.Kind, Unit: p.Unit, Value: p.Value, At: at}
-		if p.Kind == metric.Counter {
+		r := sample.Reading{Name: p.Name, Collector: name, Kind: p.Kind, Unit: p.Unit, Value: p.Value, At: at}
+		if p.Kind == sample.Counter {
 			prev, ok := s.prev[p.Name]
 			switch {
 			case !ok:
@@ -389,30 +389,30 @@ func (s *Sampler) readings(out *metric.Sample, sc *scraped) {
 	}
 	for n, unit := range s.sparse[name] {
 		if !seen[n] {
-			add(Point{Name: n, Kind: metric.Gauge, Unit: unit})
+			add(Point{Name: n, Kind: sample.Gauge, Unit: unit})
 		}
 	}
 }
 
 // derive adds the points Derivers compute from this sample's rates.
-func (s *Sampler) derive(out *metric.Sample, all []scraped) {
+func (s *Sampler) derive(out *sample.Sample, all []scraped) {
 	var rates map[string]float64
 	for _, sc := range all {
 		d, ok := sc.coll.(Deriver)
-		if !ok || sc.res.Status != metric.StatusOK {
+		if !ok || sc.res.Status != sample.StatusOK {
 			continue
 		}
 		if rates == nil {
 			rates = map[string]float64{}
 			for _, r := range out.Readings {
-				if r.Kind == metric.Counter && r.HasRate {
+				if r.Kind == sample.Counter && r.HasRate {
 					rates[r.Name] = r.Rate
 				}
 			}
 		}
 		d.Derive(func(n string) (float64, bool) { v, ok := rates[n]; return v, ok },
 			func(n, unit string, v float64) {
-				out.Readings = append(out.Readings, metric.Reading{Name: n, Collector: sc.res.Collector, Kind: metric.Gauge, Unit: unit, Value: v, At: sc.res.At})
+				out.Readings = append(out.Readings, sample.Reading{Name: n, Collector: sc.res.Collector, Kind: sample.Gauge, Unit: unit, Value: v, At: sc.res.At})
 			})
 	}
 }

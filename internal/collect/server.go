@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
 // Note adds a note about what could not be learnt to s.
-func Note(s *metric.Server, format string, args ...any) {
+func Note(s *sample.Server, format string, args ...any) {
 	s.Notes = append(s.Notes, fmt.Sprintf(format, args...))
 }
 
@@ -24,13 +24,13 @@ var vmSettings = []string{"dirty_ratio", "dirty_background_ratio", "dirty_bytes"
 // Discover learns about the server over conn (which may be nil when the server cannot
 // be reached: then only the OS side is filled in). It never fails: what cannot be
 // learnt is left empty and noted.
-func Discover(ctx context.Context, k Database, conn target.Conn, dsn string) *metric.Server {
+func Discover(ctx context.Context, k Database, conn target.Conn, dsn string) *sample.Server {
 	return discover(ctx, k, conn, dsn, true)
 }
 
 // discover is Discover, on the portable path without /proc when useProcfs is false.
-func discover(ctx context.Context, k Database, conn target.Conn, dsn string, useProcfs bool) *metric.Server {
-	s := &metric.Server{Kind: kindName(k), Settings: map[string]string{}}
+func discover(ctx context.Context, k Database, conn target.Conn, dsn string, useProcfs bool) *sample.Server {
+	s := &sample.Server{Kind: kindName(k), Settings: map[string]string{}}
 	fs, fsErr := openProcfs(useProcfs)
 	if k != nil {
 		k.Discover(ctx, s, conn, dsn, fs, fsErr == nil)
@@ -67,7 +67,7 @@ func ErrOr(err error, s string) string {
 
 // findDevices picks the block devices for the disk collector: the device holding the
 // data directory when it is known and visible, every disk otherwise.
-func findDevices(s *metric.Server) {
+func findDevices(s *sample.Server) {
 	if s.Local && s.DataDir != "" {
 		if maj, min, err := deviceOf(s.DataDir); err == nil {
 			if name := deviceName(maj, min); name != "" {

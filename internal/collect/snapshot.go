@@ -16,8 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/safefile"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -120,12 +120,12 @@ type Snap struct {
 	opts   SnapshotOptions
 	tgt    target.Target
 	conn   target.Conn
-	srv    *metric.Server
+	srv    *sample.Server
 	files  []BundleFile
 	errs   []SourceError
 	sect   map[string][][2]string
 	order  []string
-	status []*metric.Sample
+	status []*sample.Sample
 	// perSample are sources taken with each status sample (i from 1 of n).
 	perSample []func(i, n int)
 }
@@ -339,7 +339,7 @@ func (s *Snap) statusN(smp *Sampler) {
 		s.Add(fmt.Sprintf("status_%d.tsv", i+1), fmt.Sprintf("every metric, sample %d of %d", i+1, len(s.status)), Table([]string{"metric", "kind", "unit", "value"}, rows))
 	}
 	last := s.status[len(s.status)-1]
-	first := map[string]metric.Reading{}
+	first := map[string]sample.Reading{}
 	for _, r := range s.status[0].Readings {
 		first[r.Name] = r
 	}
@@ -352,12 +352,12 @@ func (s *Snap) statusN(smp *Sampler) {
 		delta := r.Value - a.Value
 		rate := ""
 		switch {
-		case r.Kind == metric.Counter && r.Reset:
+		case r.Kind == sample.Counter && r.Reset:
 			rate = "reset"
-		case r.Kind == metric.Counter && elapsed > 0 && delta >= 0:
+		case r.Kind == sample.Counter && elapsed > 0 && delta >= 0:
 			rate = FmtFloat(delta / elapsed.Seconds())
 		}
-		if delta == 0 && r.Kind == metric.Counter {
+		if delta == 0 && r.Kind == sample.Counter {
 			continue
 		}
 		rows = append(rows, []string{r.Name, r.Kind.String(), r.Unit, FmtFloat(a.Value), FmtFloat(r.Value), FmtFloat(delta), rate})
@@ -371,7 +371,7 @@ func (s *Snap) statusN(smp *Sampler) {
 	}
 	s.Add("collectors.txt", "how each collector did in the last sample", Aligned([]string{"collector", "status", "took", "error"}, res))
 	for _, r := range last.Results {
-		if r.Status == metric.StatusFailed || r.Status == metric.StatusTimeout {
+		if r.Status == sample.StatusFailed || r.Status == sample.StatusTimeout {
 			s.Fail("collector "+r.Collector, errors.New(r.Error))
 		}
 	}
@@ -383,9 +383,9 @@ func (s *Snap) activity(elapsed time.Duration) {
 	rate := map[string]float64{}
 	level := map[string]float64{}
 	for _, r := range s.status[len(s.status)-1].Readings {
-		if r.Kind == metric.Counter && r.HasRate {
+		if r.Kind == sample.Counter && r.HasRate {
 			rate[r.Name] = r.Rate
-		} else if r.Kind == metric.Gauge {
+		} else if r.Kind == sample.Gauge {
 			level[r.Name] = r.Value
 		}
 	}
@@ -531,7 +531,7 @@ func SizeText(n int64) string {
 }
 
 // Server is what the snapshot's sampler learnt about the server.
-func (s *Snap) Server() *metric.Server { return s.srv }
+func (s *Snap) Server() *sample.Server { return s.srv }
 
 // Options are the snapshot's options, defaults filled in.
 func (s *Snap) Options() SnapshotOptions { return s.opts }

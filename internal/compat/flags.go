@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/txlog"
 	"github.com/fathom-lab/fathom/internal/workload"
@@ -94,7 +94,7 @@ func (o *RunFlags) Apply(w io.Writer, ro *run.Options) error {
 		return err
 	}
 	if fs.Changed("jobs") && o.jobs < 1 {
-		return fault.Usagef("-j %d: give 1 or more threads (pgbench's range; fathom needs none)", o.jobs)
+		return errkind.Usagef("-j %d: give 1 or more threads (pgbench's range; fathom needs none)", o.jobs)
 	}
 	if o.jobs != 0 {
 		fmt.Fprintln(w, "fathom: note: -j is not needed: fathom schedules its clients over every CPU itself; -j is ignored")
@@ -107,16 +107,16 @@ func (o *RunFlags) Apply(w io.Writer, ro *run.Options) error {
 	}
 	if fs.Changed("threads") {
 		if o.threads < 1 || fs.Changed("clients") && o.threads != ro.Clients {
-			return fault.Usagef("--threads %d: it is sysbench's name for -c; give one of them, 1 or more", o.threads)
+			return errkind.Usagef("--threads %d: it is sysbench's name for -c; give one of them, 1 or more", o.threads)
 		}
 		ro.Clients = o.threads
 	}
 	if fs.Changed("events") {
 		switch {
 		case ro.Transactions > 0 || ro.Duration > 0:
-			return fault.Usagef("--events counts the whole run's transactions: give it without -t and -T")
+			return errkind.Usagef("--events counts the whole run's transactions: give it without -t and -T")
 		case o.events < 1 || ro.Clients < 1 || o.events%int64(ro.Clients) != 0:
-			return fault.Usagef("--events %d cannot be split evenly over %d clients (fathom counts per client, as -t): give a multiple of %d", o.events, ro.Clients, ro.Clients)
+			return errkind.Usagef("--events %d cannot be split evenly over %d clients (fathom counts per client, as -t): give a multiple of %d", o.events, ro.Clients, ro.Clients)
 		}
 		ro.Transactions = o.events / int64(ro.Clients)
 	}
@@ -128,12 +128,12 @@ func (o *RunFlags) Apply(w io.Writer, ro *run.Options) error {
 	}
 	if fs.Changed("warmup-time") {
 		if o.warmupTime < 0 || fs.Changed("warmup") && ro.Warmup != time.Duration(o.warmupTime)*time.Second {
-			return fault.Usagef("--warmup-time %d: it is sysbench's name for --warmup; give one of them, 0 or more seconds", o.warmupTime)
+			return errkind.Usagef("--warmup-time %d: it is sysbench's name for --warmup; give one of them, 0 or more seconds", o.warmupTime)
 		}
 		ro.Warmup = time.Duration(o.warmupTime) * time.Second
 	}
 	if fs.Changed("percentile") && (o.percentile < 0 || o.percentile > 100) {
-		return fault.Usagef("--percentile %d: give a percentile from 1 to 100, or 0 for none (as sysbench)", o.percentile)
+		return errkind.Usagef("--percentile %d: give a percentile from 1 to 100, or 0 for none (as sysbench)", o.percentile)
 	}
 	// pgbench runs 10 transactions per client when given neither -t nor -T.
 	if pg && !fs.Changed("time") && !fs.Changed("transactions") && !fs.Changed("events") && ro.Transactions == 0 && ro.Duration == 0 {
@@ -142,7 +142,7 @@ func (o *RunFlags) Apply(w io.Writer, ro *run.Options) error {
 	if fs.Changed("max-tries") && ro.MaxTries == 0 {
 		// pgbench: 0 is unlimited tries, which needs an end other than a count.
 		if ro.Duration == 0 && ro.LatencyLimit == 0 {
-			return fault.Usagef("--max-tries 0 (unlimited tries) needs -T or -L, as in pgbench: add one, or give a number of tries")
+			return errkind.Usagef("--max-tries 0 (unlimited tries) needs -T or -L, as in pgbench: add one, or give a number of tries")
 		}
 		ro.MaxTries = math.MaxInt32
 	}
@@ -165,10 +165,10 @@ func (o *RunFlags) applyModes(pg bool, ro *run.Options) error {
 		case "disable":
 			mode = "simple"
 		default:
-			return fault.Usagef("--db-ps-mode %q: use auto (prepared statements) or disable (as sysbench)", o.psMode)
+			return errkind.Usagef("--db-ps-mode %q: use auto (prepared statements) or disable (as sysbench)", o.psMode)
 		}
 		if fs.Changed("query-mode") && ro.QueryMode != mode {
-			return fault.Usagef("--db-ps-mode %s is -M %s, but -M %s was given too: give one of them", o.psMode, mode, ro.QueryMode)
+			return errkind.Usagef("--db-ps-mode %s is -M %s, but -M %s was given too: give one of them", o.psMode, mode, ro.QueryMode)
 		}
 		ro.QueryMode = mode
 		return nil
@@ -189,7 +189,7 @@ func (o *RunFlags) applySeeds(ro *run.Options) error {
 		}
 	}
 	if given > 1 {
-		return fault.Usagef("--seed, --random-seed (pgbench) and --rand-seed (sysbench) are the same seed: give one of them")
+		return errkind.Usagef("--seed, --random-seed (pgbench) and --rand-seed (sysbench) are the same seed: give one of them")
 	}
 	now := ro.Now
 	if now == nil {
@@ -205,7 +205,7 @@ func (o *RunFlags) applySeeds(ro *run.Options) error {
 		default:
 			n, err := strconv.ParseUint(s, 10, 64)
 			if err != nil {
-				return fault.Usagef("--random-seed %q: use an integer, time or rand (as pgbench)", o.randomSeed)
+				return errkind.Usagef("--random-seed %q: use an integer, time or rand (as pgbench)", o.randomSeed)
 			}
 			ro.Seed, ro.HasSeed = n, true
 		}
@@ -226,7 +226,7 @@ func (o *RunFlags) checkRate(pg bool, ro *run.Options) error {
 		return nil
 	}
 	if pg || strings.HasPrefix(ro.Workload, "tpcb") {
-		return fault.Usagef("--rate 0: give a rate above 0 transactions per second, or leave -R out for the closed loop (pgbench refuses 0 too)")
+		return errkind.Usagef("--rate 0: give a rate above 0 transactions per second, or leave -R out for the closed loop (pgbench refuses 0 too)")
 	}
 	return nil
 }
@@ -235,21 +235,21 @@ func (o *RunFlags) checkRate(pg bool, ro *run.Options) error {
 func (o *RunFlags) applyLog(ro *run.Options) error {
 	fs := o.fs
 	if (fs.Changed("log-prefix") || fs.Changed("aggregate-interval") || fs.Changed("sampling-rate")) && !o.log {
-		return fault.Usagef("--log-prefix, --aggregate-interval and --sampling-rate shape the -l log: add -l")
+		return errkind.Usagef("--log-prefix, --aggregate-interval and --sampling-rate shape the -l log: add -l")
 	}
 	if o.aggregate < 0 || fs.Changed("aggregate-interval") && o.aggregate == 0 {
-		return fault.Usagef("--aggregate-interval %d: give a whole number of seconds, 1 or more", o.aggregate)
+		return errkind.Usagef("--aggregate-interval %d: give a whole number of seconds, 1 or more", o.aggregate)
 	}
 	if agg := time.Duration(o.aggregate) * time.Second; agg > 0 && ro.Duration > 0 {
 		switch {
 		case agg > ro.Duration:
-			return fault.Usagef("--aggregate-interval %d is longer than -T %s: give an interval of at most the run's duration (as pgbench)", o.aggregate, ro.Duration)
+			return errkind.Usagef("--aggregate-interval %d is longer than -T %s: give an interval of at most the run's duration (as pgbench)", o.aggregate, ro.Duration)
 		case ro.Duration%agg != 0:
-			return fault.Usagef("-T %s is not a multiple of --aggregate-interval %d: give a duration of whole intervals (as pgbench)", ro.Duration, o.aggregate)
+			return errkind.Usagef("-T %s is not a multiple of --aggregate-interval %d: give a duration of whole intervals (as pgbench)", ro.Duration, o.aggregate)
 		}
 	}
 	if o.sampling < 0 || o.sampling > 1 || fs.Changed("sampling-rate") && o.sampling == 0 {
-		return fault.Usagef("--sampling-rate %v: give a fraction above 0 and at most 1 (e.g. 0.01)", o.sampling)
+		return errkind.Usagef("--sampling-rate %v: give a fraction above 0 and at most 1 (e.g. 0.01)", o.sampling)
 	}
 	if o.log {
 		ro.TxnLog = &txlog.Options{Prefix: o.logPrefix, Aggregate: time.Duration(o.aggregate) * time.Second, SamplingRate: o.sampling}
@@ -271,7 +271,7 @@ func refuseLua(ro *run.Options) error {
 	}
 	for _, n := range names {
 		if strings.HasSuffix(strings.ToLower(n), ".lua") {
-			return fault.Usagef("%s: -f takes pgbench scripts; a sysbench Lua script goes in -w: `fathom run -w %s [sysbench options]`", n, n)
+			return errkind.Usagef("%s: -f takes pgbench scripts; a sysbench Lua script goes in -w: `fathom run -w %s [sysbench options]`", n, n)
 		}
 	}
 	return nil

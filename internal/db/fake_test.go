@@ -21,10 +21,10 @@ import (
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/db/sqlite/target"
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/plan"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/runner"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -228,7 +228,7 @@ func (richCollect) Collectors() []collect.Collector {
 			return nil
 		}}.Collector()}
 }
-func (richCollect) Discover(_ context.Context, s *metric.Server, _ target.Conn, _ string, _ procfs.FS, _ bool) {
+func (richCollect) Discover(_ context.Context, s *sample.Server, _ target.Conn, _ string, _ procfs.FS, _ bool) {
 	s.Flavor, s.Local = "rich", true
 }
 func (richCollect) Snapshot(sn *collect.Snap) {
@@ -258,7 +258,7 @@ func TestRichKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, ok := vocab.DeclaredBy("rich_level", "rich.level"); !ok || d.Kind != metric.Gauge || d.Unit != "things" {
+	if d, ok := vocab.DeclaredBy("rich_level", "rich.level"); !ok || d.Kind != sample.Gauge || d.Unit != "things" {
 		t.Errorf("rich.level: declared %v as %+v", ok, d)
 	}
 	if err := db.Undeclared("rich"); err != nil {
@@ -368,7 +368,7 @@ func TestRichKind(t *testing.T) {
 	// The live view shows the kind's columns before the host's.
 	var out bytes.Buffer
 	w := view.NewWatchLines("rich", &out, &out, false)
-	w.Sample(&metric.Sample{Readings: []metric.Reading{{Name: "rich.level", Kind: metric.Gauge, Value: 7}}}, time.Second)
+	w.Sample(&sample.Sample{Readings: []sample.Reading{{Name: "rich.level", Kind: sample.Gauge, Value: 7}}}, time.Second)
 	if !strings.Contains(out.String(), "richlvl") || !strings.Contains(out.String(), " 7") {
 		t.Errorf("watch lines:\n%s", out.String())
 	}

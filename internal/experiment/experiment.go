@@ -21,7 +21,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/agent"
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/plan"
@@ -82,9 +82,9 @@ func (x *experimentRun) open(dsn string, cfg target.Config) (target.Target, erro
 func planError(err error) error {
 	var pe *plan.Error
 	if errors.As(err, &pe) {
-		return fault.Usagef("%v", err)
+		return errkind.Usagef("%v", err)
 	}
-	return fault.WithKind(fault.Failed, err)
+	return errkind.WithKind(errkind.Failed, err)
 }
 
 // Start records a new experiment for the plan read from path and runs it. Cancelling
@@ -129,7 +129,7 @@ func Start(ctx context.Context, st store.Store, p *plan.Plan, path string, o Opt
 		slots = append(slots, store.ExperimentSlot{Seq: s.Index, Cell: s.Cell, Repetition: s.Repetition, Status: "planned"})
 	}
 	if _, err := st.CreateExperiment(ctx, exp, scells, slots); err != nil {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the experiment in %s: %v", st.Path(), err))
+		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("recording the experiment in %s: %v", st.Path(), err))
 	}
 	x.exp, x.slots = exp, slots
 	return x.execute(ctx)
@@ -181,7 +181,7 @@ func Resume(ctx context.Context, st store.Store, exp *store.Experiment, o Option
 	}
 	host := collect.HostFacts().Hostname
 	if exp.Status == "running" && exp.Host == host && instance.ProcessAlive(exp.PID) && exp.PID != instance.CurrentPID() {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("experiment %d is still being run by process %d on this machine: stop it first (Ctrl-C there)", exp.ID, exp.PID))
+		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("experiment %d is still being run by process %d on this machine: stop it first (Ctrl-C there)", exp.ID, exp.PID))
 	}
 	p, err := resumePlan(exp)
 	if err != nil {
@@ -190,24 +190,24 @@ func Resume(ctx context.Context, st store.Store, exp *store.Experiment, o Option
 	cells := p.Cells()
 	stored, err := st.ExperimentCells(ctx, exp.ID)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, err)
+		return nil, errkind.WithKind(errkind.Failed, err)
 	}
 	if len(stored) != len(cells) {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("experiment %d: its plan now gives %d cells but %d were stored: it cannot be resumed", exp.ID, len(cells), len(stored)))
+		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("experiment %d: its plan now gives %d cells but %d were stored: it cannot be resumed", exp.ID, len(cells), len(stored)))
 	}
 	for i := range cells {
 		if cells[i].Key() != stored[i].Key {
-			return nil, fault.WithKind(fault.Failed, fmt.Errorf("experiment %d: cell %d is now %q but was %q: it cannot be resumed", exp.ID, i, cells[i].Key(), stored[i].Key))
+			return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("experiment %d: cell %d is now %q but was %q: it cannot be resumed", exp.ID, i, cells[i].Key(), stored[i].Key))
 		}
 	}
 	slots, err := st.ExperimentSlots(ctx, exp.ID)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, err)
+		return nil, errkind.WithKind(errkind.Failed, err)
 	}
 	// Runs left "running" by a process that died are marked so.
 	eruns, err := st.ExperimentRuns(ctx, exp.ID)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, err)
+		return nil, errkind.WithKind(errkind.Failed, err)
 	}
 	for _, er := range eruns {
 		if r, err := st.Run(ctx, er.RunID); err == nil && (r.Status == "running" || r.Gone) {
@@ -225,7 +225,7 @@ func Resume(ctx context.Context, st store.Store, exp *store.Experiment, o Option
 		}
 	}
 	if err := st.ResumeExperiment(ctx, exp.ID, host, instance.CurrentPID()); err != nil {
-		return nil, fault.WithKind(fault.Failed, err)
+		return nil, errkind.WithKind(errkind.Failed, err)
 	}
 	return x.execute(ctx)
 }
@@ -241,13 +241,13 @@ func resumePlan(exp *store.Experiment) (*plan.Plan, error) {
 		}
 		p, err := plan.ReadFile(path)
 		if err != nil || target.MaskText(string(p.Data)) != exp.Plan {
-			return nil, fault.WithKind(fault.Failed, fmt.Errorf("experiment %d: its plan held a password, which fathom does not store, and %s no longer says the same: it cannot be resumed", exp.ID, path))
+			return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("experiment %d: its plan held a password, which fathom does not store, and %s no longer says the same: it cannot be resumed", exp.ID, path))
 		}
 		text = p.Data
 	}
 	p, err := plan.Read(exp.PlanPath, exp.PlanDir, text)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("experiment %d: its stored plan no longer checks (a workload file changed?):\n%v", exp.ID, err))
+		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("experiment %d: its stored plan no longer checks (a workload file changed?):\n%v", exp.ID, err))
 	}
 	return p, nil
 }
@@ -314,7 +314,7 @@ func (x *experimentRun) openExternal(ctx context.Context) error {
 		}
 		t, err := db.Open(dsn, target.Config{Getenv: x.o.Getenv})
 		if err != nil {
-			return fault.Usagef("%s:%d: target: %v", x.p.Path, x.targetLine(dsn), target.RedactString(err.Error()))
+			return errkind.Usagef("%s:%d: target: %v", x.p.Path, x.targetLine(dsn), target.RedactString(err.Error()))
 		}
 		redacted := t.Redacted()
 		t.Close()
@@ -334,13 +334,13 @@ func (x *experimentRun) openExternal(ctx context.Context) error {
 		return nil
 	}
 	if db.SettingsOf(kind) == nil {
-		return fault.Usagef("%s: settings: %v", x.p.Path, db.Missing(kind, "settings"))
+		return errkind.Usagef("%s: settings: %v", x.p.Path, db.Missing(kind, "settings"))
 	}
 	cctx, cancel := context.WithTimeout(ctx, x.p.ConnectTimeout+30*time.Second)
 	defer cancel()
 	cat, name, err := srv.Catalog(cctx)
 	if err != nil {
-		return fault.WithKind(fault.Failed, fmt.Errorf("reading the settings of %s to check the plan: %v", srv.Redacted(), err))
+		return errkind.WithKind(errkind.Failed, fmt.Errorf("reading the settings of %s to check the plan: %v", srv.Redacted(), err))
 	}
 	if err := x.p.CheckSettings(cat, name); err != nil {
 		return planError(err)
@@ -455,9 +455,9 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 		x.emit(Done{Outcome: out})
 		switch status {
 		case "interrupted":
-			err = fault.WithKind(fault.Interrupted, fmt.Errorf("experiment %d interrupted; finished runs are kept: continue with `fathom experiment --resume %d`", x.exp.ID, x.exp.ID))
+			err = errkind.WithKind(errkind.Interrupted, fmt.Errorf("experiment %d interrupted; finished runs are kept: continue with `fathom experiment --resume %d`", x.exp.ID, x.exp.ID))
 		case "failed":
-			err = fault.WithKind(fault.Failed, fmt.Errorf("experiment %d failed: %s", x.exp.ID, reason))
+			err = errkind.WithKind(errkind.Failed, fmt.Errorf("experiment %d failed: %s", x.exp.ID, reason))
 		}
 	}()
 
@@ -1150,7 +1150,7 @@ func (x *experimentRun) measure(ctx context.Context, sl *store.ExperimentSlot, a
 			if err == nil {
 				continue
 			}
-			if k := fault.KindOf(err); sums[i] == nil || k != fault.Errors && k != fault.Threshold && k != fault.Aborted {
+			if k := errkind.KindOf(err); sums[i] == nil || k != errkind.Errors && k != errkind.Threshold && k != errkind.Aborted {
 				x.byErrors = false
 				return
 			}

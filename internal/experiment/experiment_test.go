@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/plan"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
@@ -143,7 +143,7 @@ func TestInterruptAndResume(t *testing.T) {
 		}
 	}}
 	oc, err := Start(ctx, st, p, path, Options{Listener: rec})
-	if fault.KindOf(err) != fault.Interrupted || oc == nil || oc.Status != "interrupted" {
+	if errkind.KindOf(err) != errkind.Interrupted || oc == nil || oc.Status != "interrupted" {
 		t.Fatalf("outcome %+v, err %v", oc, err)
 	}
 	exp, err := st.Experiment(context.Background(), oc.Experiment.ID)
@@ -181,13 +181,13 @@ func TestRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		p, err := ReadPlan(path)
-		if fault.KindOf(err) != fault.Usage || p != nil {
-			t.Errorf("%s: plan %v, err %v (kind %d)", name, p, err, fault.KindOf(err))
+		if errkind.KindOf(err) != errkind.Usage || p != nil {
+			t.Errorf("%s: plan %v, err %v (kind %d)", name, p, err, errkind.KindOf(err))
 		}
 	}
 	st := openStore(t)
-	if _, err := Find(context.Background(), st, "no-such-experiment"); fault.KindOf(err) != fault.Usage {
-		t.Errorf("unknown experiment: %v (kind %d)", err, fault.KindOf(err))
+	if _, err := Find(context.Background(), st, "no-such-experiment"); errkind.KindOf(err) != errkind.Usage {
+		t.Errorf("unknown experiment: %v (kind %d)", err, errkind.KindOf(err))
 	}
 }
 
@@ -281,8 +281,8 @@ matrix:
 	rec := &recorder{}
 	ctx := context.Background()
 	oc, err := Start(ctx, st, p, path, Options{Listener: rec, ToolVersion: "test"})
-	if fault.KindOf(err) != fault.Failed || oc == nil || oc.Status != "failed" {
-		t.Fatalf("outcome %+v, error %v (kind %v); want a failed experiment", oc, err, fault.KindOf(err))
+	if errkind.KindOf(err) != errkind.Failed || oc == nil || oc.Status != "failed" {
+		t.Fatalf("outcome %+v, error %v (kind %v); want a failed experiment", oc, err, errkind.KindOf(err))
 	}
 	slots, err := st.ExperimentSlots(ctx, oc.Experiment.ID)
 	if err != nil || len(slots) != 2 {

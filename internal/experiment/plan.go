@@ -12,7 +12,7 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/plan"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -30,13 +30,13 @@ func ReadPlan(path string) (*plan.Plan, error) {
 		t, err := db.Open(dsn, target.Config{})
 		if err != nil {
 			x := experimentRun{p: p}
-			return nil, fault.Usagef("%s:%d: target: %v", path, x.targetLine(dsn), target.RedactString(err.Error()))
+			return nil, errkind.Usagef("%s:%d: target: %v", path, x.targetLine(dsn), target.RedactString(err.Error()))
 		}
 		t.Close()
 	}
 	if len(p.CollectOnly) > 0 && p.Kind() != "" {
 		if _, _, err := collect.Select(db.CollectOf(p.Kind()), p.CollectOnly, nil); err != nil {
-			return nil, fault.Usagef("%s:%d: collect: %v", path, p.CollectLine, err)
+			return nil, errkind.Usagef("%s:%d: collect: %v", path, p.CollectLine, err)
 		}
 	}
 	return p, nil
@@ -53,9 +53,9 @@ func Find(ctx context.Context, st store.Store, arg string) (*store.Experiment, e
 	}
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fault.Usagef("%v: see `fathom experiments`", err)
+			return nil, errkind.Usagef("%v: see `fathom experiments`", err)
 		}
-		return nil, fault.WithKind(fault.Failed, err)
+		return nil, errkind.WithKind(errkind.Failed, err)
 	}
 	return exp, nil
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/instance"
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/problem"
+	"github.com/fathom-lab/fathom/internal/yamlfile"
 )
 
 // Decode decodes a plan strictly and returns every problem at once as an *Error.
@@ -90,7 +90,7 @@ func (d *decoder) plan(root *yaml.Node) {
 	}
 
 	// Base parameters, in file order.
-	rm := problem.Deref(root)
+	rm := yamlfile.Deref(root)
 	for i := 0; i+1 < len(rm.Content); i += 2 {
 		k, v := rm.Content[i], rm.Content[i+1]
 		if f[k.Value] != v {
@@ -152,7 +152,7 @@ func (d *decoder) plan(root *yaml.Node) {
 	}
 	if n := f["collect"]; n != nil {
 		p.CollectLine = n.Line
-		if m := problem.Deref(n); m != nil && m.Kind == yaml.SequenceNode {
+		if m := yamlfile.Deref(n); m != nil && m.Kind == yaml.SequenceNode {
 			for _, it := range m.Content {
 				if s, ok := d.scalar(it, "a collector in collect"); ok {
 					p.CollectOnly = append(p.CollectOnly, s)
@@ -195,7 +195,7 @@ func (d *decoder) plan(root *yaml.Node) {
 
 // thresholds reads a list of thresholds in fathom run --threshold's syntax.
 func (d *decoder) thresholds(n *yaml.Node) {
-	m := problem.Deref(n)
+	m := yamlfile.Deref(n)
 	if m == nil || m.Kind != yaml.SequenceNode {
 		d.probs.At(n, "thresholds: give a list of bars, e.g. thresholds: [\"p99<20ms\", \"tps>1000\", \"errors<0.1%%\"]")
 		return
@@ -440,11 +440,11 @@ func (d *decoder) matrix(n *yaml.Node) {
 				d.probs.At(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
 				continue
 			}
-			if vv := problem.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode && name == "target" {
+			if vv := yamlfile.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode && name == "target" {
 				d.probs.At(k, "matrix: name the targets, so that results say which is which (and no DSN is a label): server: {pg: {target: postgres://…}, maria: {target: mysql://…}}")
 				continue
 			}
-			if vv := problem.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
+			if vv := yamlfile.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
 				d.probs.At(k, "matrix: unknown parameter %q (known: %s, workload, instances, options.NAME, settings.NAME); an axis of your own naming takes named values: %s: {a: {settings: {…}}, b: {…}}", name, strings.Join(runKeys, ", "), name)
 				continue
 			}
@@ -564,7 +564,7 @@ func (d *decoder) bundle(av *AxisValue, axis string, n *yaml.Node) {
 	if len(f) == 0 {
 		d.probs.At(n, "%s sets nothing: give settings, options or run parameters", what)
 	}
-	m := problem.Deref(n)
+	m := yamlfile.Deref(n)
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if f[k.Value] != v {
@@ -596,7 +596,7 @@ func (d *decoder) measureRestart(n *yaml.Node) {
 		d.probs.At(n, "measure_restart is for throwaway Redis instances (instance: {kind: redis}): fathom stops and starts them")
 		return
 	}
-	m := problem.Deref(n)
+	m := yamlfile.Deref(n)
 	if m == nil || m.Kind != yaml.SequenceNode || len(m.Content) == 0 {
 		d.probs.At(n, "%s", how)
 		return
@@ -652,7 +652,7 @@ func (d *decoder) hook(n *yaml.Node, phase string) *Hook {
 	if !ok {
 		return nil
 	}
-	h := &Hook{Line: problem.Deref(n).Line}
+	h := &Hook{Line: yamlfile.Deref(n).Line}
 	if v := f["when"]; v != nil {
 		if phase == BeforeExperiment || phase == AfterExperiment {
 			d.probs.At(v, "%s: when is for hooks around runs (before_run, during_run, after_run): %s hooks run once", what, phase)
@@ -763,7 +763,7 @@ func (d *decoder) when(n *yaml.Node, what string) map[string][]string {
 // lines reads one text or a list of them, each trimmed, the empty ones left out.
 func (d *decoder) lines(v *yaml.Node, what string) []string {
 	var out []string
-	if v2 := problem.Deref(v); v2 != nil && v2.Kind == yaml.SequenceNode {
+	if v2 := yamlfile.Deref(v); v2 != nil && v2.Kind == yaml.SequenceNode {
 		for _, it := range v2.Content {
 			if s, ok := d.scalar(it, what); ok && strings.TrimSpace(s) != "" {
 				out = append(out, strings.TrimSpace(s))
@@ -826,7 +826,7 @@ func (p *Plan) allParams() []Param {
 // --- node helpers ---
 
 func describe(n *yaml.Node) string {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil {
 		return "nothing"
 	}
@@ -876,7 +876,7 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) (map[string
 }
 
 func (d *decoder) mapping(n *yaml.Node, what string) (*yaml.Node, bool) {
-	m := problem.Deref(n)
+	m := yamlfile.Deref(n)
 	if m == nil || m.Kind != yaml.MappingNode {
 		d.probs.At(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
 		return nil, false
@@ -885,7 +885,7 @@ func (d *decoder) mapping(n *yaml.Node, what string) (*yaml.Node, bool) {
 }
 
 func (d *decoder) list(n *yaml.Node, what string) ([]*yaml.Node, bool) {
-	m := problem.Deref(n)
+	m := yamlfile.Deref(n)
 	if m == nil || m.Kind != yaml.SequenceNode {
 		if m == nil || m.Kind != yaml.MappingNode {
 			d.probs.At(n, "%s must be a list, e.g. [1, 2, 4], not %s", what, describe(n))
@@ -898,7 +898,7 @@ func (d *decoder) list(n *yaml.Node, what string) ([]*yaml.Node, bool) {
 // scalar reads a scalar value as written (numbers and booleans keep their text: on
 // stays "on").
 func (d *decoder) scalar(n *yaml.Node, what string) (string, bool) {
-	m := problem.Deref(n)
+	m := yamlfile.Deref(n)
 	if m == nil || m.Kind != yaml.ScalarNode || m.Tag == "!!null" {
 		d.probs.At(n, "%s must be a value, not %s", what, describe(n))
 		return "", false
@@ -912,7 +912,7 @@ func (d *decoder) str(n *yaml.Node, what string) string {
 }
 
 func (d *decoder) boolean(n *yaml.Node, what string) bool {
-	m := problem.Deref(n)
+	m := yamlfile.Deref(n)
 	if m != nil && m.Kind == yaml.ScalarNode {
 		switch strings.ToLower(m.Value) {
 		case "true", "yes", "on":

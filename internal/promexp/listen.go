@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/run"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -60,7 +60,7 @@ func ForRun(addr string, next run.Listener, w io.Writer) (run.Listener, func(), 
 	}
 	e, err := Listen(addr, next)
 	if err != nil {
-		return nil, nil, fault.Usagef("--metrics-addr %s: %v; give a free host:port of this machine, e.g. :9464 or 127.0.0.1:9464", addr, unwrapOp(err))
+		return nil, nil, errkind.Usagef("--metrics-addr %s: %v; give a free host:port of this machine, e.g. :9464 or 127.0.0.1:9464", addr, unwrapOp(err))
 	}
 	fmt.Fprintf(w, "fathom: metrics of this run at http://%s/metrics\n", e.Addr())
 	return e, func() { _ = e.Close() }, nil

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/db"
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -204,7 +204,7 @@ func loadFixture(t testing.TB, st store.Store, ids []int64) []*RunData {
 func writeFixtureSamples(t testing.TB, st store.Store, id int64, start time.Time, f fixtureRun) {
 	t.Helper()
 	ctx := context.Background()
-	srv := &metric.Server{Kind: "postgres", Flavor: "postgresql", Version: metric.Version{Major: 16, Minor: 4}, Local: true,
+	srv := &sample.Server{Kind: "postgres", Flavor: "postgresql", Version: sample.Version{Major: 16, Minor: 4}, Local: true,
 		Devices: []string{"nvme0n1"}, DiskScope: "data directory"}
 	w, err := st.SampleWriter(ctx, id, start, srv, time.Second)
 	if err != nil {
@@ -234,7 +234,7 @@ func writeFixtureSamples(t testing.TB, st store.Store, id int64, start time.Time
 	totals := make([]float64, len(ms))
 	for k := -1; k < f.intervals; k++ {
 		dip := k >= f.dip[0] && k < f.dip[1]
-		smp := &metric.Sample{Index: k, At: start.Add(time.Duration(k+1) * time.Second)}
+		smp := &sample.Sample{Index: k, At: start.Add(time.Duration(k+1) * time.Second)}
 		cols := map[string]bool{}
 		for i, m := range ms {
 			at := start.Add(time.Duration(k+1)*time.Second - 20*time.Millisecond)
@@ -244,12 +244,12 @@ func writeFixtureSamples(t testing.TB, st store.Store, id int64, start time.Time
 				if strings.HasPrefix(m.collector, "os_") {
 					src = "os"
 				}
-				smp.Results = append(smp.Results, metric.Result{Collector: m.collector, Source: src, Status: metric.StatusOK, At: at,
+				smp.Results = append(smp.Results, sample.Result{Collector: m.collector, Source: src, Status: sample.StatusOK, At: at,
 					Took: 3 * time.Millisecond, Reset: k == 5 && m.collector == "pg_stat_database"})
 			}
-			r := metric.Reading{Name: m.name, Collector: m.collector, Unit: m.unit, At: at}
+			r := sample.Reading{Name: m.name, Collector: m.collector, Unit: m.unit, At: at}
 			if m.counter {
-				r.Kind = metric.Counter
+				r.Kind = sample.Counter
 				if k == 5 && m.collector == "pg_stat_database" {
 					totals[i] = 0 // pg_stat_reset(): no rate for this reading
 					r.Reset = true

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/suggest"
 )
 
@@ -143,7 +143,7 @@ func Choose(what, name string, kinds ...Kind) (Choice, error) {
 	works := FormatNames(kinds...)
 	f := formats.byName[name]
 	if f == nil {
-		return Choice{}, fault.Usagef("--format %q%s: %s writes %s", name, suggest.Hint(name, works), what, orList(works))
+		return Choice{}, errkind.Usagef("--format %q%s: %s writes %s", name, suggest.Hint(name, works), what, orList(works))
 	}
 	k := f.kindOf(kinds)
 	if k == "" {
@@ -155,7 +155,7 @@ func Choose(what, name string, kinds ...Kind) (Choice, error) {
 			}
 			can = append(can, a+string(k))
 		}
-		return Choice{}, fault.Usagef("--format %s: %s renders %s, which %s does not: use %s", name, what, orList(can), name, orList(works))
+		return Choice{}, errkind.Usagef("--format %s: %s renders %s, which %s does not: use %s", name, what, orList(can), name, orList(works))
 	}
 	return Choice{Format: f, Kind: k}, nil
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 )
 
 func TestFormatRegistry(t *testing.T) {
@@ -67,7 +67,7 @@ func TestFormatRegistry(t *testing.T) {
 	} {
 		ch, err := Choose("fathom compare", c.name, c.kinds...)
 		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) || fault.KindOf(err) != fault.Usage {
+			if err == nil || !strings.Contains(err.Error(), c.err) || errkind.KindOf(err) != errkind.Usage {
 				t.Errorf("Choose(%s, %v): %v, want the usage error %q", c.name, c.kinds, err, c.err)
 			}
 			continue
@@ -280,8 +280,8 @@ func parseOpenMetrics(t *testing.T, doc []byte) map[string]*dto.MetricFamily {
 	return fams
 }
 
-// sample finds the value of the series of family name with the given labels.
-func sample(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, int64) {
+// familyValue finds the value of the series of family name with the given labels.
+func familyValue(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, int64) {
 	t.Helper()
 	f := fams[name]
 	if f == nil {
@@ -315,17 +315,17 @@ func TestOpenMetricsGolden(t *testing.T) {
 	v := vs[0]
 	s := v.Summary
 	id := map[string]string{"run_id": v.Run.UUID, "txn": "all", "label_ci": "main"}
-	p99, ts := sample(t, fams, "fathom_run_latency_seconds", map[string]string{"run_id": v.Run.UUID, "txn": "all", "quantile": "0.99"})
+	p99, ts := familyValue(t, fams, "fathom_run_latency_seconds", map[string]string{"run_id": v.Run.UUID, "txn": "all", "quantile": "0.99"})
 	if p99 != s.Latency.P99/1e3 || ts != v.Run.EndedAt.UnixMilli() {
 		t.Errorf("p99 %v s at %d, want %v s at the run's end %d", p99, ts, s.Latency.P99/1e3, v.Run.EndedAt.UnixMilli())
 	}
-	if got, _ := sample(t, fams, "fathom_run_measured_transactions_total", id); got != float64(s.Transactions) {
+	if got, _ := familyValue(t, fams, "fathom_run_measured_transactions_total", id); got != float64(s.Transactions) {
 		t.Errorf("transactions %v, want %d", got, s.Transactions)
 	}
-	if got, _ := sample(t, fams, "fathom_run_measured_tps", map[string]string{"txn": "write"}); got != s.ByTxn["write"].TPS {
+	if got, _ := familyValue(t, fams, "fathom_run_measured_tps", map[string]string{"txn": "write"}); got != s.ByTxn["write"].TPS {
 		t.Errorf("write tps %v, want %v", got, s.ByTxn["write"].TPS)
 	}
-	if got, _ := sample(t, fams, "fathom_run_max_error_ratio", nil); got != 0.02 {
+	if got, _ := familyValue(t, fams, "fathom_run_max_error_ratio", nil); got != 0.02 {
 		t.Errorf("max error ratio %v", got)
 	}
 	if fams["fathom_run_measured_transactions_total"].GetType() != dto.MetricType_COUNTER {
@@ -340,19 +340,19 @@ func TestOpenMetricsGolden(t *testing.T) {
 		t.Errorf("%d runs, want 12", n)
 	}
 	for _, m := range c.Metrics {
-		reg, _ := sample(t, fams, "fathom_compare_regression", map[string]string{"metric": m.Metric})
+		reg, _ := familyValue(t, fams, "fathom_compare_regression", map[string]string{"metric": m.Metric})
 		if reg != b2f(regression(m)) {
 			t.Errorf("%s: regression %v", m.Metric, reg)
 		}
-		if p, _ := sample(t, fams, "fathom_compare_p_value", map[string]string{"metric": m.Metric}); math.Abs(p-m.P) > 1e-12 {
+		if p, _ := familyValue(t, fams, "fathom_compare_p_value", map[string]string{"metric": m.Metric}); math.Abs(p-m.P) > 1e-12 {
 			t.Errorf("%s: p %v, want %v", m.Metric, p, m.P)
 		}
 	}
-	med, _ := sample(t, fams, "fathom_compare_tps", map[string]string{"side": "b", "stat": "median"})
+	med, _ := familyValue(t, fams, "fathom_compare_tps", map[string]string{"side": "b", "stat": "median"})
 	if med != c.Metrics[0].B.Median {
 		t.Errorf("B's median tps %v, want %v", med, c.Metrics[0].B.Median)
 	}
-	lo, _ := sample(t, fams, "fathom_compare_latency_seconds", map[string]string{"metric": "p99", "side": "a", "stat": "ci_lo"})
+	lo, _ := familyValue(t, fams, "fathom_compare_latency_seconds", map[string]string{"metric": "p99", "side": "a", "stat": "ci_lo"})
 	if want := c.Metrics[3].A.Lo / 1e3; c.Metrics[3].Metric != "p99" || math.Abs(lo-want) > 1e-12 {
 		t.Errorf("A's p99 CI low %v, want %v", lo, want)
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/analyze"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/suggest"
@@ -69,7 +69,7 @@ func CheckHistoryMetrics(names []string) error {
 			for _, m := range HistoryMetrics {
 				all = append(all, m.Name)
 			}
-			return fault.Usagef("--metric %q%s: use %s", n, suggest.Hint(n, all), orList(all))
+			return errkind.Usagef("--metric %q%s: use %s", n, suggest.Hint(n, all), orList(all))
 		}
 	}
 	return nil
@@ -218,7 +218,7 @@ var seriesIDPattern = regexp.MustCompile(`^s[0-9a-f]{10}$`)
 func ListSeries(ctx context.Context, st store.Store, keyLabels []string) (*SeriesList, error) {
 	runs, err := st.Runs(ctx, store.RunFilter{})
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, err)
+		return nil, errkind.WithKind(errkind.Failed, err)
 	}
 	byID := map[string]*SeriesSummary{}
 	l := &SeriesList{Series: []SeriesSummary{}, Store: st.Path()}
@@ -252,7 +252,7 @@ func LoadSeries(ctx context.Context, st store.Store, arg string, keyLabels []str
 	case seriesIDPattern.MatchString(arg):
 		candidates, err = st.Runs(ctx, store.RunFilter{})
 		if err != nil {
-			return "", key, nil, fault.WithKind(fault.Failed, err)
+			return "", key, nil, errkind.WithKind(errkind.Failed, err)
 		}
 		for i := range candidates {
 			if k := KeyOf(&candidates[i], keyLabels); k.ID() == arg {
@@ -265,9 +265,9 @@ func LoadSeries(ctx context.Context, st store.Store, arg string, keyLabels []str
 			r, rerr := st.Run(ctx, id)
 			if rerr != nil {
 				if errors.Is(rerr, store.ErrNotFound) {
-					return "", key, nil, fault.Usagef("%v: see `fathom runs`", rerr)
+					return "", key, nil, errkind.Usagef("%v: see `fathom runs`", rerr)
 				}
-				return "", key, nil, fault.WithKind(fault.Failed, rerr)
+				return "", key, nil, errkind.WithKind(errkind.Failed, rerr)
 			}
 			key = KeyOf(r, keyLabels)
 			f := store.RunFilter{Workload: r.Workload}
@@ -280,7 +280,7 @@ func LoadSeries(ctx context.Context, st store.Store, arg string, keyLabels []str
 			candidates, err = st.Runs(ctx, store.RunFilter{Labels: map[string]string{SeriesLabel: arg}})
 		}
 		if err != nil {
-			return "", key, nil, fault.WithKind(fault.Failed, err)
+			return "", key, nil, errkind.WithKind(errkind.Failed, err)
 		}
 	}
 	id := key.ID()
@@ -291,7 +291,7 @@ func LoadSeries(ctx context.Context, st store.Store, arg string, keyLabels []str
 		}
 	}
 	if len(runs) == 0 {
-		return "", key, nil, fault.Usagef("no series %q in %s%s: give a series from `fathom history`, a run id or last", arg, st.Path(), seriesHint(ctx, st, arg))
+		return "", key, nil, errkind.Usagef("no series %q in %s%s: give a series from `fathom history`, a run id or last", arg, st.Path(), seriesHint(ctx, st, arg))
 	}
 	return id, key, runs, nil
 }

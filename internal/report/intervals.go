@@ -12,7 +12,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -132,7 +132,7 @@ func WriteIntervalsJSON(w io.Writer, run *store.Run, rows []IntervalRow) error {
 // is the user's mistake.
 func WriteCommands(w io.Writer, run *store.Run, sum *measure.Summary, format string) error {
 	if len(sum.PerCommand) == 0 {
-		return fault.Usagef("run %d has no per-command latencies: they are kept for runs of pgbench scripts with -r", run.ID)
+		return errkind.Usagef("run %d has no per-command latencies: they are kept for runs of pgbench scripts with -r", run.ID)
 	}
 	if format == "json" {
 		enc := json.NewEncoder(w)

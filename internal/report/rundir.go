@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/safefile"
 	"github.com/fathom-lab/fathom/internal/store"
 )
@@ -21,25 +21,25 @@ func WriteRunDir(ctx context.Context, st store.Store, figs KindFigures, id int64
 	}
 	data, err := LoadRuns(ctx, st, sel.Runs, DefaultMaxPoints)
 	if err != nil {
-		return "", fault.WithKind(fault.Failed, err)
+		return "", errkind.WithKind(errkind.Failed, err)
 	}
 	if err := LoadSamples(ctx, st, figs, data, true); err != nil {
-		return "", fault.WithKind(fault.Failed, err)
+		return "", errkind.WithKind(errkind.Failed, err)
 	}
 	rep, err := New(data, Options{Generated: generated})
 	if err != nil {
-		return "", fault.WithKind(fault.Failed, err)
+		return "", errkind.WithKind(errkind.Failed, err)
 	}
 	files, err := rep.Files()
 	if err != nil {
-		return "", fault.WithKind(fault.Failed, err)
+		return "", errkind.WithKind(errkind.Failed, err)
 	}
 	index, err := WriteDir(DefaultDir(sel), files, false)
 	if err != nil {
 		if errors.Is(err, safefile.ErrUnsafe) {
-			return "", fault.WithKind(fault.Usage, err)
+			return "", errkind.WithKind(errkind.Usage, err)
 		}
-		return "", fault.WithKind(fault.Failed, fmt.Errorf("writing the report: %v", err))
+		return "", errkind.WithKind(errkind.Failed, fmt.Errorf("writing the report: %v", err))
 	}
 	return index, nil
 }

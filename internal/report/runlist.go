@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
 )
@@ -26,13 +26,13 @@ func LoadRun(ctx context.Context, st store.Store, arg string) (*store.Run, []*me
 	run, err := st.Run(ctx, id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil, nil, fault.Usagef("%v: see `fathom runs`", err)
+			return nil, nil, nil, errkind.Usagef("%v: see `fathom runs`", err)
 		}
-		return nil, nil, nil, fault.WithKind(fault.Failed, err)
+		return nil, nil, nil, errkind.WithKind(errkind.Failed, err)
 	}
 	ivs, err := st.Intervals(ctx, id)
 	if err != nil {
-		return nil, nil, nil, fault.WithKind(fault.Failed, err)
+		return nil, nil, nil, errkind.WithKind(errkind.Failed, err)
 	}
 	s := measure.Summarize(run.TxnTypes, ivs)
 	s.RunID, s.Status, s.Reason = run.ID, run.Status, run.Reason
@@ -45,7 +45,7 @@ func LoadRun(ctx context.Context, st store.Store, arg string) (*store.Run, []*me
 		s.PerCommand, s.PerCommandWindow = stored.PerCommand, stored.PerCommandWindow
 	}
 	if err := storedErrors(ctx, st, run, &s); err != nil {
-		return nil, nil, nil, fault.WithKind(fault.Failed, err)
+		return nil, nil, nil, errkind.WithKind(errkind.Failed, err)
 	}
 	return run, ivs, &s, nil
 }

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -48,10 +48,10 @@ func Select(ctx context.Context, st store.Store, args []string) (*Selection, err
 			}
 			runs, err := st.Runs(ctx, store.RunFilter{Labels: labels})
 			if err != nil {
-				return nil, fault.WithKind(fault.Failed, err)
+				return nil, errkind.WithKind(errkind.Failed, err)
 			}
 			if len(runs) == 0 {
-				return nil, fault.Usagef("no runs carry %s in %s: see `fathom runs`", arg, st.Path())
+				return nil, errkind.Usagef("no runs carry %s in %s: see `fathom runs`", arg, st.Path())
 			}
 			for i := len(runs) - 1; i >= 0; i-- { // oldest first
 				add(&runs[i])
@@ -69,16 +69,16 @@ func Select(ctx context.Context, st store.Store, args []string) (*Selection, err
 				r, err := st.Run(ctx, id)
 				if err != nil {
 					if errors.Is(err, store.ErrNotFound) {
-						return nil, fault.Usagef("%v: see `fathom runs`", err)
+						return nil, errkind.Usagef("%v: see `fathom runs`", err)
 					}
-					return nil, fault.WithKind(fault.Failed, err)
+					return nil, errkind.WithKind(errkind.Failed, err)
 				}
 				add(r)
 			}
 		}
 	}
 	if len(sel.Runs) == 0 {
-		return nil, fault.Usagef("no runs selected")
+		return nil, errkind.Usagef("no runs selected")
 	}
 	sel.What = strings.Join(whats, " ")
 	return sel, nil
@@ -89,7 +89,7 @@ func parseLabelList(s string) (map[string]string, error) {
 	for _, kv := range strings.Split(s, ",") {
 		k, v, err := parseKV(kv, "label")
 		if err != nil {
-			return nil, fault.Usagef("%v (e.g. label:variant=on,clients=16)", err)
+			return nil, errkind.Usagef("%v (e.g. label:variant=on,clients=16)", err)
 		}
 		m[k] = v
 	}
@@ -104,7 +104,7 @@ func parseRunIDs(ctx context.Context, st store.Store, arg string) ([]int64, erro
 			a, err1 := strconv.ParseInt(lo, 10, 64)
 			b, err2 := strconv.ParseInt(hi, 10, 64)
 			if err1 != nil || err2 != nil || a < 1 || b < a || b-a > 100000 {
-				return nil, fault.Usagef("%q is not a run range: use e.g. 3-7", part)
+				return nil, errkind.Usagef("%q is not a run range: use e.g. 3-7", part)
 			}
 			for id := a; id <= b; id++ {
 				ids = append(ids, id)
@@ -116,7 +116,7 @@ func parseRunIDs(ctx context.Context, st store.Store, arg string) ([]int64, erro
 			return nil, err
 		}
 		if err != nil {
-			return nil, fault.Usagef("%q is not a run: use an id from `fathom runs`, last, a range 3-7, label:k=v or exp:NAME", part)
+			return nil, errkind.Usagef("%q is not a run: use an id from `fathom runs`, last, a range 3-7, label:k=v or exp:NAME", part)
 		}
 		ids = append(ids, id)
 	}
@@ -135,12 +135,12 @@ func selectExperiment(ctx context.Context, st store.Store, arg string, sel *Sele
 	}
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return fault.Usagef("no experiment %q in %s", name, st.Path())
+			return errkind.Usagef("no experiment %q in %s", name, st.Path())
 		}
-		return fault.WithKind(fault.Failed, err)
+		return errkind.WithKind(errkind.Failed, err)
 	}
 	if sel.Exp != nil && sel.Exp.ID != exp.ID {
-		return fault.Usagef("select runs of one experiment at a time (got %s and %s)", sel.Exp.Name, exp.Name)
+		return errkind.Usagef("select runs of one experiment at a time (got %s and %s)", sel.Exp.Name, exp.Name)
 	}
 	sel.Exp = exp
 	want := map[string]string{}
@@ -151,7 +151,7 @@ func selectExperiment(ctx context.Context, st store.Store, arg string, sel *Sele
 	}
 	eruns, err := st.ExperimentRuns(ctx, exp.ID)
 	if err != nil {
-		return fault.WithKind(fault.Failed, err)
+		return errkind.WithKind(errkind.Failed, err)
 	}
 	n := 0
 	for _, er := range eruns {
@@ -173,14 +173,14 @@ func selectExperiment(ctx context.Context, st store.Store, arg string, sel *Sele
 		}
 		r, err := st.Run(ctx, er.RunID)
 		if err != nil {
-			return fault.WithKind(fault.Failed, err)
+			return errkind.WithKind(errkind.Failed, err)
 		}
 		sel.Specs[r.ID] = er
 		add(r)
 		n++
 	}
 	if n == 0 {
-		return fault.Usagef("experiment %s has no completed runs matching %q", exp.Name, arg)
+		return errkind.Usagef("experiment %s has no completed runs matching %q", exp.Name, arg)
 	}
 	return nil
 }
@@ -212,7 +212,7 @@ func (s *Selection) ExperimentSpecs(data []*RunData, baselines map[string]string
 func Build(sel *Selection, data []*RunData, opts Options) (*Report, error) {
 	bl, err := ParseBaselines(opts.Baseline)
 	if err != nil {
-		return nil, fault.Usagef("--%v", err)
+		return nil, errkind.Usagef("--%v", err)
 	}
 	if axes, specs, ok := sel.ExperimentSpecs(data, bl); ok && len(opts.Axes) == 0 && len(data) > 1 {
 		if opts.Title == "" {
@@ -220,17 +220,17 @@ func Build(sel *Selection, data []*RunData, opts Options) (*Report, error) {
 		}
 		e, err := NewExperiment(sel.Exp.Name, axes, specs)
 		if err != nil {
-			return nil, fault.Usagef("%v", err)
+			return nil, errkind.Usagef("%v", err)
 		}
 		rep, err := NewWithExperiment(e, opts)
 		if err != nil {
-			return nil, fault.Usagef("%v", err)
+			return nil, errkind.Usagef("%v", err)
 		}
 		return rep, nil
 	}
 	rep, err := New(data, opts)
 	if err != nil {
-		return nil, fault.Usagef("%v", err)
+		return nil, errkind.Usagef("%v", err)
 	}
 	return rep, nil
 }
@@ -265,16 +265,16 @@ func parseRunArg(ctx context.Context, st store.Store, arg string) (int64, error)
 	if arg == "last" || arg == "latest" {
 		id, err := st.LatestRunID(ctx)
 		if errors.Is(err, store.ErrNotFound) { // the same kind of outcome as an id not there
-			return 0, fault.Usagef("no runs in %s yet: try `fathom quickstart`, or --store for another store", st.Path())
+			return 0, errkind.Usagef("no runs in %s yet: try `fathom quickstart`, or --store for another store", st.Path())
 		}
 		if err != nil {
-			return 0, fault.WithKind(fault.Failed, err)
+			return 0, errkind.WithKind(errkind.Failed, err)
 		}
 		return id, nil
 	}
 	id, err := strconv.ParseInt(strings.TrimPrefix(arg, "#"), 10, 64)
 	if err != nil || id < 1 {
-		return 0, fault.Usagef("%q is not a run id: use a number from `fathom runs`, or last", arg)
+		return 0, errkind.Usagef("%q is not a run id: use a number from `fathom runs`, or last", arg)
 	}
 	return id, nil
 }

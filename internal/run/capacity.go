@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 )
@@ -57,7 +57,7 @@ func checkOpenFiles(limit uint64, kind string, clients int) error {
 	if limit > filesReserved {
 		most = int((limit - filesReserved) / filesPerClient(kind))
 	}
-	return fault.Usagef("%d clients need about %d open files but this process may open %d (ulimit -n): raise the limit (e.g. `ulimit -n %d`, or LimitNOFILE= for a service) or use at most -c %d",
+	return errkind.Usagef("%d clients need about %d open files but this process may open %d (ulimit -n): raise the limit (e.g. `ulimit -n %d`, or LimitNOFILE= for a service) or use at most -c %d",
 		clients, need, limit, need, most)
 }
 
@@ -78,7 +78,7 @@ func checkServerRoom(ctx context.Context, conn target.Conn, t target.Target, cli
 	} else {
 		fix += " or lower -c"
 	}
-	return fault.Usagef("%d clients are more than %s accepts now (%s, room for %d): %s",
+	return errkind.Usagef("%d clients are more than %s accepts now (%s, room for %d): %s",
 		clients, t.Redacted(), why, max(room, 0), fix)
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 )
@@ -35,11 +35,11 @@ func Prepare(ctx context.Context, t Target, name string, params workload.Params,
 	if layout != nil && !layout.IsZero() {
 		lw, ok := wl.(workload.Layouter)
 		if !ok {
-			return fault.Usagef("workload %s takes no table options (--fillfactor, --auto-inc …): leave them out", wl.Name())
+			return errkind.Usagef("workload %s takes no table options (--fillfactor, --auto-inc …): leave them out", wl.Name())
 		}
 		d := tgt.Dialect()
 		if err := lw.SetLayout(*layout, &d); err != nil {
-			return fault.Usagef("%v", err)
+			return errkind.Usagef("%v", err)
 		}
 	}
 	if err := useTarget(wl, tgt); err != nil {
@@ -59,10 +59,10 @@ func Prepare(ctx context.Context, t Target, name string, params workload.Params,
 	_, keep := wl.(workload.KeepsExisting)
 	err = workload.Prepare(ctx, tgt, wl, !keep, l.Progress)
 	if ctx.Err() != nil {
-		return fault.WithKind(fault.Interrupted, fmt.Errorf("prepare interrupted: the tables are incomplete; run prepare again"))
+		return errkind.WithKind(errkind.Interrupted, fmt.Errorf("prepare interrupted: the tables are incomplete; run prepare again"))
 	}
 	if err != nil {
-		return fault.WithKind(fault.Failed, fmt.Errorf("prepare failed: %v", err))
+		return errkind.WithKind(errkind.Failed, fmt.Errorf("prepare failed: %v", err))
 	}
 	return nil
 }
@@ -72,7 +72,7 @@ func Prepare(ctx context.Context, t Target, name string, params workload.Params,
 func useTarget(wl workload.Workload, tgt target.Target) error {
 	if u, ok := wl.(workload.TargetUser); ok {
 		if err := u.UseTarget(tgt); err != nil {
-			return fault.Usagef("%v", err)
+			return errkind.Usagef("%v", err)
 		}
 	}
 	return nil

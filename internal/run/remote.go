@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
@@ -45,7 +45,7 @@ func (o Options) LoadWorkload() (workload.Workload, error) { return o.openWorklo
 func (o *Options) clients(ctx context.Context, st store.Store, tgt target.Target, wl workload.Workload, cfg runner.Config) (Clients, error) {
 	if o.Remote != nil {
 		if o.TxnLog != nil {
-			return nil, fault.Usagef("a transaction log (-l) is written by the process that runs the clients: leave it out with agents")
+			return nil, errkind.Usagef("a transaction log (-l) is written by the process that runs the clients: leave it out with agents")
 		}
 		return o.Remote(ctx, st, tgt, wl, cfg)
 	}

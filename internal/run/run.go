@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -66,7 +66,7 @@ type Options struct {
 	// failed one leaves the run complete (the caller decides what it means). One
 	// with Abort is also checked as the run goes (measure.Threshold.AbortNow): when
 	// it fails the run stops, is stored StatusAborted with the reason, and Execute
-	// returns a fault.Aborted error. A workload file's thresholds are added to these.
+	// returns a errkind.Aborted error. A workload file's thresholds are added to these.
 	Thresholds []measure.Threshold
 	// TxnLog, when set, writes pgbench's transaction log (-l); Clients, Lag, Retries
 	// and Seed are filled in by Execute.
@@ -161,21 +161,21 @@ func (o *Options) RunnerConfig() (runner.Config, error) {
 		cfg.Seed = binary.LittleEndian.Uint64(b[:]) >> 1
 	}
 	if o.Rate < 0 {
-		return cfg, fault.Usagef("--rate %v: use a positive number of transactions per second", o.Rate)
+		return cfg, errkind.Usagef("--rate %v: use a positive number of transactions per second", o.Rate)
 	}
 	if o.LatencyLimit > 0 && o.Rate == 0 {
-		return cfg, fault.Usagef("--latency-limit (-L) goes with --rate (-R): it drops transactions late against the open-loop schedule, and a closed loop has none; add -R or leave -L out")
+		return cfg, errkind.Usagef("--latency-limit (-L) goes with --rate (-R): it drops transactions late against the open-loop schedule, and a closed loop has none; add -R or leave -L out")
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, fault.Usagef("%v", err)
+		return cfg, errkind.Usagef("%v", err)
 	}
 	if o.TxnLog != nil {
 		if err := o.TxnLog.Check(); err != nil {
-			return cfg, fault.Usagef("%v", err)
+			return cfg, errkind.Usagef("%v", err)
 		}
 	}
 	if o.HasMaxErrorRate && !(o.MaxErrorRate >= 0 && o.MaxErrorRate <= 100) {
-		return cfg, fault.Usagef("--max-error-rate %v: give a percent from 0 to 100 of the transactions that may fail, e.g. 1 or 0.5%%", o.MaxErrorRate)
+		return cfg, errkind.Usagef("--max-error-rate %v: give a percent from 0 to 100 of the transactions that may fail, e.g. 1 or 0.5%%", o.MaxErrorRate)
 	}
 	return cfg, nil
 }
@@ -318,7 +318,7 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 		if target.ClassOf(err) == target.ClassAuth || target.ClassOf(err) == target.ClassConnection {
 			return nil, ConnectError(tgt, err)
 		}
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("starting %d clients: %v", cfg.Clients, err))
+		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("starting %d clients: %v", cfg.Clients, err))
 	}
 	defer r.Close()
 	cfg.Clients = r.Clients() // client groups decide their own number
@@ -328,10 +328,10 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 		lo.Clients, lo.Seed, lo.Retries, lo.Lag = r.Clients(), cfg.Seed, cfg.MaxTries > 1, openLoop(wl, cfg.Rate)
 		tl, ok := r.(TxnLogger)
 		if !ok {
-			return nil, fault.Usagef("a transaction log (-l) is written by the process that runs the clients: leave it out with agents")
+			return nil, errkind.Usagef("a transaction log (-l) is written by the process that runs the clients: leave it out with agents")
 		}
 		if tlog, err = txlog.Open(lo, now()); err != nil {
-			return nil, fault.WithKind(fault.Failed, err)
+			return nil, errkind.WithKind(errkind.Failed, err)
 		}
 		tl.SetTxnLog(tlog)
 	}
@@ -387,13 +387,13 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	bg := context.WithoutCancel(ctx)
 	id, err := st.CreateRun(bg, run)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the run in %s: %v", st.Path(), err))
+		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("recording the run in %s: %v", st.Path(), err))
 	}
 	run.ID = id
 	if o.OnCreate != nil {
 		if err := o.OnCreate(bg, st, id); err != nil {
 			_ = st.MarkAbandoned(bg, id, "could not be linked to its experiment: "+err.Error())
-			return nil, fault.WithKind(fault.Failed, fmt.Errorf("linking run %d to its experiment in %s: %v", id, st.Path(), err))
+			return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("linking run %d to its experiment in %s: %v", id, st.Path(), err))
 		}
 	}
 	if rec != nil {
@@ -503,13 +503,13 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	out := &Result{Summary: sum, Run: run, Sampling: sres, TxnLog: logPath}
 	switch res.Status {
 	case StatusAborted:
-		return out, fault.WithKind(fault.Aborted, fmt.Errorf("run %d aborted: %s (what was measured is kept in %s)", id, res.Reason, st.Path()))
+		return out, errkind.WithKind(errkind.Aborted, fmt.Errorf("run %d aborted: %s (what was measured is kept in %s)", id, res.Reason, st.Path()))
 	case runner.StatusInterrupted:
-		return out, fault.WithKind(fault.Interrupted, fmt.Errorf("run %d interrupted; %d finished intervals kept in %s", id, sum.Intervals, st.Path()))
+		return out, errkind.WithKind(errkind.Interrupted, fmt.Errorf("run %d interrupted; %d finished intervals kept in %s", id, sum.Intervals, st.Path()))
 	case StatusPartial:
-		return out, fault.WithKind(fault.Failed, fmt.Errorf("run %d is partial: %s (what was measured is kept in %s)", id, res.Reason, st.Path()))
+		return out, errkind.WithKind(errkind.Failed, fmt.Errorf("run %d is partial: %s (what was measured is kept in %s)", id, res.Reason, st.Path()))
 	case runner.StatusFailed:
-		return out, fault.WithKind(kind, fmt.Errorf("run %d failed: %s (what ran is kept in %s)", id, res.Reason, st.Path()))
+		return out, errkind.WithKind(kind, fmt.Errorf("run %d failed: %s (what ran is kept in %s)", id, res.Reason, st.Path()))
 	}
 	return out, nil
 }
@@ -577,7 +577,7 @@ func watchErrors(ctx context.Context, st store.Store, id int64, r Clients, l Lis
 // run that went its course ended: failed when no transaction succeeded, or when its
 // error rate is above Options.MaxErrorRate; res's status and reason are updated. It
 // returns the kind of error a failed run returns.
-func (o *Options) verdict(res *runner.Result, sum *measure.Summary) fault.Kind {
+func (o *Options) verdict(res *runner.Result, sum *measure.Summary) errkind.Kind {
 	sum.FirstErrors, sum.ErrorsUnlisted, sum.ClientsAborted = res.Errors, res.ErrorsUnlisted, res.Aborted
 	if o.HasMaxErrorRate {
 		m := o.MaxErrorRate
@@ -585,13 +585,13 @@ func (o *Options) verdict(res *runner.Result, sum *measure.Summary) fault.Kind {
 	}
 	switch {
 	case res.Status == runner.StatusFailed && res.ByErrors:
-		return fault.Errors
+		return errkind.Errors
 	case res.Status != runner.StatusComplete:
-		return fault.Failed
+		return errkind.Failed
 	case sum.Transactions == 0 && (sum.Failed > 0 || sum.Errors > 0):
 		res.Status = runner.StatusFailed
 		res.Reason = fmt.Sprintf("no transaction succeeded (%d failed)%s", sum.Failed, firstError(res.Errors))
-		return fault.Errors
+		return errkind.Errors
 	case o.HasMaxErrorRate && float64(sum.Failed)*100 > o.MaxErrorRate*float64(sum.Transactions+sum.Failed):
 		res.Status = runner.StatusFailed
 		rate := pct(sum.ErrorRate)
@@ -600,9 +600,9 @@ func (o *Options) verdict(res *runner.Result, sum *measure.Summary) fault.Kind {
 		}
 		res.Reason = fmt.Sprintf("error rate %s%% (%d of %d transactions failed) is above the maximum of %s%%%s",
 			rate, sum.Failed, sum.Transactions+sum.Failed, pct(o.MaxErrorRate), firstError(res.Errors))
-		return fault.Threshold
+		return errkind.Threshold
 	}
-	return fault.Failed
+	return errkind.Failed
 }
 
 // firstError names the run's first error for a reason: "; the first: …" ("" if none).

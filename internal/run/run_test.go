@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -161,8 +161,8 @@ func TestExecuteInterrupted(t *testing.T) {
 	ev := &events{onIv: func(*measure.Interval) { cancel() }}
 	st := openStore(t)
 	res, err := Execute(ctx, st, o, ev)
-	if fault.KindOf(err) != fault.Interrupted || res == nil {
-		t.Fatalf("err %v (kind %d), result %v", err, fault.KindOf(err), res)
+	if errkind.KindOf(err) != errkind.Interrupted || res == nil {
+		t.Fatalf("err %v (kind %d), result %v", err, errkind.KindOf(err), res)
 	}
 	run, err := st.Run(context.Background(), res.Summary.RunID)
 	if err != nil {
@@ -181,30 +181,30 @@ func TestExecuteRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(*Options)
-		kind fault.Kind
+		kind errkind.Kind
 	}{
-		{"unknown workload", func(o *Options) { o.Workload = "no-such-workload" }, fault.Usage},
-		{"zero max tries", func(o *Options) { o.MaxTries = 0 }, fault.Usage},
-		{"negative rate", func(o *Options) { o.Rate = -1 }, fault.Usage},
-		{"bad query mode", func(o *Options) { o.QueryMode = "telepathic" }, fault.Usage},
-		{"unknown collector", func(o *Options) { o.Sampling.Only = []string{"nosuchcollector"} }, fault.Usage},
-		{"not prepared", func(o *Options) {}, fault.Failed},
+		{"unknown workload", func(o *Options) { o.Workload = "no-such-workload" }, errkind.Usage},
+		{"zero max tries", func(o *Options) { o.MaxTries = 0 }, errkind.Usage},
+		{"negative rate", func(o *Options) { o.Rate = -1 }, errkind.Usage},
+		{"bad query mode", func(o *Options) { o.QueryMode = "telepathic" }, errkind.Usage},
+		{"unknown collector", func(o *Options) { o.Sampling.Only = []string{"nosuchcollector"} }, errkind.Usage},
+		{"not prepared", func(o *Options) {}, errkind.Failed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := smallRun(t, tg)
 			tc.edit(&o)
 			cerr := o.Check()
-			if tc.kind == fault.Usage && fault.KindOf(cerr) != fault.Usage {
-				t.Errorf("Check: %v (kind %d), want a usage error", cerr, fault.KindOf(cerr))
+			if tc.kind == errkind.Usage && errkind.KindOf(cerr) != errkind.Usage {
+				t.Errorf("Check: %v (kind %d), want a usage error", cerr, errkind.KindOf(cerr))
 			}
-			if tc.kind != fault.Usage && cerr != nil {
+			if tc.kind != errkind.Usage && cerr != nil {
 				t.Errorf("Check: %v; the options are right (the target is what is wrong)", cerr)
 			}
 			ev := &events{}
 			st := openStore(t)
 			res, err := Execute(context.Background(), st, o, ev)
-			if err == nil || res != nil || fault.KindOf(err) != tc.kind {
-				t.Fatalf("err %v (kind %d), result %v", err, fault.KindOf(err), res)
+			if err == nil || res != nil || errkind.KindOf(err) != tc.kind {
+				t.Fatalf("err %v (kind %d), result %v", err, errkind.KindOf(err), res)
 			}
 			if len(ev.order) > 0 {
 				t.Errorf("events before the refusal: %v", ev.order)

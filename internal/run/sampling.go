@@ -9,9 +9,9 @@ import (
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -38,7 +38,7 @@ func (o Sampling) StallParams() (analyze.StallParams, error) {
 		p.Window = o.Window
 	}
 	if err := p.Validate(); err != nil {
-		return p, fault.Usagef("%v", err)
+		return p, errkind.Usagef("%v", err)
 	}
 	return p, nil
 }
@@ -47,7 +47,7 @@ func (o Sampling) StallParams() (analyze.StallParams, error) {
 func (o Sampling) Sampler(tgt target.Target, dsn string, interval time.Duration) (*collect.Sampler, error) {
 	server, host, err := collect.Select(db.CollectOf(tgt.Kind()), o.Only, o.Skip)
 	if err != nil {
-		return nil, fault.Usagef("%v", err)
+		return nil, errkind.Usagef("%v", err)
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -67,7 +67,7 @@ func (o Sampling) Check(kind string) error {
 		return nil
 	}
 	if _, _, err := collect.Select(db.CollectOf(kind), o.Only, o.Skip); err != nil {
-		return fault.Usagef("%v", err)
+		return errkind.Usagef("%v", err)
 	}
 	_, err := o.StallParams()
 	return err
@@ -94,7 +94,7 @@ type sampling struct {
 	w       store.SampleWriter
 	mu      sync.Mutex
 	origin  bool
-	pending []*metric.Sample
+	pending []*sample.Sample
 	errs    int
 	lastErr error
 	res     SamplingResult
@@ -125,7 +125,7 @@ func startSampling(ctx context.Context, o Sampling, warn func(string), tgt targe
 }
 
 // store writes a sample, holding them until the run's clock zero is known.
-func (rs *sampling) store(s *metric.Sample) {
+func (rs *sampling) store(s *sample.Sample) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if !rs.origin {
@@ -135,7 +135,7 @@ func (rs *sampling) store(s *metric.Sample) {
 	rs.write(s)
 }
 
-func (rs *sampling) write(s *metric.Sample) {
+func (rs *sampling) write(s *sample.Sample) {
 	if err := rs.w.Add(context.Background(), s); err != nil {
 		rs.errs++
 		rs.lastErr = err

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/safefile"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
@@ -38,11 +38,11 @@ func (t Target) Open() (target.Target, error) {
 		// pgbench scripts in -M simple substitute their variables into the text.
 		cfg.Unprepared = true
 	default:
-		return nil, fault.Usagef("--query-mode %q: use prepared, extended or simple", t.QueryMode)
+		return nil, errkind.Usagef("--query-mode %q: use prepared, extended or simple", t.QueryMode)
 	}
 	tg, err := db.Open(t.DSN, cfg)
 	if err != nil {
-		return nil, fault.Usagef("%v", err)
+		return nil, errkind.Usagef("%v", err)
 	}
 	return tg, nil
 }
@@ -52,11 +52,11 @@ func (t Target) Open() (target.Target, error) {
 func OpenWorkload(name string, p workload.Params) (*workload.Spec, workload.Workload, error) {
 	spec, err := builtin.Lookup(name)
 	if err != nil {
-		return nil, nil, fault.Usagef("%v", err)
+		return nil, nil, errkind.Usagef("%v", err)
 	}
 	wl, err := spec.New(p)
 	if err != nil {
-		return nil, nil, fault.Usagef("%v", err)
+		return nil, nil, errkind.Usagef("%v", err)
 	}
 	return spec, wl, nil
 }
@@ -88,18 +88,18 @@ func ConnectError(t target.Target, err error) error {
 	case class == target.ClassUndefined:
 		hint = " (does the database exist?)"
 	}
-	return fault.WithKind(fault.Failed, fmt.Errorf("cannot connect to %s: %v%s", t.Redacted(), err, hint))
+	return errkind.WithKind(errkind.Failed, fmt.Errorf("cannot connect to %s: %v%s", t.Redacted(), err, hint))
 }
 
 // setupError turns a workload Setup error into an engine error.
 func setupError(t target.Target, err error) error {
 	if errors.Is(err, workload.ErrNotPrepared) {
-		return fault.WithKind(fault.Failed, &NotPreparedError{Err: err, Target: t.Redacted()})
+		return errkind.WithKind(errkind.Failed, &NotPreparedError{Err: err, Target: t.Redacted()})
 	}
 	if errors.Is(err, workload.ErrMismatch) {
-		return fault.WithKind(fault.Usage, err)
+		return errkind.WithKind(errkind.Usage, err)
 	}
-	return fault.WithKind(fault.Failed, err)
+	return errkind.WithKind(errkind.Failed, err)
 }
 
 // Sockets says which way tgt's connections so far read their sockets, "" when that
@@ -117,9 +117,9 @@ func OpenStore(path string) (store.Store, error) {
 	st, err := stores.Open(path)
 	if err != nil {
 		if errors.Is(err, store.ErrPath) || errors.Is(err, store.ErrUnsupported) || errors.Is(err, safefile.ErrUnsafe) {
-			return nil, fault.Usagef("%v", err)
+			return nil, errkind.Usagef("%v", err)
 		}
-		return nil, fault.WithKind(fault.Failed, err)
+		return nil, errkind.WithKind(errkind.Failed, err)
 	}
 	return st, nil
 }
@@ -137,7 +137,7 @@ func (o Options) openWorkload() (workload.Workload, error) {
 	}
 	wl, err := pgscript.Open(so)
 	if err != nil {
-		return nil, fault.Usagef("%v", err)
+		return nil, errkind.Usagef("%v", err)
 	}
 	return wl, nil
 }

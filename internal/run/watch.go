@@ -10,8 +10,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/fault"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/errkind"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -42,7 +42,7 @@ type WatchListener interface {
 	// WatchStarted: the session is recorded as run id.
 	WatchStarted(id int64, target string)
 	// Sample is each interval's sample and the time since the start.
-	Sample(s *metric.Sample, elapsed time.Duration)
+	Sample(s *sample.Sample, elapsed time.Duration)
 	Finished()
 	Warning(msg string)
 }
@@ -73,14 +73,14 @@ func (o WatchOptions) Check() error {
 
 func (o *WatchOptions) check() (target.Target, error) {
 	if o.Interval < 100*time.Millisecond {
-		return nil, fault.Usagef("--report-interval %s: use at least 100ms", o.Interval)
+		return nil, errkind.Usagef("--report-interval %s: use at least 100ms", o.Interval)
 	}
 	if o.Duration < 0 {
-		return nil, fault.Usagef("--time %s: use a positive duration", o.Duration)
+		return nil, errkind.Usagef("--time %s: use a positive duration", o.Duration)
 	}
 	tgt, err := db.Open(o.DSN, target.Config{ConnectTimeout: o.ConnectTimeout, AppName: "fathom watch", PollerSockets: o.PollerSockets, Getenv: o.Getenv})
 	if err != nil {
-		return nil, fault.Usagef("%v", err)
+		return nil, errkind.Usagef("%v", err)
 	}
 	if err := o.Sampling.Check(tgt.Kind()); err != nil {
 		tgt.Close()
@@ -139,23 +139,23 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 	}
 	id, err := st.CreateRun(bg, run)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the watch session in %s: %v", st.Path(), err))
+		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("recording the watch session in %s: %v", st.Path(), err))
 	}
 	start := time.Now()
 	w, err := st.SampleWriter(bg, id, start, srv, o.Interval)
 	if err != nil {
-		return nil, fault.WithKind(fault.Failed, fmt.Errorf("recording the watch session in %s: %v", st.Path(), err))
+		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("recording the watch session in %s: %v", st.Path(), err))
 	}
 	l.WatchStarted(id, tgt.Redacted())
 	sum := WatchSummary{RunID: id, Status: "complete", Failures: map[string]string{}}
 	var writeErr error
-	record := func(s *metric.Sample) {
+	record := func(s *sample.Sample) {
 		if err := w.Add(bg, s); err != nil && writeErr == nil {
 			writeErr = err
 		}
 		sum.Samples++
 		for _, r := range s.Results {
-			if r.Status == metric.StatusFailed || r.Status == metric.StatusTimeout {
+			if r.Status == sample.StatusFailed || r.Status == sample.StatusTimeout {
 				sum.Failures[r.Collector] = r.Error
 			}
 		}
@@ -243,9 +243,9 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 	}
 	switch sum.Status {
 	case "failed":
-		return &sum, fault.WithKind(fault.Failed, fmt.Errorf("watch %d failed: %s", id, reason))
+		return &sum, errkind.WithKind(errkind.Failed, fmt.Errorf("watch %d failed: %s", id, reason))
 	case "interrupted":
-		return &sum, fault.WithKind(fault.Interrupted, fmt.Errorf("watch %d interrupted; %d samples kept in %s", id, sum.Samples, st.Path()))
+		return &sum, errkind.WithKind(errkind.Interrupted, fmt.Errorf("watch %d interrupted; %d samples kept in %s", id, sum.Samples, st.Path()))
 	}
 	return &sum, nil
 }

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
 type quietWatch struct{}
 
 func (quietWatch) WatchStarted(int64, string)           {}
-func (quietWatch) Sample(*metric.Sample, time.Duration) {}
+func (quietWatch) Sample(*sample.Sample, time.Duration) {}
 func (quietWatch) Finished()                            {}
 func (quietWatch) Warning(string)                       {}
 

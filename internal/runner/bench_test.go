@@ -10,9 +10,9 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/procset"
 	"github.com/fathom-lab/fathom/internal/runner"
 	"github.com/fathom-lab/fathom/internal/target/targettest"
-	"github.com/fathom-lab/fathom/internal/tune"
 )
 
 // BenchmarkRunPaths runs tpcb-select through the whole runner (drawing, the request,
@@ -36,7 +36,7 @@ func BenchmarkRunPaths(b *testing.B) {
 				defer restore()
 				per := max(1, b.N/clients)
 				r, err := runner.Connect(context.Background(), tg, wl, runner.Config{Clients: clients, Transactions: int64(per), Interval: time.Second, MaxTries: 1, Seed: 1,
-					Tuner: tune.Tuner{Process: &tune.Process{}}}) // as the CLI runs
+					Tuner: procset.Tuner{Process: &procset.Process{}}}) // as the CLI runs
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -11,9 +11,9 @@ import (
 	"github.com/fathom-lab/fathom/internal/db/postgres/target"
 	"github.com/fathom-lab/fathom/internal/dbtest"
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/procset"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/target/sock"
-	"github.com/fathom-lab/fathom/internal/tune"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/builtin"
 )
@@ -29,7 +29,7 @@ func TestPollerAboveThreshold(t *testing.T) {
 	ctx := context.Background()
 	procs := runtime.GOMAXPROCS(0)
 	blocking := sock.Conns()
-	tuner := tune.Tuner{Process: &tune.Process{}} // as the CLI gives: the poller asks it for no Ps
+	tuner := procset.Tuner{Process: &procset.Process{}} // as the CLI gives: the poller asks it for no Ps
 	r, err := Connect(ctx, tg, wl, Config{Clients: 4, Duration: time.Second, Interval: 250 * time.Millisecond, MaxTries: 1, Seed: 1, Tuner: tuner})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestPollerForConversational(t *testing.T) {
 	ctx := context.Background()
 	procs := runtime.GOMAXPROCS(0)
 	blocking := sock.Conns()
-	tuner := tune.Tuner{Process: &tune.Process{}}
+	tuner := procset.Tuner{Process: &procset.Process{}}
 	r, err := Connect(ctx, tg, talky{inner}, Config{Clients: 2, Duration: time.Second, Interval: 250 * time.Millisecond, MaxTries: 1, Seed: 1, Tuner: tuner})
 	if err != nil {
 		t.Fatal(err)

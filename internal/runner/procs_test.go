@@ -5,15 +5,15 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/fathom-lab/fathom/internal/tune"
+	"github.com/fathom-lab/fathom/internal/procset"
 )
 
 // Runners that overlap share GOMAXPROCS: it covers all their clients until the last
 // one closes, then returns to what it was.
 func TestProcsShared(t *testing.T) {
 	// GOGC not set by the user: runners may raise the GC percent. The process's
-	// settings change only through the Tuner the front end gives (package tune).
-	cfg := Config{Tuner: tune.Tuner{Process: &tune.Process{}}}
+	// settings change only through the Tuner the front end gives (package procset).
+	cfg := Config{Tuner: procset.Tuner{Process: &procset.Process{}}}
 	base, baseGC := runtime.GOMAXPROCS(0), gcPercent()
 	a := &Runner{clients: make([]*client, 40), cfg: cfg}
 	b := &Runner{clients: make([]*client, 30), cfg: cfg}
@@ -22,8 +22,8 @@ func TestProcsShared(t *testing.T) {
 	if got := runtime.GOMAXPROCS(0); got != max(base, 42) {
 		t.Fatalf("one runner of 40 clients: GOMAXPROCS %d", got)
 	}
-	if got := gcPercent(); got != tune.RunGC {
-		t.Fatalf("while network clients run: GC percent %d, want %d", got, tune.RunGC)
+	if got := gcPercent(); got != procset.RunGC {
+		t.Fatalf("while network clients run: GC percent %d, want %d", got, procset.RunGC)
 	}
 	b.threads(true)
 	s.threads(false) // computes rather than waits: asks for nothing
@@ -34,8 +34,8 @@ func TestProcsShared(t *testing.T) {
 	if got := runtime.GOMAXPROCS(0); got != max(base, 32) {
 		t.Fatalf("after the first closed: GOMAXPROCS %d", got)
 	}
-	if got := gcPercent(); got != tune.RunGC {
-		t.Fatalf("while one runner still runs: GC percent %d, want %d", got, tune.RunGC)
+	if got := gcPercent(); got != procset.RunGC {
+		t.Fatalf("while one runner still runs: GC percent %d, want %d", got, procset.RunGC)
 	}
 	b.Close()
 	s.Close()
@@ -52,7 +52,7 @@ func TestGOGCRespected(t *testing.T) {
 	old := debug.SetGCPercent(150)
 	defer debug.SetGCPercent(old)
 	// The CLI reads GOGC and says so to the tuner (KeepGC).
-	r := &Runner{clients: make([]*client, 4), cfg: Config{Tuner: tune.Tuner{Process: &tune.Process{}, KeepGC: true}}}
+	r := &Runner{clients: make([]*client, 4), cfg: Config{Tuner: procset.Tuner{Process: &procset.Process{}, KeepGC: true}}}
 	r.threads(true)
 	defer r.Close()
 	if got := gcPercent(); got != 150 {

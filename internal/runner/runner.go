@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
+	"github.com/fathom-lab/fathom/internal/procset"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/target/sock"
-	"github.com/fathom-lab/fathom/internal/tune"
 	"github.com/fathom-lab/fathom/internal/workload"
 )
 
@@ -354,7 +354,7 @@ func conversational(w workload.Workload) bool {
 }
 
 // Tuner changes the process's runtime settings for a runner's network clients (see
-// package tune). The front end that owns the process supplies it; without one, the
+// package procset). The front end that owns the process supplies it; without one, the
 // runner changes nothing.
 type Tuner interface {
 	// Acquire: procs clients are starting that each want a P of their own (0 with the
@@ -414,7 +414,7 @@ func (r *Runner) Tuning() string {
 	return fmt.Sprintf("%s; GOMAXPROCS %d; GC percent %d", io, runtime.GOMAXPROCS(0), gcPercent())
 }
 
-func gcPercent() int { return tune.GCPercent() }
+func gcPercent() int { return procset.GCPercent() }
 
 // pollerOnly reports whether every connection t dialed so far stayed on Go's network
 // poller (target.SocketsPoller).

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/safefile"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -149,10 +149,10 @@ func (s *Server) newWatcher(ctx context.Context, w Watch) (*watcher, error) {
 			return nil, errors.New("serve: a webhook needs a state file (Watch.State) to remember what it sent")
 		}
 		if err := safefile.Dir(filepath.Dir(w.State), 0o700); err != nil {
-			return nil, fault.Usagef("--webhook-state %s: %v", w.State, err)
+			return nil, errkind.Usagef("--webhook-state %s: %v", w.State, err)
 		}
 		if err := x.load(); err != nil {
-			return nil, fault.Usagef("--webhook-state %s: %v", w.State, err)
+			return nil, errkind.Usagef("--webhook-state %s: %v", w.State, err)
 		}
 	}
 	latest, err := s.o.Store.LatestRunID(ctx)

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/chart"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/report"
 )
 
@@ -133,7 +133,7 @@ func (s *Server) buildReport(ctx context.Context, sel *report.Selection, judge s
 
 func htmlError(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
-	if fault.KindOf(err) == fault.Usage {
+	if errkind.KindOf(err) == errkind.Usage {
 		code = http.StatusBadRequest
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -264,7 +264,7 @@ func countRuns(arg string) int {
 }
 
 func compareError(w http.ResponseWriter, err error) {
-	if fault.KindOf(err) == fault.Usage {
+	if errkind.KindOf(err) == errkind.Usage {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}

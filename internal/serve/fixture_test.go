@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"math"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -137,7 +137,7 @@ func writeSamples(t testing.TB, st store.Store, id int64, f *fixture) {
 	t.Helper()
 	ctx := context.Background()
 	start := epoch
-	srv := &metric.Server{Kind: "postgres", Flavor: "postgresql", Version: metric.Version{Major: 16, Minor: 4}, Local: true}
+	srv := &sample.Server{Kind: "postgres", Flavor: "postgresql", Version: sample.Version{Major: 16, Minor: 4}, Local: true}
 	w, err := st.SampleWriter(ctx, id, start, srv, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -146,13 +146,13 @@ func writeSamples(t testing.TB, st store.Store, id int64, f *fixture) {
 	for k := -1; k < f.intervals; k++ {
 		dip := k >= f.dip[0] && k < f.dip[1]
 		at := start.Add(time.Duration(k+1)*time.Second - 20*time.Millisecond)
-		smp := &metric.Sample{Index: k, At: at}
+		smp := &sample.Sample{Index: k, At: at}
 		cols := map[string]bool{}
 		for m := 0; m < f.metrics; m++ {
 			col := fmt.Sprintf("pg_stat_fixture_%d", m/8)
 			if !cols[col] {
 				cols[col] = true
-				smp.Results = append(smp.Results, metric.Result{Collector: col, Source: "postgres", Status: metric.StatusOK, At: at, Took: time.Millisecond})
+				smp.Results = append(smp.Results, sample.Result{Collector: col, Source: "postgres", Status: sample.StatusOK, At: at, Took: time.Millisecond})
 			}
 			v := 50 + 40*math.Sin(float64(k+m)/7)
 			if m == 0 {
@@ -161,9 +161,9 @@ func writeSamples(t testing.TB, st store.Store, id int64, f *fixture) {
 					v = f.tps / 3
 				}
 			}
-			r := metric.Reading{Name: fmt.Sprintf("pg.fixture_%02d", m), Collector: col, Unit: "blocks", At: at}
+			r := sample.Reading{Name: fmt.Sprintf("pg.fixture_%02d", m), Collector: col, Unit: "blocks", At: at}
 			if m%2 == 0 {
-				r.Kind = metric.Counter
+				r.Kind = sample.Counter
 				if k >= 0 {
 					r.Rate, r.HasRate = v, true
 					totals[m] += v

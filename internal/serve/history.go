@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/analyze"
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/report"
 	"github.com/fathom-lab/fathom/internal/store"
 )
@@ -144,7 +144,7 @@ func (s *Server) stillCurrent(ctx context.Context, e historyEntry, latest int64)
 
 func historyError(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
-	if fault.KindOf(err) == fault.Usage {
+	if errkind.KindOf(err) == errkind.Usage {
 		code = http.StatusNotFound
 	}
 	http.Error(w, err.Error(), code)

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/fault"
+	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -59,25 +59,25 @@ func (l *Listen) Beyond() bool {
 // the store: the errors are usage mistakes (one line naming the fix).
 func (l *Listen) Check() error {
 	if (l.TLSCert == "") != (l.TLSKey == "") {
-		return fault.Usagef("--tls-cert and --tls-key go together: give both files, or neither")
+		return errkind.Usagef("--tls-cert and --tls-key go together: give both files, or neither")
 	}
 	if l.Token != "" && l.TokenFile != "" {
-		return fault.Usagef("--token and --token-file: give one of them")
+		return errkind.Usagef("--token and --token-file: give one of them")
 	}
 	for _, n := range l.HostNames {
 		if n == "" || strings.ContainsAny(n, ":/ []") {
-			return fault.Usagef("--host-name %q: give a host name without port or scheme, e.g. fathom.example.com", n)
+			return errkind.Usagef("--host-name %q: give a host name without port or scheme, e.g. fathom.example.com", n)
 		}
 	}
 	if err := CheckListen(l.Addr, l.TLSCert != "", l.Insecure); err != nil {
-		return fault.Usagef("%v", err)
+		return errkind.Usagef("%v", err)
 	}
 	for _, f := range []string{l.TLSCert, l.TLSKey} {
 		if f == "" {
 			continue
 		}
 		if _, err := os.Stat(f); err != nil {
-			return fault.Usagef("TLS file %s: %v: give a readable PEM file", f, pathReason(err))
+			return errkind.Usagef("TLS file %s: %v: give a readable PEM file", f, pathReason(err))
 		}
 	}
 	return l.Watch.check()
@@ -89,18 +89,18 @@ func (w *Watch) check() error {
 		return nil
 	}
 	if !slices.Contains(report.WebhookFormats, w.Format) {
-		return fault.Usagef("--webhook-format %q: use json or slack", w.Format)
+		return errkind.Usagef("--webhook-format %q: use json or slack", w.Format)
 	}
 	if u, err := url.Parse(w.Webhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fault.Usagef("--webhook: give an http:// or https:// URL")
+		return errkind.Usagef("--webhook: give an http:// or https:// URL")
 	}
 	if w.Link != "" {
 		if u, err := url.Parse(w.Link); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fault.Usagef("--link %q: give the http:// or https:// address people reach this server on", w.Link)
+			return errkind.Usagef("--link %q: give the http:// or https:// address people reach this server on", w.Link)
 		}
 	}
 	if w.State == "" {
-		return fault.Usagef("--webhook needs --webhook-state FILE: where serve remembers the changes it sent")
+		return errkind.Usagef("--webhook needs --webhook-state FILE: where serve remembers the changes it sent")
 	}
 	return nil
 }
@@ -141,7 +141,7 @@ func (l *Listen) Credentials() (write string, users []User, err error) {
 	}
 	if read != "" {
 		if read == write {
-			return "", nil, fault.Usagef("the read token is the write token: give the read role a token of its own")
+			return "", nil, errkind.Usagef("the read token is the write token: give the read role a token of its own")
 		}
 		users = append(users, User{Name: "read-token", Role: RoleRead, Secret: read, Token: true})
 	}
@@ -160,14 +160,14 @@ func (l *Listen) Credentials() (write string, users []User, err error) {
 func readPrivate(flag, path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fault.Usagef("%s %s: %v", flag, path, pathReason(err))
+		return nil, errkind.Usagef("%s %s: %v", flag, path, pathReason(err))
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		return nil, fault.Usagef("%s %s is readable by others (mode %04o): chmod 600 it", flag, path, fi.Mode().Perm())
+		return nil, errkind.Usagef("%s %s is readable by others (mode %04o): chmod 600 it", flag, path, fi.Mode().Perm())
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fault.Usagef("%s %s: %v", flag, path, pathReason(err))
+		return nil, errkind.Usagef("%s %s: %v", flag, path, pathReason(err))
 	}
 	return b, nil
 }
@@ -179,7 +179,7 @@ func readToken(flag, path string) (string, error) {
 	}
 	tok, _, _ := strings.Cut(string(b), "\n")
 	if tok = strings.TrimSpace(tok); tok == "" {
-		return "", fault.Usagef("%s %s is empty: put the token on its first line", flag, path)
+		return "", errkind.Usagef("%s %s is empty: put the token on its first line", flag, path)
 	}
 	return tok, nil
 }
@@ -202,17 +202,17 @@ func readUsers(path string) ([]User, error) {
 		r, okRole := ParseRole(role)
 		switch {
 		case !ok1 || !ok2 || !okRole || secret == "":
-			return nil, fault.Usagef("--users %s line %d: write NAME:ROLE:PASSWORD, ROLE read or write", path, i+1)
+			return nil, errkind.Usagef("--users %s line %d: write NAME:ROLE:PASSWORD, ROLE read or write", path, i+1)
 		case name == "" || strings.IndexFunc(name, func(c rune) bool { return c <= ' ' || c == 0x7f }) >= 0:
-			return nil, fault.Usagef("--users %s line %d: the user name must not be empty or hold spaces or control characters", path, i+1)
+			return nil, errkind.Usagef("--users %s line %d: the user name must not be empty or hold spaces or control characters", path, i+1)
 		case seen[name]:
-			return nil, fault.Usagef("--users %s line %d: user %q is listed twice", path, i+1, name)
+			return nil, errkind.Usagef("--users %s line %d: user %q is listed twice", path, i+1, name)
 		}
 		seen[name] = true
 		users = append(users, User{Name: name, Role: r, Secret: secret})
 	}
 	if len(users) == 0 {
-		return nil, fault.Usagef("--users %s lists no user: write NAME:ROLE:PASSWORD lines", path)
+		return nil, errkind.Usagef("--users %s lists no user: write NAME:ROLE:PASSWORD lines", path)
 	}
 	return users, nil
 }
@@ -249,9 +249,9 @@ func Run(ctx context.Context, l Listen, open func() (store.Store, error), versio
 	readAuth := beyond || l.RequireAuth
 	if readAuth && tok == "" && len(users) == 0 {
 		if beyond {
-			return fault.Usagef("--addr %s serves beyond this machine, where reads need credentials: give --read-token-file FILE (or $FATHOM_SERVE_READ_TOKEN), --token-file FILE or --users FILE", l.Addr)
+			return errkind.Usagef("--addr %s serves beyond this machine, where reads need credentials: give --read-token-file FILE (or $FATHOM_SERVE_READ_TOKEN), --token-file FILE or --users FILE", l.Addr)
 		}
-		return fault.Usagef("--require-auth needs credentials: give --read-token-file FILE (or $FATHOM_SERVE_READ_TOKEN), --token-file FILE or --users FILE")
+		return errkind.Usagef("--require-auth needs credentials: give --read-token-file FILE (or $FATHOM_SERVE_READ_TOKEN), --token-file FILE or --users FILE")
 	}
 	if l.Token != "" {
 		fmt.Fprintln(w, "fathom serve: --token shows the token to every user of this machine (ps): use --token-file FILE or $FATHOM_SERVE_TOKEN")
@@ -264,7 +264,7 @@ func Run(ctx context.Context, l Listen, open func() (store.Store, error), versio
 	default:
 		f, err := os.OpenFile(l.AccessLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
-			return fault.Usagef("--access-log %s: %v: give a file this user can write, - for stderr or none", l.AccessLog, pathReason(err))
+			return errkind.Usagef("--access-log %s: %v: give a file this user can write, - for stderr or none", l.AccessLog, pathReason(err))
 		}
 		defer f.Close()
 		accessLog = f
@@ -324,7 +324,7 @@ func webhookHost(u string) string {
 func Serve(ctx context.Context, s *Server, l Listen, ready func(url string)) error {
 	ln, err := net.Listen("tcp", l.Addr)
 	if err != nil {
-		return fault.Usagef("--addr %s: %v: pick a free port or another address", l.Addr, errors.Unwrap(err))
+		return errkind.Usagef("--addr %s: %v: pick a free port or another address", l.Addr, errors.Unwrap(err))
 	}
 	scheme := "http"
 	// MaxHeaderBytes: a request line or headers over 64 KiB are answered 431 before
@@ -334,7 +334,7 @@ func Serve(ctx context.Context, s *Server, l Listen, ready func(url string)) err
 		cert, err := tls.LoadX509KeyPair(l.TLSCert, l.TLSKey)
 		if err != nil {
 			ln.Close()
-			return fault.Usagef("--tls-cert/--tls-key: %v: give a PEM certificate and its key", err)
+			return errkind.Usagef("--tls-cert/--tls-key: %v: give a PEM certificate and its key", err)
 		}
 		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		ln = tls.NewListener(ln, hs.TLSConfig)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 )
 
 // The results store as interfaces, one per role, so that a second implementation (a
@@ -42,12 +42,12 @@ type SampleWriter interface {
 	SetOrigin(t time.Time)
 	// Skipped records n samples that were not taken (the sampler fell behind).
 	Skipped(ctx context.Context, n int64) error
-	Add(ctx context.Context, smp *metric.Sample) error
+	Add(ctx context.Context, smp *sample.Sample) error
 }
 
 // SampleStore keeps server and OS samples and reads them back as series.
 type SampleStore interface {
-	SampleWriter(ctx context.Context, runID int64, origin time.Time, src *metric.Server, interval time.Duration) (SampleWriter, error)
+	SampleWriter(ctx context.Context, runID int64, origin time.Time, src *sample.Server, interval time.Duration) (SampleWriter, error)
 	HasSamples(ctx context.Context, runID int64) (bool, error)
 	SampleSource(ctx context.Context, runID int64) (*SampleSource, error)
 	Metrics(ctx context.Context, runID int64) ([]Metric, error)

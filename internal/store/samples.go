@@ -3,7 +3,7 @@ package store
 import (
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 )
 
 // Server and OS samples: the write side (SampleWriter, used while a run or watch goes
@@ -11,7 +11,7 @@ import (
 
 // SampleSource is what a run's sampler learnt about the server, and how it sampled.
 type SampleSource struct {
-	Server   metric.Server `json:"server"`
+	Server   sample.Server `json:"server"`
 	Interval time.Duration `json:"interval_ns"`
 	// Skipped counts interval boundaries where sampling could not keep up.
 	Skipped int64 `json:"skipped"`

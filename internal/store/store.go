@@ -2,7 +2,7 @@
 // ExperimentStore, StallStore; Store has them all) and the records they keep: runs
 // with their provenance and intervals, samples, experiments, stalls. store/sqlite
 // implements them in a SQLite file; store/stores opens the one a --store value names.
-// The store keeps what collect produced (package metric) and never imports collect.
+// The store keeps what collect produced (package sample) and never imports collect.
 package store
 
 import "errors"

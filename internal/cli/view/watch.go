@@ -9,8 +9,8 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/db"
-	"github.com/fathom-lab/fathom/internal/metric"
 	"github.com/fathom-lab/fathom/internal/report"
+	"github.com/fathom-lab/fathom/internal/sample"
 )
 
 // watchColumn is one figure of the live view (see collect.WatchColumn).
@@ -51,7 +51,7 @@ func NewWatchLines(kind string, out, errw io.Writer, quiet bool) *WatchLines {
 	return &WatchLines{Out: out, Err: errw, cols: cols, quiet: quiet, hist: map[string][]float64{}}
 }
 
-func columnValue(c *watchColumn, s *metric.Sample) (float64, bool) {
+func columnValue(c *watchColumn, s *sample.Sample) (float64, bool) {
 	var sum float64
 	found := false
 	for _, m := range c.Metrics {
@@ -89,7 +89,7 @@ func columnFormat(c *watchColumn, v float64) string {
 	return report.FormatNumber(v)
 }
 
-func (v *WatchLines) show(s *metric.Sample, elapsed time.Duration) {
+func (v *WatchLines) show(s *sample.Sample, elapsed time.Duration) {
 	if v.quiet {
 		return
 	}
@@ -126,7 +126,7 @@ func (v *WatchLines) show(s *metric.Sample, elapsed time.Duration) {
 	}
 	var bad []string
 	for _, r := range s.Results {
-		if r.Status == metric.StatusFailed || r.Status == metric.StatusTimeout {
+		if r.Status == sample.StatusFailed || r.Status == sample.StatusTimeout {
 			bad = append(bad, r.Collector)
 		}
 	}
@@ -154,7 +154,7 @@ func sparkline(vals []float64) string {
 	return b.String()
 }
 
-func (v *WatchLines) drawPanel(s *metric.Sample, elapsed time.Duration) {
+func (v *WatchLines) drawPanel(s *sample.Sample, elapsed time.Duration) {
 	var b strings.Builder
 	b.WriteString("\033[H\033[2J")
 	fmt.Fprintf(&b, "fathom watch  %s  (Ctrl-C to stop)\n\n", fmtElapsed(elapsed.Round(time.Second)))
@@ -178,7 +178,7 @@ func (v *WatchLines) drawPanel(s *metric.Sample, elapsed time.Duration) {
 	}
 	tw.Flush()
 	for _, r := range s.Results {
-		if r.Status == metric.StatusFailed || r.Status == metric.StatusTimeout {
+		if r.Status == sample.StatusFailed || r.Status == sample.StatusTimeout {
 			fmt.Fprintf(&b, "! %s %s: %s\n", r.Collector, r.Status, r.Error)
 		}
 	}
@@ -191,7 +191,7 @@ func (v *WatchLines) WatchStarted(id int64, target string) {
 		v.Header(id, target)
 	}
 }
-func (v *WatchLines) Sample(s *metric.Sample, elapsed time.Duration) { v.show(s, elapsed) }
+func (v *WatchLines) Sample(s *sample.Sample, elapsed time.Duration) { v.show(s, elapsed) }
 func (v *WatchLines) Finished()                                      { v.done() }
 func (v *WatchLines) Warning(msg string)                             { fmt.Fprintf(v.Err, "fathom: warning: %s\n", msg) }
 

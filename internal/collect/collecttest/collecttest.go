@@ -7,31 +7,31 @@ import (
 	"testing"
 
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 )
 
 // Reading finds a reading of a sample by name.
-func Reading(s *metric.Sample, name string) (metric.Reading, bool) {
+func Reading(s *sample.Sample, name string) (sample.Reading, bool) {
 	for _, r := range s.Readings {
 		if r.Name == name {
 			return r, true
 		}
 	}
-	return metric.Reading{}, false
+	return sample.Reading{}, false
 }
 
 // CheckReadings fails for values that are not numbers, counters' negative rates and
 // gauges with a rate or a reset.
-func CheckReadings(t testing.TB, s *metric.Sample) {
+func CheckReadings(t testing.TB, s *sample.Sample) {
 	t.Helper()
 	for _, r := range s.Readings {
 		if math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
 			t.Errorf("%s: value %v", r.Name, r.Value)
 		}
-		if r.Kind == metric.Counter && r.HasRate && r.Rate < 0 {
+		if r.Kind == sample.Counter && r.HasRate && r.Rate < 0 {
 			t.Errorf("%s: negative rate %v", r.Name, r.Rate)
 		}
-		if r.Kind == metric.Gauge && (r.HasRate || r.Reset) {
+		if r.Kind == sample.Gauge && (r.HasRate || r.Reset) {
 			t.Errorf("%s: a gauge with a rate or reset", r.Name)
 		}
 	}
@@ -39,7 +39,7 @@ func CheckReadings(t testing.TB, s *metric.Sample) {
 
 // CheckDeclared fails for every reading of a sample that its collector (one of the
 // host's or of kind k) does not declare, or declares with another kind or unit.
-func CheckDeclared(t testing.TB, k collect.Database, s *metric.Sample) {
+func CheckDeclared(t testing.TB, k collect.Database, s *sample.Sample) {
 	t.Helper()
 	v, err := collect.NewVocabulary(k)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -74,7 +74,7 @@ func newMySQLGlobalStatus() collect.Collector {
 				case "Uptime_since_flush_status":
 					upFlush, hasFlush = v, true
 				}
-				if MySQLStatusKind(name) == metric.Counter {
+				if MySQLStatusKind(name) == sample.Counter {
 					s.Counter("mysql."+name, MySQLStatusUnit(name), v)
 				} else {
 					s.Gauge("mysql."+name, MySQLStatusUnit(name), v)

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -23,7 +23,7 @@ func (collectSide) Title() string { return "MySQL/MariaDB" }
 func (collectSide) Collectors() []collect.Collector {
 	return collect.Fresh(newMySQLGlobalStatus, newMySQLInnoDBStatus, newMySQLBinlog, newMySQLProcesslist)
 }
-func (collectSide) Discover(ctx context.Context, s *metric.Server, conn target.Conn, dsn string, fs procfs.FS, haveProc bool) {
+func (collectSide) Discover(ctx context.Context, s *sample.Server, conn target.Conn, dsn string, fs procfs.FS, haveProc bool) {
 	s.Flavor = "mysql"
 	if conn != nil {
 		discoverMySQL(ctx, s, conn, fs, haveProc)
@@ -57,7 +57,7 @@ var governing = []string{"innodb_log_file_size", "innodb_log_files_in_group", "i
 	"innodb_buffer_pool_size", "innodb_lock_wait_timeout", "lock_wait_timeout", "log_bin", "max_binlog_size",
 	"sync_binlog", "binlog_format", "innodb_doublewrite"}
 
-func discoverMySQL(ctx context.Context, s *metric.Server, conn target.Conn, fs procfs.FS, haveProc bool) {
+func discoverMySQL(ctx context.Context, s *sample.Server, conn target.Conn, fs procfs.FS, haveProc bool) {
 	rows, err := conn.Query(ctx, `SELECT VERSION(), @@version_comment, @@datadir, @@pid_file`)
 	if err != nil || len(rows) != 1 || len(rows[0]) != 4 {
 		collect.Note(s, "version: %v", collect.ErrOr(err, "no row"))

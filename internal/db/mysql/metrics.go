@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 )
 
 // MySQL's and MariaDB's metrics, declared as data: what each of its collectors
@@ -195,32 +195,32 @@ var mysqlPoolCounters = map[string]bool{
 }
 
 // MySQLStatusKind classifies a status variable.
-func MySQLStatusKind(name string) metric.Kind {
+func MySQLStatusKind(name string) sample.Kind {
 	// MariaDB without Galera lists the wsrep_* variables in lower case.
 	if name != "" && name[0] >= 'a' && name[0] <= 'z' {
 		name = strings.ToUpper(name[:1]) + name[1:]
 	}
 	if g, ok := mysqlGauges[name]; ok {
 		if g {
-			return metric.Gauge
+			return sample.Gauge
 		}
-		return metric.Counter
+		return sample.Counter
 	}
 	if strings.HasPrefix(name, "Innodb_buffer_pool_pages_") {
 		if mysqlPoolCounters[name] {
-			return metric.Counter
+			return sample.Counter
 		}
-		return metric.Gauge
+		return sample.Gauge
 	}
 	if strings.HasPrefix(name, "Performance_schema_") && strings.HasSuffix(name, "_lost") {
-		return metric.Counter
+		return sample.Counter
 	}
 	for _, p := range mysqlGaugePrefixes {
 		if strings.HasPrefix(name, p) {
-			return metric.Gauge
+			return sample.Gauge
 		}
 	}
-	return metric.Counter
+	return sample.Counter
 }
 
 // MySQLStatusUnit is a status variable's unit, "" when it has none known.

@@ -4,15 +4,15 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 )
 
 func TestMySQLKinds(t *testing.T) {
-	for name, want := range map[string]metric.Kind{
-		"Questions": metric.Counter, "Com_select": metric.Counter, "Threads_running": metric.Gauge, "Innodb_buffer_pool_pages_dirty": metric.Gauge,
-		"Innodb_buffer_pool_pages_flushed": metric.Counter, "Innodb_data_pending_fsyncs": metric.Gauge, "Innodb_os_log_written": metric.Counter,
-		"Innodb_history_list_length": metric.Gauge, "Innodb_lsn_current": metric.Counter, "Uptime": metric.Gauge, "Innodb_row_lock_time": metric.Counter,
-		"Innodb_row_lock_current_waits": metric.Gauge, "Open_tables": metric.Gauge, "Opened_tables": metric.Counter,
+	for name, want := range map[string]sample.Kind{
+		"Questions": sample.Counter, "Com_select": sample.Counter, "Threads_running": sample.Gauge, "Innodb_buffer_pool_pages_dirty": sample.Gauge,
+		"Innodb_buffer_pool_pages_flushed": sample.Counter, "Innodb_data_pending_fsyncs": sample.Gauge, "Innodb_os_log_written": sample.Counter,
+		"Innodb_history_list_length": sample.Gauge, "Innodb_lsn_current": sample.Counter, "Uptime": sample.Gauge, "Innodb_row_lock_time": sample.Counter,
+		"Innodb_row_lock_current_waits": sample.Gauge, "Open_tables": sample.Gauge, "Opened_tables": sample.Counter,
 	} {
 		if got := MySQLStatusKind(name); got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -115,11 +115,11 @@ func FetchPostgres(ctx context.Context, conn target.Conn, s *check.Sample, now f
 }
 
 // pgServerVersion turns server_version_num into collect's Version.
-func pgServerVersion(n int) metric.Version {
+func pgServerVersion(n int) sample.Version {
 	if n >= 100000 {
-		return metric.Version{Major: n / 10000, Minor: n % 10000}
+		return sample.Version{Major: n / 10000, Minor: n % 10000}
 	}
-	return metric.Version{Major: n / 10000, Minor: n / 100 % 100, Patch: n % 100}
+	return sample.Version{Major: n / 10000, Minor: n / 100 % 100, Patch: n % 100}
 }
 
 func boolNum(b bool) float64 {

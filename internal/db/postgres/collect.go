@@ -6,7 +6,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/collect"
 	"strings"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -14,9 +14,9 @@ import (
 // same whichever view holds the column in the server's version (checkpoint counters
 // moved from pg_stat_bgwriter to pg_stat_checkpointer in 17).
 
-func pgVersion(s *collect.Scrape) metric.Version {
+func pgVersion(s *collect.Scrape) sample.Version {
 	if s.Server == nil {
-		return metric.Version{}
+		return sample.Version{}
 	}
 	return s.Server.Version
 }
@@ -25,7 +25,7 @@ func pgVersion(s *collect.Scrape) metric.Version {
 // expression alias) to metric suffix, kind and unit.
 type pgCol struct {
 	expr, name string
-	kind       metric.Kind
+	kind       sample.Kind
 	unit       string
 }
 
@@ -38,7 +38,7 @@ func addRow(s *collect.Scrape, cols []pgCol, row []string) {
 		if !ok {
 			continue
 		}
-		if c.kind == metric.Counter {
+		if c.kind == sample.Counter {
 			s.Counter("pg."+c.name, c.unit, v)
 		} else {
 			s.Gauge("pg."+c.name, c.unit, v)
@@ -57,27 +57,27 @@ func selectList(cols []pgCol) string {
 // pgDatabaseCols maps pg_stat_database's columns to metric names (after "pg."):
 // the server's name except numbackends and sessions, whose names say what they count.
 var pgDatabaseCols = []pgCol{
-	{"xact_commit", "xact_commit", metric.Counter, "transactions"},
-	{"xact_rollback", "xact_rollback", metric.Counter, "transactions"},
-	{"blks_read", "blks_read", metric.Counter, "blocks"},
-	{"blks_hit", "blks_hit", metric.Counter, "blocks"},
-	{"tup_returned", "tup_returned", metric.Counter, "rows"},
-	{"tup_fetched", "tup_fetched", metric.Counter, "rows"},
-	{"tup_inserted", "tup_inserted", metric.Counter, "rows"},
-	{"tup_updated", "tup_updated", metric.Counter, "rows"},
-	{"tup_deleted", "tup_deleted", metric.Counter, "rows"},
-	{"conflicts", "conflicts", metric.Counter, "queries"},
-	{"temp_files", "temp_files", metric.Counter, "files"},
-	{"temp_bytes", "temp_bytes", metric.Counter, "bytes"},
-	{"deadlocks", "deadlocks", metric.Counter, "deadlocks"},
-	{"blk_read_time", "blk_read_time", metric.Counter, "ms"},
-	{"blk_write_time", "blk_write_time", metric.Counter, "ms"},
-	{"numbackends", "backends", metric.Gauge, "sessions"},
+	{"xact_commit", "xact_commit", sample.Counter, "transactions"},
+	{"xact_rollback", "xact_rollback", sample.Counter, "transactions"},
+	{"blks_read", "blks_read", sample.Counter, "blocks"},
+	{"blks_hit", "blks_hit", sample.Counter, "blocks"},
+	{"tup_returned", "tup_returned", sample.Counter, "rows"},
+	{"tup_fetched", "tup_fetched", sample.Counter, "rows"},
+	{"tup_inserted", "tup_inserted", sample.Counter, "rows"},
+	{"tup_updated", "tup_updated", sample.Counter, "rows"},
+	{"tup_deleted", "tup_deleted", sample.Counter, "rows"},
+	{"conflicts", "conflicts", sample.Counter, "queries"},
+	{"temp_files", "temp_files", sample.Counter, "files"},
+	{"temp_bytes", "temp_bytes", sample.Counter, "bytes"},
+	{"deadlocks", "deadlocks", sample.Counter, "deadlocks"},
+	{"blk_read_time", "blk_read_time", sample.Counter, "ms"},
+	{"blk_write_time", "blk_write_time", sample.Counter, "ms"},
+	{"numbackends", "backends", sample.Gauge, "sessions"},
 	// 14+
-	{"session_time", "session_time", metric.Counter, "ms"},
-	{"active_time", "active_time", metric.Counter, "ms"},
-	{"idle_in_transaction_time", "idle_in_transaction_time", metric.Counter, "ms"},
-	{"sessions", "sessions_opened", metric.Counter, "sessions"},
+	{"session_time", "session_time", sample.Counter, "ms"},
+	{"active_time", "active_time", sample.Counter, "ms"},
+	{"idle_in_transaction_time", "idle_in_transaction_time", sample.Counter, "ms"},
+	{"sessions", "sessions_opened", sample.Counter, "sessions"},
 }
 
 // PgStatDatabase is pg_stat_database summed over the databases: every numeric column
@@ -156,7 +156,7 @@ func newPgStatDatabase() collect.Collector {
 			prev = db
 			for _, c := range pgDatabaseCols {
 				if v, ok := collect.Num(db.Sums[c.expr]); ok {
-					if c.kind == metric.Counter {
+					if c.kind == sample.Counter {
 						s.Counter("pg."+c.name, c.unit, v)
 					} else {
 						s.Gauge("pg."+c.name, c.unit, v)
@@ -171,19 +171,19 @@ func newPgStatDatabase() collect.Collector {
 }
 
 var bgwriterCols = []pgCol{
-	{"buffers_clean", "buffers_clean", metric.Counter, "buffers"},
-	{"maxwritten_clean", "maxwritten_clean", metric.Counter, "times"},
-	{"buffers_alloc", "buffers_alloc", metric.Counter, "buffers"},
+	{"buffers_clean", "buffers_clean", sample.Counter, "buffers"},
+	{"maxwritten_clean", "maxwritten_clean", sample.Counter, "times"},
+	{"buffers_alloc", "buffers_alloc", sample.Counter, "buffers"},
 }
 
 var bgwriterCheckpointCols = []pgCol{
-	{"checkpoints_timed", "checkpoints_timed", metric.Counter, "checkpoints"},
-	{"checkpoints_req", "checkpoints_req", metric.Counter, "checkpoints"},
-	{"checkpoint_write_time", "checkpoint_write_time", metric.Counter, "ms"},
-	{"checkpoint_sync_time", "checkpoint_sync_time", metric.Counter, "ms"},
-	{"buffers_checkpoint", "buffers_checkpoint", metric.Counter, "buffers"},
-	{"buffers_backend", "buffers_backend", metric.Counter, "buffers"},
-	{"buffers_backend_fsync", "buffers_backend_fsync", metric.Counter, "fsyncs"},
+	{"checkpoints_timed", "checkpoints_timed", sample.Counter, "checkpoints"},
+	{"checkpoints_req", "checkpoints_req", sample.Counter, "checkpoints"},
+	{"checkpoint_write_time", "checkpoint_write_time", sample.Counter, "ms"},
+	{"checkpoint_sync_time", "checkpoint_sync_time", sample.Counter, "ms"},
+	{"buffers_checkpoint", "buffers_checkpoint", sample.Counter, "buffers"},
+	{"buffers_backend", "buffers_backend", sample.Counter, "buffers"},
+	{"buffers_backend_fsync", "buffers_backend_fsync", sample.Counter, "fsyncs"},
 }
 
 func newPgStatBgwriter() collect.Collector {
@@ -193,7 +193,7 @@ func newPgStatBgwriter() collect.Collector {
 		Help:    "background writer (and before 17 checkpoint) buffers written and checkpoints started",
 		Collect: func(ctx context.Context, s *collect.Scrape) error {
 			cols := bgwriterCols
-			if pgVersion(s).Less(metric.Version{Major: 17}) {
+			if pgVersion(s).Less(sample.Version{Major: 17}) {
 				cols = append(append([]pgCol{}, bgwriterCheckpointCols...), bgwriterCols...)
 			}
 			rows, err := s.Query(ctx, "SELECT "+selectList(cols)+", pg_postmaster_start_time()::text, coalesce(stats_reset::text, '') FROM pg_catalog.pg_stat_bgwriter")
@@ -215,14 +215,14 @@ func newPgStatCheckpointer() collect.Collector {
 		Name:    "pg_stat_checkpointer",
 		Metrics: declared["pg_stat_checkpointer"],
 		Help:    "checkpoints started (timed, requested) and buffers they wrote",
-		Min:     metric.Version{Major: 17},
+		Min:     sample.Version{Major: 17},
 		Collect: func(ctx context.Context, s *collect.Scrape) error {
 			cols := []pgCol{
-				{"num_timed", "checkpoints_timed", metric.Counter, "checkpoints"},
-				{"num_requested", "checkpoints_req", metric.Counter, "checkpoints"},
-				{"write_time", "checkpoint_write_time", metric.Counter, "ms"},
-				{"sync_time", "checkpoint_sync_time", metric.Counter, "ms"},
-				{"buffers_written", "buffers_checkpoint", metric.Counter, "buffers"},
+				{"num_timed", "checkpoints_timed", sample.Counter, "checkpoints"},
+				{"num_requested", "checkpoints_req", sample.Counter, "checkpoints"},
+				{"write_time", "checkpoint_write_time", sample.Counter, "ms"},
+				{"sync_time", "checkpoint_sync_time", sample.Counter, "ms"},
+				{"buffers_written", "buffers_checkpoint", sample.Counter, "buffers"},
 			}
 			rows, err := s.Query(ctx, "SELECT "+selectList(cols)+", pg_postmaster_start_time()::text, coalesce(stats_reset::text, '') FROM pg_catalog.pg_stat_checkpointer")
 			if err != nil {
@@ -243,19 +243,19 @@ func newPgStatWAL() collect.Collector {
 		Name:    "pg_stat_wal",
 		Metrics: declared["pg_stat_wal"],
 		Help:    "WAL records, full-page images, bytes, buffer-full waits (and before 18 writes and syncs)",
-		Min:     metric.Version{Major: 14},
+		Min:     sample.Version{Major: 14},
 		Collect: func(ctx context.Context, s *collect.Scrape) error {
 			cols := []pgCol{
-				{"wal_records", "wal_records", metric.Counter, "records"},
-				{"wal_fpi", "wal_fpi", metric.Counter, "pages"},
-				{"wal_buffers_full", "wal_buffers_full", metric.Counter, "times"},
+				{"wal_records", "wal_records", sample.Counter, "records"},
+				{"wal_fpi", "wal_fpi", sample.Counter, "pages"},
+				{"wal_buffers_full", "wal_buffers_full", sample.Counter, "times"},
 			}
-			if pgVersion(s).Less(metric.Version{Major: 18}) {
+			if pgVersion(s).Less(sample.Version{Major: 18}) {
 				cols = append(cols,
-					pgCol{"wal_write", "wal_write", metric.Counter, "writes"},
-					pgCol{"wal_sync", "wal_sync", metric.Counter, "syncs"},
-					pgCol{"wal_write_time", "wal_write_time", metric.Counter, "ms"},
-					pgCol{"wal_sync_time", "wal_sync_time", metric.Counter, "ms"},
+					pgCol{"wal_write", "wal_write", sample.Counter, "writes"},
+					pgCol{"wal_sync", "wal_sync", sample.Counter, "syncs"},
+					pgCol{"wal_write_time", "wal_write_time", sample.Counter, "ms"},
+					pgCol{"wal_sync_time", "wal_sync_time", sample.Counter, "ms"},
 				)
 			}
 			rows, err := s.Query(ctx, "SELECT "+selectList(cols)+", pg_postmaster_start_time()::text, coalesce(stats_reset::text, '') FROM pg_catalog.pg_stat_wal")
@@ -283,7 +283,7 @@ func newPgWAL() collect.Collector {
 		Name:    "pg_wal",
 		Metrics: declared["pg_wal"],
 		Help:    "WAL position (bytes/s), WAL since the last checkpoint's redo point and its share of max_wal_size, checkpointer activity",
-		Min:     metric.Version{Major: 10},
+		Min:     sample.Version{Major: 10},
 		Collect: func(ctx context.Context, s *collect.Scrape) error {
 			// max_wal_size changes only with a reload: read it every 30th scrape.
 			if scrapes%30 == 0 {
@@ -338,7 +338,7 @@ func newPgActivity() collect.Collector {
 		Name:    "pg_stat_activity",
 		Metrics: declared["pg_stat_activity"],
 		Help:    "sessions by state and by wait event, autovacuum workers, oldest transaction and query",
-		Min:     metric.Version{Major: 10},
+		Min:     sample.Version{Major: 10},
 		Collect: func(ctx context.Context, s *collect.Scrape) error {
 			rows, err := s.Query(ctx, `SELECT backend_type, coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), count(*),
 				coalesce(max(extract(epoch FROM now() - xact_start)), 0), coalesce(max(extract(epoch FROM now() - query_start)) FILTER (WHERE state = 'active'), 0)
@@ -439,7 +439,7 @@ func newPgVacuum() collect.Collector {
 		Name:    "pg_stat_progress_vacuum",
 		Metrics: declared["pg_stat_progress_vacuum"],
 		Help:    "vacuums in progress (autovacuum and manual) and the heap blocks they have left",
-		Min:     metric.Version{Major: 9, Minor: 6},
+		Min:     sample.Version{Major: 9, Minor: 6},
 		Collect: func(ctx context.Context, s *collect.Scrape) error {
 			// Autovacuum workers are counted by pg_stat_activity; here every vacuum.
 			rows, err := s.Query(ctx, `SELECT count(*), coalesce(sum(heap_blks_total - heap_blks_scanned), 0) FROM pg_catalog.pg_stat_progress_vacuum`)

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -22,7 +22,7 @@ func (collectSide) Collectors() []collect.Collector {
 	return collect.Fresh(newPgStatDatabase, newPgStatBgwriter, newPgStatCheckpointer, newPgStatWAL, newPgWAL,
 		newPgActivity, newPgLocks, newPgVacuum)
 }
-func (collectSide) Discover(ctx context.Context, s *metric.Server, conn target.Conn, dsn string, fs procfs.FS, haveProc bool) {
+func (collectSide) Discover(ctx context.Context, s *sample.Server, conn target.Conn, dsn string, fs procfs.FS, haveProc bool) {
 	s.Flavor = "postgresql"
 	if conn != nil {
 		discoverPostgres(ctx, s, conn, fs, haveProc)
@@ -47,7 +47,7 @@ var governing = []string{"max_wal_size", "min_wal_size", "checkpoint_timeout", "
 	"autovacuum_vacuum_cost_delay", "deadlock_timeout", "lock_timeout", "checkpoint_flush_after",
 	"backend_flush_after", "wal_writer_flush_after", "commit_delay", "commit_siblings"}
 
-func discoverPostgres(ctx context.Context, s *metric.Server, conn target.Conn, fs procfs.FS, haveProc bool) {
+func discoverPostgres(ctx context.Context, s *sample.Server, conn target.Conn, fs procfs.FS, haveProc bool) {
 	rows, err := conn.Query(ctx, `SELECT current_setting('server_version_num'), version(), pg_backend_pid(),
 		coalesce((SELECT setting FROM pg_catalog.pg_settings WHERE name = 'data_directory'), '')`)
 	if err != nil || len(rows) != 1 || len(rows[0]) != 4 {
@@ -57,9 +57,9 @@ func discoverPostgres(ctx context.Context, s *metric.Server, conn target.Conn, f
 	r := rows[0]
 	n, _ := strconv.Atoi(r[0])
 	if n < 100000 {
-		s.Version = metric.Version{Major: n / 10000, Minor: n / 100 % 100, Patch: n % 100}
+		s.Version = sample.Version{Major: n / 10000, Minor: n / 100 % 100, Patch: n % 100}
 	} else {
-		s.Version = metric.Version{Major: n / 10000, Minor: n % 10000}
+		s.Version = sample.Version{Major: n / 10000, Minor: n % 10000}
 	}
 	s.VersionString = r[1]
 	s.DataDir = r[3]

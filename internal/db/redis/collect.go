@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -70,7 +70,7 @@ func newRedisSection(i int) func() collect.Collector {
 					continue
 				}
 				found++
-				if f.Kind == metric.Counter {
+				if f.Kind == sample.Counter {
 					s.Counter("redis."+f.Field, f.Unit, v)
 				} else {
 					s.Gauge("redis."+f.Field, f.Unit, v)
@@ -87,7 +87,7 @@ func newRedisSection(i int) func() collect.Collector {
 // newRedisLatencyStats reads INFO latencystats (Redis 7+):
 // latency_percentiles_usec_get:p50=1.003,p99=2.007,p99.9=4.015.
 func newRedisLatencyStats() collect.Collector {
-	return collect.Func{Name: "redis_latencystats", Help: "INFO latencystats: per-command latency percentiles (Redis 7+)", Min: metric.Version{Major: 7},
+	return collect.Func{Name: "redis_latencystats", Help: "INFO latencystats: per-command latency percentiles (Redis 7+)", Min: sample.Version{Major: 7},
 		Metrics: redisDescs("redis_latencystats"),
 		Collect: func(ctx context.Context, s *collect.Scrape) error {
 			info, err := ReadRedisInfo(ctx, s.Conn, "latencystats")
@@ -124,7 +124,7 @@ func (collectSide) Title() string { return "Redis" }
 func (collectSide) Collectors() []collect.Collector {
 	return collect.Fresh(newRedisSection(0), newRedisSection(1), newRedisSection(2), newRedisSection(3), newRedisSection(4), newRedisLatencyStats)
 }
-func (collectSide) Discover(ctx context.Context, s *metric.Server, conn target.Conn, _ string, fs procfs.FS, haveProc bool) {
+func (collectSide) Discover(ctx context.Context, s *sample.Server, conn target.Conn, _ string, fs procfs.FS, haveProc bool) {
 	s.Flavor = "redis"
 	if conn != nil {
 		discoverRedis(ctx, s, conn, fs, haveProc)
@@ -132,7 +132,7 @@ func (collectSide) Discover(ctx context.Context, s *metric.Server, conn target.C
 }
 func (collectSide) Snapshot(sn *collect.Snap) { snapshot(sn) }
 
-func discoverRedis(ctx context.Context, s *metric.Server, conn target.Conn, fs procfs.FS, haveProc bool) {
+func discoverRedis(ctx context.Context, s *sample.Server, conn target.Conn, fs procfs.FS, haveProc bool) {
 	info, err := ReadRedisInfo(ctx, conn, "server")
 	if err != nil || info["redis_version"] == "" {
 		collect.Note(s, "version: %v", collect.ErrOr(err, "INFO server gave no redis_version"))

@@ -10,7 +10,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/collect/collecttest"
 	rd "github.com/fathom-lab/fathom/internal/db/redis/target"
 	"github.com/fathom-lab/fathom/internal/dbtest"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -49,13 +49,13 @@ func TestRedisCollectors(t *testing.T) {
 	collecttest.CheckReadings(t, second)
 	collecttest.CheckDeclared(t, Kind{}.Collect(), second)
 	for _, r := range second.Results {
-		if r.Status != metric.StatusOK && !(r.Collector == "os_pressure" && strings.Contains(r.Error, "PSI")) &&
-			!(r.Collector == "redis_latencystats" && r.Status == metric.StatusSkipped) {
+		if r.Status != sample.StatusOK && !(r.Collector == "os_pressure" && strings.Contains(r.Error, "PSI")) &&
+			!(r.Collector == "redis_latencystats" && r.Status == sample.StatusSkipped) {
 			t.Errorf("collector %s: %s %s", r.Collector, r.Status, r.Error)
 		}
 	}
 	q, ok := collecttest.Reading(second, RedisCommands)
-	if !ok || q.Kind != metric.Counter || !q.HasRate || q.Rate <= 0 {
+	if !ok || q.Kind != sample.Counter || !q.HasRate || q.Rate <= 0 {
 		t.Errorf("%s: %+v", RedisCommands, q)
 	}
 	for _, name := range []string{RedisAOFRewriteInProgress, RedisRDBBgsaveInProgress, RedisUsedMemory, RedisBlockedClients, "redis.keyspace_misses"} {

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/fathom-lab/fathom/internal/collect"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
@@ -23,7 +23,7 @@ func (collectSide) Name() string                    { return "sqlite" }
 func (collectSide) Title() string                   { return "SQLite" }
 func (collectSide) Collectors() []collect.Collector { return nil }
 func (collectSide) Embedded() bool                  { return true }
-func (collectSide) Discover(_ context.Context, s *metric.Server, _ target.Conn, dsn string, _ procfs.FS, _ bool) {
+func (collectSide) Discover(_ context.Context, s *sample.Server, _ target.Conn, dsn string, _ procfs.FS, _ bool) {
 	s.Flavor = "sqlite"
 	s.Local = true
 	if p := sqlitePath(dsn); p != "" {

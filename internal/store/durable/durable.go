@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -93,7 +93,7 @@ type lateCounts struct {
 // (kept in memory only), or a call someone waits for.
 type entry struct {
 	op     *op
-	sample *metric.Sample
+	sample *sample.Sample
 	w      *sampleWriter
 	fn     func(context.Context) error
 	done   chan error // nil for a write nobody waits for

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -208,7 +208,7 @@ type sampleWriter struct {
 	reported int64 // the sampler's own count of skipped samples
 }
 
-func (s *Store) SampleWriter(ctx context.Context, runID int64, origin time.Time, src *metric.Server, interval time.Duration) (store.SampleWriter, error) {
+func (s *Store) SampleWriter(ctx context.Context, runID int64, origin time.Time, src *sample.Server, interval time.Duration) (store.SampleWriter, error) {
 	w, err := get(s, ctx, func(ctx context.Context) (store.SampleWriter, error) {
 		return s.Store.SampleWriter(ctx, runID, origin, src, interval)
 	})
@@ -234,7 +234,7 @@ func (w *sampleWriter) Skipped(ctx context.Context, n int64) error {
 }
 
 // Add never waits for an outage: the sampler keeps its schedule.
-func (w *sampleWriter) Add(ctx context.Context, smp *metric.Sample) error {
+func (w *sampleWriter) Add(ctx context.Context, smp *sample.Sample) error {
 	s := w.s
 	s.mu.Lock()
 	if s.gaveUp == nil && !s.down && len(s.queue) == 0 && (s.file == nil || s.file.left == 0) {
@@ -260,7 +260,7 @@ func (w *sampleWriter) Add(ctx context.Context, smp *metric.Sample) error {
 }
 
 // sampleSize is about how much memory a sample holds.
-func sampleSize(smp *metric.Sample) int64 {
+func sampleSize(smp *sample.Sample) int64 {
 	n := int64(64)
 	for i := range smp.Results {
 		r := &smp.Results[i]

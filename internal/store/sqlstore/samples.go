@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
@@ -30,7 +30,7 @@ type sampleWriter struct {
 
 // SampleWriter starts writing samples of runID. origin is the run's clock zero (the
 // runner's start); sample times are stored relative to it.
-func (s *Store) SampleWriter(ctx context.Context, runID int64, origin time.Time, src *metric.Server, interval time.Duration) (store.SampleWriter, error) {
+func (s *Store) SampleWriter(ctx context.Context, runID int64, origin time.Time, src *sample.Server, interval time.Duration) (store.SampleWriter, error) {
 	srv := "{}"
 	if src != nil {
 		srv = mustJSON(src)
@@ -74,7 +74,7 @@ func (w *sampleWriter) Skipped(ctx context.Context, n int64) error {
 }
 
 // Add stores one sample in one transaction.
-func (w *sampleWriter) Add(ctx context.Context, smp *metric.Sample) error {
+func (w *sampleWriter) Add(ctx context.Context, smp *sample.Sample) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	tx, err := w.st.begin(ctx)
@@ -310,14 +310,14 @@ func (s *Store) Collectors(ctx context.Context, runID int64) ([]store.CollectorR
 			by[c] = cr
 			order = append(order, c)
 		}
-		switch metric.Status(status) {
-		case metric.StatusOK:
+		switch sample.Status(status) {
+		case sample.StatusOK:
 			cr.OK += int(max(n, 1)) // a downsampled row stands for n samples
-		case metric.StatusFailed:
+		case sample.StatusFailed:
 			cr.Failed++
-		case metric.StatusTimeout:
+		case sample.StatusTimeout:
 			cr.Timeouts++
-		case metric.StatusSkipped:
+		case sample.StatusSkipped:
 			cr.Skipped++
 		}
 		if reset {
@@ -326,7 +326,7 @@ func (s *Store) Collectors(ctx context.Context, runID int64) ([]store.CollectorR
 		if msg != "" {
 			cr.LastError = msg
 		}
-		if status != string(metric.StatusSkipped) {
+		if status != string(sample.StatusSkipped) {
 			total[c] += took * max(n, 1)
 			if time.Duration(took) > cr.MaxTook {
 				cr.MaxTook = time.Duration(took)

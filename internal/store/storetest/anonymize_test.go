@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/storecopy"
 	"github.com/fathom-lab/fathom/internal/store/storetest"
@@ -61,7 +61,7 @@ func plant(t *testing.T, s store.Store) []int64 {
 				t.Fatal(err)
 			}
 		}
-		w, err := s.SampleWriter(ctx, id, origin, &metric.Server{Kind: "postgres", Flavor: "postgresql", DataDir: "/srv/pgdata/cluster-zeta", Local: true,
+		w, err := s.SampleWriter(ctx, id, origin, &sample.Server{Kind: "postgres", Flavor: "postgresql", DataDir: "/srv/pgdata/cluster-zeta", Local: true,
 			PID: 48213, Devices: []string{"nvme7n3", "dm-7"}, DiskScope: "data directory",
 			Settings: map[string]string{"checkpoint_timeout": "5min", "data_directory": "/srv/pgdata/cluster-zeta"},
 			Notes:    []string{"postmaster 48213 on nvme7n3 (fd00:dead:beef::17)"}, VersionString: "PostgreSQL 15.20 on pg-prod-17"}, time.Second)

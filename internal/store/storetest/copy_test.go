@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/storecopy"
 	"github.com/fathom-lab/fathom/internal/store/storetest"
@@ -29,7 +29,7 @@ func fill(t *testing.T, s store.Store) (done, running int64) {
 		}
 	}
 	origin := time.Unix(1700000000, 0)
-	w, err := s.SampleWriter(ctx, done, origin, &metric.Server{Kind: "postgres", DataDir: "/home/me/pg"}, time.Second)
+	w, err := s.SampleWriter(ctx, done, origin, &sample.Server{Kind: "postgres", DataDir: "/home/me/pg"}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

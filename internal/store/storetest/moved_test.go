@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/stores"
 	"github.com/fathom-lab/fathom/internal/store/storetest"
@@ -268,7 +268,7 @@ func TestSamplesRoundTrip(t *testing.T) {
 			t.Errorf("unsampled run: %v", err)
 		}
 		origin := time.Now()
-		srv := &metric.Server{Kind: "postgres", Local: true, Devices: []string{"vda"}, Settings: map[string]string{"max_wal_size": "1GB"}}
+		srv := &sample.Server{Kind: "postgres", Local: true, Devices: []string{"vda"}, Settings: map[string]string{"max_wal_size": "1GB"}}
 		w, err := s.SampleWriter(ctx, id, origin.Add(-time.Hour), srv, time.Second)
 		if err != nil {
 			t.Fatal(err)
@@ -288,7 +288,7 @@ func TestSamplesRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		extra := storetest.Sample(3, origin.Add(4*time.Second), 2000, false)
-		extra.Readings = append(extra.Readings, metric.Reading{Name: "os.mem.writeback_bytes", Collector: "os_meminfo", Kind: metric.Gauge, Unit: "bytes", Value: 7})
+		extra.Readings = append(extra.Readings, sample.Reading{Name: "os.mem.writeback_bytes", Collector: "os_meminfo", Kind: sample.Gauge, Unit: "bytes", Value: 7})
 		if err := w2.Add(ctx, extra); err != nil {
 			t.Fatal(err)
 		}

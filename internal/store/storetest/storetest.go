@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/metric"
+	"github.com/fathom-lab/fathom/internal/sample"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/target"
 )
@@ -42,18 +42,18 @@ func Interval(idx int, n int) *measure.Interval {
 }
 
 // Sample is a sample with a counter, a gauge and three collectors (one timed out).
-func Sample(idx int, at time.Time, commits float64, reset bool) *metric.Sample {
-	return &metric.Sample{
+func Sample(idx int, at time.Time, commits float64, reset bool) *sample.Sample {
+	return &sample.Sample{
 		Index: idx, At: at,
-		Results: []metric.Result{
-			{Collector: "pg_stat_database", Source: "postgres", Status: metric.StatusOK, At: at.Add(time.Millisecond), Took: 2 * time.Millisecond, Reset: reset},
-			{Collector: "pg_locks", Source: "postgres", Status: metric.StatusTimeout, Error: "no answer within 2s", At: at, Took: 2 * time.Second},
-			{Collector: "os_meminfo", Source: "os", Status: metric.StatusOK, At: at.Add(2 * time.Millisecond), Took: time.Millisecond},
+		Results: []sample.Result{
+			{Collector: "pg_stat_database", Source: "postgres", Status: sample.StatusOK, At: at.Add(time.Millisecond), Took: 2 * time.Millisecond, Reset: reset},
+			{Collector: "pg_locks", Source: "postgres", Status: sample.StatusTimeout, Error: "no answer within 2s", At: at, Took: 2 * time.Second},
+			{Collector: "os_meminfo", Source: "os", Status: sample.StatusOK, At: at.Add(2 * time.Millisecond), Took: time.Millisecond},
 		},
-		Readings: []metric.Reading{
-			{Name: "pg.xact_commit", Collector: "pg_stat_database", Kind: metric.Counter, Unit: "transactions", Value: commits,
+		Readings: []sample.Reading{
+			{Name: "pg.xact_commit", Collector: "pg_stat_database", Kind: sample.Counter, Unit: "transactions", Value: commits,
 				Rate: 100, HasRate: idx >= 0 && !reset, Reset: reset},
-			{Name: "os.mem.dirty_bytes", Collector: "os_meminfo", Kind: metric.Gauge, Unit: "bytes", Value: float64(1000 * (idx + 2))},
+			{Name: "os.mem.dirty_bytes", Collector: "os_meminfo", Kind: sample.Gauge, Unit: "bytes", Value: float64(1000 * (idx + 2))},
 		},
 	}
 }

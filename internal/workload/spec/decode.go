@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/measure"
-	"github.com/fathom-lab/fathom/internal/problem"
 	"github.com/fathom-lab/fathom/internal/target"
+	"github.com/fathom-lab/fathom/internal/yamlfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -221,7 +221,7 @@ func dialectKeys(n *yaml.Node) []string {
 		return Dialects()
 	}
 	var out []string
-	if n = problem.Deref(n); n != nil && n.Kind == yaml.MappingNode {
+	if n = yamlfile.Deref(n); n != nil && n.Kind == yaml.MappingNode {
 		for i := 0; i < len(n.Content); i += 2 {
 			if n.Content[i].Value != "default" {
 				out = append(out, n.Content[i].Value)
@@ -295,7 +295,7 @@ const (
 
 // fields checks that n is a mapping with only known keys and returns its values by key.
 func (d *decoder) fields(n *yaml.Node, what string, known ...string) map[string]*yaml.Node {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
 		return map[string]*yaml.Node{}
@@ -321,7 +321,7 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) map[string]
 }
 
 func describe(n *yaml.Node) string {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil {
 		return "nothing"
 	}
@@ -353,7 +353,7 @@ func quote(s string) string {
 
 // str reads a scalar string.
 func (d *decoder) str(n *yaml.Node, what string) string {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		d.p.At(n, "%s must be text, not %s", what, describe(n))
 		return ""
@@ -372,7 +372,7 @@ func (d *decoder) name(n *yaml.Node, what string) string {
 }
 
 func (d *decoder) boolean(n *yaml.Node, what string) bool {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n != nil && n.Kind == yaml.ScalarNode {
 		switch strings.ToLower(n.Value) {
 		case "true", "yes", "on":
@@ -387,7 +387,7 @@ func (d *decoder) boolean(n *yaml.Node, what string) bool {
 
 // list checks that n is a list and returns its items.
 func (d *decoder) list(n *yaml.Node, what string) []*yaml.Node {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.SequenceNode {
 		d.p.At(n, "%s must be a list, not %s", what, describe(n))
 		return nil
@@ -396,7 +396,7 @@ func (d *decoder) list(n *yaml.Node, what string) []*yaml.Node {
 }
 
 func (d *decoder) names(n *yaml.Node, what string) []string {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n != nil && n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		return []string{d.name(n, what)}
 	}
@@ -411,7 +411,7 @@ func (d *decoder) names(n *yaml.Node, what string) []string {
 
 // number keeps a scalar that must become a number when resolved.
 func (d *decoder) number(n *yaml.Node, what string) *yaml.Node {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		d.p.At(n, "%s must be a number or $parameter, not %s", what, describe(n))
 		return nil
@@ -421,7 +421,7 @@ func (d *decoder) number(n *yaml.Node, what string) *yaml.Node {
 
 // scalar returns the text of a scalar node, or "" when n is not one.
 func scalar(n *yaml.Node) (string, bool) {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode {
 		return "", false
 	}
@@ -492,7 +492,7 @@ func (d *decoder) file(n *yaml.Node) {
 	if v, ok := m["groups"]; ok {
 		seen := map[string]bool{}
 		items := d.list(v, "groups")
-		if v != nil && problem.Deref(v).Kind == yaml.SequenceNode && len(items) == 0 {
+		if v != nil && yamlfile.Deref(v).Kind == yaml.SequenceNode && len(items) == 0 {
 			d.p.At(v, "groups is empty: remove it to run every transaction with -c clients, or add groups")
 		}
 		for _, it := range items {
@@ -510,7 +510,7 @@ func (d *decoder) file(n *yaml.Node) {
 }
 
 func (d *decoder) params(n *yaml.Node) {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "params must be a mapping of name: default (or name: {default: …, help: …}), not %s", describe(n))
 		return
@@ -523,11 +523,11 @@ func (d *decoder) params(n *yaml.Node) {
 				d.p.At(k, "parameter %s is defined twice", p.Name)
 			}
 		}
-		v = problem.Deref(v)
+		v = yamlfile.Deref(v)
 		if v != nil && v.Kind == yaml.MappingNode {
 			m := d.fields(v, "parameter "+p.Name, "default", "help", "presets")
 			if dv, ok := m["default"]; ok {
-				if s, ok := scalar(dv); ok && problem.Deref(dv).Tag != "!!null" {
+				if s, ok := scalar(dv); ok && yamlfile.Deref(dv).Tag != "!!null" {
 					p.Default = s
 				} else if !ok {
 					d.p.At(dv, "parameter %s: default must be a single value, not %s", p.Name, describe(dv))
@@ -551,7 +551,7 @@ func (d *decoder) params(n *yaml.Node) {
 }
 
 func (d *decoder) presets(n *yaml.Node, param string) []Preset {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "parameter %s: presets must map each value to parameter defaults, not %s", param, describe(n))
 		return nil
@@ -560,7 +560,7 @@ func (d *decoder) presets(n *yaml.Node, param string) []Preset {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		ps := Preset{Name: k.Value, Line: k.Line}
-		v = problem.Deref(v)
+		v = yamlfile.Deref(v)
 		if v == nil || v.Kind != yaml.MappingNode {
 			d.p.At(v, "parameter %s preset %s must be a mapping of parameter: value, not %s", param, ps.Name, describe(v))
 			continue
@@ -580,7 +580,7 @@ func (d *decoder) presets(n *yaml.Node, param string) []Preset {
 }
 
 func (d *decoder) sequences(n *yaml.Node) {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "sequences must be a mapping of name: {start: …, step: …}, not %s", describe(n))
 		return
@@ -599,7 +599,7 @@ func (d *decoder) sequences(n *yaml.Node) {
 }
 
 func (d *decoder) seqFields(v *yaml.Node, s *Sequence, what string) {
-	if dv := problem.Deref(v); dv != nil && dv.Kind == yaml.ScalarNode && dv.Tag == "!!null" {
+	if dv := yamlfile.Deref(v); dv != nil && dv.Kind == yaml.ScalarNode && dv.Tag == "!!null" {
 		return // all defaults
 	}
 	m := d.fields(v, what, "start", "step", "after")
@@ -620,7 +620,7 @@ func (d *decoder) seqFields(v *yaml.Node, s *Sequence, what string) {
 }
 
 func (d *decoder) table(n *yaml.Node) *Table {
-	t := &Table{Line: problem.Deref(n).Line}
+	t := &Table{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, "a table", "name", "columns", "primary_key", "indexes", "ddl", "rows", "load")
 	if v, ok := m["name"]; ok {
 		t.Name = d.name(v, "table name")
@@ -656,7 +656,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 	}
 	if v, ok := m["indexes"]; ok {
 		for _, it := range d.list(v, what+" indexes") {
-			ix := &Index{Line: problem.Deref(it).Line}
+			ix := &Index{Line: yamlfile.Deref(it).Line}
 			im := d.fields(it, what+" index", "name", "columns", "unique")
 			if x, ok := im["name"]; ok {
 				ix.Name = d.name(x, "index name")
@@ -685,7 +685,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 		t.Rows = d.number(v, what+" rows")
 	}
 	if v, ok := m["load"]; ok {
-		v = problem.Deref(v)
+		v = yamlfile.Deref(v)
 		if v == nil || v.Kind != yaml.MappingNode {
 			d.p.At(v, "%s load must map columns to generators, not %s", what, describe(v))
 		} else {
@@ -729,7 +729,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 }
 
 func (d *decoder) column(n *yaml.Node, what string) *Column {
-	c := &Column{Line: problem.Deref(n).Line}
+	c := &Column{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, what+" column", "name", "type", "not_null", "default", "primary_key", "auto_increment")
 	if v, ok := m["name"]; ok {
 		c.Name = d.name(v, "column name")
@@ -772,7 +772,7 @@ func (d *decoder) column(n *yaml.Node, what string) *Column {
 var portableTypes = []string{"int", "integer", "bigint", "serial", "bigserial", "char", "varchar", "text", "timestamp", "decimal", "boolean", "bytes", "double"}
 
 func (d *decoder) txn(n *yaml.Node) *Txn {
-	t := &Txn{Line: problem.Deref(n).Line}
+	t := &Txn{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, "a transaction", "name", "weight", "autocommit", "values", "steps")
 	if v, ok := m["name"]; ok {
 		t.Name = d.name(v, "transaction name")
@@ -799,7 +799,7 @@ func (d *decoder) txn(n *yaml.Node) *Txn {
 }
 
 func (d *decoder) values(n *yaml.Node, what string) []*NamedGen {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "%s values must map names to generators, not %s", what, describe(n))
 		return nil
@@ -824,7 +824,7 @@ func (d *decoder) steps(n *yaml.Node, what string) []*Step {
 	if d.nsteps > maxSteps {
 		return nil
 	}
-	d.nsteps += len(problem.Deref(n).Content)
+	d.nsteps += len(yamlfile.Deref(n).Content)
 	if d.nsteps > maxSteps {
 		d.p.At(n, "%s: more than %d steps in the file", what, maxSteps)
 		return nil
@@ -837,7 +837,7 @@ func (d *decoder) steps(n *yaml.Node, what string) []*Step {
 }
 
 func (d *decoder) step(n *yaml.Node, what string) *Step {
-	s := &Step{Line: problem.Deref(n).Line}
+	s := &Step{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, what+" step", "sql", "values", "keep", "insert_id", "id_column", "repeat", "steps", "branch")
 	_, hasSQL := m["sql"]
 	_, hasSteps := m["steps"]
@@ -868,7 +868,7 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 	}
 	switch s.Kind {
 	case StepSQL:
-		v := problem.Deref(m["sql"])
+		v := yamlfile.Deref(m["sql"])
 		s.SQLLine = v.Line
 		s.SQL = map[string]string{}
 		if v.Kind == yaml.MappingNode {
@@ -916,7 +916,7 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 		}
 	case StepBranch:
 		for _, it := range d.list(m["branch"], what+" branch") {
-			a := &Arm{Line: problem.Deref(it).Line}
+			a := &Arm{Line: yamlfile.Deref(it).Line}
 			am := d.fields(it, what+" branch arm", "probability", "steps")
 			if x, ok := am["probability"]; ok {
 				a.Probability = d.number(x, "probability")
@@ -936,7 +936,7 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 }
 
 func (d *decoder) group(n *yaml.Node) *Group {
-	g := &Group{Line: problem.Deref(n).Line}
+	g := &Group{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, "a group", "name", "clients", "rate", "transactions_per_client", "transactions")
 	if v, ok := m["name"]; ok {
 		g.Name = d.name(v, "group name")
@@ -954,7 +954,7 @@ func (d *decoder) group(n *yaml.Node) *Group {
 		g.PerClient = d.number(v, what+" transactions_per_client")
 	}
 	if v, ok := m["transactions"]; ok {
-		v = problem.Deref(v)
+		v = yamlfile.Deref(v)
 		items := []*yaml.Node{v}
 		if v.Kind == yaml.SequenceNode {
 			items = v.Content
@@ -974,7 +974,7 @@ func (d *decoder) group(n *yaml.Node) *Group {
 
 // gen decodes a generator: a constant scalar, or a mapping with one generator key.
 func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
-	n = problem.Deref(n)
+	n = yamlfile.Deref(n)
 	g := &GenDef{Node: n, Args: map[string]*yaml.Node{}}
 	if n == nil {
 		d.p.Add(0, "%s: missing generator", what)
@@ -1000,7 +1000,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 			return g
 		}
 	}
-	k, v := n.Content[0], problem.Deref(n.Content[1])
+	k, v := n.Content[0], yamlfile.Deref(n.Content[1])
 	g.Kind = k.Value
 	if !slices.Contains(Generators, g.Kind) {
 		d.p.At(k, "%s: unknown generator %q (use %s)", what, g.Kind, strings.Join(Generators, ", "))
@@ -1033,7 +1033,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 	case "choice":
 		items := d.list(v, what)
 		for _, it := range items {
-			it = problem.Deref(it)
+			it = yamlfile.Deref(it)
 			if it.Kind == yaml.MappingNode {
 				cm := d.fields(it, what+" item", "value", "weight")
 				c := Choice{Value: cm["value"], Weight: cm["weight"]}

@@ -1,11 +1,11 @@
 package spec
 
-import "github.com/fathom-lab/fathom/internal/problem"
+import "github.com/fathom-lab/fathom/internal/yamlfile"
 
 // Problem, Error and the collector of problems are shared with the other files fathom
-// reads (package problem).
+// reads (package yamlfile).
 type (
-	Problem  = problem.Problem
-	Error    = problem.Error
-	problems = problem.List
+	Problem  = yamlfile.Problem
+	Error    = yamlfile.Error
+	problems = yamlfile.List
 )

@@ -11,10 +11,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/fathom-lab/fathom/internal/problem"
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/gen"
+	"github.com/fathom-lab/fathom/internal/yamlfile"
 )
 
 // Limits that keep a file from asking for the impossible.
@@ -500,7 +500,7 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 				continue
 			}
 			w := r.floatIn(ch.Weight, what+" weight", 1, 0, math.MaxFloat64)
-			sub := r.gen(&GenDef{Kind: "const", Const: problem.Deref(ch.Value), Line: ch.Value.Line}, what, nil)
+			sub := r.gen(&GenDef{Kind: "const", Const: yamlfile.Deref(ch.Value), Line: ch.Value.Line}, what, nil)
 			if sub == nil {
 				continue
 			}

@@ -1,7 +1,7 @@
-// Package metric holds the records of server and OS sampling that the collectors
+// Package sample holds the records of server and OS sampling that the collectors
 // produce and the store keeps: samples, readings, collector results, what was learnt
 // about the server. Both collect and store use them; neither imports the other.
-package metric
+package sample
 
 import (
 	"strconv"

@@ -1,6 +1,7 @@
-// Package problem collects the mistakes found in a user's file (a workload file, an
-// experiment plan), each with its line, so that all of them are reported at once.
-package problem
+// Package yamlfile reads the YAML files a user writes (a workload file, an experiment
+// plan): it parses the document and collects the mistakes found in it, each with its
+// line, so that all of them are reported at once.
+package yamlfile
 
 import (
 	"bytes"

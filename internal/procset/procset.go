@@ -1,8 +1,8 @@
-// Package tune changes the process-wide runtime settings that a run's network clients
+// Package procset changes the process-wide runtime settings that a run's network clients
 // need: GOMAXPROCS and the GC percent. Libraries never change them themselves: the
 // front end that owns the process (the CLI, in env.go) keeps one Process and hands
 // the engine a Tuner for it, and each run records what was in effect.
-package tune
+package procset
 
 import (
 	"runtime"

@@ -1,7 +1,7 @@
-// Package fault says what an error of the engine or the libraries under it means to a
+// Package errkind says what an error of the engine or the libraries under it means to a
 // front end: a failure, a caller's mistake, or an interruption. The CLI maps kinds to
 // exit codes (internal/cli/exit.go), a web server would map them to statuses.
-package fault
+package errkind
 
 import (
 	"errors"
