@@ -6,7 +6,9 @@ import (
 	"strings"
 )
 
-// line draws a resolved chart of lines.
+// line draws a resolved chart of lines: the title and legend, the plot's frame fitted
+// to the data (lineFrame), then bands, grid and ticks, reference lines and the series,
+// in that order (later ones are drawn over earlier ones).
 func (c *Chart) line() string {
 	w, h := float64(c.Width), float64(c.Height)
 	if w == 0 {
@@ -41,12 +43,31 @@ func (c *Chart) line() string {
 	top += legend(&b, names, idx, colours, true, w, top+2, false)
 
 	f := frame{w: w, h: h, left: padLeft, right: w - padRight, top: top + 4, bott: h - padBottom}
-	tx := func(x float64) float64 {
-		if c.XScale == ScaleNines {
-			return ninesX(x)
-		}
-		return x
+	yt := c.lineFrame(&b, &f)
+	c.drawBands(&b, &f)
+	c.drawYGrid(&b, &f, yt)
+	c.drawXTicks(&b, &f)
+	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(f.left), f1(f.top), f1(f.right-f.left), f1(f.bott-f.top))
+	axisLabels(&b, &f, c.XLabel, c.YUnit.Label(c.YLabel))
+
+	c.drawRefs(&b, &f)
+	c.drawSeries(&b, &f)
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// tx is x's position on the x axis's scale (nines for percentiles).
+func (c *Chart) tx(x float64) float64 {
+	if c.XScale == ScaleNines {
+		return ninesX(x)
 	}
+	return x
+}
+
+// lineFrame fits f's data ranges to the series, bands and reference lines (writing
+// "no data" into b when there is nothing to draw), and returns the y ticks.
+func (c *Chart) lineFrame(b *strings.Builder, f *frame) []float64 {
+	w, h := f.w, f.h
 	f.ylog = c.YScale == ScaleLog
 	f.x0, f.x1, f.y0, f.y1 = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, s := range c.Series {
@@ -54,7 +75,7 @@ func (c *Chart) line() string {
 			if f.gap(s.Y[i]) {
 				continue
 			}
-			f.x0, f.x1 = math.Min(f.x0, tx(s.X[i])), math.Max(f.x1, tx(s.X[i]))
+			f.x0, f.x1 = math.Min(f.x0, c.tx(s.X[i])), math.Max(f.x1, c.tx(s.X[i]))
 			f.y0, f.y1 = math.Min(f.y0, s.Y[i]), math.Max(f.y1, s.Y[i])
 		}
 	}
@@ -71,7 +92,7 @@ func (c *Chart) line() string {
 		if f.ylog {
 			f.y0, f.y1 = 1, 10
 		}
-		fmt.Fprintf(&b, `<text class="empty" x="%s" y="%s">no data</text>`, f1(w/2), f1(h/2))
+		fmt.Fprintf(b, `<text class="empty" x="%s" y="%s">no data</text>`, f1(w/2), f1(h/2))
 	} else if math.IsInf(f.y0, 1) { // only bands
 		f.y0, f.y1 = 0, 1
 		if f.ylog {
@@ -106,24 +127,35 @@ func (c *Chart) line() string {
 		f.x0 = 0
 		f.x1 = math.Max(1, math.Ceil(f.x1-1e-9))
 	}
+	return yt
+}
 
-	// Bands under everything else.
+// drawBands shades the bands, under everything else.
+func (c *Chart) drawBands(b *strings.Builder, f *frame) {
 	for _, bd := range c.Bands {
 		x0, x1 := f.px(bd.X0), f.px(bd.X1)
 		tip := bd.Tip
 		if tip == "" {
 			tip = bd.Label
 		}
-		fmt.Fprintf(&b, `<rect class="band %s" x="%s" y="%s" width="%s" height="%s"><title>%s</title></rect>`,
+		fmt.Fprintf(b, `<rect class="band %s" x="%s" y="%s" width="%s" height="%s"><title>%s</title></rect>`,
 			esc(bd.Kind), f1(x0), f1(f.top), f1(math.Max(x1-x0, 1)), f1(f.bott-f.top), esc(tip))
-		fmt.Fprintf(&b, `<text class="bandlabel" x="%s" y="%s">%s</text>`, f1(x0+3), f1(f.top+11), esc(bd.Label))
+		fmt.Fprintf(b, `<text class="bandlabel" x="%s" y="%s">%s</text>`, f1(x0+3), f1(f.top+11), esc(bd.Label))
 	}
-	// Grid and ticks.
+}
+
+// drawYGrid draws the y axis's grid lines and tick labels.
+func (c *Chart) drawYGrid(b *strings.Builder, f *frame, yt []float64) {
 	for _, v := range yt {
 		y := f.py(v)
-		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(f.left), f1(y), f1(f.right), f1(y))
-		fmt.Fprintf(&b, `<text class="tick y" x="%s" y="%s">%s</text>`, f1(f.left-5), f1(y+4), esc(c.YUnit.Number(v)))
+		fmt.Fprintf(b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(f.left), f1(y), f1(f.right), f1(y))
+		fmt.Fprintf(b, `<text class="tick y" x="%s" y="%s">%s</text>`, f1(f.left-5), f1(y+4), esc(c.YUnit.Number(v)))
 	}
+}
+
+// drawXTicks draws the x axis's grid lines and tick labels.
+func (c *Chart) drawXTicks(b *strings.Builder, f *frame) {
+	w := f.w
 	var xt []float64
 	if c.XScale == ScaleNines {
 		for v := 0.0; v <= f.x1; v++ {
@@ -168,7 +200,7 @@ func (c *Chart) line() string {
 				label = ""
 			}
 		}
-		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x), f1(f.top), f1(x), f1(f.bott))
+		fmt.Fprintf(b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x), f1(f.top), f1(x), f1(f.bott))
 		if label == "" {
 			continue
 		}
@@ -177,30 +209,35 @@ func (c *Chart) line() string {
 		if x+labelCharWidth/2*float64(len([]rune(label))) > w-2 {
 			cls = "tick x end"
 		}
-		fmt.Fprintf(&b, `<text class="%s" x="%s" y="%s">%s</text>`, cls, f1(x), f1(f.bott+14), esc(label))
+		fmt.Fprintf(b, `<text class="%s" x="%s" y="%s">%s</text>`, cls, f1(x), f1(f.bott+14), esc(label))
 	}
-	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(f.left), f1(f.top), f1(f.right-f.left), f1(f.bott-f.top))
-	axisLabels(&b, &f, c.XLabel, c.YUnit.Label(c.YLabel))
+}
 
+// drawRefs draws the reference lines and their labels.
+func (c *Chart) drawRefs(b *strings.Builder, f *frame) {
+	w := f.w
 	for _, r := range c.HLines {
 		if f.gap(r.At) {
 			continue
 		}
 		y := f.py(r.At)
-		fmt.Fprintf(&b, `<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(f.left), f1(y), f1(f.right), f1(y))
-		fmt.Fprintf(&b, `<text class="reflabel" x="%s" y="%s">%s</text>`, f1(f.right-4), f1(y-4), esc(r.Label))
+		fmt.Fprintf(b, `<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(f.left), f1(y), f1(f.right), f1(y))
+		fmt.Fprintf(b, `<text class="reflabel" x="%s" y="%s">%s</text>`, f1(f.right-4), f1(y-4), esc(r.Label))
 	}
 	for _, r := range c.VLines {
-		x := f.px(tx(r.At))
-		fmt.Fprintf(&b, `<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x), f1(f.top), f1(x), f1(f.bott))
+		x := f.px(c.tx(r.At))
+		fmt.Fprintf(b, `<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x), f1(f.top), f1(x), f1(f.bott))
 		// The label goes right of the line, or left of it where it would leave the chart.
 		if x+4+6.2*float64(len([]rune(r.Label))) > w-2 {
-			fmt.Fprintf(&b, `<text class="reflabel v end" x="%s" y="%s">%s</text>`, f1(x-4), f1(f.top+24), esc(r.Label))
+			fmt.Fprintf(b, `<text class="reflabel v end" x="%s" y="%s">%s</text>`, f1(x-4), f1(f.top+24), esc(r.Label))
 		} else {
-			fmt.Fprintf(&b, `<text class="reflabel v" x="%s" y="%s">%s</text>`, f1(x+4), f1(f.top+24), esc(r.Label))
+			fmt.Fprintf(b, `<text class="reflabel v" x="%s" y="%s">%s</text>`, f1(x+4), f1(f.top+24), esc(r.Label))
 		}
 	}
-	// Series.
+}
+
+// drawSeries draws each series' line and markers.
+func (c *Chart) drawSeries(b *strings.Builder, f *frame) {
 	for _, s := range c.Series {
 		st := StyleOf(s.Style)
 		if !s.NoLine {
@@ -216,25 +253,23 @@ func (c *Chart) line() string {
 				} else {
 					d.WriteString("M")
 				}
-				d.WriteString(f1(f.px(tx(s.X[k]))) + " " + f1(f.py(s.Y[k])))
+				d.WriteString(f1(f.px(c.tx(s.X[k]))) + " " + f1(f.py(s.Y[k])))
 				pen = true
 			}
 			if d.Len() > 0 {
-				fmt.Fprintf(&b, `<path class="series" d="%s" stroke="%s"%s><title>%s</title></path>`, d.String(), s.Colour, dashAttr(s.Dash), esc(s.Name))
+				fmt.Fprintf(b, `<path class="series" d="%s" stroke="%s"%s><title>%s</title></path>`, d.String(), s.Colour, dashAttr(s.Dash), esc(s.Name))
 			}
 		}
 		if s.Points || s.NoLine {
-			fmt.Fprintf(&b, `<g class="points">`)
+			fmt.Fprintf(b, `<g class="points">`)
 			for k := range s.X {
 				if !f.gap(s.Y[k]) {
-					marker(&b, st.Marker, s.Colour, f.px(tx(s.X[k])), f.py(s.Y[k]))
+					marker(b, st.Marker, s.Colour, f.px(c.tx(s.X[k])), f.py(s.Y[k]))
 				}
 			}
 			b.WriteString(`</g>`)
 		}
 	}
-	b.WriteString(`</svg>`)
-	return b.String()
 }
 
 func axisLabels(b *strings.Builder, f *frame, xl, yl string) {
