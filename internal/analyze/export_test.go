@@ -7,11 +7,8 @@ var (
 	StallRollingMedian = stallRollingMedian
 )
 
-// StallMetricLists are the metric lists the generic stall rules read, by name.
+// StallMetricLists are the host's metrics the generic stall rules read, by name (the
+// kinds' are their vocabularies, checked by db's TestUndeclared).
 func StallMetricLists() map[string][]string {
-	return map[string][]string{
-		"serverRates": serverRates, "stallTableLockSessions": stallTableLockSessions,
-		"stallRowLockSessions": stallRowLockSessions, "stallAnyLockSessions": stallAnyLockSessions,
-		"host": {stallRowLockTime, metricRunQueue, metricCPUs, metricSteal},
-	}
+	return map[string][]string{"host": {metricRunQueue, metricCPUs, metricSteal}}
 }

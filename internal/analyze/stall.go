@@ -106,8 +106,8 @@ type ThroughputPoint struct {
 // StallInput is everything stall analysis looks at: a pure function of stored data.
 type StallInput struct {
 	Throughput []ThroughputPoint
-	// Unit names what Throughput measures: "tps", or a server rate such as
-	// "pg.xact_commit" for watch sessions.
+	// Unit names what Throughput measures: "tps", or for watch sessions the server
+	// counter that stood for it (one of Vocabulary.ServerRates).
 	Unit    string
 	Metrics []store.MetricSeries
 	// Settings are the run's recorded settings (server and vm.*).
@@ -126,6 +126,9 @@ type StallInput struct {
 	// Rules are the kind's own patterns (its bundle's StallRules), tried with the
 	// generic ones.
 	Rules []Rule
+	// Vocabulary names the kind's metrics the generic patterns read (its bundle's
+	// StallVocabulary).
+	Vocabulary Vocabulary
 }
 
 // FindStalls detects stalls and explains each one.

@@ -142,7 +142,7 @@ func TestCheckpointStallsExample(t *testing.T) {
 		// What the run measured, to tell a missed stall from a checkpoint that did not
 		// slow this (busy) machine's run enough to be one.
 		if run, err := st.Run(ctx, id); err == nil {
-			if in, err := analyze.StallsFromStore(ctx, st, run, kinds.StallRulesOf(run.TargetKind)); err == nil {
+			if in, err := analyze.StallsFromStore(ctx, st, run, kinds.StallOf(run.TargetKind)); err == nil {
 				var tps []string
 				for _, p := range in.Throughput {
 					tps = append(tps, fmt.Sprintf("%d:%.0f", p.Index, p.Value))

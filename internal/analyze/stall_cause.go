@@ -1,11 +1,9 @@
 package analyze
 
 import (
-	"fmt"
 	"math"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/fathom-lab/fathom/internal/collect"
 	"github.com/fathom-lab/fathom/internal/store"
@@ -239,26 +237,24 @@ func stallScaleFloor(ser *store.MetricSeries, base float64) float64 {
 	return math.Max(floor, 0.1*math.Abs(base))
 }
 
-// stallOwnQueries are metrics that count fathom's own sampling (SHOW GLOBAL STATUS,
-// SHOW ENGINE INNODB STATUS …): they move when the sampler does, not the server.
-func stallOwnQueries(name string) bool {
-	return strings.HasPrefix(name, "mysql.Com_show_") || strings.HasPrefix(name, collect.PrefixOSFathom)
+// ownQueries are metrics that count fathom's own sampling (the kind's Sampling: SHOW
+// GLOBAL STATUS, SHOW ENGINE INNODB STATUS …, and fathom's own process): they move
+// when the sampler does, not the server.
+func (a *stallAttributor) ownQueries(name string) bool {
+	return matches(a.in.Vocabulary.Sampling, name) || strings.HasPrefix(name, collect.PrefixOSFathom)
 }
 
-// stallIgnored are metrics that are effects of any slowdown, settings, or fathom's
-// own sampling.
-func stallIgnored(name string) bool {
-	if stallOwnQueries(name) {
+// ignored are metrics that are effects of any slowdown, settings and sizes (the
+// host's and the kind's Static), or fathom's own sampling.
+func (a *stallAttributor) ignored(name string) bool {
+	if a.ownQueries(name) || matches(a.in.Vocabulary.Static, name) {
 		return true
 	}
 	switch {
 	case strings.HasSuffix(name, "idle_pct"), strings.HasPrefix(name, collect.OSVmDirtyRatio),
 		strings.HasPrefix(name, collect.OSVmDirtyBackgroundRatio), strings.HasSuffix(name, "_setting"),
 		strings.HasSuffix(name, "_centisecs"), name == collect.OSCPUs, name == collect.OSMemTotalBytes,
-		name == "pg.max_wal_size_bytes", name == "mysql.innodb.redo_capacity_bytes",
-		strings.HasPrefix(name, "mysql.Uptime"), name == "pg.checkpoint_age_seconds",
-		name == collect.OSFathomCPUPct, strings.HasPrefix(name, "mysql.Innodb_buffer_pool_pages_total"),
-		name == "mysql.Innodb_checkpoint_max_age", name == "mysql.Innodb_page_size":
+		name == collect.OSFathomCPUPct:
 		return true
 	}
 	return false
@@ -272,7 +268,7 @@ func stallIgnored(name string) bool {
 func (a *stallAttributor) evidence(window []int) []store.StallEvidence {
 	var out []store.StallEvidence
 	for _, n := range a.names {
-		if stallIgnored(n) {
+		if a.ignored(n) {
 			continue
 		}
 		e, ok := a.evidenceOf(n, window)
@@ -491,120 +487,4 @@ func (a *stallAttributor) explain(st *store.Stall, window []int, reconnects int6
 		}
 		st.Explanation += " Also matching: " + strings.Join(also, "; ") + "."
 	}
-}
-
-func stallRate(v float64, unit string) string {
-	switch unit {
-	case "bytes":
-		return stallBytes(v) + "/s"
-	}
-	if unit == "" {
-		return fmt.Sprintf("%s/s", stallNum(v))
-	}
-	return fmt.Sprintf("%s %s/s", stallNum(v), unit)
-}
-
-func stallLevel(v float64, unit string) string {
-	switch unit {
-	case "bytes":
-		return stallBytes(v)
-	case "%":
-		return fmt.Sprintf("%.0f%%", v)
-	}
-	if unit == "" {
-		return stallNum(v)
-	}
-	return stallNum(v) + " " + unit
-}
-
-func stallNum(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2g", v)
-}
-
-func stallBytes(v float64) string {
-	for _, u := range []struct {
-		s string
-		n float64
-	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"kB", 1 << 10}} {
-		if math.Abs(v) >= u.n {
-			return fmt.Sprintf("%.1f %s", v/u.n, u.s)
-		}
-	}
-	return fmt.Sprintf("%.0f B", v)
-}
-
-// stallChange describes a metric's move: "from 120/s to 5,400/s".
-func stallChange(d stallDuring) string {
-	if d.ms.ser.IsCounter() {
-		return fmt.Sprintf("from %s to %s", stallRate(d.ms.base, d.ms.ser.Unit), stallRate(d.mean, d.ms.ser.Unit))
-	}
-	return fmt.Sprintf("from %s to %s", stallLevel(d.ms.base, d.ms.ser.Unit), stallLevel(d.peak, d.ms.ser.Unit))
-}
-
-func stallAt(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
-
-func stallOSWriteback(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
-	if !a.in.Local {
-		return stallMatch{}, false
-	}
-	m := stallMatch{key: "os_writeback"}
-	var why []string
-	if d, ok := a.up(collect.OSMemWritebackBytes, w); ok && d.peak >= stallMinWriteback {
-		m.score += 1.5
-		m.metrics = append(m.metrics, collect.OSMemWritebackBytes)
-		why = append(why, "pages under writeback went "+stallChange(d))
-	}
-	if v, ok := a.atLeast(collect.OSVmDirtyThresholdPct, w, 100); ok {
-		m.score += 1.5
-		m.metrics = append(m.metrics, collect.OSVmDirtyThresholdPct)
-		why = append(why, fmt.Sprintf("dirty pages reached %.0f%% of the dirty_ratio threshold, where writers are throttled", v))
-	} else if v, ok := a.atLeast(collect.OSVmDirtyBackgroundThresholdPct, w, 100); ok {
-		m.score += 0.5
-		m.metrics = append(m.metrics, collect.OSVmDirtyBackgroundThresholdPct)
-		why = append(why, fmt.Sprintf("dirty pages reached %.0f%% of the background threshold, where the kernel starts writing back", v))
-	}
-	if d, ok := a.up(collect.OSDiskWriteBytes, w); ok {
-		m.score += 0.5
-		m.metrics = append(m.metrics, collect.OSDiskWriteBytes)
-		why = append(why, "disk writes went "+stallChange(d))
-	}
-	for _, n := range []string{collect.OSDiskAwaitMs, collect.OSPressureIOFullPct, collect.OSCPUIowaitPct, collect.OSDiskUtilPct} {
-		if d, ok := a.up(n, w); ok {
-			m.score += 0.5
-			m.metrics = append(m.metrics, n)
-			if n == collect.OSDiskAwaitMs {
-				why = append(why, "disk await went "+stallChange(d))
-			}
-		}
-	}
-	if d, ok := a.during(collect.OSMemDirtyBytes, w); ok && d.score <= -a.p.MinScore {
-		m.score += 0.5
-		m.metrics = append(m.metrics, collect.OSMemDirtyBytes)
-		why = append(why, "dirty page cache fell "+stallChange(d))
-	}
-	// Material: a real amount under writeback, or writers at the dirty limit.
-	if !a.has(m.metrics, collect.OSMemWritebackBytes) && !a.has(m.metrics, collect.OSVmDirtyThresholdPct) {
-		return stallMatch{}, false
-	}
-	if m.score < 2 {
-		return stallMatch{}, false
-	}
-	m.title = "OS dirty-page writeback"
-	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while the kernel wrote dirty page cache to disk: %s. Large bursts of writeback saturate the disk and delay the database's own fsyncs. Lower vm.dirty_background_ratio (or set vm.dirty_background_bytes) so that writeback starts earlier and in smaller pieces; vm.dirty_ratio is where writers are made to wait.",
-		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), strings.Join(why, "; "))
-	m.settings = []store.StallSetting{
-		a.setting("vm.dirty_background_ratio", "% of memory dirty before background writeback starts"),
-		a.setting("vm.dirty_background_bytes", "the same in bytes (overrides the ratio when set)"),
-		a.setting("vm.dirty_ratio", "% of memory dirty before writers are throttled"),
-		a.setting("vm.dirty_bytes", "the same in bytes"),
-		a.setting("vm.dirty_expire_centisecs", "age at which dirty pages are written back"),
-	}
-	return m, true
 }

@@ -11,9 +11,10 @@ import (
 // StallsFromStore reads what stall analysis needs for a stored run: its intervals'
 // throughput (or, for a watch session without client intervals, the server's own
 // transaction rate), its metric series and settings. It is a pure function of stored
-// data. rules are the run's kind's own patterns (db.StallRulesOf(run.TargetKind)).
-func StallsFromStore(ctx context.Context, st store.Store, run *store.Run, rules []Rule) (StallInput, error) {
-	in := StallInput{Unit: "tps", Kind: run.TargetKind, Settings: map[string]string{}, Version: run.ServerVersion, Clients: run.Clients, Rules: rules}
+// data. k is what the run's kind's bundle says of stalls (db.StallOf(run.TargetKind)).
+func StallsFromStore(ctx context.Context, st store.Store, run *store.Run, k StallKind) (StallInput, error) {
+	in := StallInput{Unit: "tps", Kind: run.TargetKind, Settings: map[string]string{}, Version: run.ServerVersion, Clients: run.Clients,
+		Rules: k.Rules, Vocabulary: k.Vocabulary}
 	maps.Copy(in.Settings, run.Settings)
 	src, err := st.SampleSource(ctx, run.ID)
 	switch {
@@ -46,21 +47,17 @@ func StallsFromStore(ctx context.Context, st store.Store, run *store.Run, rules 
 		return in, err
 	}
 	if len(in.Throughput) == 0 {
-		in.Throughput, in.Unit = ServerThroughput(in.Metrics, src)
+		in.Throughput, in.Unit = ServerThroughput(in.Metrics, k.Vocabulary.ServerRates)
 	}
 	return in, nil
 }
 
-// serverRates are the server counters that stand for throughput when no client
-// measured it (watch sessions), in order of preference: the kinds' names, checked by
-// TestStallMetricsDeclared.
-var serverRates = []string{"pg.xact_commit", "mysql.Questions", "mysql.Queries", "redis.total_commands_processed"}
-
 // ServerThroughput derives per-interval throughput from the server's own counters:
-// PostgreSQL's committed transactions, MySQL's statements (Questions). Interval i
-// spans the readings i-1 and i.
-func ServerThroughput(ms []store.MetricSeries, src *store.SampleSource) ([]ThroughputPoint, string) {
-	for _, name := range serverRates {
+// the first of rates (the kind's Vocabulary.ServerRates: PostgreSQL's committed
+// transactions, MySQL's statements) that was sampled. Interval i spans the readings
+// i-1 and i.
+func ServerThroughput(ms []store.MetricSeries, rates []string) ([]ThroughputPoint, string) {
+	for _, name := range rates {
 		for i := range ms {
 			ser := &ms[i]
 			if ser.Name != name {
@@ -80,13 +77,14 @@ func ServerThroughput(ms []store.MetricSeries, src *store.SampleSource) ([]Throu
 	return nil, ""
 }
 
-// AnalyzeStored finds a stored run's stalls with p (and its kind's rules) and stores them.
-func AnalyzeStored(ctx context.Context, st store.Store, run *store.Run, p StallParams, rules []Rule) ([]store.Stall, error) {
+// AnalyzeStored finds a stored run's stalls with p (and what its kind says of stalls)
+// and stores them.
+func AnalyzeStored(ctx context.Context, st store.Store, run *store.Run, p StallParams, k StallKind) ([]store.Stall, error) {
 	p = p.withDefaults()
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	in, err := StallsFromStore(ctx, st, run, rules)
+	in, err := StallsFromStore(ctx, st, run, k)
 	if err != nil {
 		return nil, err
 	}

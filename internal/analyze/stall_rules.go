@@ -48,19 +48,10 @@ const (
 	stallSaturatedSteal   = 10.0
 )
 
-// Metrics the lock pattern reads: sessions waiting for table-level (metadata) locks,
-// and for row locks. The pattern is generic, so the names are those of every kind
-// that reports lock waits; they are declared in the kinds' directories
-// (internal/db/KIND/metrics.go), which analyze does not import: TestStallMetricsDeclared
-// and collect's TestReferencesDeclared fail when one of them is renamed there.
-var (
-	stallTableLockSessions = []string{"mysql.threads.waiting_for_lock", "pg.lock_waits.relation", "pg.lock_waits.object", "pg.lock_waits.advisory"}
-	stallRowLockSessions   = []string{"mysql.Innodb_row_lock_current_waits", "mysql.innodb.transactions_in_lock_wait",
-		"pg.lock_waits.transactionid", "pg.lock_waits.tuple"}
-	stallAnyLockSessions = []string{"pg.waiting.lock", "pg.blocked_sessions"}
-	stallRowLockTime     = "mysql.Innodb_row_lock_time"
-)
-
+// The lock pattern reads the metrics the run's kind names in its Vocabulary:
+// sessions waiting for table-level (metadata) locks, for row locks, for either, and
+// the time spent waiting for row locks. The kinds declare them (internal/db/KIND);
+// db's TestUndeclared fails when one of them is renamed there.
 func stallLockWaits(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
 	peakMin := stallMinLockPeak
 	if c := a.in.Clients; c > 0 && float64(c)/2 < peakMin {
@@ -79,10 +70,13 @@ func stallLockWaits(a *stallAttributor, st *store.Stall, w []int, _ int64) (stal
 		}
 		return out
 	}
-	table, row, any := check(stallTableLockSessions), check(stallRowLockSessions), check(stallAnyLockSessions)
+	v := &a.in.Vocabulary
+	table, row, any := check(v.TableLockSessions), check(v.RowLockSessions), check(v.AnyLockSessions)
 	var rowTime *stallDuring
-	if d, ok := a.rise(stallRowLockTime, st, stallMinLockTimeMS); ok {
-		rowTime = &d
+	if v.RowLockTime != "" {
+		if d, ok := a.rise(v.RowLockTime, st, stallMinLockTimeMS); ok {
+			rowTime = &d
+		}
 	}
 	if len(table)+len(row)+len(any) == 0 && rowTime == nil {
 		return stallMatch{}, false
@@ -96,15 +90,16 @@ func stallLockWaits(a *stallAttributor, st *store.Stall, w []int, _ int64) (stal
 		}
 	}
 	if rowTime != nil {
-		m.metrics = append(m.metrics, stallRowLockTime)
+		m.metrics = append(m.metrics, v.RowLockTime)
 		why = append(why, fmt.Sprintf("row lock wait time was %s ms/s against %s ms/s normally", stallNum(rowTime.mean), stallNum(rowTime.ms.base)))
 	}
-	// Which states the waiting sessions were in (MySQL), for the reader.
+	// Which states the waiting sessions were in (when the kind counts sessions by
+	// state: MySQL), for the reader.
 	var states []string
 	for _, n := range a.names {
-		if strings.HasPrefix(n, "mysql.threads.state.") && strings.Contains(n, "lock") {
+		if v.SessionStates != "" && strings.HasPrefix(n, v.SessionStates) && strings.Contains(n, "lock") {
 			if d, ok := a.rise(n, st, stallMinLockSessions); ok {
-				states = append(states, fmt.Sprintf("%q %s", strings.ReplaceAll(strings.TrimPrefix(n, "mysql.threads.state."), "_", " "), stallNum(d.mean)))
+				states = append(states, fmt.Sprintf("%q %s", strings.ReplaceAll(strings.TrimPrefix(n, v.SessionStates), "_", " "), stallNum(d.mean)))
 			}
 		}
 	}
@@ -353,4 +348,63 @@ func stallNothing(st *store.Stall, evidence int) string {
 		return s + ". The metrics below rose unusually and materially during it; they may point to the cause, or merely move with it."
 	}
 	return s + ", and no sampled metric rose unusually and materially during it. A cause outside what fathom samples (the client side, the network, another host) is possible."
+}
+
+func stallOSWriteback(a *stallAttributor, st *store.Stall, w []int, _ int64) (stallMatch, bool) {
+	if !a.in.Local {
+		return stallMatch{}, false
+	}
+	m := stallMatch{key: "os_writeback"}
+	var why []string
+	if d, ok := a.up(collect.OSMemWritebackBytes, w); ok && d.peak >= stallMinWriteback {
+		m.score += 1.5
+		m.metrics = append(m.metrics, collect.OSMemWritebackBytes)
+		why = append(why, "pages under writeback went "+stallChange(d))
+	}
+	if v, ok := a.atLeast(collect.OSVmDirtyThresholdPct, w, 100); ok {
+		m.score += 1.5
+		m.metrics = append(m.metrics, collect.OSVmDirtyThresholdPct)
+		why = append(why, fmt.Sprintf("dirty pages reached %.0f%% of the dirty_ratio threshold, where writers are throttled", v))
+	} else if v, ok := a.atLeast(collect.OSVmDirtyBackgroundThresholdPct, w, 100); ok {
+		m.score += 0.5
+		m.metrics = append(m.metrics, collect.OSVmDirtyBackgroundThresholdPct)
+		why = append(why, fmt.Sprintf("dirty pages reached %.0f%% of the background threshold, where the kernel starts writing back", v))
+	}
+	if d, ok := a.up(collect.OSDiskWriteBytes, w); ok {
+		m.score += 0.5
+		m.metrics = append(m.metrics, collect.OSDiskWriteBytes)
+		why = append(why, "disk writes went "+stallChange(d))
+	}
+	for _, n := range []string{collect.OSDiskAwaitMs, collect.OSPressureIOFullPct, collect.OSCPUIowaitPct, collect.OSDiskUtilPct} {
+		if d, ok := a.up(n, w); ok {
+			m.score += 0.5
+			m.metrics = append(m.metrics, n)
+			if n == collect.OSDiskAwaitMs {
+				why = append(why, "disk await went "+stallChange(d))
+			}
+		}
+	}
+	if d, ok := a.during(collect.OSMemDirtyBytes, w); ok && d.score <= -a.p.MinScore {
+		m.score += 0.5
+		m.metrics = append(m.metrics, collect.OSMemDirtyBytes)
+		why = append(why, "dirty page cache fell "+stallChange(d))
+	}
+	// Material: a real amount under writeback, or writers at the dirty limit.
+	if !a.has(m.metrics, collect.OSMemWritebackBytes) && !a.has(m.metrics, collect.OSVmDirtyThresholdPct) {
+		return stallMatch{}, false
+	}
+	if m.score < 2 {
+		return stallMatch{}, false
+	}
+	m.title = "OS dirty-page writeback"
+	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while the kernel wrote dirty page cache to disk: %s. Large bursts of writeback saturate the disk and delay the database's own fsyncs. Lower vm.dirty_background_ratio (or set vm.dirty_background_bytes) so that writeback starts earlier and in smaller pieces; vm.dirty_ratio is where writers are made to wait.",
+		stallNum(st.Baseline), stallNum(st.Mean), stallAt(st.Start), stallAt(st.End), strings.Join(why, "; "))
+	m.settings = []store.StallSetting{
+		a.setting("vm.dirty_background_ratio", "% of memory dirty before background writeback starts"),
+		a.setting("vm.dirty_background_bytes", "the same in bytes (overrides the ratio when set)"),
+		a.setting("vm.dirty_ratio", "% of memory dirty before writers are throttled"),
+		a.setting("vm.dirty_bytes", "the same in bytes"),
+		a.setting("vm.dirty_expire_centisecs", "age at which dirty pages are written back"),
+	}
+	return m, true
 }

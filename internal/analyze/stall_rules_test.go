@@ -190,15 +190,18 @@ func TestSaturatedClientHost(t *testing.T) {
 	}
 }
 
-// find is FindStalls with the rules of in's kind, as the engine hands them in.
+// find is FindStalls with the rules and vocabulary of in's kind, as the engine hands
+// them in.
 func find(in analyze.StallInput, p analyze.StallParams) []store.Stall {
-	in.Rules = db.StallRulesOf(in.Kind)
+	k := db.StallOf(in.Kind)
+	in.Rules, in.Vocabulary = k.Rules, k.Vocabulary
 	return analyze.FindStalls(in, p)
 }
 
-// oneStall is stalltest.OneStall with the rules of in's kind.
+// oneStall is stalltest.OneStall with the rules and vocabulary of in's kind.
 func oneStall(t *testing.T, in analyze.StallInput) store.Stall {
 	t.Helper()
-	in.Rules = db.StallRulesOf(in.Kind)
+	k := db.StallOf(in.Kind)
+	in.Rules, in.Vocabulary = k.Rules, k.Vocabulary
 	return stalltest.OneStall(t, in)
 }

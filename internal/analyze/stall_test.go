@@ -3,6 +3,7 @@ package analyze_test
 import (
 	"github.com/fathom-lab/fathom/internal/analyze"
 	"github.com/fathom-lab/fathom/internal/analyze/stalltest"
+	"github.com/fathom-lab/fathom/internal/db"
 	"slices"
 	"strings"
 	"testing"
@@ -231,11 +232,23 @@ func TestOtherPatterns(t *testing.T) {
 func TestServerThroughput(t *testing.T) {
 	ser := stalltest.Series("pg.xact_commit", "counter", "transactions", 5, func(i int) float64 { return float64(100 * (i + 1)) })
 	ser.Points[0].HasRate = false
-	pts, unit := analyze.ServerThroughput([]store.MetricSeries{ser}, nil)
+	// The kinds' rates in the order the registry lists them: a PostgreSQL session
+	// has no other kind's counter, so the commit rate is the one found.
+	var rates []string
+	for _, k := range db.Names() {
+		rates = append(rates, db.StallOf(k).Vocabulary.ServerRates...)
+	}
+	if len(rates) < 3 {
+		t.Fatalf("server rates %q: the kinds name too few", rates)
+	}
+	pts, unit := analyze.ServerThroughput([]store.MetricSeries{ser}, rates)
 	if unit != "pg.xact_commit" || len(pts) != 4 || pts[0].Value != 200 || pts[0].Start != time.Second || pts[0].End != 2*time.Second {
 		t.Errorf("%s %+v", unit, pts)
 	}
-	if pts, unit := analyze.ServerThroughput(nil, nil); pts != nil || unit != "" {
+	if pts, unit := analyze.ServerThroughput([]store.MetricSeries{ser}, db.StallOf("mysql").Vocabulary.ServerRates); pts != nil || unit != "" {
+		t.Errorf("a MySQL session's rates found %q", unit)
+	}
+	if pts, unit := analyze.ServerThroughput(nil, rates); pts != nil || unit != "" {
 		t.Errorf("no series: %v %q", pts, unit)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -34,14 +33,21 @@ type Options struct {
 }
 
 // Reader is what a database kind gives capture: its statement statistics and its
-// log of every statement, read with this package's readers (ReadPgStatStatements,
-// ReadPerfSchema, ReadPGLog, ReadSlowLog). A Reader may also be a ColumnTyper and a
-// Hinter.
+// log of every statement, read by the kind's own parsers (internal/db/KIND), which
+// turn statements into events with Normalize. A Reader may also be a ColumnTyper and
+// a Hinter.
 type Reader interface {
 	// Statements reads the server's statement statistics, filling src.
 	Statements(ctx context.Context, conn target.Conn, src *Source) ([]Statement, error)
 	// Log reads a log of every statement at path.
 	Log(ctx context.Context, conn target.Conn, path string, src Source) ([]Event, Source, error)
+}
+
+// CommonLog is a Reader whose log is in the format most tools write (MySQL's slow
+// query log: also what proxies and log converters produce): kinds without a reader of
+// their own read a log with it.
+type CommonLog interface {
+	CommonLog() bool
 }
 
 // ColumnTyper is a Reader whose server's information_schema needs its own filter
@@ -87,139 +93,16 @@ func Read(ctx context.Context, conn target.Conn, kind string, o Options) ([]Stat
 	switch {
 	case o.SlowLog != "":
 		src.Until = time.Time{}
-		var ev []Event
-		var err error
-		if o.Reader != nil {
-			ev, src, err = o.Reader.Log(ctx, conn, o.SlowLog, src)
-		} else {
-			// A kind without a reader of its own: the log is read as MySQL's slow log,
-			// the format most tools write.
-			ev, src, err = ReadSlowLog(o.SlowLog, src)
+		if o.Reader == nil {
+			return nil, nil, src, fmt.Errorf("%w: no reader of %s's logs is registered", ErrNotAvailable, kind)
 		}
+		ev, src, err := o.Reader.Log(ctx, conn, o.SlowLog, src)
 		return statementsOf(ev), ev, src, err
 	case o.Reader == nil:
 		return nil, nil, src, fmt.Errorf("%w: %s keeps no statement statistics; capture reads PostgreSQL (pg_stat_statements or --slow-log) and MySQL/MariaDB (performance_schema or --slow-log)", ErrNotAvailable, kind)
 	}
 	st, err := o.Reader.Statements(ctx, conn, &src)
 	return st, nil, src, err
-}
-
-// ReadPgStatStatements reads PostgreSQL's pg_stat_statements for the current
-// database.
-func ReadPgStatStatements(ctx context.Context, conn target.Conn, src *Source) ([]Statement, error) {
-	return readPostgres(ctx, conn, src)
-}
-
-// ReadPerfSchema reads MySQL's or MariaDB's performance_schema digests.
-func ReadPerfSchema(ctx context.Context, conn target.Conn, src *Source) ([]Statement, error) {
-	return readMySQL(ctx, conn, src)
-}
-
-// ReadSlowLog reads a MySQL or MariaDB slow query log (see readSlowLog).
-func ReadSlowLog(path string, src Source) ([]Event, Source, error) { return readSlowLog(path, src) }
-
-// ReadPGLog reads a PostgreSQL server log (see readPGLog) of the database src names.
-func ReadPGLog(path string, src Source) ([]Event, Source, error) { return readPGLog(path, src) }
-
-func readPostgres(ctx context.Context, conn target.Conn, src *Source) ([]Statement, error) {
-	rows, err := conn.Query(ctx, "SELECT current_database(), current_setting('server_version'), (SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements')")
-	if err != nil {
-		return nil, err
-	}
-	src.Database, src.ServerVersion = rows[0][0], rows[0][1]
-	if rows[0][2] == "0" {
-		return nil, fmt.Errorf("%w: the pg_stat_statements extension is not in database %s: add pg_stat_statements to shared_preload_libraries, restart, and run CREATE EXTENSION pg_stat_statements", ErrNotAvailable, src.Database)
-	}
-	src.What = "pg_stat_statements on PostgreSQL " + src.ServerVersion + ", database " + src.Database
-	q := `SELECT s.query, s.calls, s.total_exec_time, s.rows FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
-		WHERE d.datname = current_database() AND s.calls > 0`
-	rows, err = conn.Query(ctx, q)
-	if target.ClassOf(err) == target.ClassUndefined { // before PostgreSQL 13: total_time
-		rows, err = conn.Query(ctx, strings.Replace(q, "total_exec_time", "total_time", 1))
-	}
-	if err != nil {
-		if strings.Contains(err.Error(), "shared_preload_libraries") || target.ClassOf(err) == target.ClassOther {
-			return nil, fmt.Errorf("%w: reading pg_stat_statements: %v (is pg_stat_statements in shared_preload_libraries?)", ErrNotAvailable, err)
-		}
-		return nil, err
-	}
-	out := make([]Statement, 0, len(rows))
-	for _, r := range rows {
-		s := Statement{SQL: r[0]}
-		s.Calls, _ = strconv.ParseInt(r[1], 10, 64)
-		s.TotalMs, _ = strconv.ParseFloat(r[2], 64)
-		s.Rows, _ = strconv.ParseInt(r[3], 10, 64)
-		out = append(out, s)
-	}
-	src.SinceUnknown = true
-	if rows, err := conn.Query(ctx, "SELECT to_char(stats_reset AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM pg_stat_statements_info"); err == nil && len(rows) == 1 {
-		if t, err := time.Parse(time.RFC3339, rows[0][0]); err == nil {
-			src.Since, src.SinceUnknown = t, false
-		}
-	}
-	return out, nil
-}
-
-func readMySQL(ctx context.Context, conn target.Conn, src *Source) ([]Statement, error) {
-	rows, err := conn.Query(ctx, "SELECT DATABASE(), VERSION(), @@performance_schema")
-	if err != nil {
-		return nil, err
-	}
-	src.Database, src.ServerVersion = rows[0][0], rows[0][1]
-	if rows[0][2] != "1" {
-		return nil, fmt.Errorf("%w: performance_schema is off on this server: start it with performance_schema=ON, or give the slow query log with --slow-log FILE", ErrNotAvailable)
-	}
-	src.What = "performance_schema statement digests on " + src.ServerVersion + ", database " + src.Database
-	rows, err = conn.Query(ctx, `SELECT DIGEST_TEXT, COUNT_STAR, SUM_TIMER_WAIT / 1000000000, SUM_ROWS_SENT + SUM_ROWS_AFFECTED,
-		DATE_FORMAT(FIRST_SEEN, '%Y-%m-%dT%H:%i:%s'), DATE_FORMAT(LAST_SEEN, '%Y-%m-%dT%H:%i:%s')
-		FROM performance_schema.events_statements_summary_by_digest
-		WHERE SCHEMA_NAME = DATABASE() AND DIGEST_TEXT IS NOT NULL AND COUNT_STAR > 0`)
-	if err != nil {
-		return nil, fmt.Errorf("%w: reading performance_schema.events_statements_summary_by_digest: %v", ErrNotAvailable, err)
-	}
-	out := make([]Statement, 0, len(rows))
-	for _, r := range rows {
-		s := Statement{SQL: digestSQL(r[0])}
-		s.Calls, _ = strconv.ParseInt(r[1], 10, 64)
-		s.TotalMs, _ = strconv.ParseFloat(r[2], 64)
-		s.Rows, _ = strconv.ParseInt(r[3], 10, 64)
-		out = append(out, s)
-		// The server's clock, taken as UTC: fine for naming the window.
-		if t, err := time.Parse("2006-01-02T15:04:05", r[4]); err == nil && (src.Since.IsZero() || t.Before(src.Since)) {
-			src.Since = t
-		}
-		if t, err := time.Parse("2006-01-02T15:04:05", r[5]); err == nil && t.After(src.Until) {
-			src.Until = t
-		}
-	}
-	src.SinceUnknown = src.Since.IsZero()
-	return out, nil
-}
-
-var (
-	callSpaceRE = regexp.MustCompile("([A-Za-z0-9_`])\\s+\\(")
-	parenRE     = regexp.MustCompile(`\(\s+|\s+\)`)
-)
-
-var (
-	charsetRE = regexp.MustCompile(`\(_\w+\)\s*|\b_(?:utf8mb4|utf8mb3|utf8|latin1|binary|ascii)\s+`)
-	valuesRE  = regexp.MustCompile(`(?is)(\(([^()]*)\)\s*VALUES\s*)\(.*\.\.\..*\)\s*$`)
-	inListRE  = regexp.MustCompile(`(?i)\bIN\s*\(\s*(?:\.\.\.|\?\s*,\s*\.\.\.)\s*\)`)
-)
-
-// digestSQL makes a digest's text runnable: the digest writes "SUM ( k )", which
-// MySQL reads as a call of a stored function SUM unless IGNORE_SPACE is set; it folds
-// value lists ("VALUES ( ?, ... , (_charset) ? )", "IN (...)"), which get one
-// placeholder per column of the INSERT, and one for an IN list.
-func digestSQL(s string) string {
-	s = charsetRE.ReplaceAllString(strings.TrimSpace(s), "")
-	if m := valuesRE.FindStringSubmatchIndex(s); m != nil {
-		n := len(strings.Split(s[m[4]:m[5]], ","))
-		s = s[:m[3]] + "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
-	}
-	s = inListRE.ReplaceAllString(s, "IN (?)")
-	s = callSpaceRE.ReplaceAllString(s, "$1(")
-	return parenRE.ReplaceAllStringFunc(s, strings.TrimSpace)
 }
 
 var (

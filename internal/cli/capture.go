@@ -41,6 +41,11 @@ func newCaptureCmd(env *Env) *cobra.Command {
 			}
 			defer tgt.Close()
 			o.Now, o.Reader = env.Now(), db.CaptureOf(tgt.Kind())
+			if o.Reader == nil && o.SlowLog != "" {
+				// A kind without a reader of its own: the log is read in the format most
+				// tools write, by the kind whose reader says it reads that.
+				o.Reader = db.CommonLogReader()
+			}
 			w, err := capture.Capture(cmd.Context(), tgt, o)
 			if errors.Is(err, capture.ErrNotAvailable) {
 				return withCode(ExitFailure, err)

@@ -55,11 +55,11 @@ stored analysis (the one reports and fathom show use); add --save to replace it.
 			retry := o.Threshold != 0 || o.Window != 0
 			switch {
 			case !analyzed || retry && save:
-				if stalls, err = analyze.AnalyzeStored(cmd.Context(), st, run, p, db.StallRulesOf(run.TargetKind)); err != nil {
+				if stalls, err = analyze.AnalyzeStored(cmd.Context(), st, run, p, db.StallOf(run.TargetKind)); err != nil {
 					return withCode(ExitFailure, err)
 				}
 			case retry:
-				in, err := analyze.StallsFromStore(cmd.Context(), st, run, db.StallRulesOf(run.TargetKind))
+				in, err := analyze.StallsFromStore(cmd.Context(), st, run, db.StallOf(run.TargetKind))
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}

@@ -333,6 +333,24 @@ func StallRulesOf(name string) []analyze.Rule {
 	return nil
 }
 
+// StallNamer is a kind whose metrics the generic stall patterns read (its server's
+// throughput, lock waits) or must not take for evidence (settings, sizes, fathom's
+// own sampling queries).
+type StallNamer interface {
+	StallVocabulary() analyze.Vocabulary
+}
+
+// StallOf is what the kind named name says of stalls: its own patterns and its
+// metrics' vocabulary (empty when it has neither or there is no such kind). Stall
+// analysis takes it as data (analyze.StallKind).
+func StallOf(name string) analyze.StallKind {
+	k := analyze.StallKind{Rules: StallRulesOf(name)}
+	if s, ok := registry[name].(StallNamer); ok {
+		k.Vocabulary = s.StallVocabulary()
+	}
+	return k
+}
+
 // Capturing is a kind whose statement statistics and logs `fathom capture` reads.
 type Capturing interface {
 	CaptureReader() capture.Reader
@@ -342,6 +360,21 @@ type Capturing interface {
 func CaptureOf(name string) capture.Reader {
 	if c, ok := registry[name].(Capturing); ok {
 		return c.CaptureReader()
+	}
+	return nil
+}
+
+// CommonLogReader is the capture reader of the registered kind whose log format most
+// tools write (its reader is a capture.CommonLog: MySQL's slow query log), which
+// `fathom capture --slow-log` uses for kinds without a reader of their own; nil when
+// no kind says so.
+func CommonLogReader() capture.Reader {
+	for _, n := range Names() {
+		if r := CaptureOf(n); r != nil {
+			if c, ok := r.(capture.CommonLog); ok && c.CommonLog() {
+				return r
+			}
+		}
 	}
 	return nil
 }

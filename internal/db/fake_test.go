@@ -202,6 +202,11 @@ func (rich) StallRules() []analyze.Rule {
 	}}}
 }
 
+// StallVocabulary: the rich kind's level counts sessions waiting for locks.
+func (rich) StallVocabulary() analyze.Vocabulary {
+	return analyze.Vocabulary{AnyLockSessions: []string{"rich.level"}}
+}
+
 func (rich) DefaultCharts() []collect.Chart {
 	return []collect.Chart{{Title: "Rich level", Metrics: []string{"rich.level"}}}
 }
@@ -346,11 +351,18 @@ func TestRichKind(t *testing.T) {
 		t.Errorf("snapshot: rich.txt %q, %v", b, err)
 	}
 
-	// Stall analysis tries the kind's rules with the generic ones.
+	// Stall analysis tries the kind's rules with the generic ones, and the generic
+	// lock-wait pattern reads the metric the kind's vocabulary names.
+	sk := db.StallOf("rich")
 	in := analyze.StallInput{Throughput: stalltest.Synth(40, 1000, stalltest.DipRange(20, 22, 100)), Unit: "tps", Kind: "rich",
-		Rules: db.StallRulesOf("rich")}
-	if s := stalltest.OneStall(t, in); s.Cause != "rich_pause" {
-		t.Errorf("stall cause %q (%s)", s.Cause, s.Explanation)
+		Rules: sk.Rules, Vocabulary: sk.Vocabulary, Metrics: []store.MetricSeries{stalltest.Series("rich.level", "gauge", "things", 40, func(i int) float64 {
+			if stalltest.In(i, 20, 21, 22) {
+				return 6
+			}
+			return 0
+		})}}
+	if s := stalltest.OneStall(t, in); s.Cause != "rich_pause" || len(s.Causes) < 2 || s.Causes[1].Key != "lock_waits" || len(s.Causes[1].Metrics) != 1 || s.Causes[1].Metrics[0] != "rich.level" {
+		t.Errorf("stall cause %q, causes %+v (%s)", s.Cause, s.Causes, s.Explanation)
 	}
 
 	// The live view shows the kind's columns before the host's.

@@ -12,7 +12,7 @@ import (
 func Vocabulary() (*collect.Vocabulary, error) { return collect.NewVocabulary(CollectAll()...) }
 
 // Undeclared checks that what the kind named name refers to by metric name (its
-// default report charts, watch columns and key metrics) names metrics its own or the
+// default report charts, watch columns, key metrics and stall vocabulary) names metrics its own or the
 // host's collectors declare: a renamed metric fails here instead of silently emptying
 // a chart. The error lists every undeclared reference; nil when all are declared (or
 // there is no such kind).
@@ -43,6 +43,9 @@ func Undeclared(name string) error {
 	}
 	for _, n := range collect.KeyMetrics(CollectOf(name)) {
 		ref("key metric", n)
+	}
+	for _, n := range StallOf(name).Vocabulary.Names() {
+		ref("stall vocabulary", n)
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("kind %s refers to undeclared metrics: %s", name, strings.Join(bad, "; "))

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fathom-lab/fathom/internal/chart/charttest"
 	"github.com/fathom-lab/fathom/internal/measure"
 )
 
@@ -103,10 +104,17 @@ var (
 )
 
 // htmlOutline reduces a page to its structure: headings, table headers, charts and
-// their titles, and how many marks of each kind each chart draws.
+// their titles, how many marks of each kind each chart draws, and the numbers each
+// chart draws (its ticks and what each mark stands for, read back from its geometry by
+// charttest), so that a chart that draws a wrong number changes the golden.
 func htmlOutline(page string) string {
 	var b strings.Builder
 	var counts map[string]int
+	charts, err := charttest.Charts(page)
+	if err != nil {
+		return "charttest: " + err.Error()
+	}
+	drawn := 0
 	flush := func() {
 		if counts == nil {
 			return
@@ -119,6 +127,12 @@ func htmlOutline(page string) string {
 			fmt.Fprintf(&b, "    %s: %d\n", k, counts[k])
 		}
 		counts = nil
+		if drawn < len(charts) {
+			b.WriteString(charts[drawn].Numbers("    = "))
+		} else {
+			b.WriteString("    = chart not read back\n")
+		}
+		drawn++
 	}
 	// Each segment is one tag and the text after it (up to the next tag).
 	for i, seg := range strings.Split(page, "<") {

@@ -204,7 +204,7 @@ func (rs *sampling) finish(ctx context.Context, start time.Time) *SamplingResult
 		rs.res.StallErr = err
 		return &rs.res
 	}
-	rs.res.Stalls, rs.res.StallErr = analyze.AnalyzeStored(ctx, rs.st, run, p, db.StallRulesOf(run.TargetKind))
+	rs.res.Stalls, rs.res.StallErr = analyze.AnalyzeStored(ctx, rs.st, run, p, db.StallOf(run.TargetKind))
 	if h, ok, err := analyze.RunHostLoad(ctx, rs.st, run); err == nil && ok {
 		rs.res.Host = h.Warning()
 	}

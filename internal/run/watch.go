@@ -230,7 +230,7 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 		l.Warning(fmt.Sprintf("could not mark watch %d %s in %s: %v", id, sum.Status, st.Path(), err))
 	}
 	if stored, err := st.Run(bg, id); err == nil {
-		sum.Stalls, err = analyze.AnalyzeStored(bg, st, stored, stallP, db.StallRulesOf(stored.TargetKind))
+		sum.Stalls, err = analyze.AnalyzeStored(bg, st, stored, stallP, db.StallOf(stored.TargetKind))
 		if err != nil {
 			l.Warning(fmt.Sprintf("stalls not analysed: %v", err))
 		}

@@ -14,6 +14,23 @@ func (Kind) StallRules() []analyze.Rule {
 	return []analyze.Rule{{Rank: 40, Match: stallInnoDBCheckpoint}, {Rank: 50, Match: stallBinlogRotation}, {Rank: 30, LockWaits: stallLockWaits}}
 }
 
+// StallVocabulary names MySQL's and MariaDB's metrics that the generic stall patterns
+// read: statements stand for throughput in a watch session; sessions waiting for a
+// table's metadata lock are table-level waits, InnoDB's lock waits row-level ones;
+// SHOW statements are fathom's own sampling; sizes and the uptime are not activity.
+func (Kind) StallVocabulary() analyze.Vocabulary {
+	return analyze.Vocabulary{
+		ServerRates:       []string{MySQLQuestions, MySQLQueries},
+		TableLockSessions: []string{MySQLThreadsWaitingForLock},
+		RowLockSessions:   []string{MySQLInnoDBRowLockCurrentWaits, MySQLInnoDBTransactionsInLockWait},
+		RowLockTime:       MySQLInnoDBRowLockTime,
+		SessionStates:     FamilyMySQLThreadState,
+		Sampling:          []string{FamilyMySQLStatus + "Com_show_*"},
+		Static: []string{MySQLInnoDBRedoCapacityBytes, MySQLUptime + "*", MySQLInnoDBBufferPoolPagesTotal + "*",
+			MySQLInnoDBCheckpointMaxAge, MySQLInnoDBPageSize},
+	}
+}
+
 // stallLockWaits words the generic lock-wait pattern for MySQL and MariaDB: metadata
 // locks (lock_wait_timeout) when table-level waits dominated, InnoDB row locks
 // (innodb_lock_wait_timeout) otherwise.

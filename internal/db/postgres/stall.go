@@ -16,6 +16,20 @@ func (Kind) StallRules() []analyze.Rule {
 	return []analyze.Rule{{Rank: 40, Match: stallPGCheckpoint}, {Rank: 70, Match: stallAutovacuum}, {Rank: 80, Match: stallWALFlush}}
 }
 
+// StallVocabulary names PostgreSQL's metrics that the generic stall patterns read:
+// committed transactions stand for throughput in a watch session; sessions waiting
+// for relation, object and advisory locks are table-level waits, for transaction ids
+// and tuples row locks; the WAL size limit and the checkpoint's age are not activity.
+func (Kind) StallVocabulary() analyze.Vocabulary {
+	return analyze.Vocabulary{
+		ServerRates:       []string{PgXactCommit},
+		TableLockSessions: []string{PgLockWaitsRelation, PgLockWaitsObject, PgLockWaitsAdvisory},
+		RowLockSessions:   []string{PgLockWaitsTransactionid, PgLockWaitsTuple},
+		AnyLockSessions:   []string{PgWaitingLock, PgBlockedSessions},
+		Static:            []string{PgMaxWALSizeBytes, PgCheckpointAgeSeconds},
+	}
+}
+
 func stallPGCheckpoint(a analyze.Attributor, st *store.Stall, w []int) (analyze.Match, bool) {
 	m := analyze.Match{Key: "checkpoint"}
 	var why []string

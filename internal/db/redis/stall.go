@@ -15,6 +15,12 @@ func (Kind) StallRules() []analyze.Rule {
 		{Rank: 120, Match: stallRedisFsync}, {Rank: 130, Match: stallRedisMemory}}
 }
 
+// StallVocabulary names Redis's metrics that the generic stall patterns read: the
+// commands processed stand for throughput in a watch session.
+func (Kind) StallVocabulary() analyze.Vocabulary {
+	return analyze.Vocabulary{ServerRates: []string{RedisCommands}}
+}
+
 // Redis patterns. Material evidence:
 //
 //	AOF rewrite   aof_rewrite_in_progress was 1 in the stall and in fewer than half of

@@ -1,4 +1,4 @@
-package capture
+package mysql
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fathom-lab/fathom/internal/capture"
 )
 
 var (
@@ -17,17 +19,17 @@ var (
 	threadRE = regexp.MustCompile(`(?:Thread_id:|\bId:)\s*([0-9]+)`)
 )
 
-// readSlowLog reads a MySQL or MariaDB slow query log (long_query_time=0 logs every
+// readSlowLog reads a MySQL or MariaDB slow query log for `fathom capture --slow-log` (long_query_time=0 logs every
 // statement): each entry's statement is normalized as the digests are, its literals
 // replaced by ? and kept as its values, with the session (thread) that ran it.
-func readSlowLog(path string, src Source) ([]Event, Source, error) {
+func readSlowLog(path string, src capture.Source) ([]capture.Event, capture.Source, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, src, fmt.Errorf("%w: reading the slow query log: %v", ErrNotAvailable, err)
+		return nil, src, fmt.Errorf("%w: reading the slow query log: %v", capture.ErrNotAvailable, err)
 	}
 	defer f.Close()
 	src.What, src.Kind = "the slow query log "+path, "mysql"
-	var out []Event
+	var out []capture.Event
 	var ms float64
 	var rows int64
 	session := ""
@@ -38,8 +40,8 @@ func readSlowLog(path string, src Source) ([]Event, Source, error) {
 		if q == "" {
 			return
 		}
-		norm, vals := normalize(q)
-		out = append(out, Event{Session: session, SQL: norm, Values: vals, Ms: ms, Rows: rows})
+		norm, vals := capture.Normalize(q)
+		out = append(out, capture.Event{Session: session, SQL: norm, Values: vals, Ms: ms, Rows: rows})
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
