@@ -135,6 +135,7 @@ type frame struct {
 	x0, x1, y0, y1         float64 // data ranges
 	left, right, top, bott float64 // plot area in pixels
 	ylog                   bool    // the y axis is log 10
+	xin                    float64 // pixels between the frame's sides and the x range's ends
 }
 
 // gap reports whether y is not drawn: NaN, or not above zero on a log axis.
@@ -144,7 +145,8 @@ func (f *frame) px(x float64) float64 {
 	if f.x1 == f.x0 {
 		return (f.left + f.right) / 2
 	}
-	return f.left + (x-f.x0)/(f.x1-f.x0)*(f.right-f.left)
+	l, r := f.left+f.xin, f.right-f.xin
+	return l + (x-f.x0)/(f.x1-f.x0)*(r-l)
 }
 func (f *frame) py(y float64) float64 {
 	if f.y1 == f.y0 {

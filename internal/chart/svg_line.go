@@ -43,6 +43,11 @@ func (c *Chart) line() string {
 	top += legend(&b, names, idx, colours, true, w, top+2, false)
 
 	f := frame{w: w, h: h, left: padLeft, right: w - padRight, top: top + 4, bott: h - padBottom}
+	if c.markers() && c.XScale != ScaleNines {
+		// Markers at the x range's ends are drawn whole inside the frame, not half
+		// over its sides (a scaling curve's first and last client counts).
+		f.xin = markerInset
+	}
 	yt := c.lineFrame(&b, &f)
 	c.drawBands(&b, &f)
 	c.drawYGrid(&b, &f, yt)
@@ -57,6 +62,20 @@ func (c *Chart) line() string {
 }
 
 // tx is x's position on the x axis's scale (nines for percentiles).
+// markerInset is how far inside the frame's sides a chart with markers puts the ends of
+// its x range: a marker's half width (3 px) and a little room.
+const markerInset = 6
+
+// markers reports whether any series draws markers.
+func (c *Chart) markers() bool {
+	for _, s := range c.Series {
+		if s.Points || s.NoLine {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *Chart) tx(x float64) float64 {
 	if c.XScale == ScaleNines {
 		return ninesX(x)

@@ -192,3 +192,23 @@ func TestMultiplesShareY(t *testing.T) {
 		t.Errorf("the panels' y axes end at %v, want one top", tops)
 	}
 }
+
+// Markers at the x range's ends are drawn whole inside the frame (seen in the held-out
+// rerun of the pgbench sweep: the scaling curve's first and last client counts sat
+// half over the frame's sides).
+func TestSVGMarkersInsideSides(t *testing.T) {
+	c := Chart{ID: "t", Title: "tps", YZero: true, Series: []Series{{Name: "a", X: []float64{16, 32, 48, 96}, Y: []float64{500, 900, 1000, 950}, Points: true}}}
+	svg := c.SVG()
+	frame := regexp.MustCompile(`<rect class="frame" x="([^"]*)" y="[^"]*" width="([^"]*)"`).FindStringSubmatch(svg)
+	left, _ := strconv.ParseFloat(frame[1], 64)
+	width, _ := strconv.ParseFloat(frame[2], 64)
+	circles := regexp.MustCompile(`<circle cx="([^"]*)" cy="[^"]*" r="3"`).FindAllStringSubmatch(svg, -1)
+	if len(circles) != 4 {
+		t.Fatalf("%d markers drawn, want 4", len(circles))
+	}
+	for _, m := range circles {
+		if x, _ := strconv.ParseFloat(m[1], 64); x-3 < left || x+3 > left+width {
+			t.Errorf("a marker at x=%s reaches over the frame's sides (%s to %s)", m[1], f1(left), f1(left+width))
+		}
+	}
+}
