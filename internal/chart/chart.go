@@ -18,7 +18,7 @@ import (
 
 // Kinds of chart.
 const (
-	KindLine      = "line"
+	kindLine      = "line"
 	KindBars      = "bars"
 	KindBox       = "box"
 	KindMultiples = "multiples"
@@ -31,11 +31,11 @@ const (
 	ScaleLog    = "log"   // y only: base 10, for values above zero
 )
 
-// Floats are a series' numbers; NaN (a gap) and ±Inf marshal as null.
-type Floats []float64
+// floats are a series' numbers; NaN (a gap) and ±Inf marshal as null.
+type floats []float64
 
 // MarshalJSON writes null for NaN and infinities.
-func (fs Floats) MarshalJSON() ([]byte, error) {
+func (fs floats) MarshalJSON() ([]byte, error) {
 	if fs == nil {
 		return []byte("[]"), nil
 	}
@@ -55,12 +55,12 @@ func (fs Floats) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads null as NaN.
-func (fs *Floats) UnmarshalJSON(b []byte) error {
+func (fs *floats) UnmarshalJSON(b []byte) error {
 	var vs []*float64
 	if err := json.Unmarshal(b, &vs); err != nil {
 		return err
 	}
-	*fs = make(Floats, len(vs))
+	*fs = make(floats, len(vs))
 	for i, v := range vs {
 		if v == nil {
 			(*fs)[i] = math.NaN()
@@ -137,10 +137,10 @@ func Num(v float64) string {
 // (kind bars: Y[i] is category i's bar, Lo and Hi its optional whisker).
 type Series struct {
 	Name   string `json:"name"`
-	X      Floats `json:"x"`
-	Y      Floats `json:"y"` // NaN breaks the line; no bar
-	Lo     Floats `json:"lo,omitempty"`
-	Hi     Floats `json:"hi,omitempty"`
+	X      floats `json:"x"`
+	Y      floats `json:"y"` // NaN breaks the line; no bar
+	Lo     floats `json:"lo,omitempty"`
+	Hi     floats `json:"hi,omitempty"`
 	Points bool   `json:"points,omitempty"` // draw markers
 	NoLine bool   `json:"noline,omitempty"` // markers only
 	// Style is the index into the style cycle (-1 picks by position); Colour and
@@ -174,7 +174,7 @@ type Box struct {
 	Median float64 `json:"median"`
 	Q3     float64 `json:"q3"`
 	Max    float64 `json:"max"`
-	Points Floats  `json:"points"`
+	Points floats  `json:"points"`
 }
 
 // Range is a fixed stretch of an axis.
@@ -222,7 +222,7 @@ type Chart struct {
 // resolves a copy; call it before sending a chart elsewhere.
 func (c *Chart) Resolve() {
 	if c.Kind == "" {
-		c.Kind = KindLine
+		c.Kind = kindLine
 	}
 	if c.XScale == "" {
 		c.XScale = ScaleLinear
@@ -257,14 +257,14 @@ type Group struct {
 	Charts []Chart `json:"charts"`
 }
 
-// Style is how one series is drawn.
-type Style struct {
+// style is how one series is drawn.
+type style struct {
 	Colour, Dash, Marker string
 }
 
 // styles are colours from the Okabe–Ito palette ordered so that neighbours differ in
 // lightness; dash patterns and markers keep series apart in greyscale.
-var styles = []Style{
+var styles = []style{
 	{"#000000", "", "circle"},
 	{"#0072B2", "7 3", "square"},
 	{"#E69F00", "2 2", "triangle"},
@@ -276,6 +276,6 @@ var styles = []Style{
 }
 
 // StyleOf is style i of the cycle.
-func StyleOf(i int) Style { return styles[styleSlot(i)] }
+func StyleOf(i int) style { return styles[styleSlot(i)] }
 
 func styleSlot(i int) int { return ((i % len(styles)) + len(styles)) % len(styles) }

@@ -197,7 +197,7 @@ func fitEnd(s string, w, charWidth float64) string {
 
 // legend draws entries in rows under the title; returns the height used.
 // colours are the entries' colours and dashes (lines only).
-func legend(b *strings.Builder, entries []string, styleIdx []int, colours []Style, lines bool, w, y float64, bars bool) float64 {
+func legend(b *strings.Builder, entries []string, styleIdx []int, colours []style, lines bool, w, y float64, bars bool) float64 {
 	if len(entries) == 0 {
 		return 0
 	}
@@ -287,12 +287,12 @@ func (c *Chart) line() string {
 	var b strings.Builder
 	var names []string
 	var idx []int
-	var colours []Style
+	var colours []style
 	for _, s := range c.Series {
 		if s.Name != "" {
 			names = append(names, s.Name)
 			idx = append(idx, s.Style)
-			colours = append(colours, Style{Colour: s.Colour, Dash: s.Dash})
+			colours = append(colours, style{Colour: s.Colour, Dash: s.Dash})
 		}
 	}
 	if len(names) == 1 && len(c.Series) == 1 {
