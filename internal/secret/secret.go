@@ -50,7 +50,6 @@ func (value) MarshalJSON() ([]byte, error)    { return json.Marshal(mask) }
 func (value) MarshalText() ([]byte, error)    { return []byte(mask), nil }
 func (value) MarshalYAML() (any, error)       { return mask, nil }
 func (value) LogValue() slog.Value            { return slog.StringValue(mask) }
-func (v value) equal(o value) bool            { return v.reveal() == o.reveal() }
 func (v *value) UnmarshalText(b []byte) error { *v = New(string(b)); return nil }
 
 // DSN is a connection string (a URL, a libpq key=value string, a path) that may hold a

@@ -131,9 +131,6 @@ func Wrap(st store.Store, o Options) *Store {
 	return s
 }
 
-// inner is the wrapped store.
-func (s *Store) inner() store.Store { return s.Store }
-
 // attempt runs fn once with the attempt's timeout.
 func (s *Store) attempt(ctx context.Context, fn func(context.Context) error) error {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.Attempt)
