@@ -38,7 +38,7 @@ type Plan struct {
 // copied: give the options as they will run).
 func (p Plan) Remote(o run.Options) run.Remote {
 	return func(ctx context.Context, st store.Store, tgt target.Target, wl workload.Workload, cfg runner.Config) (run.Clients, error) {
-		as, err := AgentStore(st)
+		as, err := agentStore(st)
 		if err != nil {
 			return nil, err
 		}
@@ -49,16 +49,16 @@ func (p Plan) Remote(o run.Options) run.Remote {
 			return nil, errkind.Usagef("workload %s has client groups, which agents do not split yet: run it from one machine", wl.Name())
 		}
 		for i := 0; i < p.Agents; i++ {
-			if _, err := Split(cfg.Clients, cfg.Rate, cfg.Seed, p.Agents, i); err != nil {
+			if _, err := split(cfg.Clients, cfg.Rate, cfg.Seed, p.Agents, i); err != nil {
 				return nil, errkind.Usagef("%v", err)
 			}
 		}
-		spec := Spec{Target: WithoutPassword(o.Target.DSN), QueryMode: o.Target.QueryMode, ConnectTimeout: o.Target.ConnectTimeout,
+		sp := spec{Target: withoutPassword(o.Target.DSN), QueryMode: o.Target.QueryMode, ConnectTimeout: o.Target.ConnectTimeout,
 			Workload: o.Workload, Params: o.Params, Types: wl.TxnTypes(), Clients: cfg.Clients, Rate: cfg.Rate, Seed: cfg.Seed,
 			Duration: cfg.Duration, Transactions: cfg.Transactions, Warmup: cfg.Warmup, Interval: cfg.Interval,
 			LatencyLimit: cfg.LatencyLimit, MaxTries: cfg.MaxTries, ReconnectTimeout: cfg.ReconnectTimeout, ConnectPerTxn: cfg.ConnectPerTxn,
 			Token: newToken()}
-		c := &coordinator{plan: p, as: as, st: st, spec: spec, cfg: cfg}
+		c := &coordinator{plan: p, as: as, st: st, spec: sp, cfg: cfg}
 		c.defaults()
 		if err := c.gather(ctx); err != nil {
 			return nil, err
@@ -71,7 +71,7 @@ type coordinator struct {
 	plan    Plan
 	as      store.AgentStore
 	st      store.Store // the same store, for closing a dead coordinator's run
-	spec    Spec
+	spec    spec
 	cfg     runner.Config
 	job     store.AgentJob
 	members []store.AgentMember
@@ -196,9 +196,9 @@ func (c *coordinator) RunOptions() map[string]string {
 	return m
 }
 
-// WarnClock: a machine's clock is known too loosely, or was off by enough, for the
+// warnClock: a machine's clock is known too loosely, or was off by enough, for the
 // intervals of the agents to line up within 5% of the interval.
-const WarnClock = "clock"
+const warnClock = "clock"
 
 // clockWarnings are the coordinator's and the agents' clock warnings.
 func (c *coordinator) clockWarnings() []string {

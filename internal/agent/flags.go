@@ -141,17 +141,17 @@ func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error 
 		}
 		return nil
 	}
-	as, err := AgentStore(st)
+	as, err := agentStore(st)
 	if err != nil {
 		return err
 	}
-	a := &Agent{Store: as, Target: f.Target, Getenv: h.Getenv, PollerSockets: h.PollerSockets, Host: collect.HostFacts().Hostname,
+	a := &agent{Store: as, Target: f.Target, Getenv: h.Getenv, PollerSockets: h.PollerSockets, Host: collect.HostFacts().Hostname,
 		Version: h.Version, PID: store.ThisProcess().PID, Tuner: h.Tuner, LossTimeout: f.LossTimeout, StoreOutage: h.StoreOutage, Events: h.Events}
 	if f.Run != "" {
-		_, err := a.Once(ctx, f.Run, index, f.Wait)
+		_, err := a.once(ctx, f.Run, index, f.Wait)
 		return err
 	}
-	err = a.Serve(ctx, func(o *Outcome, err error) {
+	err = a.serve(ctx, func(o *Outcome, err error) {
 		if err != nil {
 			a.Events.Event(JobFailed{Err: err})
 		}

@@ -68,8 +68,8 @@ func (k *K8s) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&k.Coordinator, "coordinator", false, "also write the coordinator's Job, running fathom run with the arguments after --")
 }
 
-// Jobs builds the Jobs; mistakes are usage errors.
-func (k *K8s) Jobs() ([]*job, error) {
+// jobs builds the Jobs; mistakes are usage errors.
+func (k *K8s) jobs() ([]*job, error) {
 	switch {
 	case k.Agents < 1:
 		return nil, errkind.Usagef("--agents: give the number of agent pods (1 or more)")
@@ -315,7 +315,7 @@ func isDNSLabel(s string) bool { return len(s) <= dnsLabelMax && dnsLabel.MatchS
 
 // Write writes the Jobs as YAML documents.
 func (k *K8s) Write(w io.Writer) error {
-	jobs, err := k.Jobs()
+	jobs, err := k.jobs()
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func apiJobs(t *testing.T, k K8s) []*batchv1.Job {
 func TestK8sRoundTrip(t *testing.T) {
 	k := K8s{Agents: 5, Name: "big1", Namespace: "perf", Image: "registry.example/fathom:1", Secret: "fathom-creds", CPU: "2",
 		Memory: "512Mi", LimitCPU: "3", Wait: "5m", Coordinator: true, RunArgs: []string{"--workload", "tpcb", "-c", "50", "-T", "10m"}}
-	mine, err := k.Jobs()
+	mine, err := k.jobs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestK8sRefuses(t *testing.T) {
 		{Agents: 2, Name: "x", RunArgs: []string{"-c", "4"}},
 		{Agents: 2, Name: "x", Coordinator: true, RunArgs: []string{"--target", "postgres://bench:s3cret@db/bench"}},
 	} {
-		if _, err := k.Jobs(); err == nil {
+		if _, err := k.jobs(); err == nil {
 			t.Errorf("%+v: no error", k)
 		} else if strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("the error shows the password: %v", err)
@@ -211,7 +211,7 @@ func TestK8sNames(t *testing.T) {
 		}
 	}
 	for _, k := range []K8s{{Agents: 1, Name: "x", Wait: "10m", Deadline: "5m"}, {Agents: 1, Name: "x", Wait: "10m", TTL: "soon"}} {
-		if _, err := k.Jobs(); err == nil {
+		if _, err := k.jobs(); err == nil {
 			t.Errorf("%+v: no error", k)
 		}
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
-// Agent is one fathom process that runs its share of jobs: `fathom agent`.
-type Agent struct {
+// agent is one fathom process that runs its share of jobs: `fathom agent`.
+type agent struct {
 	Store store.AgentStore
 	// Target overrides the job's target DSN (e.g. to reach the server by another
 	// address, or to carry a password); "" uses the job's, whose password comes from
@@ -48,7 +48,7 @@ type Outcome struct {
 	Transactions int64
 }
 
-func (a *Agent) defaults() {
+func (a *agent) defaults() {
 	if a.LossTimeout <= 0 {
 		a.LossTimeout = 10 * time.Second
 	}
@@ -60,9 +60,9 @@ func (a *Agent) defaults() {
 	}
 }
 
-// Once joins the job named name at index (waiting up to wait for a coordinator to
+// once joins the job named name at index (waiting up to wait for a coordinator to
 // open it) and runs the agent's share of it.
-func (a *Agent) Once(ctx context.Context, name string, index int, wait time.Duration) (*Outcome, error) {
+func (a *agent) once(ctx context.Context, name string, index int, wait time.Duration) (*Outcome, error) {
 	a.defaults()
 	deadline := time.Now().Add(wait)
 	a.Events.Event(WaitingForJob{Job: name, Wait: wait})
@@ -86,9 +86,9 @@ func (a *Agent) Once(ctx context.Context, name string, index int, wait time.Dura
 	}
 }
 
-// Serve joins waiting jobs, one at a time, at the lowest free index, until ctx ends.
+// serve joins waiting jobs, one at a time, at the lowest free index, until ctx ends.
 // Each job's outcome (or error) goes to done.
-func (a *Agent) Serve(ctx context.Context, done func(*Outcome, error)) error {
+func (a *agent) serve(ctx context.Context, done func(*Outcome, error)) error {
 	a.defaults()
 	a.Events.Event(WaitingForWork{})
 	for {
@@ -110,7 +110,7 @@ func (a *Agent) Serve(ctx context.Context, done func(*Outcome, error)) error {
 	}
 }
 
-func (a *Agent) tryJoin(ctx context.Context, j *store.AgentJob) (*Outcome, error) {
+func (a *agent) tryJoin(ctx context.Context, j *store.AgentJob) (*Outcome, error) {
 	for i := 0; i < j.Agents; i++ {
 		out, err := a.join(ctx, j, i)
 		if !errors.Is(err, store.ErrTaken) || err == nil {
@@ -121,12 +121,12 @@ func (a *Agent) tryJoin(ctx context.Context, j *store.AgentJob) (*Outcome, error
 }
 
 // join registers at index in j and runs the share.
-func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcome, error) {
+func (a *agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcome, error) {
 	spec, err := decodeSpec(j)
 	if err != nil {
 		return nil, errkind.WithKind(errkind.Failed, err)
 	}
-	sh, err := Split(spec.Clients, spec.Rate, spec.Seed, j.Agents, index)
+	sh, err := split(spec.Clients, spec.Rate, spec.Seed, j.Agents, index)
 	if err != nil {
 		return nil, errkind.Usagef("job %q: %v", j.Name, err)
 	}
@@ -229,7 +229,7 @@ func (a *Agent) join(ctx context.Context, j *store.AgentJob, index int) (*Outcom
 }
 
 // final reports the agent's end, with a bounded wait.
-func (a *Agent) final(job int64, index int, state, reason string) error {
+func (a *agent) final(job int64, index int, state, reason string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), a.LossTimeout)
 	defer cancel()
 	_, err := a.Store.AgentBeat(ctx, job, index, state, reason)
@@ -242,7 +242,7 @@ func (a *Agent) final(job int64, index int, state, reason string) error {
 // beat tells the store the agent is alive and hears from the coordinator: the start
 // instant, a stop, or silence.
 type beat struct {
-	a      *Agent
+	a      *agent
 	job    int64
 	index  int
 	mu     sync.Mutex

@@ -48,7 +48,7 @@ func (c *coordinator) Run(ctx context.Context, sink runner.Sink) runner.Result {
 	c.clock = [2]time.Duration{off, rtt}
 	for _, w := range c.clockWarnings() {
 		c.plan.Events.Event(Warning{Text: w})
-		res.Warnings = append(res.Warnings, runner.Warning{Kind: WarnClock, Text: w})
+		res.Warnings = append(res.Warnings, runner.Warning{Kind: warnClock, Text: w})
 	}
 	res.Start = c.start
 	m := &merger{c: c, types: c.spec.Types, cover: map[int][]int{}}

@@ -30,7 +30,7 @@ type Recovered struct {
 // coordinator would have, and ends the run interrupted, saying so, and the job, so
 // that the name can be used again. A job whose coordinator is alive is refused.
 func Recover(ctx context.Context, st store.Store, name string, stale time.Duration) (*Recovered, error) {
-	as, err := AgentStore(st)
+	as, err := agentStore(st)
 	if err != nil {
 		return nil, err
 	}

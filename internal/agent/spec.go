@@ -19,11 +19,11 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload"
 )
 
-// Spec is what every agent of a job runs, as the coordinator stores it: the run's
+// spec is what every agent of a job runs, as the coordinator stores it: the run's
 // totals (each agent takes its Share of them) and how to reach the target, without
 // any password (agents take theirs from their own environment: PGPASSWORD, .pgpass,
 // MYSQL_PWD, a Kubernetes Secret).
-type Spec struct {
+type spec struct {
 	Target           string          `json:"target"`
 	QueryMode        string          `json:"query_mode,omitempty"`
 	ConnectTimeout   time.Duration   `json:"connect_timeout,omitempty"`
@@ -47,7 +47,7 @@ type Spec struct {
 }
 
 // config is agent share's runner configuration.
-func (s *Spec) config(sh Share) runner.Config {
+func (s *spec) config(sh Share) runner.Config {
 	return runner.Config{Clients: sh.Clients, Rate: sh.Rate, Seed: sh.Seed, Duration: s.Duration, Transactions: s.Transactions,
 		Warmup: s.Warmup, Interval: s.Interval, LatencyLimit: s.LatencyLimit, MaxTries: s.MaxTries,
 		ReconnectTimeout: s.ReconnectTimeout, ConnectPerTxn: s.ConnectPerTxn}
@@ -56,9 +56,9 @@ func (s *Spec) config(sh Share) runner.Config {
 // newToken is a random Spec.Token.
 func newToken() string { return rand.Text() }
 
-// WithoutPassword is dsn with any password removed (the user part of a URL and
+// withoutPassword is dsn with any password removed (the user part of a URL and
 // password= parameters), for the store: agents bring their own.
-func WithoutPassword(dsn string) string {
+func withoutPassword(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme == "" || u.Opaque != "" || u.Host == "" {
 		return strings.TrimSpace(kvPassword.ReplaceAllString(dsn, ""))
@@ -78,9 +78,9 @@ func WithoutPassword(dsn string) string {
 
 var kvPassword = regexp.MustCompile(`(?i)\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S*)`)
 
-// AgentStore returns st's agent coordination, or a usage error saying that agents
+// agentStore returns st's agent coordination, or a usage error saying that agents
 // need a store every machine can reach.
-func AgentStore(st store.Store) (store.AgentStore, error) {
+func agentStore(st store.Store) (store.AgentStore, error) {
 	if as, ok := st.(store.AgentStore); ok {
 		return as, nil
 	}
@@ -144,8 +144,8 @@ func clockWarning(who string, offset, rtt, interval time.Duration) string {
 }
 
 // decodeSpec reads a job's spec.
-func decodeSpec(j *store.AgentJob) (*Spec, error) {
-	var s Spec
+func decodeSpec(j *store.AgentJob) (*spec, error) {
+	var s spec
 	if err := json.Unmarshal(j.Spec, &s); err != nil {
 		return nil, fmt.Errorf("job %q: its spec does not decode (%v): is this agent older than the coordinator?", j.Name, err)
 	}
@@ -174,7 +174,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 var errStopped = errors.New("stopped")
 
 // runOptions is the engine's view of a spec, for opening its workload and target.
-func (s *Spec) runOptions(dsn string, getenv func(string) string, poller bool) run.Options {
+func (s *spec) runOptions(dsn string, getenv func(string) string, poller bool) run.Options {
 	return run.Options{Target: run.Target{DSN: dsn, QueryMode: s.QueryMode, ConnectTimeout: s.ConnectTimeout, PollerSockets: poller, Getenv: getenv},
 		Workload: s.Workload, Params: s.Params}
 }

@@ -18,12 +18,12 @@ type Share struct {
 	Seed    uint64  // its own seed, derived from the run's
 }
 
-// Split gives agent index of n its share of clients and rate. The remainder of
+// split gives agent index of n its share of clients and rate. The remainder of
 // clients/n goes one each to the agents whose segment [index/n, (index+1)/n) holds
 // the next whole client, so extra clients are spread evenly over the agents rather
 // than piled on the first ones; the rate follows the clients (every client keeps the
 // same intended rate as in a single-process run), so the shares add up to the total.
-func Split(clients int, rate float64, seed uint64, n, index int) (Share, error) {
+func split(clients int, rate float64, seed uint64, n, index int) (Share, error) {
 	switch {
 	case n < 1:
 		return Share{}, fmt.Errorf("agents must be at least 1 (got %d)", n)
@@ -33,7 +33,7 @@ func Split(clients int, rate float64, seed uint64, n, index int) (Share, error) 
 		return Share{}, fmt.Errorf("%d clients cannot be split over %d agents: every agent needs at least one client; use -c %d or more, or fewer agents", clients, n, n)
 	}
 	first, end := bound(clients, n, index), bound(clients, n, index+1)
-	s := Share{Index: index, Clients: end - first, First: first, Seed: DeriveSeed(seed, index)}
+	s := Share{Index: index, Clients: end - first, First: first, Seed: deriveSeed(seed, index)}
 	if rate > 0 {
 		s.Rate = rate * float64(s.Clients) / float64(clients)
 	}
@@ -47,10 +47,10 @@ func bound(clients, n, i int) int {
 	return i*q + i*r/n
 }
 
-// DeriveSeed gives agent index its own seed: distinct for every index and the same
+// deriveSeed gives agent index its own seed: distinct for every index and the same
 // every time (SplitMix64's finaliser over the run's seed and the index), and kept
 // below 2^63 like the seeds fathom records.
-func DeriveSeed(seed uint64, index int) uint64 {
+func deriveSeed(seed uint64, index int) uint64 {
 	z := seed + uint64(index+1)*0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb

@@ -14,7 +14,7 @@ func TestSplitAddsUp(t *testing.T) {
 		sum, sumRate, next := 0, 0.0, 0
 		sizes := map[int]bool{}
 		for i := 0; i < tc.n; i++ {
-			s, err := Split(tc.clients, tc.rate, 42, tc.n, i)
+			s, err := split(tc.clients, tc.rate, 42, tc.n, i)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestSplitRemainderSpread(t *testing.T) {
 	// neighbours at the start (segments 0-2, 2-5, 5-7, 7-10).
 	want := []int{2, 3, 2, 3}
 	for i, w := range want {
-		s, _ := Split(10, 0, 1, 4, i)
+		s, _ := split(10, 0, 1, 4, i)
 		if s.Clients != w {
 			t.Errorf("agent %d: %d clients, want %d", i, s.Clients, w)
 		}
@@ -60,7 +60,7 @@ func TestSplitRemainderSpread(t *testing.T) {
 func TestSplitSeeds(t *testing.T) {
 	seen := map[uint64]int{}
 	for i := 0; i < 1000; i++ {
-		s, err := Split(1000, 0, 7, 1000, i)
+		s, err := split(1000, 0, 7, 1000, i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,23 +71,23 @@ func TestSplitSeeds(t *testing.T) {
 		if s.Seed >= 1<<63 {
 			t.Errorf("agent %d: seed %d is not below 2^63", i, s.Seed)
 		}
-		again, _ := Split(1000, 0, 7, 1000, i)
+		again, _ := split(1000, 0, 7, 1000, i)
 		if again.Seed != s.Seed {
 			t.Fatalf("agent %d: seed changed between calls", i)
 		}
 	}
 	// Stable across builds: the first agent of seed 7 always gets this seed.
-	if s, _ := Split(3, 0, 7, 3, 1); s.Seed != 154844686297477902 {
+	if s, _ := split(3, 0, 7, 3, 1); s.Seed != 154844686297477902 {
 		t.Errorf("agent 1 of seed 7: seed %d, want 154844686297477902 (agents of different builds must agree)", s.Seed)
 	}
-	if DeriveSeed(7, 0) == DeriveSeed(8, 0) {
+	if deriveSeed(7, 0) == deriveSeed(8, 0) {
 		t.Errorf("seeds do not depend on the run's seed")
 	}
 }
 
 func TestSplitRefuses(t *testing.T) {
 	for _, tc := range []struct{ clients, n, i int }{{2, 3, 0}, {3, 0, 0}, {3, 3, 3}, {3, 3, -1}} {
-		if _, err := Split(tc.clients, 0, 1, tc.n, tc.i); err == nil {
+		if _, err := split(tc.clients, 0, 1, tc.n, tc.i); err == nil {
 			t.Errorf("%+v: no error", tc)
 		}
 	}
@@ -102,7 +102,7 @@ func TestWithoutPassword(t *testing.T) {
 		"postgres://bench@db1/bench?passfile=/home/u/.pgpass":        "postgres://bench@db1/bench?passfile=/home/u/.pgpass",
 		"redis://:s3cret@127.0.0.1:6379/0":                           "redis://@127.0.0.1:6379/0",
 	} {
-		got := WithoutPassword(in)
+		got := withoutPassword(in)
 		if got != want {
 			t.Errorf("WithoutPassword(%q) = %q, want %q", in, got, want)
 		}

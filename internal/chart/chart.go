@@ -18,7 +18,7 @@ import (
 
 // Kinds of chart.
 const (
-	KindLine      = "line"
+	kindLine      = "line"
 	KindBars      = "bars"
 	KindBox       = "box"
 	KindMultiples = "multiples"
@@ -226,7 +226,7 @@ type Chart struct {
 // resolves a copy; call it before sending a chart elsewhere.
 func (c *Chart) Resolve() {
 	if c.Kind == "" {
-		c.Kind = KindLine
+		c.Kind = kindLine
 	}
 	if c.XScale == "" {
 		c.XScale = ScaleLinear
@@ -261,14 +261,14 @@ type Group struct {
 	Charts []Chart `json:"charts"`
 }
 
-// Style is how one series is drawn.
-type Style struct {
+// style is how one series is drawn.
+type style struct {
 	Colour, Dash, Marker string
 }
 
 // styles are colours from the Okabe–Ito palette ordered so that neighbours differ in
 // lightness; dash patterns and markers keep series apart in greyscale.
-var styles = []Style{
+var styles = []style{
 	{"#000000", "", "circle"},
 	{"#0072B2", "7 3", "square"},
 	{"#E69F00", "2 2", "triangle"},
@@ -280,6 +280,6 @@ var styles = []Style{
 }
 
 // StyleOf is style i of the cycle.
-func StyleOf(i int) Style { return styles[styleSlot(i)] }
+func StyleOf(i int) style { return styles[styleSlot(i)] }
 
 func styleSlot(i int) int { return ((i % len(styles)) + len(styles)) % len(styles) }

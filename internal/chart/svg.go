@@ -222,7 +222,7 @@ func fitEnd(s string, w, charWidth float64) string {
 
 // legend draws entries in rows under the title; returns the height used.
 // colours are the entries' colours and dashes (lines only).
-func legend(b *strings.Builder, entries []string, styleIdx []int, colours []Style, lines bool, w, y float64, bars bool) float64 {
+func legend(b *strings.Builder, entries []string, styleIdx []int, colours []style, lines bool, w, y float64, bars bool) float64 {
 	if len(entries) == 0 {
 		return 0
 	}

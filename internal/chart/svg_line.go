@@ -20,12 +20,12 @@ func (c *Chart) line() string {
 	var b strings.Builder
 	var names []string
 	var idx []int
-	var colours []Style
+	var colours []style
 	for _, s := range c.Series {
 		if s.Name != "" {
 			names = append(names, s.Name)
 			idx = append(idx, s.Style)
-			colours = append(colours, Style{Colour: s.Colour, Dash: s.Dash})
+			colours = append(colours, style{Colour: s.Colour, Dash: s.Dash})
 		}
 	}
 	if len(names) == 1 && len(c.Series) == 1 {

@@ -41,7 +41,7 @@ func TestResolve(t *testing.T) {
 	c := Chart{Series: []Series{{Name: "a", Style: 1}, {Name: "b", Style: -1}, {Name: "c", Style: 3, Colour: "#123456"}},
 		Panels: []Chart{{Series: []Series{{Style: 2}}}}}
 	c.Resolve()
-	if c.Kind != KindLine || c.XScale != ScaleLinear || c.YScale != ScaleLinear || c.XUnit.Div != 1 || c.YUnit.Div != 1 {
+	if c.Kind != kindLine || c.XScale != ScaleLinear || c.YScale != ScaleLinear || c.XUnit.Div != 1 || c.YUnit.Div != 1 {
 		t.Errorf("defaults: %+v", c)
 	}
 	if s := c.Series[0]; s.Colour != styles[1].Colour || s.Dash != styles[1].Dash {
@@ -53,7 +53,7 @@ func TestResolve(t *testing.T) {
 	if s := c.Series[2]; s.Colour != "#123456" || s.Dash != "" {
 		t.Errorf("a series with its own colour was restyled: %+v", s)
 	}
-	if p := c.Panels[0]; p.Kind != KindLine || p.Series[0].Colour != styles[2].Colour {
+	if p := c.Panels[0]; p.Kind != kindLine || p.Series[0].Colour != styles[2].Colour {
 		t.Errorf("panel not resolved: %+v", p)
 	}
 }

@@ -21,8 +21,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// Modes lists the check modes with what they measure.
-var Modes = []struct{ Name, Help string }{
+// modes lists the check modes with what they measure.
+var modes = []struct{ Name, Help string }{
 	{"varcomp", "an expression over status and variables (--expression), compared with -w/-c"},
 	{"lastrun-varcomp", "the same, for expressions with lastrun{X}, delta(X) or rate(X) (state kept between runs)"},
 	{"connections", "client connections as a percent of the maximum (default -w 80 -c 90)"},
@@ -54,7 +54,7 @@ type Check struct {
 	// not replayed (PostgreSQL primary, replication-lag mode).
 	WarningBytes, CriticalBytes Range
 
-	expr *Expression
+	expr *expression
 }
 
 // Prepare validates the check and fills defaults for its mode. Errors are one line.
@@ -63,7 +63,7 @@ func (c *Check) Prepare() error {
 		c.Mode = "varcomp"
 	}
 	c.Mode = strings.ToLower(c.Mode)
-	if err := CheckUOM(c.UOM); err != nil {
+	if err := checkUOM(c.UOM); err != nil {
 		return err
 	}
 	defaults := func(w, cr string) {
@@ -110,7 +110,7 @@ func (c *Check) Prepare() error {
 		}
 	default:
 		var names []string
-		for _, m := range Modes {
+		for _, m := range modes {
 			names = append(names, m.Name)
 		}
 		return fmt.Errorf("unknown mode %q: use one of %s", c.Mode, strings.Join(names, ", "))
@@ -128,7 +128,7 @@ func (c *Check) Prepare() error {
 		return fmt.Errorf("short name %s: it cannot contain newlines, vertical bars, '=', quotes or surrounding spaces", PluginText(strconv.Quote(c.Name)))
 	}
 	if c.Expression != "" {
-		e, err := ParseExpression(c.Expression)
+		e, err := parseExpression(c.Expression)
 		if err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func NewRunner(t target.Target, opts Options) *Runner {
 	if opts.Dialect == nil {
 		opts.Dialect = &Dialect{Replication: noCheck(t.Kind())}
 	}
-	return &Runner{Target: t, Opts: opts, server: ServerKey(opts.Dialect.DefaultPort, t.Redacted())}
+	return &Runner{Target: t, Opts: opts, server: serverKey(opts.Dialect.DefaultPort, t.Redacted())}
 }
 
 // noCheck is the replication reader of a kind without check support.
@@ -414,8 +414,8 @@ func (r *Runner) dispatch(ctx context.Context, c *Check) (Result, error) {
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
-func mustExpr(src string) *Expression {
-	e, err := ParseExpression(src)
+func mustExpr(src string) *expression {
+	e, err := parseExpression(src)
 	if err != nil {
 		panic(err)
 	}
@@ -426,9 +426,9 @@ func mustExpr(src string) *Expression {
 func thresholdNote(st Status, c *Check, v float64) string {
 	switch st {
 	case Critical:
-		return " (" + c.Critical.Describe(v) + ")"
+		return " (" + c.Critical.describe(v) + ")"
 	case Warning:
-		return " (" + c.Warning.Describe(v) + ")"
+		return " (" + c.Warning.describe(v) + ")"
 	}
 	return ""
 }
@@ -451,14 +451,14 @@ func (c *Check) perf(v float64) Perf {
 // expression evaluates e on the sample, with the check's state when e needs the
 // previous run. shown is the expression text for the message ("" to let the mode
 // write its own message on success).
-func (r *Runner) expression(ctx context.Context, c *Check, s *Sample, e *Expression, shown string) (Result, error) {
+func (r *Runner) expression(ctx context.Context, c *Check, s *Sample, e *expression, shown string) (Result, error) {
 	var (
 		v      float64
 		err    error
 		reason string // why there is no value to compare: a baseline or a reset
 	)
 	if !e.Stateful {
-		v, err = e.Eval(s.Vars, nil, false, 0)
+		v, err = e.eval(s.Vars, nil, false, 0)
 	} else {
 		var evalErr error
 		err = r.Opts.State.update(ctx, s.Kind, s.Server, fileName(c.Name), e.Source, func(prev []stateSample) []stateSample {
@@ -508,7 +508,7 @@ const minInterval = time.Second
 // least minInterval older than s. reason is set, and no value returned, when there is
 // nothing to compare with: a first run, a run too close to the last one, or counters
 // that started again from zero (reset: the older samples are useless now).
-func evalWithState(e *Expression, s *Sample, prev []stateSample, resetBy string) (v float64, reason string, reset bool, err error) {
+func evalWithState(e *expression, s *Sample, prev []stateSample, resetBy string) (v float64, reason string, reset bool, err error) {
 	var base, recent *stateSample
 	cached := false
 	for i := len(prev) - 1; i >= 0; i-- {
@@ -541,7 +541,7 @@ func evalWithState(e *Expression, s *Sample, prev []stateSample, resetBy string)
 	}
 	if base == nil {
 		// Still report unknown variables and other mistakes at once.
-		if _, err := e.Eval(s.Vars, nil, false, 0); err != nil && !errors.Is(err, errBaseline) {
+		if _, err := e.eval(s.Vars, nil, false, 0); err != nil && !errors.Is(err, errBaseline) {
 			return 0, "", false, err
 		}
 		if cached && recent == nil {
@@ -553,7 +553,7 @@ func evalWithState(e *Expression, s *Sample, prev []stateSample, resetBy string)
 		return 0, "collecting a baseline: this is the first run of this check, values come from the next run on", false, nil
 	}
 	elapsed := s.Time.Sub(base.Time).Seconds()
-	v, err = e.Eval(s.Vars, base.Vars, true, elapsed)
+	v, err = e.eval(s.Vars, base.Vars, true, elapsed)
 	var re *resetError
 	if errors.As(err, &re) {
 		return 0, re.Error() + ": collecting a new baseline", true, nil
@@ -574,8 +574,8 @@ const keepSamples = 16
 
 // nextSamples is what the state keeps after this run: the newest samples with
 // distinct times (a cached sample may be seen twice), or only this one after a reset.
-func nextSamples(prev []stateSample, s *Sample, e *Expression, reset bool) []stateSample {
-	cur := stateSample{Time: s.Time, Started: s.Started, StatsReset: s.StatsReset, Vars: s.Vars.Only(e.Needs)}
+func nextSamples(prev []stateSample, s *Sample, e *expression, reset bool) []stateSample {
+	cur := stateSample{Time: s.Time, Started: s.Started, StatsReset: s.StatsReset, Vars: s.Vars.only(e.Needs)}
 	if reset {
 		return []stateSample{cur}
 	}

@@ -13,7 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Config is a --config file: named checks run in one invocation on one sample.
+// config is a --config file: named checks run in one invocation on one sample.
 //
 //	name: db1                 # first word of the combined output (default FATHOM)
 //	checks:
@@ -25,7 +25,7 @@ import (
 //	    mode: lastrun-varcomp
 //	    expression: current{Open_table_definitions} - lastrun{Open_table_definitions}
 //	    comparison_warning: "> 10"
-type Config struct {
+type config struct {
 	Name   string
 	Checks []*Check
 }
@@ -69,8 +69,8 @@ type configCheck struct {
 	CriticalBytes      scalar  `yaml:"critical_bytes"`
 }
 
-// ParseConfig reads a config file. Errors are one line naming the check and field.
-func ParseConfig(r io.Reader) (*Config, error) {
+// parseConfig reads a config file. Errors are one line naming the check and field.
+func parseConfig(r io.Reader) (*config, error) {
 	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func ParseConfig(r io.Reader) (*Config, error) {
 	if len(f.Checks) == 0 {
 		return nil, errors.New("the config file has no checks: list them under checks:")
 	}
-	cfg := &Config{Name: f.Name}
+	cfg := &config{Name: f.Name}
 	if cfg.Name == "" {
 		cfg.Name = "FATHOM"
 	}
@@ -131,10 +131,10 @@ func (cc configCheck) check() (*Check, error) {
 	if c.Warning, c.Critical, err = Thresholds(string(cc.Warning), string(cc.Critical), string(cc.ComparisonWarning), string(cc.ComparisonCritical)); err != nil {
 		return nil, err
 	}
-	if c.WarningBytes, err = ParseRange(string(cc.WarningBytes)); err != nil {
+	if c.WarningBytes, err = parseRange(string(cc.WarningBytes)); err != nil {
 		return nil, fmt.Errorf("warning_bytes %v", err)
 	}
-	if c.CriticalBytes, err = ParseRange(string(cc.CriticalBytes)); err != nil {
+	if c.CriticalBytes, err = parseRange(string(cc.CriticalBytes)); err != nil {
 		return nil, fmt.Errorf("critical_bytes %v", err)
 	}
 	if cc.Baseline != "" {
@@ -173,19 +173,19 @@ func Thresholds(warning, critical, cmpWarning, cmpCritical string) (w, c Range, 
 	if critical != "" && cmpCritical != "" {
 		return w, c, errors.New("give the critical threshold once: as a range (-c) or as a comparison (--comparison_critical)")
 	}
-	if w, err = ParseRange(warning); err != nil {
+	if w, err = parseRange(warning); err != nil {
 		return w, c, fmt.Errorf("warning %v", err)
 	}
-	if c, err = ParseRange(critical); err != nil {
+	if c, err = parseRange(critical); err != nil {
 		return w, c, fmt.Errorf("critical %v", err)
 	}
 	if cmpWarning != "" {
-		if w, err = ParseComparison(cmpWarning); err != nil {
+		if w, err = parseComparison(cmpWarning); err != nil {
 			return w, c, fmt.Errorf("warning %v", err)
 		}
 	}
 	if cmpCritical != "" {
-		if c, err = ParseComparison(cmpCritical); err != nil {
+		if c, err = parseComparison(cmpCritical); err != nil {
 			return w, c, fmt.Errorf("critical %v", err)
 		}
 	}

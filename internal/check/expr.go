@@ -14,7 +14,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 )
 
-// Expression is a compiled check expression over a sample's variables.
+// expression is a compiled check expression over a sample's variables.
 //
 // The language is expr-lang/expr's (arithmetic, comparisons, `and`/`or`/`not`,
 // `cond ? a : b`), evaluated without reflection on user input and without any access
@@ -31,7 +31,7 @@ import (
 // Every number is a float64, integer literals too, as in the Perl of check_mysql_health
 // and check_postgres: a sum past 2^63 is a large positive number, never a wrapped
 // negative one that would alert CRITICAL; % is the floating-point remainder.
-type Expression struct {
+type expression struct {
 	Source  string
 	program *vm.Program
 	// Vars are the variables it reads (lower case), sorted; Needs are those it also
@@ -80,8 +80,8 @@ func mod(a, b any) (float64, error) {
 	return math.Mod(x, y), nil
 }
 
-// ParseExpression compiles src. Errors are one line that says what is wrong and where.
-func ParseExpression(src string) (*Expression, error) {
+// parseExpression compiles src. Errors are one line that says what is wrong and where.
+func parseExpression(src string) (*expression, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("the expression is empty: give one like 'Threads_connected / max_connections * 100'")
 	}
@@ -110,7 +110,7 @@ func ParseExpression(src string) (*Expression, error) {
 	if err != nil {
 		return nil, fmt.Errorf("expression %q: %s", src, exprMessage(err, rewritten == src))
 	}
-	e := &Expression{Source: src, program: prog, Stateful: p.stateful, spelled: p.vars}
+	e := &expression{Source: src, program: prog, Stateful: p.stateful, spelled: p.vars}
 	for v := range p.vars {
 		e.Vars = append(e.Vars, v)
 	}
@@ -333,17 +333,17 @@ func (e *unknownVarError) Error() string {
 // evaluation binds an expression to the current sample and, for stateful
 // expressions, the previous one.
 type evaluation struct {
-	cur, last     Vars
+	cur, last     vars
 	elapsedSecond float64
 	hasLast       bool
 }
 
-func (ev *evaluation) lookup(vars Vars, name string) (any, error) {
+func (ev *evaluation) lookup(vars vars, name string) (any, error) {
 	v, ok := vars.Get(name)
 	if !ok {
-		return nil, &unknownVarError{name: name, suggest: vars.Suggest(name)}
+		return nil, &unknownVarError{name: name, suggest: vars.suggest(name)}
 	}
-	return v.Any(), nil
+	return v.any(), nil
 }
 
 func (ev *evaluation) current(name string) (any, error) { return ev.lookup(ev.cur, name) }
@@ -353,7 +353,7 @@ func (ev *evaluation) lastrun(name string) (any, error) {
 		return nil, errBaseline
 	}
 	if _, ok := ev.cur.Get(name); !ok {
-		return nil, &unknownVarError{name: name, suggest: ev.cur.Suggest(name)}
+		return nil, &unknownVarError{name: name, suggest: ev.cur.suggest(name)}
 	}
 	if _, ok := ev.last.Get(name); !ok {
 		return nil, errBaseline
@@ -404,13 +404,13 @@ func (ev *evaluation) elapsed() (float64, error) {
 	return ev.elapsedSecond, nil
 }
 
-// Eval evaluates the expression. The result is a finite number; booleans are 1 and 0.
-func (e *Expression) Eval(cur, last Vars, hasLast bool, elapsed float64) (float64, error) {
+// eval evaluates the expression. The result is a finite number; booleans are 1 and 0.
+func (e *expression) eval(cur, last vars, hasLast bool, elapsed float64) (float64, error) {
 	ev := &evaluation{cur: cur, last: last, hasLast: hasLast, elapsedSecond: elapsed}
 	// Unknown variables first, so that the message names them even on a first run.
 	for _, name := range e.Vars {
 		if _, ok := cur.Get(name); !ok {
-			return 0, &unknownVarError{name: e.spelled[name], suggest: cur.Suggest(name)}
+			return 0, &unknownVarError{name: e.spelled[name], suggest: cur.suggest(name)}
 		}
 	}
 	out, err := expr.Run(e.program, envFor(ev))

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-func testVars(kv map[string]any) Vars {
-	vs := Vars{}
+func testVars(kv map[string]any) vars {
+	vs := vars{}
 	for k, v := range kv {
 		switch v := v.(type) {
 		case float64:
@@ -100,18 +100,18 @@ func TestExpressions(t *testing.T) {
 		"Questions": 1000, "log_bin": "ON", "weird.name": 7, "Uptime_counter_down": 50,
 	})
 	for _, tt := range exprTests {
-		e, err := ParseExpression(tt.src)
+		e, err := parseExpression(tt.src)
 		if err == nil {
 			if e.Stateful != tt.stateful {
 				t.Errorf("%q: Stateful = %v, want %v", tt.src, e.Stateful, tt.stateful)
 			}
 			var got float64
-			got, err = e.Eval(cur, last, true, 10)
+			got, err = e.eval(cur, last, true, 10)
 			if err == nil && tt.err == "" && !tt.reset && got != tt.want {
 				t.Errorf("%q = %v, want %v", tt.src, got, tt.want)
 			}
 			if tt.stateful && tt.err == "" {
-				if _, err := e.Eval(cur, nil, false, 0); !errors.Is(err, errBaseline) {
+				if _, err := e.eval(cur, nil, false, 0); !errors.Is(err, errBaseline) {
 					t.Errorf("%q without a previous run: %v, want the baseline error", tt.src, err)
 				}
 			}
@@ -136,7 +136,7 @@ func TestExpressions(t *testing.T) {
 }
 
 func TestExpressionVars(t *testing.T) {
-	e, err := ParseExpression("rate(Com_select) + Threads_connected / current{max_connections} - lastrun{Uptime}")
+	e, err := parseExpression("rate(Com_select) + Threads_connected / current{max_connections} - lastrun{Uptime}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,14 +154,14 @@ func FuzzParseExpression(f *testing.F) {
 	}
 	vars := testVars(map[string]any{"a": 1, "b": 2.5, "s": "x", "Questions": 10})
 	f.Fuzz(func(t *testing.T, src string) {
-		e, err := ParseExpression(src)
+		e, err := parseExpression(src)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error for %q: %q", src, err)
 			}
 			return
 		}
-		_, err = e.Eval(vars, vars, true, 1)
+		_, err = e.eval(vars, vars, true, 1)
 		if err != nil && strings.Contains(err.Error(), "\n") {
 			t.Fatalf("multi-line evaluation error for %q: %q", src, err)
 		}

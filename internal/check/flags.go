@@ -23,7 +23,7 @@ type Flags struct {
 
 // Register adds the flags to fs.
 func (f *Flags) Register(fs *pflag.FlagSet) {
-	fs.StringVarP(&f.Mode, "mode", "m", "varcomp", "what to check: "+ModeNames())
+	fs.StringVarP(&f.Mode, "mode", "m", "varcomp", "what to check: "+modeNames())
 	fs.StringVarP(&f.Expression, "expression", "e", "", "varcomp: the expression, e.g. 'Threads_connected / max_connections * 100'")
 	fs.StringVarP(&f.Warning, "warning", "w", "", "warning threshold (Nagios range)")
 	fs.StringVarP(&f.Critical, "critical", "c", "", "critical threshold (Nagios range)")
@@ -68,7 +68,7 @@ func (o *Flags) Checks(fs *pflag.FlagSet) ([]*Check, string, error) {
 			return nil, "", err
 		}
 		defer f.Close()
-		cfg, err := ParseConfig(f)
+		cfg, err := parseConfig(f)
 		if err != nil {
 			return nil, "", fmt.Errorf("config %s: %v", o.Config, err)
 		}
@@ -92,10 +92,10 @@ func (o *Flags) Checks(fs *pflag.FlagSet) ([]*Check, string, error) {
 	if c.Warning, c.Critical, err = Thresholds(o.Warning, o.Critical, o.CmpWarning, o.CmpCritical); err != nil {
 		return nil, "", err
 	}
-	if c.WarningBytes, err = ParseRange(o.WarnBytes); err != nil {
+	if c.WarningBytes, err = parseRange(o.WarnBytes); err != nil {
 		return nil, "", fmt.Errorf("--warning-bytes %v", err)
 	}
-	if c.CriticalBytes, err = ParseRange(o.CritBytes); err != nil {
+	if c.CriticalBytes, err = parseRange(o.CritBytes); err != nil {
 		return nil, "", fmt.Errorf("--critical-bytes %v", err)
 	}
 	for _, m := range []struct {
@@ -105,7 +105,7 @@ func (o *Flags) Checks(fs *pflag.FlagSet) ([]*Check, string, error) {
 		if m.v == "" {
 			continue
 		}
-		r, err := ParseRange("~:" + m.v)
+		r, err := parseRange("~:" + m.v)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s %q is not a number", m.flag, m.v)
 		}

@@ -73,8 +73,8 @@ func (h *Heartbeat) Prepare() error {
 	return checkTableName(h.Table)
 }
 
-// Setup creates the table if needed and finds the server id.
-func (h *Heartbeat) Setup(ctx context.Context, conn target.Conn) error {
+// setup creates the table if needed and finds the server id.
+func (h *Heartbeat) setup(ctx context.Context, conn target.Conn) error {
 	ddl, idq := h.Dialect.HeartbeatDDL(h.Table), h.Dialect.ServerID
 	if err := conn.Exec(ctx, ddl); err != nil {
 		if noDatabase(err) {
@@ -101,8 +101,8 @@ func (h *Heartbeat) Setup(ctx context.Context, conn target.Conn) error {
 // ID is the server id the heartbeat writes (after Setup).
 func (h *Heartbeat) ID() int64 { return h.id }
 
-// Beat writes one heartbeat.
-func (h *Heartbeat) Beat(ctx context.Context, conn target.Conn) error {
+// beat writes one heartbeat.
+func (h *Heartbeat) beat(ctx context.Context, conn target.Conn) error {
 	ms := target.Int64(h.Interval.Milliseconds())
 	host := target.Text([]byte(h.host))
 	id := target.Int64(h.id)
@@ -137,7 +137,7 @@ func (h *Heartbeat) Run(ctx context.Context, once bool) error {
 					return err
 				}
 				conn = c
-				if err := h.Setup(ctx, conn); err != nil {
+				if err := h.setup(ctx, conn); err != nil {
 					return err
 				}
 				if !setupDone && !once {
@@ -145,7 +145,7 @@ func (h *Heartbeat) Run(ctx context.Context, once bool) error {
 				}
 				setupDone = true
 			}
-			return h.Beat(ctx, conn)
+			return h.beat(ctx, conn)
 		}()
 		if ctx.Err() != nil {
 			return nil

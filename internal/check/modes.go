@@ -6,10 +6,10 @@ import (
 	"text/tabwriter"
 )
 
-// ModeNames lists the modes, for a flag's help.
-func ModeNames() string {
+// modeNames lists the modes, for a flag's help.
+func modeNames() string {
 	var names []string
-	for _, m := range Modes {
+	for _, m := range modes {
 		names = append(names, m.Name)
 	}
 	return strings.Join(names, ", ")
@@ -19,7 +19,7 @@ func ModeNames() string {
 func ModeHelp() string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	for _, m := range Modes {
+	for _, m := range modes {
 		fmt.Fprintf(tw, "  %s\t%s\n", m.Name, m.Help)
 	}
 	_ = tw.Flush()

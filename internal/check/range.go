@@ -39,9 +39,9 @@ func ParseNumber(s string) (float64, bool) {
 	return f, true
 }
 
-// ParseRange parses a threshold in Nagios range syntax. An empty string is a Range
+// parseRange parses a threshold in Nagios range syntax. An empty string is a Range
 // that is not set.
-func ParseRange(s string) (Range, error) {
+func parseRange(s string) (Range, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return Range{}, nil
@@ -100,7 +100,7 @@ func ParseRange(s string) (Range, error) {
 
 // MustRange is ParseRange for constants; it panics on a malformed range.
 func MustRange(s string) Range {
-	r, err := ParseRange(s)
+	r, err := parseRange(s)
 	if err != nil {
 		panic(err)
 	}
@@ -146,9 +146,9 @@ func (r Range) format() string {
 	return b.String()
 }
 
-// Describe says in words why v alerts, for status messages: "> 80", "< 10",
+// describe says in words why v alerts, for status messages: "> 80", "< 10",
 // "inside 10:20", "= 0".
-func (r Range) Describe(v float64) string {
+func (r Range) describe(v float64) string {
 	if !r.set {
 		return ""
 	}
@@ -176,10 +176,10 @@ func (r Range) Describe(v float64) string {
 // comparison matches the compatibility form "> 75", ">=75", "< 10", "== 0", "!= 0".
 var comparison = regexp.MustCompile(`^\s*(>=|<=|==|!=|=|>|<)\s*(\S+)\s*$`)
 
-// ParseComparison turns the comparison form of --comparison_warning and
+// parseComparison turns the comparison form of --comparison_warning and
 // --comparison_critical ("> 75": alert when the value is greater than 75) into the
 // equivalent Nagios range. An empty string is a Range that is not set.
-func ParseComparison(s string) (Range, error) {
+func parseComparison(s string) (Range, error) {
 	if strings.TrimSpace(s) == "" {
 		return Range{}, nil
 	}

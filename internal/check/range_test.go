@@ -39,7 +39,7 @@ var rangeTests = []struct {
 
 func TestParseRange(t *testing.T) {
 	for _, tt := range rangeTests {
-		r, err := ParseRange(tt.in)
+		r, err := parseRange(tt.in)
 		if tt.err {
 			if err == nil {
 				t.Errorf("ParseRange(%q) = %v, want an error", tt.in, r)
@@ -64,12 +64,12 @@ func TestParseRange(t *testing.T) {
 			}
 		}
 		// The canonical form means the same.
-		r2, err := ParseRange(r.String())
+		r2, err := parseRange(r.String())
 		if err != nil || r2.Start != r.Start || r2.End != r.End || r2.Inside != r.Inside {
 			t.Errorf("range %q: canonical %q parses to %+v, %v", tt.in, r.String(), r2, err)
 		}
 	}
-	if r, _ := ParseRange(""); r.IsSet() || r.Alert(math.NaN()) {
+	if r, _ := parseRange(""); r.IsSet() || r.Alert(math.NaN()) {
 		t.Error("an empty range must be unset and never alert")
 	}
 }
@@ -97,7 +97,7 @@ var comparisonTests = []struct {
 
 func TestParseComparison(t *testing.T) {
 	for _, tt := range comparisonTests {
-		r, err := ParseComparison(tt.in)
+		r, err := parseComparison(tt.in)
 		if tt.err {
 			if err == nil {
 				t.Errorf("ParseComparison(%q) = %v, want an error", tt.in, r)
@@ -121,7 +121,7 @@ func TestParseComparison(t *testing.T) {
 				t.Errorf("comparison %q: %v should not alert", tt.in, v)
 			}
 		}
-		r2, err := ParseRange(r.String())
+		r2, err := parseRange(r.String())
 		if err != nil {
 			t.Errorf("comparison %q: its range %q does not parse: %v", tt.in, r.String(), err)
 			continue
@@ -142,9 +142,9 @@ func FuzzParseRange(f *testing.F) {
 		f.Add(tt.in)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		r, err := ParseRange(s)
+		r, err := parseRange(s)
 		if err == nil && r.IsSet() {
-			r2, err := ParseRange(r.String())
+			r2, err := parseRange(r.String())
 			if err != nil {
 				t.Fatalf("canonical form %q of %q does not parse: %v", r.String(), s, err)
 			}
@@ -154,9 +154,9 @@ func FuzzParseRange(f *testing.F) {
 				}
 			}
 		}
-		c, err := ParseComparison(s)
+		c, err := parseComparison(s)
 		if err == nil && c.IsSet() {
-			if _, err := ParseRange(c.String()); err != nil {
+			if _, err := parseRange(c.String()); err != nil {
 				t.Fatalf("comparison %q gives range %q that does not parse: %v", s, c.String(), err)
 			}
 		}

@@ -55,41 +55,41 @@ func lagResult(c *Check, lag *float64, broken []string, notes []string) Result {
 	return res
 }
 
-// HeartbeatReading is a replica's heartbeat lag, or why there is none.
-type HeartbeatReading struct {
+// heartbeatReading is a replica's heartbeat lag, or why there is none.
+type heartbeatReading struct {
 	Lag     float64
 	Missing string // why there is no reading, for a CRITICAL message
 }
 
 // HeartbeatLag reads the primary's heartbeat row on this replica and compares its
 // timestamp with the replica's clock.
-func (r *Runner) HeartbeatLag(ctx context.Context, c *Check, serverID int64) (HeartbeatReading, error) {
+func (r *Runner) HeartbeatLag(ctx context.Context, c *Check, serverID int64) (heartbeatReading, error) {
 	conn, err := r.connection(ctx)
 	if err != nil {
-		return HeartbeatReading{}, err
+		return heartbeatReading{}, err
 	}
 	rows, err := conn.Query(ctx, r.Opts.Dialect.HeartbeatAge(c.HeartbeatTable), target.Int64(serverID))
 	if err != nil {
 		if noDatabase(err) {
-			return HeartbeatReading{}, &failure{Unknown, fmt.Sprintf("no database selected: put the heartbeat's database in the DSN (mysql://user@host/monitoring) or give --heartbeat-table monitoring.%s", c.HeartbeatTable)}
+			return heartbeatReading{}, &failure{Unknown, fmt.Sprintf("no database selected: put the heartbeat's database in the DSN (mysql://user@host/monitoring) or give --heartbeat-table monitoring.%s", c.HeartbeatTable)}
 		}
 		if target.ClassOf(err) == target.ClassUndefined {
-			return HeartbeatReading{Missing: fmt.Sprintf("no heartbeat table %s here (%s): run `fathom heartbeat` against the primary, which creates it", c.HeartbeatTable, OneLine(err.Error()))}, nil
+			return heartbeatReading{Missing: fmt.Sprintf("no heartbeat table %s here (%s): run `fathom heartbeat` against the primary, which creates it", c.HeartbeatTable, OneLine(err.Error()))}, nil
 		}
-		return HeartbeatReading{}, r.queryFailure(err, "reading the heartbeat")
+		return heartbeatReading{}, r.queryFailure(err, "reading the heartbeat")
 	}
 	if len(rows) == 0 || len(rows[0]) != 1 {
-		return HeartbeatReading{Missing: fmt.Sprintf("no heartbeat row for server id %d in %s: is `fathom heartbeat` running against the primary?", serverID, c.HeartbeatTable)}, nil
+		return heartbeatReading{Missing: fmt.Sprintf("no heartbeat row for server id %d in %s: is `fathom heartbeat` running against the primary?", serverID, c.HeartbeatTable)}, nil
 	}
 	lag, err := strconv.ParseFloat(strings.TrimSpace(rows[0][0]), 64)
 	if err != nil {
-		return HeartbeatReading{}, fmt.Errorf("unreadable heartbeat timestamp for server id %d", serverID)
+		return heartbeatReading{}, fmt.Errorf("unreadable heartbeat timestamp for server id %d", serverID)
 	}
 	if lag < 0 {
 		// The primary's clock is ahead of the replica's: the lag is at most the skew.
 		lag = 0
 	}
-	return HeartbeatReading{Lag: lag}, nil
+	return heartbeatReading{Lag: lag}, nil
 }
 
 // What a kind's Replication uses of the runner and of check's formatting.

@@ -16,7 +16,7 @@ type Sample struct {
 	Kind   string    `json:"kind"`   // mysql or postgres
 	Server string    `json:"server"` // host:port (for messages and file names)
 	Time   time.Time `json:"time"`   // when it was read (this host's clock)
-	Vars   Vars      `json:"vars"`
+	Vars   vars      `json:"vars"`
 	// Started is when the server started and StatsReset when its statistics were last
 	// reset (FLUSH STATUS, pg_stat_reset), in Unix seconds of the server's clock; a
 	// change between two runs means counters started again from zero.
@@ -120,7 +120,7 @@ func Fetch(ctx context.Context, conn target.Conn, src Source, kind, server strin
 	if src == nil {
 		return nil, fmt.Errorf("kind %s has no check support", kind)
 	}
-	s := &Sample{Kind: kind, Server: server, Vars: Vars{}, Missing: map[string]string{}}
+	s := &Sample{Kind: kind, Server: server, Vars: vars{}, Missing: map[string]string{}}
 	err := src(ctx, conn, s, now)
 	if err != nil {
 		return nil, err

@@ -41,7 +41,7 @@ type stateSample struct {
 	Time       time.Time `json:"time"`
 	Started    float64   `json:"started"`
 	StatsReset float64   `json:"stats_reset,omitempty"`
-	Vars       Vars      `json:"vars"`
+	Vars       vars      `json:"vars"`
 }
 
 // fileName makes a safe file name component from anything.
@@ -191,9 +191,9 @@ func (d Dir) cachedSample(ctx context.Context, kind, server, identity string, ma
 	return s, true, writeAtomic(path, b)
 }
 
-// ServerKey is host:port of a DSN as fathom prints it (password already removed),
+// serverKey is host:port of a DSN as fathom prints it (password already removed),
 // used to name state and cache files. A missing port is defaultPort (the kind's).
-func ServerKey(defaultPort, redacted string) string {
+func serverKey(defaultPort, redacted string) string {
 	port := defaultPort
 	host := "localhost"
 	if u, err := url.Parse(redacted); err == nil && u.Scheme != "" && u.Opaque == "" {

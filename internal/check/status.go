@@ -75,8 +75,8 @@ type Perf struct {
 // uoms are the units of measurement the plugin guidelines allow.
 var uoms = map[string]bool{"": true, "s": true, "ms": true, "us": true, "%": true, "B": true, "KB": true, "MB": true, "TB": true, "c": true}
 
-// CheckUOM validates a unit of measurement for perfdata.
-func CheckUOM(u string) error {
+// checkUOM validates a unit of measurement for perfdata.
+func checkUOM(u string) error {
 	if !uoms[u] {
 		return fmt.Errorf("unit %q: perfdata units are s, ms, us, %%, B, KB, MB, TB or c (a counter), or none", u)
 	}

@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// Value is one variable: a number, or text for settings like log_bin=ON.
-type Value struct {
+// value is one variable: a number, or text for settings like log_bin=ON.
+type value struct {
 	Name  string // as the server spells it
 	Num   float64
 	Str   string
 	IsNum bool
 }
 
-// Any is the value as the expression language sees it: float64 or string.
-func (v Value) Any() any {
+// any is the value as the expression language sees it: float64 or string.
+func (v value) any() any {
 	if v.IsNum {
 		return v.Num
 	}
@@ -24,19 +24,19 @@ func (v Value) Any() any {
 }
 
 // String renders the value for --list.
-func (v Value) String() string {
+func (v value) String() string {
 	if v.IsNum {
 		return formatNumber(v.Num)
 	}
 	return v.Str
 }
 
-// Vars is one namespace of variables, looked up case-insensitively.
-type Vars map[string]Value
+// vars is one namespace of variables, looked up case-insensitively.
+type vars map[string]value
 
 // Set stores a variable, parsing numbers; an existing variable of the same name is
 // kept unless replace is set (MySQL: status wins over variables on a clash).
-func (vs Vars) Set(name, raw string, replace bool) {
+func (vs vars) Set(name, raw string, replace bool) {
 	key := strings.ToLower(name)
 	if _, ok := vs[key]; ok && !replace {
 		return
@@ -45,27 +45,27 @@ func (vs Vars) Set(name, raw string, replace bool) {
 }
 
 // SetNum stores a number.
-func (vs Vars) SetNum(name string, f float64) {
-	vs[strings.ToLower(name)] = Value{Name: name, Num: f, IsNum: true}
+func (vs vars) SetNum(name string, f float64) {
+	vs[strings.ToLower(name)] = value{Name: name, Num: f, IsNum: true}
 }
 
-func parseValue(name, raw string) Value {
+func parseValue(name, raw string) value {
 	s := strings.TrimSpace(raw)
 	if f, ok := ParseNumber(s); ok {
-		return Value{Name: name, Num: f, IsNum: true}
+		return value{Name: name, Num: f, IsNum: true}
 	}
-	return Value{Name: name, Str: raw}
+	return value{Name: name, Str: raw}
 }
 
 // Get looks a variable up case-insensitively.
-func (vs Vars) Get(name string) (Value, bool) {
+func (vs vars) Get(name string) (value, bool) {
 	v, ok := vs[strings.ToLower(name)]
 	return v, ok
 }
 
 // Names lists the variables' names as the server spells them, sorted
 // case-insensitively.
-func (vs Vars) Names() []string {
+func (vs vars) Names() []string {
 	keys := make([]string, 0, len(vs))
 	for k := range vs {
 		keys = append(keys, k)
@@ -78,9 +78,9 @@ func (vs Vars) Names() []string {
 	return out
 }
 
-// Only returns the subset of vs named in names (lower case).
-func (vs Vars) Only(names []string) Vars {
-	out := Vars{}
+// only returns the subset of vs named in names (lower case).
+func (vs vars) only(names []string) vars {
+	out := vars{}
 	for _, n := range names {
 		if v, ok := vs[strings.ToLower(n)]; ok {
 			out[strings.ToLower(n)] = v
@@ -89,8 +89,8 @@ func (vs Vars) Only(names []string) Vars {
 	return out
 }
 
-// Suggest returns the closest known name to a misspelled one, or "".
-func (vs Vars) Suggest(name string) string {
+// suggest returns the closest known name to a misspelled one, or "".
+func (vs vars) suggest(name string) string {
 	want := strings.ToLower(name)
 	limit := len(want)/3 + 2
 	best, bestD := "", limit
@@ -134,7 +134,7 @@ func editDistance(a, b string, limit int) int {
 }
 
 // MarshalJSON writes variables as {"Name": number-or-string}.
-func (vs Vars) MarshalJSON() ([]byte, error) {
+func (vs vars) MarshalJSON() ([]byte, error) {
 	m := make(map[string]json.RawMessage, len(vs))
 	for _, v := range vs {
 		if v.IsNum {
@@ -151,18 +151,18 @@ func (vs Vars) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
-func (vs *Vars) UnmarshalJSON(b []byte) error {
+func (vs *vars) UnmarshalJSON(b []byte) error {
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	out := make(Vars, len(m))
+	out := make(vars, len(m))
 	for k, v := range m {
 		switch v := v.(type) {
 		case float64:
-			out[strings.ToLower(k)] = Value{Name: k, Num: v, IsNum: true}
+			out[strings.ToLower(k)] = value{Name: k, Num: v, IsNum: true}
 		case string:
-			out[strings.ToLower(k)] = Value{Name: k, Str: v}
+			out[strings.ToLower(k)] = value{Name: k, Str: v}
 		}
 	}
 	*vs = out

@@ -43,8 +43,8 @@ type Deriver interface {
 // ParseVersion reads the leading "major.minor[.patch]" of a version string.
 func ParseVersion(s string) sample.Version { return sample.ParseVersion(s) }
 
-// Point is one metric's reading in a scrape.
-type Point struct {
+// point is one metric's reading in a scrape.
+type point struct {
 	Name  string
 	Kind  sample.Kind
 	Unit  string
@@ -64,7 +64,7 @@ type Scrape struct {
 	// FS reads /proc.
 	FS procfs.FS
 
-	points []Point
+	points []point
 	epoch  string
 	uptime float64
 	hasUp  bool
@@ -72,18 +72,18 @@ type Scrape struct {
 
 // Counter adds a counter reading.
 func (s *Scrape) Counter(name, unit string, v float64) {
-	s.points = append(s.points, Point{Name: name, Kind: sample.Counter, Unit: unit, Value: v})
+	s.points = append(s.points, point{Name: name, Kind: sample.Counter, Unit: unit, Value: v})
 }
 
 // Gauge adds a gauge reading.
 func (s *Scrape) Gauge(name, unit string, v float64) {
-	s.points = append(s.points, Point{Name: name, Kind: sample.Gauge, Unit: unit, Value: v})
+	s.points = append(s.points, point{Name: name, Kind: sample.Gauge, Unit: unit, Value: v})
 }
 
 // SparseGauge adds a gauge from a group whose members come and go (sessions per wait
 // event): a later scrape that does not mention it reads it as 0.
 func (s *Scrape) SparseGauge(name, unit string, v float64) {
-	s.points = append(s.points, Point{Name: name, Kind: sample.Gauge, Unit: unit, Value: v, sparse: true})
+	s.points = append(s.points, point{Name: name, Kind: sample.Gauge, Unit: unit, Value: v, sparse: true})
 }
 
 // Epoch names the lifetime of this collector's counters (server start plus the last
@@ -96,7 +96,7 @@ func (s *Scrape) Epoch(e string) { s.epoch = e }
 func (s *Scrape) Uptime(sec float64) { s.uptime, s.hasUp = sec, true }
 
 // Points returns what was added so far.
-func (s *Scrape) Points() []Point { return s.points }
+func (s *Scrape) Points() []point { return s.points }
 
 // Query runs SQL on the scrape's connection.
 func (s *Scrape) Query(ctx context.Context, sql string) ([][]string, error) {

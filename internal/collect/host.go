@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/procfs"
 )
 
-// Host describes the machine fathom runs on.
-type Host struct {
+// host describes the machine fathom runs on.
+type host struct {
 	Hostname    string `json:"hostname"`
 	OS          string `json:"os"`
 	Kernel      string `json:"kernel,omitempty"`
@@ -23,12 +23,12 @@ type Host struct {
 
 // HostFacts reads the host's facts; what cannot be read is left empty. On Linux they
 // come from /proc; elsewhere only what Go's runtime knows (name, OS, CPU count).
-func HostFacts() Host { return hostFacts(true) }
+func HostFacts() host { return hostFacts(true) }
 
 // hostFacts is HostFacts, taking the portable path when useProcfs is false (as every
 // system but Linux does), so that path is tested on Linux too.
-func hostFacts(useProcfs bool) Host {
-	h := Host{OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+func hostFacts(useProcfs bool) host {
+	h := host{OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 	h.Hostname, _ = os.Hostname()
 	fs, err := openProcfs(useProcfs)
 	if err != nil {

@@ -9,9 +9,9 @@ type KeyMetricser interface {
 }
 
 // hostKeyMetrics are the host's key metrics, shown after the server's.
-var hostKeyMetrics = []string{OSCPUUserPct, OSCPUSystemPct, OSCPUIowaitPct, OSProcsBlocked, OSMemDirtyBytes, OSMemWritebackBytes,
+var hostKeyMetrics = []string{OSCPUUserPct, OSCPUSystemPct, OSCPUIowaitPct, osProcsBlocked, OSMemDirtyBytes, OSMemWritebackBytes,
 	OSVmDirtyBackgroundThresholdPct, OSDiskWrites, OSDiskWriteBytes, OSDiskReads, OSDiskAwaitMs,
-	OSDiskUtilPct, OSDiskFlushes, OSPressureIOSomePct, OSServerCPUPct, OSServerMemoryBytes}
+	OSDiskUtilPct, OSDiskFlushes, OSPressureIOSomePct, OSServerCPUPct, osServerMemoryBytes}
 
 // KeyMetrics lists the key metrics of a kind's server (d nil or without any: none)
 // followed by the host's.

@@ -32,8 +32,8 @@ type Desc struct {
 	Member func(name string) (Desc, bool) `json:"-"`
 }
 
-// KindName is the kind as text, for JSON and listings.
-func (d Desc) KindName() string {
+// kindName is the kind as text, for JSON and listings.
+func (d Desc) kindName() string {
 	if d.Member != nil {
 		return "per variable"
 	}
@@ -61,10 +61,10 @@ const (
 	OSMemWritebackBytes             = "os.mem.writeback_bytes"
 	OSPressureIOFullPct             = "os.pressure.io_full_pct"
 	OSPressureIOSomePct             = "os.pressure.io_some_pct"
-	OSProcsBlocked                  = "os.procs_blocked"
+	osProcsBlocked                  = "os.procs_blocked"
 	OSProcsRunning                  = "os.procs_running"
 	OSServerCPUPct                  = "os.server.cpu_pct"
-	OSServerMemoryBytes             = "os.server.memory_bytes"
+	osServerMemoryBytes             = "os.server.memory_bytes"
 	OSVmDirtyBackgroundRatio        = "os.vm.dirty_background_ratio"
 	OSVmDirtyBackgroundThresholdPct = "os.vm.dirty_background_threshold_pct"
 	OSVmDirtyRatio                  = "os.vm.dirty_ratio"
@@ -133,7 +133,7 @@ var hostDeclared = map[string][]Desc{
 		Counter("os.cpu.idle_pct", "%", "CPU idle, % of all CPUs"),
 		Gauge(OSCPUs, "cpus", "CPUs"),
 		Gauge(OSProcsRunning, "tasks", "runnable tasks"),
-		Gauge(OSProcsBlocked, "tasks", "tasks blocked on I/O"),
+		Gauge(osProcsBlocked, "tasks", "tasks blocked on I/O"),
 		Counter("os.context_switches", "switches", "context switches"),
 		Counter("os.interrupts", "interrupts", "interrupts"),
 		Gauge("os.load1", "tasks", "load average over one minute"),
@@ -170,7 +170,7 @@ var hostDeclared = map[string][]Desc{
 		Counter(OSServerCPUPct, "%", "the server processes' CPU, % of one core"),
 		Gauge("os.server.processes", "processes", "server processes"),
 		Gauge("os.server.threads", "threads", "server threads"),
-		Gauge(OSServerMemoryBytes, "bytes", "server memory: private summed, shared counted once"),
+		Gauge(osServerMemoryBytes, "bytes", "server memory: private summed, shared counted once"),
 		Gauge("os.server.private_memory_bytes", "bytes", "server private resident memory"),
 		Counter("os.server.read_bytes", "bytes", "bytes the server processes read from storage"),
 		Counter("os.server.write_bytes", "bytes", "bytes the server processes wrote to storage"),

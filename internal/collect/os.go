@@ -53,8 +53,8 @@ func newOSMeminfo() Collector {
 	}
 }
 
-// ReadVMStat parses /proc/vmstat (name value per line).
-func ReadVMStat(path string) (map[string]float64, error) {
+// readVMStat parses /proc/vmstat (name value per line).
+func readVMStat(path string) (map[string]float64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func newOSVMStat() Collector {
 		name: "os_vmstat",
 		help: "/proc/vmstat: dirty and writeback pages against the kernel's dirty thresholds, pages dirtied and written, paging, reclaim stalls; vm.dirty_* settings",
 		collect: func(ctx context.Context, s *Scrape) error {
-			vm, err := ReadVMStat("/proc/vmstat")
+			vm, err := readVMStat("/proc/vmstat")
 			if err != nil {
 				return err
 			}

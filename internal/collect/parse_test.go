@@ -17,7 +17,7 @@ func TestRedactText(t *testing.T) {
 		"a line with the secret hunter22 in it":                            "hunter22",
 	}
 	for in, secret := range cases {
-		out := RedactText(in, []string{"hunter22"})
+		out := redactText(in, []string{"hunter22"})
 		if strings.Contains(out, secret) {
 			t.Errorf("RedactText(%q) = %q: the password is still there", in, out)
 		}
@@ -30,7 +30,7 @@ func TestRedactText(t *testing.T) {
 		if strings.HasPrefix(in, "a line") {
 			continue
 		}
-		if out := RedactText(in, nil); strings.Contains(out, "hunter22") {
+		if out := redactText(in, nil); strings.Contains(out, "hunter22") {
 			t.Errorf("RedactText(%q, no secrets) = %q", in, out)
 		}
 	}
@@ -40,7 +40,7 @@ func FuzzRedactText(f *testing.F) {
 	f.Add("IDENTIFIED BY 'x'", "x")
 	f.Add("postgres://u:p@h/d", "p")
 	f.Fuzz(func(t *testing.T, s, secret string) {
-		out := RedactText(s, []string{secret})
+		out := redactText(s, []string{secret})
 		if len(secret) >= 3 && !strings.Contains(secret, "x") && strings.Contains(out, secret) && !strings.Contains("xxxxx", secret) {
 			t.Errorf("secret %q survives in %q", secret, out)
 		}

@@ -30,19 +30,19 @@ func sourceCollectors(kinds ...Database) map[string][]Collector {
 	return out
 }
 
-// CollectorInfo describes a registered collector.
-type CollectorInfo struct {
+// collectorInfo describes a registered collector.
+type collectorInfo struct {
 	Source     string `json:"source"`
 	Name       string `json:"name"`
 	Help       string `json:"help"`
 	MinVersion string `json:"min_version,omitempty"`
 	// Metrics are the collector's declarations.
-	Metrics []MetricInfo `json:"metrics"`
+	Metrics []metricInfo `json:"metrics"`
 }
 
-// MetricInfo is a metric declaration for listings: a family's name ends in "." and
+// metricInfo is a metric declaration for listings: a family's name ends in "." and
 // its members are named by the server.
-type MetricInfo struct {
+type metricInfo struct {
 	Name   string `json:"name"`
 	Kind   string `json:"kind"`
 	Unit   string `json:"unit,omitempty"`
@@ -51,13 +51,13 @@ type MetricInfo struct {
 }
 
 // List describes the OS collectors and those of kinds, by source then name.
-func List(kinds ...Database) []CollectorInfo {
-	var out []CollectorInfo
+func List(kinds ...Database) []collectorInfo {
+	var out []collectorInfo
 	for src, list := range sourceCollectors(kinds...) {
 		for _, c := range list {
-			ci := CollectorInfo{Source: src, Name: c.Name(), Help: c.Help()}
+			ci := collectorInfo{Source: src, Name: c.Name(), Help: c.Help()}
 			for _, d := range c.Metrics() {
-				ci.Metrics = append(ci.Metrics, MetricInfo{Name: d.Name, Kind: d.KindName(), Unit: d.Unit, Help: d.Help, Family: d.Family})
+				ci.Metrics = append(ci.Metrics, metricInfo{Name: d.Name, Kind: d.kindName(), Unit: d.Unit, Help: d.Help, Family: d.Family})
 			}
 			if v := c.MinVersion(); !v.IsZero() {
 				ci.MinVersion = v.String()
@@ -130,12 +130,12 @@ func Select(k Database, only, skip []string) (server, host []Collector, err erro
 // of the sampler's figures under the same names, read the same way on every version,
 // without running a sampler. Collectors newer than the server are skipped; a
 // collector's error is returned with its name.
-func ScrapeOnce(ctx context.Context, conn target.Conn, k Database, v sample.Version, names ...string) ([]Point, error) {
+func ScrapeOnce(ctx context.Context, conn target.Conn, k Database, v sample.Version, names ...string) ([]point, error) {
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
-	var out []Point
+	var out []point
 	for _, c := range k.Collectors() {
 		if !want[c.Name()] {
 			continue

@@ -357,7 +357,7 @@ func (s *Sampler) readings(out *sample.Sample, sc *scraped) {
 	}
 	sc.res.Reset = reset
 	seen := map[string]bool{}
-	add := func(p Point) {
+	add := func(p point) {
 		r := sample.Reading{Name: p.Name, Collector: name, Kind: p.Kind, Unit: p.Unit, Value: p.Value, At: at}
 		if p.Kind == sample.Counter {
 			prev, ok := s.prev[p.Name]
@@ -389,7 +389,7 @@ func (s *Sampler) readings(out *sample.Sample, sc *scraped) {
 	}
 	for n, unit := range s.sparse[name] {
 		if !seen[n] {
-			add(Point{Name: n, Kind: sample.Gauge, Unit: unit})
+			add(point{Name: n, Kind: sample.Gauge, Unit: unit})
 		}
 	}
 }

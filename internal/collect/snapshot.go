@@ -83,16 +83,16 @@ func (o *SnapshotOptions) defaults() {
 	}
 }
 
-// BundleFile is one file of a snapshot.
-type BundleFile struct {
+// bundleFile is one file of a snapshot.
+type bundleFile struct {
 	Name string
 	// What says in a few words what the file holds (listed in the summary).
 	What string
 	Data []byte
 }
 
-// SourceError is a source that could not be taken.
-type SourceError struct {
+// sourceError is a source that could not be taken.
+type sourceError struct {
 	Source string
 	Err    string
 }
@@ -100,12 +100,12 @@ type SourceError struct {
 // Bundle is a finished snapshot.
 type Bundle struct {
 	Taken  time.Time
-	Files  []BundleFile // summary.txt first
-	Errors []SourceError
+	Files  []bundleFile // summary.txt first
+	Errors []sourceError
 }
 
 // File returns the named file, or nil.
-func (b *Bundle) File(name string) *BundleFile {
+func (b *Bundle) File(name string) *bundleFile {
 	for i := range b.Files {
 		if b.Files[i].Name == name {
 			return &b.Files[i]
@@ -121,8 +121,8 @@ type Snap struct {
 	tgt    target.Target
 	conn   target.Conn
 	srv    *sample.Server
-	files  []BundleFile
-	errs   []SourceError
+	files  []bundleFile
+	errs   []sourceError
 	sect   map[string][][2]string
 	order  []string
 	status []*sample.Sample
@@ -131,11 +131,11 @@ type Snap struct {
 }
 
 func (s *Snap) Add(name, what string, data []byte) {
-	s.files = append(s.files, BundleFile{Name: name, What: what, Data: data})
+	s.files = append(s.files, bundleFile{Name: name, What: what, Data: data})
 }
 
 func (s *Snap) Fail(source string, err error) {
-	s.errs = append(s.errs, SourceError{Source: source, Err: OneLine(err)})
+	s.errs = append(s.errs, sourceError{Source: source, Err: OneLine(err)})
 }
 
 // Fact adds a line to a section of the summary page.
@@ -249,7 +249,7 @@ func Snapshot(ctx context.Context, tgt target.Target, opts SnapshotOptions) (*Bu
 		}
 		s.Add("errors.txt", "sources that could not be taken, and why", Aligned([]string{"source", "error"}, rows))
 	}
-	b.Files = append([]BundleFile{{Name: "summary.txt", What: "this page", Data: s.summary(taken, tgt.Redacted())}}, s.files...)
+	b.Files = append([]bundleFile{{Name: "summary.txt", What: "this page", Data: s.summary(taken, tgt.Redacted())}}, s.files...)
 	// Credentials never leave: the DSN's password and anything that looks like one.
 	for i := range b.Files {
 		b.Files[i].Data = redactBytes(b.Files[i].Data, opts.Secrets)
@@ -264,9 +264,9 @@ var (
 	reMasterPwd  = regexp.MustCompile(`(?i)((?:master|source)_password\s*=\s*)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")`)
 )
 
-// RedactText masks credentials in text: DSN passwords, password=…, IDENTIFIED BY
+// redactText masks credentials in text: DSN passwords, password=…, IDENTIFIED BY
 // '…', PASSWORD '…', MASTER_PASSWORD='…', and the given secrets.
-func RedactText(s string, secrets []string) string {
+func redactText(s string, secrets []string) string {
 	s = target.RedactString(s)
 	s = reIdentified.ReplaceAllString(s, "${1}'xxxxx'")
 	s = rePassword.ReplaceAllString(s, "${1}'xxxxx'")
@@ -280,7 +280,7 @@ func RedactText(s string, secrets []string) string {
 	return s
 }
 
-func redactBytes(b []byte, secrets []string) []byte { return []byte(RedactText(string(b), secrets)) }
+func redactBytes(b []byte, secrets []string) []byte { return []byte(redactText(string(b), secrets)) }
 
 // statusN samples every collector Samples times, Interval apart, with vmstat-like
 // samples every second in between and the per-sample sources (InnoDB status) beside
@@ -333,7 +333,7 @@ func (s *Snap) statusN(smp *Sampler) {
 	for i, smpl := range s.status {
 		var rows [][]string
 		for _, r := range smpl.Readings {
-			rows = append(rows, []string{r.Name, r.Kind.String(), r.Unit, FmtFloat(r.Value)})
+			rows = append(rows, []string{r.Name, r.Kind.String(), r.Unit, fmtFloat(r.Value)})
 		}
 		sort.Slice(rows, func(a, b int) bool { return rows[a][0] < rows[b][0] })
 		s.Add(fmt.Sprintf("status_%d.tsv", i+1), fmt.Sprintf("every metric, sample %d of %d", i+1, len(s.status)), Table([]string{"metric", "kind", "unit", "value"}, rows))
@@ -355,12 +355,12 @@ func (s *Snap) statusN(smp *Sampler) {
 		case r.Kind == sample.Counter && r.Reset:
 			rate = "reset"
 		case r.Kind == sample.Counter && elapsed > 0 && delta >= 0:
-			rate = FmtFloat(delta / elapsed.Seconds())
+			rate = fmtFloat(delta / elapsed.Seconds())
 		}
 		if delta == 0 && r.Kind == sample.Counter {
 			continue
 		}
-		rows = append(rows, []string{r.Name, r.Kind.String(), r.Unit, FmtFloat(a.Value), FmtFloat(r.Value), FmtFloat(delta), rate})
+		rows = append(rows, []string{r.Name, r.Kind.String(), r.Unit, fmtFloat(a.Value), fmtFloat(r.Value), fmtFloat(delta), rate})
 	}
 	sort.Slice(rows, func(a, b int) bool { return rows[a][0] < rows[b][0] })
 	s.Add("status_diff.tsv", fmt.Sprintf("what changed between the first and the last sample (%.1fs apart): counters with their per-second rate over that time", elapsed.Seconds()),
@@ -423,7 +423,7 @@ type Activity interface {
 	Activity(rate map[string]float64) (parts []string, facts [][2]string)
 }
 
-func FmtFloat(v float64) string {
+func fmtFloat(v float64) string {
 	if v == float64(int64(v)) && v < 1e15 && v > -1e15 {
 		return fmt.Sprintf("%d", int64(v))
 	}

@@ -244,7 +244,7 @@ func (v *vmstatSampler) snap() (*vmSnap, error) {
 	if err != nil {
 		return nil, err
 	}
-	vm, err := ReadVMStat("/proc/vmstat")
+	vm, err := readVMStat("/proc/vmstat")
 	if err != nil {
 		return nil, err
 	}

@@ -87,16 +87,16 @@ var foreign = map[string]string{
 // does not take, from the parser's error ("unknown flag: --foo", "unknown shorthand
 // flag: 'x' in -x5"), or "".
 func Foreign(err string) (flag, hint string) {
-	flag = Unknown(err)
+	flag = unknown(err)
 	if flag == "" {
 		return "", ""
 	}
 	return flag, foreign[flag]
 }
 
-// Unknown is the flag an "unknown flag" error is about, as typed ("--foo", "-x"),
+// unknown is the flag an "unknown flag" error is about, as typed ("--foo", "-x"),
 // or "".
-func Unknown(err string) string {
+func unknown(err string) string {
 	if name, ok := strings.CutPrefix(err, "unknown flag: "); ok {
 		name, _, _ = strings.Cut(name, "=")
 		return name
@@ -107,9 +107,9 @@ func Unknown(err string) string {
 	return ""
 }
 
-// Closest is the candidate nearest to a misspelt flag name (without dashes): within
+// closest is the candidate nearest to a misspelt flag name (without dashes): within
 // an edit distance of 2, or a prefix of at least 3 letters; "" if none.
-func Closest(name string, candidates []string) string {
+func closest(name string, candidates []string) string {
 	best, bestD := "", 3
 	for _, c := range candidates {
 		d := levenshtein.ComputeDistance(name, c)

@@ -34,8 +34,8 @@ type RunFlags struct {
 	fs                       *pflag.FlagSet
 }
 
-// Aliases are pgbench's long names of flags fathom spells otherwise: the same flag.
-var Aliases = map[string]string{
+// aliases are pgbench's long names of flags fathom spells otherwise: the same flag.
+var aliases = map[string]string{
 	"client":   "clients",         // pgbench -c, --client
 	"protocol": "query-mode",      // pgbench -M, --protocol
 	"progress": "report-interval", // pgbench -P, --progress
@@ -43,7 +43,7 @@ var Aliases = map[string]string{
 
 // Normalize maps an alias to its flag (a pflag normalize function).
 func Normalize(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-	if n, ok := Aliases[name]; ok {
+	if n, ok := aliases[name]; ok {
 		return pflag.NormalizedName(n)
 	}
 	return pflag.NormalizedName(name)
@@ -320,7 +320,7 @@ func FlagHint(cmd, err string, names []string) string {
 		return fmt.Sprintf("%s is not a fathom %s flag: %s", flag, cmd, hint)
 	}
 	if len(flag) > 2 && flag[1] == '-' {
-		if best := Closest(flag[2:], names); best != "" {
+		if best := closest(flag[2:], names); best != "" {
 			return fmt.Sprintf("%s: did you mean --%s?", err, best)
 		}
 	}

@@ -125,9 +125,9 @@ func PortFree(port int) bool {
 	return true
 }
 
-// NewPort moves a stopped instance to another free port (its port was taken), inside
+// newPort moves a stopped instance to another free port (its port was taken), inside
 // its range when it has one. An instance on a fixed port cannot move.
-func (i *Instance) NewPort() error {
+func (i *Instance) newPort() error {
 	if i.Ports.Fixed() {
 		return fmt.Errorf("instance %s: port %d is in use, and it was asked to listen there (--port): stop what listens there, or start it on another port", i.Name, i.Port)
 	}

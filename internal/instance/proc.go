@@ -275,7 +275,7 @@ func (i *Instance) StartOnFreePort(start func() error, portTaken func(error) boo
 			if attempt >= 3 {
 				return i.StartError(fmt.Sprintf("port %d is in use", i.Port))
 			}
-			if err := i.NewPort(); err != nil {
+			if err := i.newPort(); err != nil {
 				return err
 			}
 			continue
@@ -285,7 +285,7 @@ func (i *Instance) StartOnFreePort(start func() error, portTaken func(error) boo
 			return nil
 		}
 		if attempt < 3 && portTaken(err) {
-			if err := i.NewPort(); err != nil {
+			if err := i.newPort(); err != nil {
 				return err
 			}
 			continue

@@ -37,11 +37,11 @@ const (
 var (
 	denseGeo  = mustGeometry()
 	denseMask = int64(2*denseGeo.subBucketHalfCount-1) << denseGeo.unitMagnitude
-	denseLen  = denseIndex(MaxLatency) + 1
+	denseLen  = denseIndex(maxLatency) + 1
 )
 
 func mustGeometry() sparseGeometry {
-	g, err := newSparseGeometry(MinLatency, SigFigs)
+	g, err := newSparseGeometry(minLatency, sigFigs)
 	if err != nil {
 		panic(err)
 	}
@@ -61,10 +61,10 @@ func newDense() *dense { return &dense{} }
 
 // record counts v, clamped into fathom's range so that nothing is ever dropped.
 func (d *dense) record(v int64) {
-	if v < MinLatency {
-		v = MinLatency
-	} else if v > MaxLatency {
-		v = MaxLatency
+	if v < minLatency {
+		v = minLatency
+	} else if v > maxLatency {
+		v = maxLatency
 	}
 	i := denseIndex(v)
 	b := d.blocks[i>>blockBits]
@@ -85,8 +85,8 @@ func (d *dense) record(v int64) {
 	d.used[(i>>6)/64] |= 1 << ((i >> 6) & 63)
 }
 
-// TotalCount is the number of values recorded since the last drain.
-func (d *dense) TotalCount() int64 {
+// totalCount is the number of values recorded since the last drain.
+func (d *dense) totalCount() int64 {
 	if d == nil {
 		return 0
 	}

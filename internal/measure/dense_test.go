@@ -15,10 +15,10 @@ func TestDenseMatchesHDR(t *testing.T) {
 	d := newDense()
 	for round := 0; round < 3; round++ {
 		want := NewHistogram()
-		values := []int64{0, 1, 999, MinLatency, MinLatency + 1, 2047 << 9, 2048 << 9, MaxLatency - 1, MaxLatency, MaxLatency + 5}
+		values := []int64{0, 1, 999, minLatency, minLatency + 1, 2047 << 9, 2048 << 9, maxLatency - 1, maxLatency, maxLatency + 5}
 		for i := 0; i < 20000; i++ {
 			// Latency-like: log-uniform from 1µs to 1h.
-			values = append(values, int64(float64(MinLatency)*math.Pow(3.6e9, rng.Float64())))
+			values = append(values, int64(float64(minLatency)*math.Pow(3.6e9, rng.Float64())))
 		}
 		for _, v := range values {
 			d.record(v)
@@ -29,7 +29,7 @@ func TestDenseMatchesHDR(t *testing.T) {
 		if !got.Equals(want) {
 			t.Fatalf("round %d: drained histogram differs: total %d/%d, max %d/%d, p50 %d/%d", round, got.TotalCount(), want.TotalCount(), got.Max(), want.Max(), got.ValueAtQuantile(50), want.ValueAtQuantile(50))
 		}
-		if d.TotalCount() != 0 || d.used != [usedWords]uint64{} {
+		if d.totalCount() != 0 || d.used != [usedWords]uint64{} {
 			t.Fatalf("round %d: not empty after drain", round)
 		}
 		for bi, b := range d.blocks {
@@ -107,7 +107,7 @@ func TestDenseSpill(t *testing.T) {
 	if got, want := h.TotalCount(), int64(math.MaxInt32)+2; got != want {
 		t.Fatalf("drained %d values, want %d", got, want)
 	}
-	if d.spill.TotalCount() != 0 || d.TotalCount() != 0 {
+	if d.spill.TotalCount() != 0 || d.totalCount() != 0 {
 		t.Fatal("not empty after drain")
 	}
 }

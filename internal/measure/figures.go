@@ -16,7 +16,7 @@ func (s *Sparse) Figures() Figures {
 	}
 	var q [5]int64
 	s.Quantiles(figureQuantiles, q[:])
-	return Figures{P50: q[0], P90: q[1], P95: q[2], P99: q[3], P999: q[4], Max: s.Max(), Mean: s.Mean()}
+	return Figures{P50: q[0], P90: q[1], P95: q[2], P99: q[3], P999: q[4], Max: s.max(), Mean: s.mean()}
 }
 
 // Latency is f in milliseconds, rounded as LatencyOf rounds: LatencyOf(h) equals

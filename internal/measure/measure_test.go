@@ -27,12 +27,12 @@ func TestSlotSwapLosesNothing(t *testing.T) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	drain := func() {
-		old := s.Swap(spare)
+		old := s.swap(spare)
 		for i := 0; i < 2; i++ {
 			ok += old.Counts[i].OK
 			stmts += old.Counts[i].Statements
 			if old.latency[i] != nil {
-				hist += old.latency[i].TotalCount()
+				hist += old.latency[i].totalCount()
 			}
 		}
 		old.Reset()
@@ -68,7 +68,7 @@ func TestRecordClampsOutOfRange(t *testing.T) {
 	r := NewRecorder(1)
 	r.Success(0, 10, 0)                   // below 1µs
 	r.Success(0, 5*3600*1_000_000_000, 0) // above 1h
-	if got := r.latency[0].TotalCount(); got != 2 {
+	if got := r.latency[0].totalCount(); got != 2 {
 		t.Fatalf("recorded %d of 2 out-of-range values", got)
 	}
 }

@@ -13,20 +13,20 @@ import (
 
 // Histogram range: 1 µs to 1 h in nanoseconds, 3 significant figures.
 const (
-	MinLatency = 1_000
-	MaxLatency = 3_600_000_000_000
-	SigFigs    = 3
+	minLatency = 1_000
+	maxLatency = 3_600_000_000_000
+	sigFigs    = 3
 )
 
 // NewHistogram returns an empty latency histogram with fathom's range.
-func NewHistogram() *hdr.Histogram { return hdr.New(MinLatency, MaxLatency, SigFigs) }
+func NewHistogram() *hdr.Histogram { return hdr.New(minLatency, maxLatency, sigFigs) }
 
 // record clamps v into the histogram's range so that nothing is ever dropped.
 func record(h *hdr.Histogram, v int64) {
-	if v < MinLatency {
-		v = MinLatency
-	} else if v > MaxLatency {
-		v = MaxLatency
+	if v < minLatency {
+		v = minLatency
+	} else if v > maxLatency {
+		v = maxLatency
 	}
 	_ = h.RecordValue(v)
 }
@@ -189,10 +189,10 @@ func (s *Slot) Settle() {
 	}
 }
 
-// Swap installs next and returns the previous recorder once no write to it is in
+// swap installs next and returns the previous recorder once no write to it is in
 // progress. Correct because Begin publishes writing before loading active and Swap
 // replaces active before reading writing (Go atomics are sequentially consistent).
-func (s *Slot) Swap(next *Recorder) *Recorder {
+func (s *Slot) swap(next *Recorder) *Recorder {
 	old := s.active.Swap(next)
 	for s.writing.Load() != 0 {
 		runtime.Gosched()

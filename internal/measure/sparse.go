@@ -73,10 +73,10 @@ func (s *Sparse) TotalCount() int64 {
 	return s.total
 }
 
-// ValueAtQuantile returns the value at percentile q (0–100), as
+// valueAtQuantile returns the value at percentile q (0–100), as
 // hdr.Histogram.ValueAtQuantile does: the highest value equivalent to the bucket
 // holding the rank, the lowest one for q = 0, and 0 for an empty histogram.
-func (s *Sparse) ValueAtQuantile(q float64) int64 {
+func (s *Sparse) valueAtQuantile(q float64) int64 {
 	if s.TotalCount() == 0 {
 		return 0
 	}
@@ -107,8 +107,8 @@ func (s *Sparse) ValueAtQuantile(q float64) int64 {
 	return low + w - 1
 }
 
-// Max is the highest value equivalent to the largest recorded one (0 when empty).
-func (s *Sparse) Max() int64 {
+// max is the highest value equivalent to the largest recorded one (0 when empty).
+func (s *Sparse) max() int64 {
 	if s.TotalCount() == 0 {
 		return 0
 	}
@@ -116,8 +116,8 @@ func (s *Sparse) Max() int64 {
 	return low + w - 1
 }
 
-// Mean is the mean of the recorded values, each taken at the middle of its bucket.
-func (s *Sparse) Mean() float64 {
+// mean is the mean of the recorded values, each taken at the middle of its bucket.
+func (s *Sparse) mean() float64 {
 	if s.TotalCount() == 0 {
 		return 0
 	}
@@ -138,10 +138,10 @@ func (s *Sparse) Latency() Latency {
 	return s.Figures().Latency()
 }
 
-// MergeInto adds s's counts to the dense histogram h (which may have any layout at
+// mergeInto adds s's counts to the dense histogram h (which may have any layout at
 // least as fine; fathom's histograms all share one). Values beyond h's range are
 // dropped and counted.
-func (s *Sparse) MergeInto(h *hdr.Histogram) (dropped int64) {
+func (s *Sparse) mergeInto(h *hdr.Histogram) (dropped int64) {
 	if s == nil {
 		return 0
 	}
@@ -201,9 +201,9 @@ func (d *SparseDecoder) DecodeTemp(b []byte) (*Sparse, error) {
 	return &d.scratch, nil
 }
 
-// Uncompressed returns a histogram in Encode's form in EncodeV2's: the bytes Encode
+// uncompressed returns a histogram in Encode's form in EncodeV2's: the bytes Encode
 // compressed. Empty input gives nil.
-func (d *SparseDecoder) Uncompressed(b []byte) ([]byte, error) {
+func (d *SparseDecoder) uncompressed(b []byte) ([]byte, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}

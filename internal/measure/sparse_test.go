@@ -28,11 +28,11 @@ func TestSparseMatchesDense(t *testing.T) {
 		for i := 0; i < n; i++ {
 			v := int64(rng.ExpFloat64() * scale)
 			if rng.IntN(50) == 0 {
-				v = MaxLatency + 5 // clamped like the recorder does
+				v = maxLatency + 5 // clamped like the recorder does
 			}
 			record(h, v)
 			if rng.IntN(7) == 0 {
-				_ = h.RecordValues(v%MaxLatency+MinLatency, 1<<uint(rng.IntN(40)))
+				_ = h.RecordValues(v%maxLatency+minLatency, 1<<uint(rng.IntN(40)))
 			}
 		}
 		blob, err := Encode(h)
@@ -43,11 +43,11 @@ func TestSparseMatchesDense(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
-		if s.TotalCount() != h.TotalCount() || (n > 0 && s.Max() != h.Max()) || s.Mean() != h.Mean() {
-			t.Fatalf("trial %d: total %d/%d max %d/%d mean %v/%v", trial, s.TotalCount(), h.TotalCount(), s.Max(), h.Max(), s.Mean(), h.Mean())
+		if s.TotalCount() != h.TotalCount() || (n > 0 && s.max() != h.Max()) || s.mean() != h.Mean() {
+			t.Fatalf("trial %d: total %d/%d max %d/%d mean %v/%v", trial, s.TotalCount(), h.TotalCount(), s.max(), h.Max(), s.mean(), h.Mean())
 		}
 		for _, q := range qs {
-			if a, b := s.ValueAtQuantile(q), h.ValueAtQuantile(q); a != b {
+			if a, b := s.valueAtQuantile(q), h.ValueAtQuantile(q); a != b {
 				t.Fatalf("trial %d q %v: sparse %d dense %d", trial, q, a, b)
 			}
 		}
@@ -59,7 +59,7 @@ func TestSparseMatchesDense(t *testing.T) {
 			t.Fatalf("trial %d: figures %+v", trial, f)
 		}
 		// The uncompressed form decodes to the same histogram, with or without reuse.
-		raw, err := dec.Uncompressed(blob)
+		raw, err := dec.uncompressed(blob)
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
@@ -141,7 +141,7 @@ func TestSparseMatchesDense(t *testing.T) {
 		}
 		prev, prevSparse = h, s
 		back := NewHistogram()
-		if d := s.MergeInto(back); d != 0 || back.TotalCount() != h.TotalCount() || LatencyOf(back) != LatencyOf(h) {
+		if d := s.mergeInto(back); d != 0 || back.TotalCount() != h.TotalCount() || LatencyOf(back) != LatencyOf(h) {
 			t.Fatalf("trial %d: MergeInto differs (dropped %d)", trial, d)
 		}
 	}
@@ -152,7 +152,7 @@ func TestSparseDecodeRejectsGarbage(t *testing.T) {
 	h := NewHistogram()
 	_ = h.RecordValue(12345)
 	good, _ := Encode(h)
-	raw, err := dec.Uncompressed(good)
+	raw, err := dec.uncompressed(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestSparseDecodeRejectsGarbage(t *testing.T) {
 	if s, err := dec.Decode(raw); err != nil || s.TotalCount() != 1 {
 		t.Fatalf("uncompressed form: %v", err)
 	}
-	if s, err := dec.Decode(nil); err != nil || s.TotalCount() != 0 || s.ValueAtQuantile(99) != 0 {
+	if s, err := dec.Decode(nil); err != nil || s.TotalCount() != 0 || s.valueAtQuantile(99) != 0 {
 		t.Fatal("empty blob should be an empty histogram")
 	}
 }
@@ -185,7 +185,7 @@ func FuzzSparseDecode(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte{})
 	var d SparseDecoder
-	raw, _ := d.Uncompressed(b)
+	raw, _ := d.uncompressed(b)
 	f.Add(raw)
 	f.Add(EncodeV2(h)[:60])
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -200,7 +200,7 @@ func FuzzSparseDecode(f *testing.F) {
 		}
 		if len(b) > 0 && b[0] != 0x1c {
 			// Encode's form: its uncompressed form decodes to the same histogram.
-			raw, err := dec.Uncompressed(b)
+			raw, err := dec.uncompressed(b)
 			if err != nil {
 				t.Fatalf("decoded but cannot uncompress: %v", err)
 			}
@@ -210,8 +210,8 @@ func FuzzSparseDecode(f *testing.F) {
 			}
 		}
 		dense, derr := Decode(b) // either form
-		if derr == nil && dense.TotalCount() == s.TotalCount() && dense.ValueAtQuantile(99) != s.ValueAtQuantile(99) {
-			t.Fatalf("p99 differs: dense %d sparse %d", dense.ValueAtQuantile(99), s.ValueAtQuantile(99))
+		if derr == nil && dense.TotalCount() == s.TotalCount() && dense.ValueAtQuantile(99) != s.valueAtQuantile(99) {
+			t.Fatalf("p99 differs: dense %d sparse %d", dense.ValueAtQuantile(99), s.valueAtQuantile(99))
 		}
 	})
 }
@@ -291,7 +291,7 @@ func TestSparseAddBuckets(t *testing.T) {
 	if want := []uint64{2, 2, 1, 1, 1}; !slices.Equal(per, want) {
 		t.Errorf("per bound %v, want %v", per, want)
 	}
-	if m := s.Mean() * float64(s.TotalCount()); math.Abs(sum-m) > 1e-6*m {
+	if m := s.mean() * float64(s.TotalCount()); math.Abs(sum-m) > 1e-6*m {
 		t.Errorf("sum %v, mean × count %v", sum, m)
 	}
 	// Adding twice adds.

@@ -98,7 +98,7 @@ type Summary struct {
 	ServerTPM       float64 `json:"server_tpm,omitempty"`
 	ServerTPMSource string  `json:"server_tpm_source,omitempty"`
 	// Thresholds are the run's --threshold bars, checked at its end (threshold.go).
-	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	Thresholds []thresholdResult `json:"thresholds,omitempty"`
 	TypeSummary
 	ByTxn map[string]TypeSummary `json:"by_transaction"`
 	// ByGroup totals the types of each client group ("writers" for "writers/insert"
@@ -190,7 +190,7 @@ func (t *Totals) Add(iv *Interval) {
 func (t *Totals) Summary() Summary {
 	all := t.acc.Total()
 	s := Summary{Seconds: round3(t.secs), Intervals: t.n, Reconnects: t.acc.Reconnects, TypeSummary: typeSummary(&all, t.secs), ByTxn: map[string]TypeSummary{}}
-	s.ErrorRate = ErrorRate(s.Transactions, s.Failed)
+	s.ErrorRate = errorRate(s.Transactions, s.Failed)
 	groups := map[string]*TypeInterval{}
 	var order []string
 	for i := range t.acc.Types {
@@ -218,9 +218,9 @@ func (t *Totals) Summary() Summary {
 	return s
 }
 
-// NewOrderType is the name of TPC-C's New-Order transaction type (the tpcc
+// newOrderType is the name of TPC-C's New-Order transaction type (the tpcc
 // workload's): a run that has it gets NOPM and TPM.
-const NewOrderType = "new-order"
+const newOrderType = "new-order"
 
 // PerMinute returns NOPM and TPM of iv over secs seconds: transactions of type
 // NewOrderType, and of every type, that succeeded, per minute, rounded to whole
@@ -233,7 +233,7 @@ func PerMinute(iv *Interval, secs float64) (nopm, tpm float64) {
 	found := false
 	var all int64
 	for i := range iv.Types {
-		if iv.Types[i].Name == NewOrderType {
+		if iv.Types[i].Name == newOrderType {
 			found = true
 			nopm = math.Round(float64(iv.Types[i].OK) * 60 / secs)
 		}
@@ -268,9 +268,9 @@ func Summarize(types []string, ivs []*Interval) Summary {
 	return t.Summary()
 }
 
-// ErrorRate is failed transactions in percent of ok+failed, to 3 decimals (0 when
+// errorRate is failed transactions in percent of ok+failed, to 3 decimals (0 when
 // none ended).
-func ErrorRate(ok, failed int64) float64 {
+func errorRate(ok, failed int64) float64 {
 	if ok+failed == 0 {
 		return 0
 	}

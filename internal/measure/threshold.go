@@ -29,12 +29,12 @@ type Threshold struct {
 // rate thresholds at least AbortMinTransactions ended transactions (1,000: a p99
 // then stands on ten transactions above it, and one error in 1,000 is 0.1%).
 const (
-	DefaultAbortAfter    = 10 * time.Second
+	defaultAbortAfter    = 10 * time.Second
 	AbortMinTransactions = 1000
 )
 
-// ThresholdResult is a threshold checked against a run.
-type ThresholdResult struct {
+// thresholdResult is a threshold checked against a run.
+type thresholdResult struct {
 	Threshold string  `json:"threshold"`
 	Actual    float64 `json:"actual"`
 	Unit      string  `json:"unit"`
@@ -61,8 +61,8 @@ var thresholdMetrics = map[string]struct {
 	"errors": {"%", false, func(s *Summary) float64 { return s.ErrorRate }},
 }
 
-// ThresholdHelp names what ParseThreshold takes, for help texts and errors.
-const ThresholdHelp = "METRIC OP VALUE[;abort[=TIME]]: tps, qps, p50, p90, p95, p99, p999, max or mean (latency: 20ms, 1.5s, 500us; a plain number is ms), errors (percent: 0.1%); OP <, <=, > or >=; ;abort stops the run once it fails (after 10s measured, or TIME)"
+// thresholdHelp names what ParseThreshold takes, for help texts and errors.
+const thresholdHelp = "METRIC OP VALUE[;abort[=TIME]]: tps, qps, p50, p90, p95, p99, p999, max or mean (latency: 20ms, 1.5s, 500us; a plain number is ms), errors (percent: 0.1%); OP <, <=, > or >=; ;abort stops the run once it fails (after 10s measured, or TIME)"
 
 // ParseThreshold reads "p99<20ms", "tps > 1000", "errors<=0.1%", "p99<20ms;abort",
 // "p99<20ms;abort=30s".
@@ -95,7 +95,7 @@ func ParseThreshold(s string) (Threshold, error) {
 func parseBar(s, text string) (Threshold, error) {
 	i := strings.IndexAny(text, "<>")
 	if i <= 0 {
-		return Threshold{}, fmt.Errorf("threshold %q: write %s, e.g. p99<20ms", s, ThresholdHelp)
+		return Threshold{}, fmt.Errorf("threshold %q: write %s, e.g. p99<20ms", s, thresholdHelp)
 	}
 	t := Threshold{Metric: strings.ToLower(text[:i]), Op: text[i : i+1], Text: text}
 	rest := text[i+1:]
@@ -138,10 +138,10 @@ func parseBar(s, text string) (Threshold, error) {
 	return t, nil
 }
 
-// Check checks t against s.
-func (t Threshold) Check(s *Summary) ThresholdResult {
+// check checks t against s.
+func (t Threshold) check(s *Summary) thresholdResult {
 	m := thresholdMetrics[t.Metric]
-	r := ThresholdResult{Threshold: t.Text, Unit: m.unit, Actual: m.of(s)}
+	r := thresholdResult{Threshold: t.Text, Unit: m.unit, Actual: m.of(s)}
 	if m.latency && s.Transactions == 0 {
 		r.Note = "no transaction succeeded: no latency to check"
 		return r
@@ -166,11 +166,11 @@ func (t Threshold) Check(s *Summary) ThresholdResult {
 // figure can still recover, and is acted on only after AbortAfter (default
 // DefaultAbortAfter) of measured time, and for latencies and the error rate after
 // AbortMinTransactions ended transactions too.
-func (t Threshold) AbortNow(s *Summary) (ThresholdResult, bool) {
+func (t Threshold) AbortNow(s *Summary) (thresholdResult, bool) {
 	if !t.Abort {
-		return ThresholdResult{}, false
+		return thresholdResult{}, false
 	}
-	r := t.Check(s)
+	r := t.check(s)
 	if r.Pass {
 		return r, false
 	}
@@ -179,7 +179,7 @@ func (t Threshold) AbortNow(s *Summary) (ThresholdResult, bool) {
 	}
 	after := t.AbortAfter
 	if after == 0 {
-		after = DefaultAbortAfter
+		after = defaultAbortAfter
 	}
 	if s.Seconds < after.Seconds() {
 		return r, false
@@ -201,17 +201,17 @@ func HasAbort(ts []Threshold) bool {
 }
 
 // CheckThresholds checks every threshold (nil for none).
-func CheckThresholds(ts []Threshold, s *Summary) []ThresholdResult {
-	var out []ThresholdResult
+func CheckThresholds(ts []Threshold, s *Summary) []thresholdResult {
+	var out []thresholdResult
 	for _, t := range ts {
-		out = append(out, t.Check(s))
+		out = append(out, t.check(s))
 	}
 	return out
 }
 
 // FailedThresholds are the results that did not pass.
-func FailedThresholds(rs []ThresholdResult) []ThresholdResult {
-	var out []ThresholdResult
+func FailedThresholds(rs []thresholdResult) []thresholdResult {
+	var out []thresholdResult
 	for _, r := range rs {
 		if !r.Pass {
 			out = append(out, r)
@@ -221,7 +221,7 @@ func FailedThresholds(rs []ThresholdResult) []ThresholdResult {
 }
 
 // String is "p99<20ms: 12.3 ms, passed".
-func (r ThresholdResult) String() string {
+func (r thresholdResult) String() string {
 	verdict := "passed"
 	if !r.Pass {
 		verdict = "FAILED"

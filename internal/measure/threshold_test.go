@@ -86,7 +86,7 @@ func TestCheckThresholds(t *testing.T) {
 	}
 	// No transaction succeeded: a latency of 0 does not pass a latency bar.
 	none := &Summary{TypeSummary: TypeSummary{Failed: 10}}
-	if r := ts[0].Check(none); r.Pass || !strings.Contains(r.String(), "no transaction succeeded") {
+	if r := ts[0].check(none); r.Pass || !strings.Contains(r.String(), "no transaction succeeded") {
 		t.Errorf("p99<20ms with nothing succeeded: %s", r)
 	}
 }
@@ -116,7 +116,7 @@ func TestAbortNow(t *testing.T) {
 	sum := func(secs float64, ok, failed int64, p99, max float64) *Summary {
 		s := &Summary{Seconds: secs, TypeSummary: TypeSummary{Transactions: ok, Failed: failed, TPS: float64(ok) / secs,
 			Latency: Latency{P99: p99, Max: max}}}
-		s.ErrorRate = ErrorRate(ok, failed)
+		s.ErrorRate = errorRate(ok, failed)
 		return s
 	}
 	for _, c := range []struct {

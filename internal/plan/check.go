@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fathom-lab/fathom/internal/instance"
+	"github.com/fathom-lab/fathom/internal/suggest"
 	"github.com/fathom-lab/fathom/internal/workload"
 	"github.com/fathom-lab/fathom/internal/workload/builtin"
 	"github.com/fathom-lab/fathom/internal/workload/spec"
@@ -299,11 +300,7 @@ func (p *Plan) checkSettingsOf(probs *problems, params []Param, kindName string,
 		}
 		info, ok := cat[name]
 		if !ok {
-			hint := ""
-			if s := suggest(name, names); s != "" {
-				hint = fmt.Sprintf(" (did you mean %s?)", s)
-			}
-			probs.Add(prm.Line, "setting %s: %s has no such setting%s", name, server, hint)
+			probs.Add(prm.Line, "setting %s: %s has no such setting%s", name, server, suggest.Hint(name, names))
 			continue
 		}
 		if info.ReadOnly() {

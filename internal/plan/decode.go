@@ -886,63 +886,17 @@ func (p *Plan) allParams() []Param {
 
 // --- node helpers ---
 
-func describe(n *yaml.Node) string {
-	n = yamlfile.Deref(n)
-	if n == nil {
-		return "nothing"
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "empty"
-		}
-		return strconv.Quote(n.Value)
-	}
-	return "a document"
-}
+// The checks shared with the workload file's decoder (package yamlfile), on this
+// plan's problems.
 
-// fields checks that n is a mapping with only known keys, each once, and returns the
-// values by key.
+func describe(n *yaml.Node) string { return yamlfile.Describe(n) }
+
 func (d *decoder) fields(n *yaml.Node, what string, known ...string) (map[string]*yaml.Node, bool) {
-	m, ok := d.mapping(n, what)
-	if !ok {
-		return nil, false
-	}
-	out := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			d.probs.At(k, "%s: keys must be plain names", what)
-			continue
-		}
-		if !slices.Contains(known, k.Value) {
-			hint := ""
-			if s := suggest(k.Value, known); s != "" {
-				hint = fmt.Sprintf(" (did you mean %s?)", s)
-			}
-			d.probs.At(k, "unknown key %q in %s%s; known: %s", k.Value, what, hint, strings.Join(known, ", "))
-			continue
-		}
-		if _, dup := out[k.Value]; dup {
-			d.probs.At(k, "%s: key %q is given twice", what, k.Value)
-			continue
-		}
-		out[k.Value] = v
-	}
-	return out, true
+	return d.probs.Fields(n, what, known...)
 }
 
 func (d *decoder) mapping(n *yaml.Node, what string) (*yaml.Node, bool) {
-	m := yamlfile.Deref(n)
-	if m == nil || m.Kind != yaml.MappingNode {
-		d.probs.At(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
-		return nil, false
-	}
-	return m, true
+	return d.probs.Mapping(n, what)
 }
 
 func (d *decoder) list(n *yaml.Node, what string) ([]*yaml.Node, bool) {
@@ -956,35 +910,13 @@ func (d *decoder) list(n *yaml.Node, what string) ([]*yaml.Node, bool) {
 	return m.Content, true
 }
 
-// scalar reads a scalar value as written (numbers and booleans keep their text: on
-// stays "on").
 func (d *decoder) scalar(n *yaml.Node, what string) (string, bool) {
-	m := yamlfile.Deref(n)
-	if m == nil || m.Kind != yaml.ScalarNode || m.Tag == "!!null" {
-		d.probs.At(n, "%s must be a value, not %s", what, describe(n))
-		return "", false
-	}
-	return m.Value, true
+	return d.probs.Scalar(n, what)
 }
 
-func (d *decoder) str(n *yaml.Node, what string) string {
-	s, _ := d.scalar(n, what)
-	return s
-}
+func (d *decoder) str(n *yaml.Node, what string) string { return d.probs.Str(n, what) }
 
-func (d *decoder) boolean(n *yaml.Node, what string) bool {
-	m := yamlfile.Deref(n)
-	if m != nil && m.Kind == yaml.ScalarNode {
-		switch strings.ToLower(m.Value) {
-		case "true", "yes", "on":
-			return true
-		case "false", "no", "off":
-			return false
-		}
-	}
-	d.probs.At(n, "%s must be true or false, not %s", what, describe(n))
-	return false
-}
+func (d *decoder) boolean(n *yaml.Node, what string) bool { return d.probs.Bool(n, what) }
 
 func (d *decoder) duration(n *yaml.Node, what string, def time.Duration) time.Duration {
 	if n == nil {
@@ -1015,38 +947,6 @@ func (d *decoder) choice(n *yaml.Node, what, def string, allowed ...string) stri
 		return def
 	}
 	return s
-}
-
-// suggest returns the known word closest to s when it is a likely typo.
-func suggest(s string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if dd := distance(strings.ToLower(s), k); dd < bestD {
-			best, bestD = k, dd
-		}
-	}
-	return best
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // orList renders a, b or c.

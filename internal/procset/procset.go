@@ -36,10 +36,10 @@ type Process struct {
 	baseGC int // the GC percent before the first run raised it
 }
 
-// Acquire is called as a run's network clients start: they want procs Ps of their
+// acquire is called as a run's network clients start: they want procs Ps of their
 // own (0 when they use Go's network poller), and the GC percent raised to RunGC unless
 // keepGC (the user chose GOGC).
-func (p *Process) Acquire(procs int, keepGC bool) {
+func (p *Process) acquire(procs int, keepGC bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.users == 0 {
@@ -56,8 +56,8 @@ func (p *Process) Acquire(procs int, keepGC bool) {
 	p.setProcs()
 }
 
-// Release gives back what Acquire asked for (with the same arguments).
-func (p *Process) Release(procs int, keepGC bool) {
+// release gives back what Acquire asked for (with the same arguments).
+func (p *Process) release(procs int, keepGC bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.users--
@@ -90,10 +90,10 @@ type Tuner struct {
 }
 
 // Acquire asks for procs Ps (see Process.Acquire).
-func (t Tuner) Acquire(procs int) { t.Process.Acquire(procs, t.KeepGC) }
+func (t Tuner) Acquire(procs int) { t.Process.acquire(procs, t.KeepGC) }
 
 // Release gives them back.
-func (t Tuner) Release(procs int) { t.Process.Release(procs, t.KeepGC) }
+func (t Tuner) Release(procs int) { t.Process.release(procs, t.KeepGC) }
 
 // GCPercent reads the GC percent in effect without changing it.
 func GCPercent() int {

@@ -11,25 +11,25 @@ import (
 func TestProcsShared(t *testing.T) {
 	var p Process
 	base, baseGC := runtime.GOMAXPROCS(0), GCPercent()
-	p.Acquire(40, false)
+	p.acquire(40, false)
 	if got := runtime.GOMAXPROCS(0); got != max(base, 42) {
 		t.Fatalf("one run of 40 clients: GOMAXPROCS %d", got)
 	}
 	if got := GCPercent(); got != RunGC {
 		t.Fatalf("while network clients run: GC percent %d, want %d", got, RunGC)
 	}
-	p.Acquire(30, false)
+	p.acquire(30, false)
 	if got := runtime.GOMAXPROCS(0); got != max(base, 72) {
 		t.Fatalf("40 + 30 clients: GOMAXPROCS %d", got)
 	}
-	p.Release(40, false)
+	p.release(40, false)
 	if got := runtime.GOMAXPROCS(0); got != max(base, 32) {
 		t.Fatalf("after the first released: GOMAXPROCS %d", got)
 	}
 	if got := GCPercent(); got != RunGC {
 		t.Fatalf("while one run still runs: GC percent %d, want %d", got, RunGC)
 	}
-	p.Release(30, false)
+	p.release(30, false)
 	if got := runtime.GOMAXPROCS(0); got != base {
 		t.Fatalf("after all released: GOMAXPROCS %d, want %d", got, base)
 	}

@@ -16,10 +16,10 @@ import (
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
-// Exposer serves the metrics of one run, fed by the run's own events: it is a
+// exposer serves the metrics of one run, fed by the run's own events: it is a
 // run.Listener that passes every event on to the next one. The run is exposed from
 // its Started event to its Finished event.
-type Exposer struct {
+type exposer struct {
 	next run.Listener
 	ln   net.Listener
 	srv  *http.Server
@@ -31,15 +31,15 @@ type Exposer struct {
 	failed bool // an interval could not be read: said once, the run is no longer exposed
 }
 
-// Listen binds addr (host:port; ":9464" is every interface, "127.0.0.1:0" a free
+// listen binds addr (host:port; ":9464" is every interface, "127.0.0.1:0" a free
 // port on loopback) and serves the metrics of the run whose events it is given on
 // /metrics until Close. next receives every event too.
-func Listen(addr string, next run.Listener) (*Exposer, error) {
+func listen(addr string, next run.Listener) (*exposer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	e := &Exposer{next: next, ln: ln, done: make(chan struct{})}
+	e := &exposer{next: next, ln: ln, done: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", newHTTPHandler(&collector{gather: e.gather}, true))
 	e.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -58,11 +58,11 @@ func ForRun(addr string, next run.Listener, w io.Writer) (run.Listener, func(), 
 	if addr == "" {
 		return next, func() {}, nil
 	}
-	e, err := Listen(addr, next)
+	e, err := listen(addr, next)
 	if err != nil {
 		return nil, nil, errkind.Usagef("--metrics-addr %s: %v; give a free host:port of this machine, e.g. :9464 or 127.0.0.1:9464", addr, unwrapOp(err))
 	}
-	fmt.Fprintf(w, "fathom: metrics of this run at http://%s/metrics\n", e.Addr())
+	fmt.Fprintf(w, "fathom: metrics of this run at http://%s/metrics\n", e.addr())
 	return e, func() { _ = e.Close() }, nil
 }
 
@@ -75,11 +75,11 @@ func unwrapOp(err error) error {
 	return err
 }
 
-// Addr is the address served (with the port chosen when addr asked for port 0).
-func (e *Exposer) Addr() string { return e.ln.Addr().String() }
+// addr is the address served (with the port chosen when addr asked for port 0).
+func (e *exposer) addr() string { return e.ln.Addr().String() }
 
 // Close stops serving; a scrape in progress is given a second to finish.
-func (e *Exposer) Close() error {
+func (e *exposer) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	err := e.srv.Shutdown(ctx)
@@ -90,7 +90,7 @@ func (e *Exposer) Close() error {
 	return err
 }
 
-func (e *Exposer) gather(emit func(*runState)) *bool {
+func (e *exposer) gather(emit func(*runState)) *bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.run != nil {
@@ -100,7 +100,7 @@ func (e *Exposer) gather(emit func(*runState)) *bool {
 }
 
 // Started begins exposing the run.
-func (e *Exposer) Started(s *run.Started) {
+func (e *exposer) Started(s *run.Started) {
 	if s.Run != nil {
 		st := newRunState(s.Run)
 		e.mu.Lock()
@@ -111,7 +111,7 @@ func (e *Exposer) Started(s *run.Started) {
 }
 
 // Interval adds the interval, encoded as the store keeps it.
-func (e *Exposer) Interval(iv *measure.Interval) {
+func (e *exposer) Interval(iv *measure.Interval) {
 	enc := store.EncodedInterval{Index: iv.Index, Start: iv.Start, End: iv.End, Warmup: iv.Warmup, Reconnects: iv.Reconnects,
 		Types: make([]store.EncodedType, len(iv.Types))}
 	for i := range iv.Types {
@@ -133,7 +133,7 @@ func (e *Exposer) Interval(iv *measure.Interval) {
 }
 
 // Finished stops exposing the run: its series end.
-func (e *Exposer) Finished() {
+func (e *exposer) Finished() {
 	e.mu.Lock()
 	e.run = nil
 	e.mu.Unlock()
@@ -141,10 +141,10 @@ func (e *Exposer) Finished() {
 }
 
 // Warning passes the warning on.
-func (e *Exposer) Warning(msg string) { e.next.Warning(msg) }
+func (e *exposer) Warning(msg string) { e.next.Warning(msg) }
 
 // Error passes a run's distinct error on (run.ErrorListener).
-func (e *Exposer) Error(se measure.SeenError) {
+func (e *exposer) Error(se measure.SeenError) {
 	if el, ok := e.next.(run.ErrorListener); ok {
 		el.Error(se)
 	}

@@ -353,12 +353,12 @@ func TestExposerAgreesWithStore(t *testing.T) {
 	types := []string{"a", "b", "c"}
 	r := createRun(t, st, map[string]string{"cell": "1"}, types...)
 	r.Rate = 500 // open loop: late and dropped counts too
-	e, err := Listen("127.0.0.1:0", nopListener{})
+	e, err := listen("127.0.0.1:0", nopListener{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	url := "http://" + e.Addr() + "/metrics"
+	url := "http://" + e.addr() + "/metrics"
 	stop := make(chan struct{})
 	scraped := make(chan int)
 	go func() { // scrapes while intervals arrive

@@ -45,10 +45,10 @@ func (e *Error) Is(target error) bool { return target == ErrUnsafe }
 // (O_NOFOLLOW; 0 where there is none), for callers that open files through a library.
 const NoFollow = noFollow
 
-// Owners lists the users, besides the current one, who may own an existing path.
-type Owners []int
+// owners lists the users, besides the current one, who may own an existing path.
+type owners []int
 
-func (o Owners) allows(uid int) bool {
+func (o owners) allows(uid int) bool {
 	if uid == os.Geteuid() {
 		return true
 	}
@@ -62,7 +62,7 @@ func (o Owners) allows(uid int) bool {
 
 // check refuses fi (the Lstat of path) when it is a symbolic link, belongs to someone
 // else or is writable by group or others.
-func check(path string, fi fs.FileInfo, owners Owners) error {
+func check(path string, fi fs.FileInfo, owners owners) error {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return &Error{path, "it is a symbolic link", "remove it or give the path it points to"}
 	}
@@ -162,19 +162,19 @@ func Touch(path string, owners ...int) error {
 	return f.Close()
 }
 
-// Atomic is a file being written in place of another: the data goes to a private
+// atomic is a file being written in place of another: the data goes to a private
 // temporary file in the same directory, and Commit renames it over the target.
-type Atomic struct {
+type atomic struct {
 	*os.File
 	path string
 	done bool
 }
 
-// NewAtomic starts replacing path. The target, when it exists, must pass Check with
+// newAtomic starts replacing path. The target, when it exists, must pass Check with
 // owners (a
 // rename replaces a symbolic link rather than writing through it, but a link or a
 // file someone else owns is still not fathom's to replace).
-func NewAtomic(path string, owners ...int) (*Atomic, error) {
+func newAtomic(path string, owners ...int) (*atomic, error) {
 	if err := Check(path, owners...); err != nil {
 		return nil, err
 	}
@@ -182,11 +182,11 @@ func NewAtomic(path string, owners ...int) (*Atomic, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Atomic{File: f, path: path}, nil
+	return &atomic{File: f, path: path}, nil
 }
 
 // Commit makes the written data durable and puts it in place.
-func (a *Atomic) Commit() error {
+func (a *atomic) Commit() error {
 	if a.done {
 		return errors.New("safefile: commit after commit or abort")
 	}
@@ -204,8 +204,8 @@ func (a *Atomic) Commit() error {
 	return err
 }
 
-// Abort drops the temporary file; the target is untouched. It is safe after Commit.
-func (a *Atomic) Abort() {
+// abort drops the temporary file; the target is untouched. It is safe after Commit.
+func (a *atomic) abort() {
 	if a.done {
 		return
 	}
@@ -217,12 +217,12 @@ func (a *Atomic) Abort() {
 // WriteFile replaces path with data atomically (see Atomic); the file is 0600 and
 // belongs to the current user. An existing path must pass Check with owners.
 func WriteFile(path string, data []byte, owners ...int) error {
-	a, err := NewAtomic(path, owners...)
+	a, err := newAtomic(path, owners...)
 	if err != nil {
 		return err
 	}
 	if _, err := a.Write(data); err != nil {
-		a.Abort()
+		a.abort()
 		return err
 	}
 	return a.Commit()

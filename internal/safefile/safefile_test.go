@@ -96,12 +96,12 @@ func TestAtomicAbortKeepsOld(t *testing.T) {
 	if err := WriteFile(path, []byte("old")); err != nil {
 		t.Fatal(err)
 	}
-	a, err := NewAtomic(path)
+	a, err := newAtomic(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Write([]byte("half"))
-	a.Abort()
+	a.abort()
 	if b, _ := os.ReadFile(path); string(b) != "old" {
 		t.Errorf("after abort: %q", b)
 	}

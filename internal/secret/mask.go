@@ -24,12 +24,12 @@ func MaskDSN(s string) string {
 		return maskURL(s[:i+3], s[i+3:])
 	}
 	if strings.Contains(s, "=") {
-		s = kvPassword.ReplaceAllString(s, "${1}"+Mask)
+		s = kvPassword.ReplaceAllString(s, "${1}"+mask)
 	}
 	// user:password@tcp(host)/db; a path holds a '/' before its ':'.
 	if at := strings.LastIndex(s, "@"); at > 0 {
 		if c := strings.Index(s[:at], ":"); c >= 0 && !strings.ContainsAny(s[:c], "/\\ =") && driverAddr.MatchString(s[at+1:]) {
-			s = s[:c+1] + Mask + s[at:]
+			s = s[:c+1] + mask + s[at:]
 		}
 	}
 	return s
@@ -44,11 +44,11 @@ func maskURL(scheme, rest string) string {
 	}
 	if at := strings.LastIndex(rest[:q], "@"); at >= 0 {
 		if c := strings.Index(rest[:at], ":"); c >= 0 {
-			rest = rest[:c+1] + Mask + rest[at:]
+			rest = rest[:c+1] + mask + rest[at:]
 		}
 	}
 	if strings.Contains(rest, "?") {
-		rest = queryPassword.ReplaceAllString(rest, "${1}"+Mask)
+		rest = queryPassword.ReplaceAllString(rest, "${1}"+mask)
 	}
 	return scheme + rest
 }

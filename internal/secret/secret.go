@@ -18,19 +18,19 @@ import (
 	"strconv"
 )
 
-// Mask is what a secret shows instead of itself.
-const Mask = "xxxxx"
+// mask is what a secret shows instead of itself.
+const mask = "xxxxx"
 
-// Value is a secret: a password, a token, a DSN that may hold one. The zero Value is
+// value is a secret: a password, a token, a DSN that may hold one. The zero Value is
 // the empty secret.
-type Value struct{ p *string }
+type value struct{ p *string }
 
 // New holds s as a secret.
-func New(s string) Value { return Value{p: &s} }
+func New(s string) value { return value{p: &s} }
 
-// Reveal is the secret itself: for handing to a driver or a child process, never for
+// reveal is the secret itself: for handing to a driver or a child process, never for
 // showing.
-func (v Value) Reveal() string {
+func (v value) reveal() string {
 	if v.p == nil {
 		return ""
 	}
@@ -38,37 +38,36 @@ func (v Value) Reveal() string {
 }
 
 // IsZero reports whether the secret is empty.
-func (v Value) IsZero() bool { return v.Reveal() == "" }
+func (v value) IsZero() bool { return v.reveal() == "" }
 
-func (Value) String() string   { return Mask }
-func (Value) GoString() string { return Mask }
+func (value) String() string   { return mask }
+func (value) GoString() string { return mask }
 
 // Format writes Mask for every verb (%q quotes it).
-func (Value) Format(f fmt.State, verb rune) { writeShown(f, verb, Mask) }
+func (value) Format(f fmt.State, verb rune) { writeShown(f, verb, mask) }
 
-func (Value) MarshalJSON() ([]byte, error)    { return json.Marshal(Mask) }
-func (Value) MarshalText() ([]byte, error)    { return []byte(Mask), nil }
-func (Value) MarshalYAML() (any, error)       { return Mask, nil }
-func (Value) LogValue() slog.Value            { return slog.StringValue(Mask) }
-func (v Value) Equal(o Value) bool            { return v.Reveal() == o.Reveal() }
-func (v *Value) UnmarshalText(b []byte) error { *v = New(string(b)); return nil }
+func (value) MarshalJSON() ([]byte, error)    { return json.Marshal(mask) }
+func (value) MarshalText() ([]byte, error)    { return []byte(mask), nil }
+func (value) MarshalYAML() (any, error)       { return mask, nil }
+func (value) LogValue() slog.Value            { return slog.StringValue(mask) }
+func (v *value) UnmarshalText(b []byte) error { *v = New(string(b)); return nil }
 
 // DSN is a connection string (a URL, a libpq key=value string, a path) that may hold a
 // password. It formats, marshals and logs as its masked form; Reveal is the DSN itself.
 type DSN struct {
-	raw   Value
+	raw   value
 	shown string
 }
 
-// NewDSN holds dsn, masked by MaskDSN wherever it is shown.
-func NewDSN(dsn string) DSN { return DSN{raw: New(dsn), shown: MaskDSN(dsn)} }
+// newDSN holds dsn, masked by MaskDSN wherever it is shown.
+func newDSN(dsn string) DSN { return DSN{raw: New(dsn), shown: MaskDSN(dsn)} }
 
 // NewDSNShown holds dsn, shown as shown (a form the caller masked exactly, e.g. a
 // store's URL without its password).
 func NewDSNShown(dsn, shown string) DSN { return DSN{raw: New(dsn), shown: shown} }
 
 // Reveal is the DSN itself, for connecting.
-func (d DSN) Reveal() string { return d.raw.Reveal() }
+func (d DSN) Reveal() string { return d.raw.reveal() }
 
 // Masked is the DSN as it is shown: its password replaced by xxxxx.
 func (d DSN) Masked() string { return d.shown }

@@ -19,17 +19,17 @@ const pw = "Pl4nted-S3cret-9q"
 // Reveal does.
 func TestNothingShowsTheSecret(t *testing.T) {
 	v := New(pw)
-	d := NewDSN("postgres://alice:" + pw + "@db.example:5432/app?sslmode=disable")
+	d := newDSN("postgres://alice:" + pw + "@db.example:5432/app?sslmode=disable")
 	type holder struct {
-		V     Value
+		V     value
 		D     DSN
-		inner Value // unexported: fmt cannot call its methods
+		inner value // unexported: fmt cannot call its methods
 		dsn   DSN
 	}
 	h := holder{V: v, D: d, inner: v, dsn: d}
 	var outs []string
 	for _, verb := range []string{"%v", "%s", "%q", "%+v", "%#v", "%x", "%X", "%d", "%10s", "%-8v", "%T"} {
-		outs = append(outs, fmt.Sprintf(verb, v), fmt.Sprintf(verb, d), fmt.Sprintf(verb, h), fmt.Sprintf(verb, &h), fmt.Sprintf(verb, []any{v, d}), fmt.Sprintf(verb, map[string]Value{"k": v}))
+		outs = append(outs, fmt.Sprintf(verb, v), fmt.Sprintf(verb, d), fmt.Sprintf(verb, h), fmt.Sprintf(verb, &h), fmt.Sprintf(verb, []any{v, d}), fmt.Sprintf(verb, map[string]value{"k": v}))
 	}
 	outs = append(outs, fmt.Sprint(v, d, h), fmt.Sprintln(v, d), fmt.Errorf("connecting to %v: %w", d, errors.New("refused")).Error())
 	for _, x := range []any{v, d, h, &h, map[string]any{"v": v, "d": d}} {
@@ -65,10 +65,10 @@ func TestNothingShowsTheSecret(t *testing.T) {
 	if got := fmt.Sprint(d); got != "postgres://alice:xxxxx@db.example:5432/app?sslmode=disable" {
 		t.Errorf("DSN shows as %s", got)
 	}
-	if v.Reveal() != pw || !strings.Contains(d.Reveal(), pw) {
+	if v.reveal() != pw || !strings.Contains(d.Reveal(), pw) {
 		t.Error("Reveal lost the secret")
 	}
-	if !(Value{}).IsZero() || (Value{}).Reveal() != "" || v.IsZero() {
+	if !(value{}).IsZero() || (value{}).reveal() != "" || v.IsZero() {
 		t.Error("IsZero")
 	}
 }

@@ -13,43 +13,43 @@ import (
 	"time"
 )
 
-// Role is what a credential allows: reading the store, or reading and changing it.
-type Role int
+// role is what a credential allows: reading the store, or reading and changing it.
+type role int
 
 // The roles, weakest first.
 const (
-	RoleNone Role = iota
-	RoleRead
-	RoleWrite
+	roleNone role = iota
+	roleRead
+	roleWrite
 )
 
-func (r Role) String() string {
+func (r role) String() string {
 	switch r {
-	case RoleRead:
+	case roleRead:
 		return "read"
-	case RoleWrite:
+	case roleWrite:
 		return "write"
 	}
 	return "-"
 }
 
-// ParseRole reads "read" or "write".
-func ParseRole(s string) (Role, bool) {
+// parseRole reads "read" or "write".
+func parseRole(s string) (role, bool) {
 	switch s {
 	case "read":
-		return RoleRead, true
+		return roleRead, true
 	case "write":
-		return RoleWrite, true
+		return roleWrite, true
 	}
-	return RoleNone, false
+	return roleNone, false
 }
 
-// User is one credential: a bearer token, or a user name and password for HTTP basic
+// user is one credential: a bearer token, or a user name and password for HTTP basic
 // authentication. A token's Name is what the access log shows; with basic
 // authentication a token is accepted as the password under any user name.
-type User struct {
+type user struct {
 	Name   string
-	Role   Role
+	Role   role
 	Secret string
 	Token  bool // a token: Bearer, or basic with any user name
 }
@@ -58,14 +58,14 @@ type User struct {
 // take the same time whatever the lengths.
 type credential struct {
 	name  string
-	role  Role
+	role  role
 	sum   [32]byte
 	token bool
 }
 
 type identity struct {
 	name  string
-	role  Role
+	role  role
 	basic bool // by basic authentication, which a browser sends by itself
 }
 
@@ -101,7 +101,7 @@ func match(creds []credential, name, secret string, basic bool) (identity, bool)
 
 // authenticate reads the request's credentials: the identity (role none without
 // any), or a refusal already answered.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (identity, bool) {
+func (s *server) authenticate(w http.ResponseWriter, r *http.Request) (identity, bool) {
 	h := r.Header.Get("Authorization")
 	if h == "" || len(s.creds) == 0 { // no credentials: reads open, changes refused as read-only
 		return identity{}, true
@@ -134,7 +134,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (identity,
 
 // challenge answers 401 (or code) asking for credentials the browser can give:
 // basic authentication where it is allowed, a bearer token always.
-func (s *Server) challenge(w http.ResponseWriter, code int, msg string) {
+func (s *server) challenge(w http.ResponseWriter, code int, msg string) {
 	if code == http.StatusUnauthorized {
 		if !s.o.NoBasic {
 			w.Header().Add("WWW-Authenticate", `Basic realm="fathom", charset="UTF-8"`)
@@ -147,7 +147,7 @@ func (s *Server) challenge(w http.ResponseWriter, code int, msg string) {
 // hostAllowed checks the Host header against the names this server answers to, so
 // that a page of another site cannot reach it by DNS rebinding: loopback names and
 // addresses, the names given with --host-name, and (beyond loopback) any IP address.
-func (s *Server) hostAllowed(hostport string) bool {
+func (s *server) hostAllowed(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
@@ -156,7 +156,7 @@ func (s *Server) hostAllowed(hostport string) bool {
 	if host == "" {
 		return false
 	}
-	if Loopback(host) {
+	if loopback(host) {
 		return true
 	}
 	if ip := net.ParseIP(host); ip != nil {
@@ -221,7 +221,7 @@ func (l *logger) line(start time.Time, r *http.Request, id identity, status int,
 
 // guard runs every request through the Host check, authentication, the read rule
 // and the access log.
-func (s *Server) guard(w http.ResponseWriter, r *http.Request) {
+func (s *server) guard(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
 	var id identity
@@ -242,7 +242,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) {
 	if id, ok = s.authenticate(rec, r); !ok {
 		return
 	}
-	if id.role == RoleNone && s.o.ReadAuth {
+	if id.role == roleNone && s.o.ReadAuth {
 		s.challenge(rec, http.StatusUnauthorized, "this server needs credentials to read: a bearer token (--read-token-file, --token-file) or a user of --users")
 		return
 	}

@@ -231,10 +231,10 @@ func TestServeClosedBeyondLoopback(t *testing.T) {
 		t.Errorf("Host fathom.test (--host-name): %d", code)
 	}
 	// Bounds: an id list over the limit and an oversize body, refused before any work.
-	ids := strings.TrimSuffix(strings.Repeat("1,", MaxCompareRuns+1), ",")
+	ids := strings.TrimSuffix(strings.Repeat("1,", maxCompareRuns+1), ",")
 	cpu := processCPU()
-	if code, body, _ := do(t, base, req{path: "/api/compare?a=" + ids + "&b=2", bearer: readTok}); code != 400 || !strings.Contains(body, fmt.Sprint(MaxCompareRuns)) {
-		t.Errorf("%d ids: %d %s", MaxCompareRuns+1, code, body)
+	if code, body, _ := do(t, base, req{path: "/api/compare?a=" + ids + "&b=2", bearer: readTok}); code != 400 || !strings.Contains(body, fmt.Sprint(maxCompareRuns)) {
+		t.Errorf("%d ids: %d %s", maxCompareRuns+1, code, body)
 	}
 	if code, body, _ := do(t, base, req{path: "/api/compare?a=1-150000&b=2", bearer: readTok}); code != 400 {
 		t.Errorf("range of 150000: %d %s", code, body)

@@ -38,8 +38,8 @@ import (
 // looks at a series, the changes found without the runs that arrived since serve
 // started are recorded as known, not sent (they were there to be seen before).
 
-// Watch configures the change watcher (Options.Watch).
-type Watch struct {
+// watch configures the change watcher (Options.Watch).
+type watch struct {
 	// Webhook is the URL changes are posted to ("" none: the watcher only keeps the
 	// histories of the series runs join).
 	Webhook string
@@ -60,8 +60,8 @@ type Watch struct {
 
 // watcher is the state of Server.WatchChanges.
 type watcher struct {
-	s       *Server
-	w       Watch
+	s       *server
+	w       watch
 	start   int64          // the store's newest run when serve started watching
 	hi      int64          // the newest run looked at
 	pending map[int64]bool // runs looked at that had not finished
@@ -76,9 +76,9 @@ type watchState struct {
 	Stores  map[string]map[string]map[string]string `json:"stores"` // store → series → change key → when sent ("" known, not sent)
 }
 
-// WatchChanges watches the store for runs that complete until ctx ends. It returns an
+// watchChanges watches the store for runs that complete until ctx ends. It returns an
 // error at once when the state file cannot be used or the store read.
-func (s *Server) WatchChanges(ctx context.Context, w Watch) error {
+func (s *server) watchChanges(ctx context.Context, w watch) error {
 	x, err := s.newWatcher(ctx, w)
 	if err != nil {
 		return err
@@ -130,7 +130,7 @@ func (x *watcher) warm(ctx context.Context) {
 	}
 }
 
-func (s *Server) newWatcher(ctx context.Context, w Watch) (*watcher, error) {
+func (s *server) newWatcher(ctx context.Context, w watch) (*watcher, error) {
 	if w.Every <= 0 {
 		w.Every = 5 * time.Second
 	}

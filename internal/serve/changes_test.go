@@ -82,7 +82,7 @@ func TestChangesWebhook(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		// Made here, as serve makes it before it listens: the runs stored from now
 		// on are the ones that arrive.
-		x, err := s.newWatcher(ctx, Watch{Webhook: hooks.URL + "/secret-path", Format: format, Link: hs.URL, State: state,
+		x, err := s.newWatcher(ctx, watch{Webhook: hooks.URL + "/secret-path", Format: format, Link: hs.URL, State: state,
 			Every: 50 * time.Millisecond, Warn: func(m string) { warnMu.Lock(); warns = append(warns, m); warnMu.Unlock() }})
 		if err != nil {
 			t.Fatal(err)
@@ -223,7 +223,7 @@ func TestWatcherWarmsHistories(t *testing.T) {
 	sid := report.KeyOf(mustRun(t, st, ids[0]), nil).ID()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = s.WatchChanges(ctx, Watch{Every: time.Hour}) }()
+	go func() { defer close(done); _ = s.watchChanges(ctx, watch{Every: time.Hour}) }()
 	defer func() { cancel(); <-done }()
 	dbtest.WaitFor(t, 60*time.Second, 20*time.Millisecond, "the series' history to be built", func() bool {
 		e, ok := s.hist.get(sid)

@@ -12,7 +12,7 @@ import (
 // apiRunExport is GET /api/runs/{id}/export?format=F: the run as `fathom export
 // RUN -f F` writes it (csv by default), as a file to download. The formats come from
 // report's registry: a new one is offered here without a change.
-func (s *Server) apiRunExport(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiRunExport(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return

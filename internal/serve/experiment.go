@@ -14,7 +14,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/report"
 )
 
-func (s *Server) apiExperiments(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiExperiments(w http.ResponseWriter, r *http.Request) {
 	exps, err := s.o.Store.Experiments(r.Context(), 0)
 	if err != nil {
 		storeError(w, err)
@@ -26,7 +26,7 @@ func (s *Server) apiExperiments(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, exps)
 }
 
-func (s *Server) apiExperiment(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiExperiment(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return
@@ -47,7 +47,7 @@ func (s *Server) apiExperiment(w http.ResponseWriter, r *http.Request) {
 // apiExperimentFigures answers the experiment's charts as models (report's
 // ExperimentFigures): the same box plots, bars, scaling curves, time overlays and
 // small multiples that the static report draws as SVG.
-func (s *Server) apiExperimentFigures(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiExperimentFigures(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return
@@ -83,7 +83,7 @@ func (s *Server) apiExperimentFigures(w http.ResponseWriter, r *http.Request) {
 // `fathom report exp:ID` writes: index.html with the cells, box plots, scaling curves,
 // per-cell time series side by side and comparisons, and the CSV files it links to);
 // the experiment page shows index.html in a frame.
-func (s *Server) experimentReport(w http.ResponseWriter, r *http.Request) {
+func (s *server) experimentReport(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return
@@ -117,7 +117,7 @@ func (s *Server) experimentReport(w http.ResponseWriter, r *http.Request) {
 	http.NotFound(w, r)
 }
 
-func (s *Server) buildReport(ctx context.Context, sel *report.Selection, judge string) (*report.Report, error) {
+func (s *server) buildReport(ctx context.Context, sel *report.Selection, judge string) (*report.Report, error) {
 	data, err := report.LoadRuns(ctx, s.o.Store, sel.Runs, report.DefaultMaxPoints)
 	if err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ type comparePage struct {
 	Charts     []chart.Chart   `json:"charts"`
 }
 
-func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiCompare(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	args := [2]string{strings.TrimSpace(q.Get("a")), strings.TrimSpace(q.Get("b"))}
@@ -160,8 +160,8 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, arg := range args {
-		if countRuns(arg) > MaxCompareRuns {
-			apiError(w, http.StatusBadRequest, fmt.Sprintf("compare: a side names more than %d runs: compare at most %d a side", MaxCompareRuns, MaxCompareRuns))
+		if countRuns(arg) > maxCompareRuns {
+			apiError(w, http.StatusBadRequest, fmt.Sprintf("compare: a side names more than %d runs: compare at most %d a side", maxCompareRuns, maxCompareRuns))
 			return
 		}
 	}
@@ -183,8 +183,8 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 			compareError(w, err)
 			return
 		}
-		if len(sel.Runs) > MaxCompareRuns {
-			apiError(w, http.StatusBadRequest, fmt.Sprintf("compare: %s selects %d runs, at most %d: narrow it (e.g. exp:NAME:k=v)", arg, len(sel.Runs), MaxCompareRuns))
+		if len(sel.Runs) > maxCompareRuns {
+			apiError(w, http.StatusBadRequest, fmt.Sprintf("compare: %s selects %d runs, at most %d: narrow it (e.g. exp:NAME:k=v)", arg, len(sel.Runs), maxCompareRuns))
 			return
 		}
 		data, err := report.LoadRuns(ctx, s.o.Store, sel.Runs, report.DefaultMaxPoints)
@@ -235,9 +235,9 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, page)
 }
 
-// MaxCompareRuns bounds each side of GET /api/compare, so that one request cannot
+// maxCompareRuns bounds each side of GET /api/compare, so that one request cannot
 // hold the server's CPUs for long.
-const MaxCompareRuns = 300
+const maxCompareRuns = 300
 
 // countRuns is how many runs a list of ids and ranges (3,5,9-12) names, counted
 // before anything is read and only up to just past MaxCompareRuns (label: and exp:
@@ -256,7 +256,7 @@ func countRuns(arg string) int {
 		} else {
 			n++
 		}
-		if n > MaxCompareRuns {
+		if n > maxCompareRuns {
 			return n
 		}
 	}
@@ -271,7 +271,7 @@ func compareError(w http.ResponseWriter, err error) {
 	storeError(w, err)
 }
 
-func (s *Server) apiInfo(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiInfo(w http.ResponseWriter, r *http.Request) {
 	id := who(r)
 	writeJSON(w, map[string]any{"store": s.o.Store.Path(), "writable": s.write, "version": s.o.Version,
 		"user": id.name, "role": id.role.String(), "basic": id.basic,

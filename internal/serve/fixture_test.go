@@ -236,7 +236,7 @@ func writeExperiment(t testing.TB, st store.Store, first, reps int) int64 {
 }
 
 // newTestServer serves st on a loopback port for the test.
-func newTestServer(t testing.TB, st store.Store, token string) (*Server, *httptest.Server) {
+func newTestServer(t testing.TB, st store.Store, token string) (*server, *httptest.Server) {
 	t.Helper()
 	s, err := New(Options{Store: st, Token: token, Poll: 50 * time.Millisecond, Version: "test"})
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 //	GET /history/run/{id}           the page of a run's series (linked from the run page)
 //	GET /api/history/{series}       the History as JSON
 
-func (s *Server) historyRoutes() {
+func (s *server) historyRoutes() {
 	s.mux.HandleFunc("GET /history/{series}", s.historyPage)
 	s.mux.HandleFunc("GET /history/run/{id}", s.historyOfRun)
 	s.mux.HandleFunc("GET /api/history/{series}", s.apiHistory)
@@ -81,7 +81,7 @@ func (c *historyCache) clear() {
 
 // loadHistory builds a series' history as `fathom history` does with its defaults,
 // or takes it from the cache while it is current.
-func (s *Server) loadHistory(r *http.Request, arg string) (*report.History, error) {
+func (s *server) loadHistory(r *http.Request, arg string) (*report.History, error) {
 	ctx := r.Context()
 	latest, err := s.o.Store.LatestRunID(ctx)
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *Server) loadHistory(r *http.Request, arg string) (*report.History, erro
 
 // buildHistory loads and analyses a series and keeps it in the cache; latest is the
 // store's newest run, read before the series' runs.
-func (s *Server) buildHistory(ctx context.Context, arg string, latest int64) (historyEntry, error) {
+func (s *server) buildHistory(ctx context.Context, arg string, latest int64) (historyEntry, error) {
 	id, key, runs, err := report.LoadSeries(ctx, s.o.Store, arg, nil)
 	if err != nil {
 		return historyEntry{}, err
@@ -121,7 +121,7 @@ func (s *Server) buildHistory(ctx context.Context, arg string, latest int64) (hi
 // stillCurrent reports whether e's series is as it was when e was built: each run
 // stored since (up to historyGap of them) belongs to another series, and the runs
 // that were unfinished then are still running. Each is one read of one run.
-func (s *Server) stillCurrent(ctx context.Context, e historyEntry, latest int64) bool {
+func (s *server) stillCurrent(ctx context.Context, e historyEntry, latest int64) bool {
 	if latest-e.latest > historyGap {
 		return false
 	}
@@ -150,7 +150,7 @@ func historyError(w http.ResponseWriter, err error) {
 	http.Error(w, err.Error(), code)
 }
 
-func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	h, err := s.loadHistory(r, r.PathValue("series"))
 	if err != nil {
 		historyError(w, err)
@@ -159,7 +159,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, h)
 }
 
-func (s *Server) historyOfRun(w http.ResponseWriter, r *http.Request) {
+func (s *server) historyOfRun(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
 		http.Error(w, "not a run id", http.StatusBadRequest)
@@ -177,7 +177,7 @@ func (s *Server) historyOfRun(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/history/"+url.PathEscape(report.KeyOf(run, nil).ID()), http.StatusFound)
 }
 
-func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
+func (s *server) historyPage(w http.ResponseWriter, r *http.Request) {
 	h, err := s.loadHistory(r, r.PathValue("series"))
 	if err != nil {
 		historyError(w, err)

@@ -46,18 +46,18 @@ type Listen struct {
 	Figures report.KindFigures
 	// Watch configures the change watcher (Server.WatchChanges): a webhook for the
 	// changes runs make visible as they arrive. Its Link defaults to the listen URL.
-	Watch Watch
+	Watch watch
 }
 
-// Beyond reports whether the address listens beyond this machine.
-func (l *Listen) Beyond() bool {
+// beyond reports whether the address listens beyond this machine.
+func (l *Listen) beyond() bool {
 	host, _, err := net.SplitHostPort(l.Addr)
-	return err != nil || !Loopback(host)
+	return err != nil || !loopback(host)
 }
 
-// Check refuses, before anything is opened, a setup that cannot work or would expose
+// check refuses, before anything is opened, a setup that cannot work or would expose
 // the store: the errors are usage mistakes (one line naming the fix).
-func (l *Listen) Check() error {
+func (l *Listen) check() error {
 	if (l.TLSCert == "") != (l.TLSKey == "") {
 		return errkind.Usagef("--tls-cert and --tls-key go together: give both files, or neither")
 	}
@@ -69,7 +69,7 @@ func (l *Listen) Check() error {
 			return errkind.Usagef("--host-name %q: give a host name without port or scheme, e.g. fathom.example.com", n)
 		}
 	}
-	if err := CheckListen(l.Addr, l.TLSCert != "", l.Insecure); err != nil {
+	if err := checkListen(l.Addr, l.TLSCert != "", l.Insecure); err != nil {
 		return errkind.Usagef("%v", err)
 	}
 	for _, f := range []string{l.TLSCert, l.TLSKey} {
@@ -84,7 +84,7 @@ func (l *Listen) Check() error {
 }
 
 // check refuses a webhook setup that cannot work.
-func (w *Watch) check() error {
+func (w *watch) check() error {
 	if w.Webhook == "" {
 		return nil
 	}
@@ -115,9 +115,9 @@ func pathReason(err error) string {
 	return err.Error()
 }
 
-// ReadToken reads the write token from --token-file: the first line, which must not be
+// readToken reads the write token from --token-file: the first line, which must not be
 // empty; on Unix the file must not be readable by others.
-func (l *Listen) ReadToken() (string, error) {
+func (l *Listen) readToken() (string, error) {
 	if l.TokenFile == "" {
 		if l.Token == "" {
 			return strings.TrimSpace(l.EnvToken), nil
@@ -127,10 +127,10 @@ func (l *Listen) ReadToken() (string, error) {
 	return readToken("--token-file", l.TokenFile)
 }
 
-// Credentials are every credential the flags give: the write token, the read token
+// credentials are every credential the flags give: the write token, the read token
 // and the users file.
-func (l *Listen) Credentials() (write string, users []User, err error) {
-	if write, err = l.ReadToken(); err != nil {
+func (l *Listen) credentials() (write string, users []user, err error) {
+	if write, err = l.readToken(); err != nil {
 		return "", nil, err
 	}
 	read := strings.TrimSpace(l.EnvReadToken)
@@ -143,7 +143,7 @@ func (l *Listen) Credentials() (write string, users []User, err error) {
 		if read == write {
 			return "", nil, errkind.Usagef("the read token is the write token: give the read role a token of its own")
 		}
-		users = append(users, User{Name: "read-token", Role: RoleRead, Secret: read, Token: true})
+		users = append(users, user{Name: "read-token", Role: roleRead, Secret: read, Token: true})
 	}
 	if l.UsersFile != "" {
 		us, err := readUsers(l.UsersFile)
@@ -185,12 +185,12 @@ func readToken(flag, path string) (string, error) {
 }
 
 // readUsers reads --users: NAME:ROLE:SECRET a line; blank lines and # comments skipped.
-func readUsers(path string) ([]User, error) {
+func readUsers(path string) ([]user, error) {
 	b, err := readPrivate("--users", path)
 	if err != nil {
 		return nil, err
 	}
-	var users []User
+	var users []user
 	seen := map[string]bool{}
 	for i, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimRight(line, "\r")
@@ -199,7 +199,7 @@ func readUsers(path string) ([]User, error) {
 		}
 		name, rest, ok1 := strings.Cut(line, ":")
 		role, secret, ok2 := strings.Cut(rest, ":")
-		r, okRole := ParseRole(role)
+		r, okRole := parseRole(role)
 		switch {
 		case !ok1 || !ok2 || !okRole || secret == "":
 			return nil, errkind.Usagef("--users %s line %d: write NAME:ROLE:PASSWORD, ROLE read or write", path, i+1)
@@ -209,7 +209,7 @@ func readUsers(path string) ([]User, error) {
 			return nil, errkind.Usagef("--users %s line %d: user %q is listed twice", path, i+1, name)
 		}
 		seen[name] = true
-		users = append(users, User{Name: name, Role: r, Secret: secret})
+		users = append(users, user{Name: name, Role: r, Secret: secret})
 	}
 	if len(users) == 0 {
 		return nil, errkind.Usagef("--users %s lists no user: write NAME:ROLE:PASSWORD lines", path)
@@ -238,14 +238,14 @@ header must be a loopback name, an address, or a --host-name; every request is l
 // Run is `fathom serve`: it checks the setup, opens the store (with open, only once
 // the flags are known to be right), and serves until ctx ends, saying where on w.
 func Run(ctx context.Context, l Listen, open func() (store.Store, error), version string, w io.Writer) error {
-	if err := l.Check(); err != nil {
+	if err := l.check(); err != nil {
 		return err
 	}
-	tok, users, err := l.Credentials()
+	tok, users, err := l.credentials()
 	if err != nil {
 		return err
 	}
-	beyond := l.Beyond()
+	beyond := l.beyond()
 	readAuth := beyond || l.RequireAuth
 	if readAuth && tok == "" && len(users) == 0 {
 		if beyond {
@@ -299,7 +299,7 @@ func Run(ctx context.Context, l Listen, open func() (store.Store, error), versio
 	if err != nil {
 		return err
 	}
-	return Serve(ctx, srv, l, func(url string) {
+	return serve(ctx, srv, l, func(url string) {
 		fmt.Fprintf(w, "fathom serve: %s (store %s, %s); Ctrl-C stops\n", url, st.Path(), mode)
 		if x.w.Link == "" {
 			x.w.Link = url
@@ -319,9 +319,9 @@ func webhookHost(u string) string {
 	return "?"
 }
 
-// Serve listens and serves s until ctx ends, then shuts down (live streams first).
+// serve listens and serves s until ctx ends, then shuts down (live streams first).
 // ready is called with the server's URL once it listens.
-func Serve(ctx context.Context, s *Server, l Listen, ready func(url string)) error {
+func serve(ctx context.Context, s *server, l Listen, ready func(url string)) error {
 	ln, err := net.Listen("tcp", l.Addr)
 	if err != nil {
 		return errkind.Usagef("--addr %s: %v: pick a free port or another address", l.Addr, errors.Unwrap(err))

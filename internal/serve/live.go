@@ -13,7 +13,7 @@ import (
 // store once per poll however many pages watch it, and each page is sent the new
 // state when it changed (a finished interval, or the run's end).
 type hub struct {
-	s     *Server
+	s     *server
 	mu    sync.Mutex
 	feeds map[int64]*feed
 	done  chan struct{}
@@ -31,7 +31,7 @@ type feed struct {
 	err      string
 }
 
-func newHub(s *Server) *hub { return &hub{s: s, feeds: map[int64]*feed{}, done: make(chan struct{})} }
+func newHub(s *server) *hub { return &hub{s: s, feeds: map[int64]*feed{}, done: make(chan struct{})} }
 
 func (h *hub) close() { h.once.Do(func() { close(h.done) }) }
 
@@ -107,7 +107,7 @@ func (h *hub) poll(f *feed) {
 
 // apiLive streams a run's page as server-sent events: "run" with the page each time
 // it changes, then "end" when the run is over (or "fail" with an error).
-func (s *Server) apiLive(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiLive(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return

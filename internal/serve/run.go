@@ -44,7 +44,7 @@ type typeRow struct {
 }
 
 // buildRun reads a run and computes its page.
-func (s *Server) buildRun(ctx context.Context, id int64) (*runPage, error) {
+func (s *server) buildRun(ctx context.Context, id int64) (*runPage, error) {
 	run, err := s.o.Store.Run(ctx, id)
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (s *Server) buildRun(ctx context.Context, id int64) (*runPage, error) {
 	return p, nil
 }
 
-func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiRun(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return
@@ -104,7 +104,7 @@ type labelChange struct {
 	Remove []string          `json:"remove"`
 }
 
-func (s *Server) apiLabels(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiLabels(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return
@@ -144,7 +144,7 @@ func (s *Server) apiLabels(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"id": id, "labels": run.Labels})
 }
 
-func (s *Server) apiDelete(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiDelete(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return

@@ -74,7 +74,7 @@ func (c *summaryCache) get(r *store.Run) (rowSummary, bool) {
 	return s, ok
 }
 
-func (s *Server) rowOf(r *store.Run) runRow {
+func (s *server) rowOf(r *store.Run) runRow {
 	row := runRow{ID: r.ID, Workload: r.Workload, Kind: r.TargetKind, Status: r.Status, Reason: r.Reason, Clients: r.Clients,
 		Rate: r.Rate, Started: r.StartedAt, Labels: r.Labels}
 	if row.Labels == nil {
@@ -238,7 +238,7 @@ type facets struct {
 	Labels    []string `json:"labels"` // label keys
 }
 
-func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	t0 := time.Now()
 	q, err := parseRunQuery(r.URL.Query())
 	if err != nil {
@@ -294,7 +294,7 @@ func (c *runList) maxAge(l *listSnapshot) time.Duration { return max(2*time.Seco
 
 // get answers the current list: a fresh one without waiting, else the read it starts
 // (or the one already in flight, which began after the list went out of date).
-func (c *runList) get(ctx context.Context, s *Server) (*listSnapshot, error) {
+func (c *runList) get(ctx context.Context, s *server) (*listSnapshot, error) {
 	c.mu.Lock()
 	cur := c.cur
 	if cur != nil && cur.err == nil && !c.stale && time.Since(cur.at) < c.maxAge(cur) {
@@ -320,7 +320,7 @@ func (c *runList) get(ctx context.Context, s *Server) (*listSnapshot, error) {
 }
 
 // refresh reads the list again now and waits for it (after a change).
-func (c *runList) refresh(ctx context.Context, s *Server) {
+func (c *runList) refresh(ctx context.Context, s *server) {
 	for {
 		c.mu.Lock()
 		if ch := c.loading; ch != nil { // a read that began before the change
@@ -340,7 +340,7 @@ func (c *runList) refresh(ctx context.Context, s *Server) {
 	}
 }
 
-func (c *runList) load(s *Server, done chan struct{}) {
+func (c *runList) load(s *server, done chan struct{}) {
 	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -36,7 +36,7 @@ type Options struct {
 	// role. Without a write credential the server is read-only.
 	Token string
 	// Users are further credentials: tokens and basic-auth users with their roles.
-	Users []User
+	Users []user
 	// ReadAuth: reads need a credential too (serve beyond loopback, or asked).
 	ReadAuth bool
 	// NoBasic refuses basic authentication (plain HTTP beyond loopback).
@@ -56,8 +56,8 @@ type Options struct {
 	Version string
 }
 
-// Server is the web UI and API; it is an http.Handler.
-type Server struct {
+// server is the web UI and API; it is an http.Handler.
+type server struct {
 	o     Options
 	mux   *http.ServeMux
 	creds []credential
@@ -70,24 +70,24 @@ type Server struct {
 }
 
 // New builds a server over the store.
-func New(o Options) (*Server, error) {
+func New(o Options) (*server, error) {
 	if o.Store == nil {
 		return nil, errors.New("serve: no store")
 	}
 	if o.Poll <= 0 {
 		o.Poll = 250 * time.Millisecond
 	}
-	s := &Server{o: o, mux: http.NewServeMux()}
+	s := &server{o: o, mux: http.NewServeMux()}
 	users := o.Users
 	if o.Token != "" {
-		users = append([]User{{Name: "token", Role: RoleWrite, Secret: o.Token, Token: true}}, users...)
+		users = append([]user{{Name: "token", Role: roleWrite, Secret: o.Token, Token: true}}, users...)
 	}
 	for _, u := range users {
-		if u.Secret == "" || u.Role == RoleNone {
+		if u.Secret == "" || u.Role == roleNone {
 			return nil, fmt.Errorf("serve: credential %q has no secret or no role", u.Name)
 		}
 		s.creds = append(s.creds, credential{name: u.Name, role: u.Role, sum: sha256.Sum256([]byte(u.Secret)), token: u.Token})
-		s.write = s.write || u.Role == RoleWrite
+		s.write = s.write || u.Role == roleWrite
 	}
 	if o.AccessLog != nil {
 		s.log = &logger{w: o.AccessLog}
@@ -121,7 +121,7 @@ func New(o Options) (*Server, error) {
 }
 
 // ServeHTTP serves the UI and the API.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
@@ -129,7 +129,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Close stops the live feeds.
-func (s *Server) Close() { s.live.close() }
+func (s *server) Close() { s.live.close() }
 
 func cacheStatic(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -138,7 +138,7 @@ func cacheStatic(h http.Handler) http.Handler {
 	})
 }
 
-func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+func (s *server) index(w http.ResponseWriter, r *http.Request) {
 	b, err := uiFS.ReadFile("ui/index.html")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -153,17 +153,17 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 // sends basic credentials by itself, also with a form another site posts: a change
 // made with them must carry the header X-Fathom-Request, which no cross-site form
 // can set.
-func (s *Server) writer(h http.HandlerFunc) http.HandlerFunc {
+func (s *server) writer(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !s.write {
 			apiError(w, http.StatusForbidden, "this server is read-only: start `fathom serve` with --token-file (or a write user in --users) to allow changes")
 			return
 		}
 		switch id := who(r); {
-		case id.role == RoleNone:
+		case id.role == roleNone:
 			s.challenge(w, http.StatusUnauthorized, "a change needs a credential with the write role (Authorization: Bearer TOKEN)")
 			return
-		case id.role < RoleWrite:
+		case id.role < roleWrite:
 			apiError(w, http.StatusForbidden, fmt.Sprintf("%s has the read role: a change needs the write role", id.name))
 			return
 		case id.basic && r.Header.Get("X-Fathom-Request") == "":
@@ -178,14 +178,14 @@ func (s *Server) writer(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// CheckListen refuses to bind anywhere but loopback unless the connection is
+// checkListen refuses to bind anywhere but loopback unless the connection is
 // encrypted (TLS files given) or the user said it may be plain (insecure).
-func CheckListen(addr string, tls, insecure bool) error {
+func checkListen(addr string, tls, insecure bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" {
 		return fmt.Errorf("--addr %q: give host:port, e.g. 127.0.0.1:8080", addr)
 	}
-	if Loopback(host) || tls || insecure {
+	if loopback(host) || tls || insecure {
 		return nil
 	}
 	shown := host
@@ -195,8 +195,8 @@ func CheckListen(addr string, tls, insecure bool) error {
 	return fmt.Errorf("--addr %s listens on %s, not only this machine: give --tls-cert and --tls-key, or --insecure-listen to serve plain HTTP to the network", addr, shown)
 }
 
-// Loopback reports whether host names only this machine.
-func Loopback(host string) bool {
+// loopback reports whether host names only this machine.
+func loopback(host string) bool {
 	if host == "localhost" {
 		return true
 	}

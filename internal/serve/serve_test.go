@@ -319,7 +319,7 @@ func TestListenChecks(t *testing.T) {
 		{"10.1.2.3:8080", false, true, true},
 		{"8080", false, false, false},
 	} {
-		if err := CheckListen(c.addr, c.tls, c.insecure); (err == nil) != c.ok {
+		if err := checkListen(c.addr, c.tls, c.insecure); (err == nil) != c.ok {
 			t.Errorf("%s tls=%v insecure=%v: %v", c.addr, c.tls, c.insecure, err)
 		}
 	}
@@ -331,21 +331,21 @@ func TestListenChecks(t *testing.T) {
 	empty := filepath.Join(dir, "empty")
 	os.WriteFile(empty, []byte("\n"), 0o600)
 	l := Listen{TokenFile: closed}
-	if tok, err := l.ReadToken(); err != nil || tok != "tok" {
+	if tok, err := l.readToken(); err != nil || tok != "tok" {
 		t.Errorf("token %q, %v", tok, err)
 	}
 	for _, f := range []string{empty, filepath.Join(dir, "missing")} {
 		l := Listen{TokenFile: f}
-		if _, err := l.ReadToken(); err == nil {
+		if _, err := l.readToken(); err == nil {
 			t.Errorf("%s: no error", f)
 		}
 	}
 	if l := (Listen{TokenFile: open}); os.Getenv("GOOS") != "windows" {
-		if _, err := l.ReadToken(); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		if _, err := l.readToken(); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 			t.Errorf("readable by others: %v", err)
 		}
 	}
-	if err := (&Listen{Addr: "127.0.0.1:1", TLSCert: "c.pem"}).Check(); err == nil {
+	if err := (&Listen{Addr: "127.0.0.1:1", TLSCert: "c.pem"}).check(); err == nil {
 		t.Error("a certificate without a key passed")
 	}
 }

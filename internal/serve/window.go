@@ -28,7 +28,7 @@ type windowPage struct {
 	Metrics []chart.Group `json:"metrics,omitempty"`
 }
 
-func (s *Server) apiWindow(w http.ResponseWriter, r *http.Request) {
+func (s *server) apiWindow(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return
@@ -60,7 +60,7 @@ func (s *Server) apiWindow(w http.ResponseWriter, r *http.Request) {
 // buildWindow reads the intervals that overlap [from, to] and the samples within it,
 // and draws them as the run page does, merging at most as many intervals per point
 // as it takes to stay within points (one: every stored interval as it is).
-func (s *Server) buildWindow(ctx context.Context, id int64, from, to float64, points int) (*windowPage, error) {
+func (s *server) buildWindow(ctx context.Context, id int64, from, to float64, points int) (*windowPage, error) {
 	run, err := s.o.Store.Run(ctx, id)
 	if err != nil {
 		return nil, err

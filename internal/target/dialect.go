@@ -114,8 +114,8 @@ func (d *Dialect) Rebind(sql string) string {
 	return b.String()
 }
 
-// ColumnType renders a portable type, keeping any (n) or (p,s) suffix.
-func (d *Dialect) ColumnType(portable string) (string, error) {
+// columnType renders a portable type, keeping any (n) or (p,s) suffix.
+func (d *Dialect) columnType(portable string) (string, error) {
 	p := strings.ToLower(strings.TrimSpace(portable))
 	base, args := p, ""
 	if i := strings.IndexByte(p, '('); i >= 0 {
@@ -147,7 +147,7 @@ func (d *Dialect) CreateTable(t Table, withPK bool) (string, error) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		typ, err := d.ColumnType(c.Type)
+		typ, err := d.columnType(c.Type)
 		if err != nil {
 			return "", fmt.Errorf("table %s column %s: %w", t.Name, c.Name, err)
 		}
@@ -180,8 +180,8 @@ func (d *Dialect) CreateTable(t Table, withPK bool) (string, error) {
 	return b.String(), nil
 }
 
-// HasInlinePK reports whether CreateTable(t, false) already declared the primary key.
-func (d *Dialect) HasInlinePK(t Table) bool {
+// hasInlinePK reports whether CreateTable(t, false) already declared the primary key.
+func (d *Dialect) hasInlinePK(t Table) bool {
 	if !d.PrimaryKeyAfterLoad {
 		return true
 	}
@@ -196,7 +196,7 @@ func (d *Dialect) HasInlinePK(t Table) bool {
 // AddPrimaryKey renders the statement adding t's primary key after loading, or ""
 // when CreateTable(t, false) already declared it.
 func (d *Dialect) AddPrimaryKey(t Table) string {
-	if len(t.PrimaryKey) == 0 || d.HasInlinePK(t) {
+	if len(t.PrimaryKey) == 0 || d.hasInlinePK(t) {
 		return ""
 	}
 	return fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)", t.Name, strings.Join(t.PrimaryKey, ", "))

@@ -107,10 +107,10 @@ type Result struct {
 }
 
 // Kind of a Value.
-type ValueKind uint8
+type valueKind uint8
 
 const (
-	KindNull ValueKind = iota
+	KindNull valueKind = iota
 	KindInt
 	KindText
 	KindFloat
@@ -120,7 +120,7 @@ const (
 // Value is a statement argument or a column value. It is a plain struct so that
 // workloads can fill argument slices without allocating.
 type Value struct {
-	Kind  ValueKind
+	Kind  valueKind
 	Int   int64
 	Float float64
 	Text  []byte

@@ -31,8 +31,8 @@ import (
 // Defaults of Options.
 const (
 	DefaultBound   = 10 * time.Minute
-	DefaultMemory  = 64 << 20
-	DefaultSamples = 16 << 20
+	defaultMemory  = 64 << 20
+	defaultSamples = 16 << 20
 	defaultAttempt = 20 * time.Second
 )
 
@@ -56,9 +56,9 @@ type Options struct {
 	Now  func() time.Time
 }
 
-// ErrOutage is wrapped by the errors of writes made after the outage outlasted the
+// errOutage is wrapped by the errors of writes made after the outage outlasted the
 // bound: what they carried is in the spool file.
-var ErrOutage = errors.New("the results store was unreachable for too long")
+var errOutage = errors.New("the results store was unreachable for too long")
 
 // Store is a store.Store that rides out outages (see the package comment).
 type Store struct {
@@ -107,10 +107,10 @@ func Wrap(st store.Store, o Options) *Store {
 		o.Bound = DefaultBound
 	}
 	if o.Memory <= 0 {
-		o.Memory = DefaultMemory
+		o.Memory = defaultMemory
 	}
 	if o.Samples <= 0 {
-		o.Samples = DefaultSamples
+		o.Samples = defaultSamples
 	}
 	if o.Attempt <= 0 {
 		o.Attempt = defaultAttempt
@@ -130,9 +130,6 @@ func Wrap(st store.Store, o Options) *Store {
 	go s.drain()
 	return s
 }
-
-// Inner is the wrapped store.
-func (s *Store) Inner() store.Store { return s.Store }
 
 // attempt runs fn once with the attempt's timeout.
 func (s *Store) attempt(ctx context.Context, fn func(context.Context) error) error {
@@ -319,10 +316,10 @@ func (s *Store) giveUp() {
 	}
 	if err := s.spill(true); err != nil {
 		s.gaveUp = fmt.Errorf("%w (%s for %s, over the bound of %s), and the %d writes kept could not be saved: %v",
-			ErrOutage, s.Path(), s.o.Now().Sub(s.since).Round(time.Second), s.o.Bound, n, err)
+			errOutage, s.Path(), s.o.Now().Sub(s.since).Round(time.Second), s.o.Bound, n, err)
 	} else {
 		s.gaveUp = fmt.Errorf("%w: %s, over the --store-outage bound of %s (%s); %d writes are kept in %s: finish with `fathom store upload --store %s %s`",
-			ErrOutage, s.o.Now().Sub(s.since).Round(time.Second), s.o.Bound, oneLine(s.lastErr), n, s.file.path, shellQuote(s.Path()), shellQuote(s.file.path))
+			errOutage, s.o.Now().Sub(s.since).Round(time.Second), s.o.Bound, oneLine(s.lastErr), n, s.file.path, shellQuote(s.Path()), shellQuote(s.file.path))
 	}
 	for _, done := range waiting {
 		done <- s.gaveUp

@@ -213,8 +213,8 @@ func (f *spoolFile) remove() {
 	_ = os.Remove(f.path)
 }
 
-// Uploaded is what Upload wrote.
-type Uploaded struct {
+// uploaded is what Upload wrote.
+type uploaded struct {
 	Store     string // as the spool file names it
 	Writes    int
 	Intervals int
@@ -252,7 +252,7 @@ func readHeader(r *bufio.Reader, path string) (header, int, error) {
 // Upload writes the spool file's writes to st, in order; each is idempotent, so an
 // upload cut short, or made again, is finished by running it again. The runs written
 // to get a warning saying so (once). The file is left in place.
-func Upload(ctx context.Context, st store.Store, path string) (*Uploaded, error) {
+func Upload(ctx context.Context, st store.Store, path string) (*uploaded, error) {
 	f, err := safefile.OpenFile(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
@@ -263,7 +263,7 @@ func Upload(ctx context.Context, st store.Store, path string) (*Uploaded, error)
 	if err != nil {
 		return nil, err
 	}
-	up := &Uploaded{Store: h.Store}
+	up := &uploaded{Store: h.Store}
 	seen := map[int64]bool{}
 	jobs := map[int64]bool{}
 	checked := map[int64]bool{}
@@ -337,7 +337,7 @@ func contains(list []string, s string) bool {
 }
 
 // Line says what an upload wrote, in one line.
-func (u *Uploaded) Line(path string) string {
+func (u *uploaded) Line(path string) string {
 	s := fmt.Sprintf("uploaded %s: %d writes (%d intervals)", path, u.Writes, u.Intervals)
 	if len(u.Runs) > 0 {
 		s += " to run"

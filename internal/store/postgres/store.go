@@ -73,24 +73,24 @@ type lockKey struct {
 	id    int64
 }
 
-// IsURL reports whether value is a PostgreSQL URL (postgres:// or postgresql://, in
+// isURL reports whether value is a PostgreSQL URL (postgres:// or postgresql://, in
 // any case).
-func IsURL(value string) bool {
+func isURL(value string) bool {
 	l := strings.ToLower(value)
 	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
 }
 
 // IsDSN reports whether value names a PostgreSQL store: a URL (IsURL) or a libpq
 // key=value string (IsKeyValue).
-func IsDSN(value string) bool { return IsURL(value) || IsKeyValue(value) }
+func IsDSN(value string) bool { return isURL(value) || isKeyValue(value) }
 
 // libpqKey is a libpq connection keyword followed by '=' anywhere in a value.
 var libpqKey = regexp.MustCompile(`(?i)(?:^|[\s/\\])(host|hostaddr|port|dbname|user|password|passfile|service|servicefile|sslmode|sslpassword|sslcert|sslkey|sslrootcert|sslnegotiation|application_name|connect_timeout|options|target_session_attrs|load_balance_hosts|channel_binding|require_auth|gssencmode|krbsrvname|keepalives)\s*=`)
 
-// IsKeyValue reports whether value is, or could be mistaken for, a libpq key=value
+// isKeyValue reports whether value is, or could be mistaken for, a libpq key=value
 // connection string (host=… dbname=…, service=name): it holds a libpq keyword and
 // '=' and no "://". Such a value is never taken as a file name.
-func IsKeyValue(value string) bool {
+func isKeyValue(value string) bool {
 	return !strings.Contains(value, "://") && libpqKey.MatchString(value)
 }
 
@@ -98,7 +98,7 @@ func IsKeyValue(value string) bool {
 // the user part or a password= parameter), a key=value string with password= and
 // sslpassword= masked. A URL that does not parse shows only its scheme.
 func Display(value string) string {
-	if !IsURL(value) {
+	if !isURL(value) {
 		return secret.MaskDSN(value)
 	}
 	u, err := url.Parse(value)
@@ -150,7 +150,7 @@ func parse(value string) (*pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(value)
 	if err != nil {
 		// pgx's message quotes the value, password and all: only the form is said.
-		if !IsURL(value) {
+		if !isURL(value) {
 			return nil, usagef("store %s: not a valid libpq key=value string (want host=… port=… dbname=… user=…, or service=NAME from ~/.pg_service.conf; quote values with spaces as 'a b'); a file path for a SQLite store cannot hold a libpq keyword and '='", shown)
 		}
 		return nil, usagef("store %s: not a valid PostgreSQL URL (want postgres://user@host:port/dbname?sslmode=…; percent-encode special characters)", shown)

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// Migration is one numbered change of a store's schema.
-type Migration struct {
+// migration is one numbered change of a store's schema.
+type migration struct {
 	Version int
 	Name    string // its file's name
 	SQL     string
@@ -17,12 +17,12 @@ type Migration struct {
 
 // Migrations reads fsys's migrations/NNNN_what.sql files (a store embeds its own), in
 // version order.
-func Migrations(fsys fs.FS) ([]Migration, error) {
+func Migrations(fsys fs.FS) ([]migration, error) {
 	ents, err := fs.ReadDir(fsys, "migrations")
 	if err != nil {
 		return nil, err
 	}
-	var ms []Migration
+	var ms []migration
 	for _, e := range ents {
 		v, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
 		if err != nil {
@@ -32,8 +32,8 @@ func Migrations(fsys fs.FS) ([]Migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, Migration{v, e.Name(), string(b)})
+		ms = append(ms, migration{v, e.Name(), string(b)})
 	}
-	slices.SortFunc(ms, func(a, b Migration) int { return a.Version - b.Version })
+	slices.SortFunc(ms, func(a, b migration) int { return a.Version - b.Version })
 	return ms, nil
 }

@@ -31,7 +31,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) (int64, error) {
 	if warnings == nil {
 		warnings = []string{}
 	}
-	id, err := s.owners.Create(ctx, RunKind, r.UUID, func(t *sql.Tx) (int64, error) {
+	id, err := s.owners.Create(ctx, runKind, r.UUID, func(t *sql.Tx) (int64, error) {
 		tx := tx{t, s}
 		var id int64
 		// The UUID was drawn by the first try of this call: a row that has it already
@@ -134,7 +134,7 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status, reason strin
 	_, err := s.exec(ctx, `UPDATE runs SET status = ?, reason = ?, ended_at = ?, summary = ? WHERE id = ?`,
 		status, reason, endedAt.UTC().UnixNano(), sum, runID)
 	if err == nil {
-		s.owners.Release(ctx, RunKind, runID)
+		s.owners.Release(ctx, runKind, runID)
 	}
 	return err
 }
@@ -245,7 +245,7 @@ func (s *Store) runs(ctx context.Context, f store.RunFilter, columns string, sca
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	gone, err := s.gone(ctx, RunKind, running)
+	gone, err := s.gone(ctx, runKind, running)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +286,7 @@ func (s *Store) Run(ctx context.Context, id int64) (*store.Run, error) {
 		return nil, err
 	}
 	if r.Status == "running" {
-		gone, err := s.gone(ctx, RunKind, []Owner{{ID: r.ID, PID: r.PID, Process: process}})
+		gone, err := s.gone(ctx, runKind, []Owner{{ID: r.ID, PID: r.PID, Process: process}})
 		if err != nil {
 			return nil, err
 		}

@@ -39,7 +39,7 @@ type Dialect struct {
 type Kind int
 
 const (
-	RunKind Kind = iota
+	runKind Kind = iota
 	ExperimentKind
 )
 

@@ -238,7 +238,7 @@ func (st stash) restore(s string) string {
 
 // text scrubs free text: each rule in turn, what one rule wrote kept from the next.
 func (a *anonymizer) text(s string) string {
-	if s == "" || s == Anonymized {
+	if s == "" || s == anonymized {
 		return s
 	}
 	var st stash

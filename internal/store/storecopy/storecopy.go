@@ -33,9 +33,9 @@ func (e *selectError) Is(target error) bool { return target == ErrSelect }
 
 func selectf(format string, args ...any) error { return &selectError{fmt.Sprintf(format, args...)} }
 
-// Anonymized stood for what --anonymize dropped in copies made before pseudonyms;
+// anonymized stood for what --anonymize dropped in copies made before pseudonyms;
 // such text is left as it is.
-const Anonymized = "(anonymized)"
+const anonymized = "(anonymized)"
 
 // Options say what to copy and what to leave out.
 type Options struct {
@@ -57,8 +57,8 @@ type Options struct {
 	DropLabels []string
 }
 
-// Result says what a copy did.
-type Result struct {
+// result says what a copy did.
+type result struct {
 	Copied, Existing int // runs copied, runs already in the destination
 	Experiments      int
 	// Skipped are runs still running in the source, one line each.
@@ -97,12 +97,12 @@ func Between(ctx context.Context, from, to string, sel []string, o Options, stdo
 }
 
 // Copy copies the selected runs and experiments from src to dst.
-func Copy(ctx context.Context, src, dst store.Store, o Options) (*Result, error) {
+func Copy(ctx context.Context, src, dst store.Store, o Options) (*result, error) {
 	runIDs, expIDs, err := selection(ctx, src, o.Select)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{}
+	res := &result{}
 	var anon *anonymizer
 	if o.Anonymize {
 		key := o.Key

@@ -37,14 +37,14 @@ func TestOpenByForm(t *testing.T) {
 		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Open(%q): %q shows the password or is not one line", v, err)
 		}
-		if err := Check(v); !errors.Is(err, store.ErrUnsupported) {
+		if err := check(v); !errors.Is(err, store.ErrUnsupported) {
 			t.Errorf("Check(%q): %v, want store.ErrUnsupported", v, err)
 		}
 	}
 	// PostgreSQL URLs name a PostgreSQL store: checked without connecting; a server that
 	// is not there is a failure that names the store without its password.
 	for _, v := range []string{"postgres://fathom:s3cret@127.0.0.1:1/results?connect_timeout=2", "PostgreSQL://u:s3cret@127.0.0.1:1/db"} {
-		if err := Check(v); err != nil {
+		if err := check(v); err != nil {
 			t.Errorf("Check(%q): %v", v, err)
 		}
 		_, err := Open(v)
@@ -78,7 +78,7 @@ func TestDSNForms(t *testing.T) {
 		if !IsPostgres(v) {
 			t.Errorf("%q is not taken for a PostgreSQL store", v)
 		}
-		if err := Check(v); err != nil {
+		if err := check(v); err != nil {
 			t.Errorf("Check(%q): %v", v, err)
 		}
 		_, err := Open(filepath.Join(dir, v)) // under a directory: still key=value, never a file
@@ -105,10 +105,10 @@ func TestDSNForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PGSERVICEFILE", svc)
-	if err := Check("service=results"); err != nil || !IsPostgres("service=results") {
+	if err := check("service=results"); err != nil || !IsPostgres("service=results") {
 		t.Errorf("service=results: %v", err)
 	}
-	if err := Check("service=missing"); err == nil || !errors.Is(err, store.ErrPath) {
+	if err := check("service=missing"); err == nil || !errors.Is(err, store.ErrPath) {
 		t.Errorf("service=missing: %v, want a usage error", err)
 	}
 	// sqlite:PATH is the file PATH.
@@ -123,7 +123,7 @@ func TestDSNForms(t *testing.T) {
 	st.Close()
 	for _, v := range []string{"mysql://root:" + pw + "@h/db", "mariadb://root:" + pw + "@h/db", "rediss://:" + pw + "@h/0", "redis://default:" + pw + "@h/0",
 		filepath.Join(dir, "my.cnf"), "~/.my.cnf", "root:" + pw + "@h", "sqlite:", "sqlite://" + p} {
-		err := Check(v)
+		err := check(v)
 		if err == nil || strings.Contains(err.Error(), pw) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Check(%q): %v", v, err)
 		}
@@ -136,7 +136,7 @@ func TestDSNForms(t *testing.T) {
 		if IsPostgres(v) {
 			t.Errorf("%q taken for PostgreSQL", v)
 		}
-		if err := Check(v); err != nil {
+		if err := check(v); err != nil {
 			t.Errorf("Check(%q): %v", v, err)
 		}
 	}

@@ -38,10 +38,10 @@ func Open(value string) (store.Store, error) {
 	return s, nil
 }
 
-// Check refuses, before anything is spent and without creating anything, a --store
+// check refuses, before anything is spent and without creating anything, a --store
 // value that cannot work: a kind of store this build cannot open, or a file path
 // CheckPath refuses.
-func Check(value string) error {
+func check(value string) error {
 	if IsPostgres(value) {
 		return postgres.Check(value)
 	}

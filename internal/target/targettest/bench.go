@@ -10,8 +10,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// BenchRows is the size of the benchmarks' sbtest-shaped table.
-const BenchRows = 10000
+// benchRows is the size of the benchmarks' sbtest-shaped table.
+const benchRows = 10000
 
 // BenchTable creates a table with create (CREATE TABLE … with %s for its name, in the
 // shape of sysbench's sbtestN: id, k, c, pad) and loads BenchRows rows with c's fast
@@ -27,8 +27,8 @@ func BenchTable(b *testing.B, c target.Conn, create, name string) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = c.Exec(context.Background(), "DROP TABLE IF EXISTS "+name) })
-	n, err := c.Load(ctx, name, []string{"id", "k", "c", "pad"}, SBRows(BenchRows))
-	if err != nil || n != BenchRows {
+	n, err := c.Load(ctx, name, []string{"id", "k", "c", "pad"}, SBRows(benchRows))
+	if err != nil || n != benchRows {
 		b.Fatalf("load: %d rows, %v", n, err)
 	}
 	return name
@@ -71,7 +71,7 @@ func PointSelect(b *testing.B, connect func(b *testing.B, cfg target.Config) (ta
 			cpu0 := CPUTime()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				args[0].Int = int64(i*7919%BenchRows + 1)
+				args[0].Int = int64(i*7919%benchRows + 1)
 				if err := st.Run(ctx, args, &res); err != nil {
 					b.Fatal(err)
 				}
@@ -108,7 +108,7 @@ func PointSelectClients(b *testing.B, clients int, table string, connect func() 
 			args := []target.Value{target.Int64(1)}
 			var res target.Result
 			for i := w; next.Add(1) <= int64(b.N); i++ {
-				args[0].Int = int64(i*7919%BenchRows + 1)
+				args[0].Int = int64(i*7919%benchRows + 1)
 				if err := stmts[w].Run(ctx, args, &res); err != nil || res.Rows != 1 {
 					b.Errorf("run: %v, %d rows", err, res.Rows)
 					return

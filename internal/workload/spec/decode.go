@@ -293,73 +293,21 @@ const (
 	maxSteps = 10_000
 )
 
-// fields checks that n is a mapping with only known keys and returns its values by key.
+// The checks shared with the plan's decoder (package yamlfile), on this file's
+// problems.
+
+// fields checks that n is a mapping with only known keys and returns its values by key
+// (none when n is not a mapping).
 func (d *decoder) fields(n *yaml.Node, what string, known ...string) map[string]*yaml.Node {
-	n = yamlfile.Deref(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		d.p.At(n, "%s must be a mapping (key: value lines), not %s", what, describe(n))
-		return map[string]*yaml.Node{}
+	if m, ok := d.p.Fields(n, what, known...); ok {
+		return m
 	}
-	out := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			d.p.At(k, "%s: keys must be plain names", what)
-			continue
-		}
-		if !slices.Contains(known, k.Value) {
-			d.p.At(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(known, ", "))
-			continue
-		}
-		if _, dup := out[k.Value]; dup {
-			d.p.At(k, "%s: key %q given twice", what, k.Value)
-			continue
-		}
-		out[k.Value] = v
-	}
-	return out
+	return map[string]*yaml.Node{}
 }
 
-func describe(n *yaml.Node) string {
-	n = yamlfile.Deref(n)
-	if n == nil {
-		return "nothing"
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "empty"
-		}
-		return "the value " + quote(n.Value)
-	}
-	return "a document"
-}
+func describe(n *yaml.Node) string { return yamlfile.Describe(n) }
 
-func quote(s string) string {
-	if len(s) > 40 {
-		s = s[:37] + "..."
-	}
-	b, _ := yaml.Marshal(s)
-	q := strings.TrimSpace(string(b))
-	if !strings.HasPrefix(q, "'") && !strings.HasPrefix(q, `"`) {
-		q = `"` + q + `"`
-	}
-	return q
-}
-
-// str reads a scalar string.
-func (d *decoder) str(n *yaml.Node, what string) string {
-	n = yamlfile.Deref(n)
-	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.p.At(n, "%s must be text, not %s", what, describe(n))
-		return ""
-	}
-	return n.Value
-}
+func (d *decoder) str(n *yaml.Node, what string) string { return d.p.Str(n, what) }
 
 // name reads an identifier (table, column, value name …).
 func (d *decoder) name(n *yaml.Node, what string) string {
@@ -371,19 +319,7 @@ func (d *decoder) name(n *yaml.Node, what string) string {
 	return s
 }
 
-func (d *decoder) boolean(n *yaml.Node, what string) bool {
-	n = yamlfile.Deref(n)
-	if n != nil && n.Kind == yaml.ScalarNode {
-		switch strings.ToLower(n.Value) {
-		case "true", "yes", "on":
-			return true
-		case "false", "no", "off":
-			return false
-		}
-	}
-	d.p.At(n, "%s must be true or false, not %s", what, describe(n))
-	return false
-}
+func (d *decoder) boolean(n *yaml.Node, what string) bool { return d.p.Bool(n, what) }
 
 // list checks that n is a list and returns its items.
 func (d *decoder) list(n *yaml.Node, what string) []*yaml.Node {
