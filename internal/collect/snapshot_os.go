@@ -60,6 +60,53 @@ func readTrim(path string) string {
 }
 
 // host writes the OS and hardware facts of this machine.
+// hostMemory writes the memory row and returns the total, available, dirty and
+// writeback bytes (0 when /proc/meminfo cannot be read).
+func hostMemory(fs procfs.FS, row func(k, format string, args ...any)) (total, avail, dirty, wb uint64) {
+	mi, err := fs.Meminfo()
+	if err != nil {
+		return 0, 0, 0, 0
+	}
+	get := func(p *uint64) uint64 {
+		if p == nil {
+			return 0
+		}
+		return *p * 1024
+	}
+	total, avail, dirty, wb = get(mi.MemTotal), get(mi.MemAvailable), get(mi.Dirty), get(mi.Writeback)
+	row("memory", "%s total, %s available, %s dirty, %s under writeback, swap %s of %s used", SizeText(int64(total)), SizeText(int64(avail)),
+		SizeText(int64(dirty)), SizeText(int64(wb)), SizeText(int64(get(mi.SwapTotal)-get(mi.SwapFree))), SizeText(int64(get(mi.SwapTotal))))
+	return total, avail, dirty, wb
+}
+
+// dataDirMount writes the row and the fact for the filesystem the data directory is on
+// (the longest mount point that holds it), when the mounts can be read.
+func (s *Snap) dataDirMount(fs procfs.FS, row func(k, format string, args ...any)) {
+	mounts, err := fs.GetMounts()
+	if err != nil {
+		return
+	}
+	best := (*procfs.MountInfo)(nil)
+	for _, m := range mounts {
+		if strings.HasPrefix(s.srv.DataDir+"/", strings.TrimSuffix(m.MountPoint, "/")+"/") && (best == nil || len(m.MountPoint) > len(best.MountPoint)) {
+			best = m
+		}
+	}
+	if best == nil {
+		return
+	}
+	var opts []string
+	for k, v := range best.Options {
+		if v != "" {
+			k += "=" + v
+		}
+		opts = append(opts, k)
+	}
+	sort.Strings(opts)
+	row("data directory filesystem", "%s on %s (%s, %s)", best.MountPoint, best.Source, best.FSType, strings.Join(opts, ","))
+	s.Fact("Host", "Filesystem", "%s %s on %s", best.FSType, best.MountPoint, best.Source)
+}
+
 func (s *Snap) host() {
 	s.Source("os", func() error {
 		fs, err := openProcfs(true)
@@ -82,18 +129,7 @@ func (s *Snap) host() {
 				row("up", "%s", (time.Duration(sec) * time.Second).String())
 			}
 		}
-		var avail, total, dirty, wb uint64
-		if mi, err := fs.Meminfo(); err == nil {
-			get := func(p *uint64) uint64 {
-				if p == nil {
-					return 0
-				}
-				return *p * 1024
-			}
-			total, avail, dirty, wb = get(mi.MemTotal), get(mi.MemAvailable), get(mi.Dirty), get(mi.Writeback)
-			row("memory", "%s total, %s available, %s dirty, %s under writeback, swap %s of %s used", SizeText(int64(total)), SizeText(int64(avail)),
-				SizeText(int64(dirty)), SizeText(int64(wb)), SizeText(int64(get(mi.SwapTotal)-get(mi.SwapFree))), SizeText(int64(get(mi.SwapTotal))))
-		}
+		total, avail, dirty, wb := hostMemory(fs, row)
 		vmKeys := []string{"dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes", "dirty_expire_centisecs",
 			"dirty_writeback_centisecs", "swappiness", "overcommit_memory", "overcommit_ratio", "zone_reclaim_mode", "min_free_kbytes"}
 		for _, k := range vmKeys {
@@ -103,26 +139,7 @@ func (s *Snap) host() {
 		row("numa nodes", "%d", countGlob("/sys/devices/system/node/node*"))
 		row("cpu governor", "%s", OrUnknown(readTrim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")))
 		if s.srv.DataDir != "" && s.srv.Local {
-			if mounts, err := fs.GetMounts(); err == nil {
-				best := (*procfs.MountInfo)(nil)
-				for _, m := range mounts {
-					if strings.HasPrefix(s.srv.DataDir+"/", strings.TrimSuffix(m.MountPoint, "/")+"/") && (best == nil || len(m.MountPoint) > len(best.MountPoint)) {
-						best = m
-					}
-				}
-				if best != nil {
-					var opts []string
-					for k, v := range best.Options {
-						if v != "" {
-							k += "=" + v
-						}
-						opts = append(opts, k)
-					}
-					sort.Strings(opts)
-					row("data directory filesystem", "%s on %s (%s, %s)", best.MountPoint, best.Source, best.FSType, strings.Join(opts, ","))
-					s.Fact("Host", "Filesystem", "%s %s on %s", best.FSType, best.MountPoint, best.Source)
-				}
-			}
+			s.dataDirMount(fs, row)
 		}
 		for _, d := range s.srv.Devices {
 			q := "/sys/block/" + d + "/queue/"

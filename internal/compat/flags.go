@@ -88,11 +88,35 @@ func pgbenchRoute(ro *run.Options) bool { return ro.Scripts != nil }
 // Apply puts the flags into the run's options; notes for the user go to w. Mistakes
 // are usage errors, found before anything connects.
 func (o *RunFlags) Apply(w io.Writer, ro *run.Options) error {
-	fs := o.fs
 	pg := pgbenchRoute(ro)
 	if err := refuseLua(ro); err != nil {
 		return err
 	}
+	if err := o.applyNotes(w); err != nil {
+		return err
+	}
+	if err := o.applyCounts(ro); err != nil {
+		return err
+	}
+	if err := o.applyModes(pg, ro); err != nil {
+		return err
+	}
+	if err := o.applySeeds(ro); err != nil {
+		return err
+	}
+	if err := o.applyEnds(pg, ro); err != nil {
+		return err
+	}
+	if err := o.checkRate(pg, ro); err != nil {
+		return err
+	}
+	ro.NoVacuum, ro.VacuumAll, ro.ConnectPerTxn = o.noVacuum, o.vacuumAll, o.connect
+	return o.applyLog(ro)
+}
+
+// applyNotes refuses a bad -j and notes the pgbench options fathom does not need.
+func (o *RunFlags) applyNotes(w io.Writer) error {
+	fs := o.fs
 	if fs.Changed("jobs") && o.jobs < 1 {
 		return errkind.Usagef("-j %d: give 1 or more threads (pgbench's range; fathom needs none)", o.jobs)
 	}
@@ -105,6 +129,13 @@ func (o *RunFlags) Apply(w io.Writer, ro *run.Options) error {
 	if o.verboseErrors {
 		fmt.Fprintln(w, "fathom: note: --verbose-errors: failures are counted by class (fathom show RUN); fathom does not print every error's message")
 	}
+	return nil
+}
+
+// applyCounts reads sysbench's --threads (-c) and --events (the whole run's
+// transactions, split evenly over the clients).
+func (o *RunFlags) applyCounts(ro *run.Options) error {
+	fs := o.fs
 	if fs.Changed("threads") {
 		if o.threads < 1 || fs.Changed("clients") && o.threads != ro.Clients {
 			return errkind.Usagef("--threads %d: it is sysbench's name for -c; give one of them, 1 or more", o.threads)
@@ -120,12 +151,13 @@ func (o *RunFlags) Apply(w io.Writer, ro *run.Options) error {
 		}
 		ro.Transactions = o.events / int64(ro.Clients)
 	}
-	if err := o.applyModes(pg, ro); err != nil {
-		return err
-	}
-	if err := o.applySeeds(ro); err != nil {
-		return err
-	}
+	return nil
+}
+
+// applyEnds reads sysbench's --warmup-time and --percentile, pgbench's default of 10
+// transactions per client and --max-tries 0 (unlimited).
+func (o *RunFlags) applyEnds(pg bool, ro *run.Options) error {
+	fs := o.fs
 	if fs.Changed("warmup-time") {
 		if o.warmupTime < 0 || fs.Changed("warmup") && ro.Warmup != time.Duration(o.warmupTime)*time.Second {
 			return errkind.Usagef("--warmup-time %d: it is sysbench's name for --warmup; give one of them, 0 or more seconds", o.warmupTime)
@@ -146,11 +178,7 @@ func (o *RunFlags) Apply(w io.Writer, ro *run.Options) error {
 		}
 		ro.MaxTries = math.MaxInt32
 	}
-	if err := o.checkRate(pg, ro); err != nil {
-		return err
-	}
-	ro.NoVacuum, ro.VacuumAll, ro.ConnectPerTxn = o.noVacuum, o.vacuumAll, o.connect
-	return o.applyLog(ro)
+	return nil
 }
 
 // applyModes sets the query mode: pgbench's default (simple) for its scripts,

@@ -462,15 +462,8 @@ func (s *Store) step() bool {
 	if o != nil {
 		fn = func(ctx context.Context) error { return apply(ctx, s.Store, o) }
 	}
-	if relock {
-		if r, ok := s.Store.(interface{ Relock(context.Context) error }); ok {
-			if err := s.attempt(context.Background(), r.Relock); err != nil && s.o.Unreachable(err) {
-				s.mu.Lock()
-				s.lastErr = err
-				s.mu.Unlock()
-				return false
-			}
-		}
+	if relock && !s.relock() {
+		return false
 	}
 	err := s.attempt(context.Background(), fn)
 	s.mu.Lock()
@@ -483,6 +476,30 @@ func (s *Store) step() bool {
 	if s.down && s.backAt.IsZero() {
 		s.backAt = s.o.Now()
 	}
+	s.finishStep(fromFile, e, o, err)
+	s.afterStep()
+	return true
+}
+
+// relock takes the store's lock again after an outage, when the store holds one (a
+// PostgreSQL store's advisory lock); false when the store is still unreachable.
+func (s *Store) relock() bool {
+	r, ok := s.Store.(interface{ Relock(context.Context) error })
+	if !ok {
+		return true
+	}
+	if err := s.attempt(context.Background(), r.Relock); err != nil && s.o.Unreachable(err) {
+		s.mu.Lock()
+		s.lastErr = err
+		s.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// finishStep, with s.mu held, is done with the write step made: the spool file's or
+// the queue's head (e) advanced past, its waiters told err, and a refusal counted.
+func (s *Store) finishStep(fromFile bool, e *entry, o *op, err error) {
 	// Written, or refused by the store for itself (not for an outage): either way it
 	// is done with; a refused write is said in the warning that ends the outage.
 	if fromFile {
@@ -511,8 +528,6 @@ func (s *Store) step() bool {
 			s.lateOf(o.Run).refused++
 		}
 	}
-	s.afterStep()
-	return true
 }
 
 // afterStep ends the outage when nothing waits any more; s.mu is held.

@@ -137,25 +137,8 @@ func (s *Store) ImportRun(ctx context.Context, rec *store.RunRecord) (id int64, 
 			return 0, false, err
 		}
 	}
-	for _, iv := range rec.Intervals {
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO intervals (run_id, idx, start_ns, end_ns, warmup, reconnects) VALUES (?,?,?,?,?,?)`),
-			id, iv.Index, int64(iv.Start), int64(iv.End), iv.Warmup, iv.Reconnects); err != nil {
-			return 0, false, err
-		}
-		for _, t := range iv.Types {
-			errs := map[string]int64{}
-			for c, n := range t.Errors {
-				if n > 0 {
-					errs[target.Class(c).String()] = n
-				}
-			}
-			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO interval_types (run_id, idx, type, ok, failed, retries, statements, late, dropped,
-				errors, latency, service, failed_latency) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`),
-				id, iv.Index, t.Name, t.OK, t.Failed, t.Retries, t.Statements, t.Late, t.Dropped, mustJSON(errs),
-				t.Latency, t.Service, t.FailedLatency); err != nil {
-				return 0, false, err
-			}
-		}
+	if err := s.importIntervals(ctx, tx, id, rec.Intervals); err != nil {
+		return 0, false, err
 	}
 	if src := rec.Source; src != nil {
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO sample_sources (run_id, server, interval_ns, skipped) VALUES (?,?,?,?)`),
@@ -175,18 +158,8 @@ func (s *Store) ImportRun(ctx context.Context, rec *store.RunRecord) (id int64, 
 			return 0, false, err
 		}
 	}
-	for _, p := range rec.Points {
-		var rate, lo, hi any
-		if p.HasRate {
-			rate = p.Rate
-		}
-		if p.N > 0 {
-			lo, hi = p.Min, p.Max
-		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO metric_points (run_id, metric_id, idx, value, rate, reset, n, lo, hi, span_ns) VALUES (?,?,?,?,?,?,?,?,?,?)`),
-			id, p.MetricID, p.Interval, p.Value, rate, p.Reset, max(p.N, 1), lo, hi, int64(p.Span)); err != nil {
-			return 0, false, err
-		}
+	if err := s.importPoints(ctx, tx, id, rec.Points); err != nil {
+		return 0, false, err
 	}
 	for _, st := range rec.Stalls {
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO stalls (run_id, num, first_idx, last_idx, start_ns, end_ns, stall) VALUES (?,?,?,?,?,?,?)`),
@@ -203,6 +176,49 @@ func (s *Store) ImportRun(ctx context.Context, rec *store.RunRecord) (id int64, 
 		return 0, false, err
 	}
 	return id, false, tx.Commit()
+}
+
+// importIntervals inserts a copied run's intervals with their per-type counts.
+func (s *Store) importIntervals(ctx context.Context, tx *sql.Tx, id int64, intervals []store.EncodedInterval) error {
+	for _, iv := range intervals {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO intervals (run_id, idx, start_ns, end_ns, warmup, reconnects) VALUES (?,?,?,?,?,?)`),
+			id, iv.Index, int64(iv.Start), int64(iv.End), iv.Warmup, iv.Reconnects); err != nil {
+			return err
+		}
+		for _, t := range iv.Types {
+			errs := map[string]int64{}
+			for c, n := range t.Errors {
+				if n > 0 {
+					errs[target.Class(c).String()] = n
+				}
+			}
+			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO interval_types (run_id, idx, type, ok, failed, retries, statements, late, dropped,
+				errors, latency, service, failed_latency) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+				id, iv.Index, t.Name, t.OK, t.Failed, t.Retries, t.Statements, t.Late, t.Dropped, mustJSON(errs),
+				t.Latency, t.Service, t.FailedLatency); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// importPoints inserts a copied run's metric points.
+func (s *Store) importPoints(ctx context.Context, tx *sql.Tx, id int64, points []store.PointRow) error {
+	for _, p := range points {
+		var rate, lo, hi any
+		if p.HasRate {
+			rate = p.Rate
+		}
+		if p.N > 0 {
+			lo, hi = p.Min, p.Max
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO metric_points (run_id, metric_id, idx, value, rate, reset, n, lo, hi, span_ns) VALUES (?,?,?,?,?,?,?,?,?,?)`),
+			id, p.MetricID, p.Interval, p.Value, rate, p.Reset, max(p.N, 1), lo, hi, int64(p.Span)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ExportExperiment reads experiment id with its cells, slots, hooks and run links.
