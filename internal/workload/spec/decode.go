@@ -629,15 +629,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 	}
 	what := "table " + t.Name
 	if v, ok := m["columns"]; ok {
-		for _, it := range d.list(v, what+" columns") {
-			c := d.column(it, what)
-			for _, o := range t.Columns {
-				if strings.EqualFold(o.Name, c.Name) && c.Name != "" {
-					d.p.Add(c.Line, "%s: column %s is defined twice", what, c.Name)
-				}
-			}
-			t.Columns = append(t.Columns, c)
-		}
+		d.tableColumns(t, v, what)
 	} else {
 		d.p.At(n, "%s has no columns", what)
 	}
@@ -645,33 +637,10 @@ func (d *decoder) table(n *yaml.Node) *Table {
 		t.PrimaryKey = d.names(v, what+" primary_key")
 		t.PKLine = v.Line
 	}
-	for _, c := range t.Columns {
-		if c.PrimaryKey {
-			if t.PKLine != 0 && !slices.Contains(t.PrimaryKey, c.Name) {
-				d.p.Add(c.Line, "%s: column %s says primary_key but the table's primary_key list does not name it", what, c.Name)
-			} else if t.PKLine == 0 {
-				t.PrimaryKey = append(t.PrimaryKey, c.Name)
-			}
-		}
-	}
+	d.columnPrimaryKeys(t, what)
 	if v, ok := m["indexes"]; ok {
 		for _, it := range d.list(v, what+" indexes") {
-			ix := &Index{Line: yamlfile.Deref(it).Line}
-			im := d.fields(it, what+" index", "name", "columns", "unique")
-			if x, ok := im["name"]; ok {
-				ix.Name = d.name(x, "index name")
-			} else {
-				d.p.At(it, "%s: an index has no name", what)
-			}
-			if x, ok := im["columns"]; ok {
-				ix.Columns = d.names(x, "index columns")
-			} else {
-				d.p.At(it, "%s: index %s has no columns", what, ix.Name)
-			}
-			if x, ok := im["unique"]; ok {
-				ix.Unique = d.boolean(x, "unique")
-			}
-			t.Indexes = append(t.Indexes, ix)
+			t.Indexes = append(t.Indexes, d.index(it, what))
 		}
 	}
 	if v, ok := m["ddl"]; ok {
@@ -685,21 +654,78 @@ func (d *decoder) table(n *yaml.Node) *Table {
 		t.Rows = d.number(v, what+" rows")
 	}
 	if v, ok := m["load"]; ok {
-		v = yamlfile.Deref(v)
-		if v == nil || v.Kind != yaml.MappingNode {
-			d.p.At(v, "%s load must map columns to generators, not %s", what, describe(v))
-		} else {
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				k, g := v.Content[i], v.Content[i+1]
-				cg := &ColumnGen{Column: d.name(k, "column"), Line: k.Line, Gen: d.gen(g, what+" load "+k.Value)}
-				t.Load = append(t.Load, cg)
+		d.tableLoad(t, v, what)
+	}
+	d.checkTableColumns(t, what)
+	return t
+}
+
+// tableColumns decodes a table's columns, each defined once.
+func (d *decoder) tableColumns(t *Table, v *yaml.Node, what string) {
+	for _, it := range d.list(v, what+" columns") {
+		c := d.column(it, what)
+		for _, o := range t.Columns {
+			if strings.EqualFold(o.Name, c.Name) && c.Name != "" {
+				d.p.Add(c.Line, "%s: column %s is defined twice", what, c.Name)
 			}
 		}
-		if t.Rows == nil {
-			d.p.At(v, "%s has load generators but no rows: add rows: N", what)
+		t.Columns = append(t.Columns, c)
+	}
+}
+
+// columnPrimaryKeys reconciles columns marked primary_key with the table's
+// primary_key list: without a list, the marked columns make it.
+func (d *decoder) columnPrimaryKeys(t *Table, what string) {
+	for _, c := range t.Columns {
+		if c.PrimaryKey {
+			if t.PKLine != 0 && !slices.Contains(t.PrimaryKey, c.Name) {
+				d.p.Add(c.Line, "%s: column %s says primary_key but the table's primary_key list does not name it", what, c.Name)
+			} else if t.PKLine == 0 {
+				t.PrimaryKey = append(t.PrimaryKey, c.Name)
+			}
 		}
 	}
-	// Columns named in keys and loads must exist.
+}
+
+// index decodes one entry of a table's indexes.
+func (d *decoder) index(it *yaml.Node, what string) *Index {
+	ix := &Index{Line: yamlfile.Deref(it).Line}
+	im := d.fields(it, what+" index", "name", "columns", "unique")
+	if x, ok := im["name"]; ok {
+		ix.Name = d.name(x, "index name")
+	} else {
+		d.p.At(it, "%s: an index has no name", what)
+	}
+	if x, ok := im["columns"]; ok {
+		ix.Columns = d.names(x, "index columns")
+	} else {
+		d.p.At(it, "%s: index %s has no columns", what, ix.Name)
+	}
+	if x, ok := im["unique"]; ok {
+		ix.Unique = d.boolean(x, "unique")
+	}
+	return ix
+}
+
+// tableLoad decodes a table's load: a map of columns to generators, which needs rows.
+func (d *decoder) tableLoad(t *Table, v *yaml.Node, what string) {
+	v = yamlfile.Deref(v)
+	if v == nil || v.Kind != yaml.MappingNode {
+		d.p.At(v, "%s load must map columns to generators, not %s", what, describe(v))
+	} else {
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k, g := v.Content[i], v.Content[i+1]
+			cg := &ColumnGen{Column: d.name(k, "column"), Line: k.Line, Gen: d.gen(g, what+" load "+k.Value)}
+			t.Load = append(t.Load, cg)
+		}
+	}
+	if t.Rows == nil {
+		d.p.At(v, "%s has load generators but no rows: add rows: N", what)
+	}
+}
+
+// checkTableColumns checks that the columns named in keys and loads exist.
+func (d *decoder) checkTableColumns(t *Table, what string) {
 	has := func(c string) bool {
 		for _, col := range t.Columns {
 			if strings.EqualFold(col.Name, c) {
@@ -725,7 +751,6 @@ func (d *decoder) table(n *yaml.Node) *Table {
 			d.p.Add(cg.Line, "%s: load names column %s, which the table does not have", what, cg.Column)
 		}
 	}
-	return t
 }
 
 func (d *decoder) column(n *yaml.Node, what string) *Column {
@@ -1132,6 +1157,14 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 // crossCheck checks references between parts of the file: group transactions and
 // sequence names.
 func (d *decoder) crossCheck() {
+	d.checkGroups()
+	d.checkPresets()
+	d.checkSequences()
+}
+
+// checkGroups checks that groups run defined transactions and that, when there are
+// groups, every transaction is in one.
+func (d *decoder) checkGroups() {
 	f := d.f
 	txns := map[string]bool{}
 	for _, t := range f.Txns {
@@ -1153,6 +1186,12 @@ func (d *decoder) crossCheck() {
 			}
 		}
 	}
+}
+
+// checkPresets checks that parameter presets set other parameters that have no presets
+// of their own, and that a default names one of the presets.
+func (d *decoder) checkPresets() {
+	f := d.f
 	params := map[string]*Param{}
 	for _, p := range f.Params {
 		params[p.Name] = p
@@ -1181,6 +1220,11 @@ func (d *decoder) crossCheck() {
 			}
 		}
 	}
+}
+
+// checkSequences checks that the generators naming a sequence name a defined one.
+func (d *decoder) checkSequences() {
+	f := d.f
 	seqs := map[string]bool{}
 	for _, s := range f.Sequences {
 		seqs[s.Name] = true
