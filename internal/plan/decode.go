@@ -410,107 +410,138 @@ func (d *decoder) matrix(n *yaml.Node) {
 		k, v := m.Content[i], m.Content[i+1]
 		name := k.Value
 		ax := &Axis{Name: name, Line: k.Line}
-		switch {
-		case name == "workload" || name == "instances" || isRunKey(name) ||
-			strings.HasPrefix(name, "options.") || strings.HasPrefix(name, "settings.") || strings.HasPrefix(name, "table."):
-			key := name
-			if strings.HasPrefix(name, "settings.") {
-				key = "settings." + d.settingKey(strings.TrimPrefix(name, "settings."))
-				if !keyRE.MatchString(strings.TrimPrefix(name, "settings.")) {
-					d.probs.At(k, "matrix: %q does not name a setting", name)
-					continue
-				}
-			}
-			if strings.HasPrefix(name, "options.") && !keyRE.MatchString(strings.TrimPrefix(name, "options.")) {
-				d.probs.At(k, "matrix: %q does not name a workload option", name)
-				continue
-			}
-			items, ok := d.list(v, "matrix "+name)
-			if !ok {
-				if v.Kind == yaml.MappingNode {
-					d.probs.At(v, "matrix %s: give its values as a list, e.g. %s: [a, b]; a mapping of named values is for an axis with its own name", name, name)
-				}
-				continue
-			}
-			seen := map[string]bool{}
-			for _, it := range items {
-				s, ok := d.scalar(it, "a value of matrix "+name)
-				if !ok {
-					continue
-				}
-				if seen[s] {
-					d.probs.At(it, "matrix %s: %q is listed twice", name, s)
-					continue
-				}
-				seen[s] = true
-				av := &AxisValue{Label: s, Line: it.Line}
-				d.param(&av.Params, key, s, it)
-				ax.Values = append(ax.Values, av)
-			}
-			if prev, dup := owner[key]; dup {
-				d.probs.At(k, "matrix: %s and %s both set %s", prev, name, key)
-			}
-			owner[key] = name
-		default:
-			if !axisRE.MatchString(name) {
-				d.probs.At(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
-				continue
-			}
-			if vv := yamlfile.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode && name == "target" {
-				d.probs.At(k, "matrix: name the targets, so that results say which is which (and no DSN is a label): server: {pg: {target: postgres://…}, maria: {target: mysql://…}}")
-				continue
-			}
-			if vv := yamlfile.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
-				d.probs.At(k, "matrix: unknown parameter %q (known: %s, workload, instances, options.NAME, settings.NAME); an axis of your own naming takes named values: %s: {a: {settings: {…}}, b: {…}}", name, strings.Join(runKeys, ", "), name)
-				continue
-			}
-			vm, ok := d.mapping(v, "matrix "+name)
-			if !ok {
-				continue
-			}
-			ax.Named = true
-			keys := map[string]bool{}
-			for j := 0; j+1 < len(vm.Content); j += 2 {
-				lk, lv := vm.Content[j], vm.Content[j+1]
-				if lk.Kind != yaml.ScalarNode || lk.Value == "" {
-					d.probs.At(lk, "matrix %s: values are named by plain text", name)
-					continue
-				}
-				if keys[lk.Value] {
-					d.probs.At(lk, "matrix %s: %q is given twice", name, lk.Value)
-					continue
-				}
-				keys[lk.Value] = true
-				av := &AxisValue{Label: lk.Value, Line: lk.Line}
-				d.bundle(av, name, lv)
-				ax.Values = append(ax.Values, av)
-			}
-			seenKey := map[string]bool{}
-			for _, av := range ax.Values {
-				for _, prm := range av.Params {
-					if seenKey[prm.Key] {
-						continue
-					}
-					seenKey[prm.Key] = true
-					if prev, dup := owner[prm.Key]; dup && prev != name {
-						d.probs.At(k, "matrix: %s and %s both set %s", prev, name, prm.Key)
-					}
-					owner[prm.Key] = name
-				}
-			}
+		if isParamAxis(name) {
+			ok = d.paramAxis(ax, k, v, owner)
+		} else {
+			ok = d.namedAxis(ax, k, v, owner)
 		}
-		if len(ax.Values) == 0 {
-			d.probs.At(k, "matrix %s has no values", name)
+		if !ok {
+			continue
 		}
-		for _, prev := range d.p.Axes {
-			if ShortAxis(prev.Name) == ShortAxis(name) {
-				d.probs.At(k, "matrix: axes %s and %s would both be called %s in results: rename one", prev.Name, name, ShortAxis(name))
-			}
-		}
-		if name == "rep" || name == "repetition" || name == "experiment" {
-			d.probs.At(k, "matrix: %s names the experiment's own labels; choose another axis name", name)
-		}
+		d.checkAxisName(ax, k)
 		d.p.Axes = append(d.p.Axes, ax)
+	}
+}
+
+// isParamAxis reports whether a matrix axis is named by the parameter it sets, and so
+// lists its values.
+func isParamAxis(name string) bool {
+	return name == "workload" || name == "instances" || isRunKey(name) ||
+		strings.HasPrefix(name, "options.") || strings.HasPrefix(name, "settings.") || strings.HasPrefix(name, "table.")
+}
+
+// paramAxis decodes the list of values of an axis named by the parameter it sets
+// (clients: [1, 2, 4]). It returns false when the axis is unusable and is left out.
+func (d *decoder) paramAxis(ax *Axis, k, v *yaml.Node, owner map[string]string) bool {
+	name := ax.Name
+	key := name
+	if strings.HasPrefix(name, "settings.") {
+		key = "settings." + d.settingKey(strings.TrimPrefix(name, "settings."))
+		if !keyRE.MatchString(strings.TrimPrefix(name, "settings.")) {
+			d.probs.At(k, "matrix: %q does not name a setting", name)
+			return false
+		}
+	}
+	if strings.HasPrefix(name, "options.") && !keyRE.MatchString(strings.TrimPrefix(name, "options.")) {
+		d.probs.At(k, "matrix: %q does not name a workload option", name)
+		return false
+	}
+	items, ok := d.list(v, "matrix "+name)
+	if !ok {
+		if v.Kind == yaml.MappingNode {
+			d.probs.At(v, "matrix %s: give its values as a list, e.g. %s: [a, b]; a mapping of named values is for an axis with its own name", name, name)
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	for _, it := range items {
+		s, ok := d.scalar(it, "a value of matrix "+name)
+		if !ok {
+			continue
+		}
+		if seen[s] {
+			d.probs.At(it, "matrix %s: %q is listed twice", name, s)
+			continue
+		}
+		seen[s] = true
+		av := &AxisValue{Label: s, Line: it.Line}
+		d.param(&av.Params, key, s, it)
+		ax.Values = append(ax.Values, av)
+	}
+	if prev, dup := owner[key]; dup {
+		d.probs.At(k, "matrix: %s and %s both set %s", prev, name, key)
+	}
+	owner[key] = name
+	return true
+}
+
+// namedAxis decodes an axis of the user's naming, whose named values each bundle
+// parameters (server: {pg: {target: …}, maria: {…}}). It returns false when the axis
+// is unusable and is left out.
+func (d *decoder) namedAxis(ax *Axis, k, v *yaml.Node, owner map[string]string) bool {
+	name := ax.Name
+	if !axisRE.MatchString(name) {
+		d.probs.At(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
+		return false
+	}
+	if vv := yamlfile.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode && name == "target" {
+		d.probs.At(k, "matrix: name the targets, so that results say which is which (and no DSN is a label): server: {pg: {target: postgres://…}, maria: {target: mysql://…}}")
+		return false
+	}
+	if vv := yamlfile.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
+		d.probs.At(k, "matrix: unknown parameter %q (known: %s, workload, instances, options.NAME, settings.NAME); an axis of your own naming takes named values: %s: {a: {settings: {…}}, b: {…}}", name, strings.Join(runKeys, ", "), name)
+		return false
+	}
+	vm, ok := d.mapping(v, "matrix "+name)
+	if !ok {
+		return false
+	}
+	ax.Named = true
+	keys := map[string]bool{}
+	for j := 0; j+1 < len(vm.Content); j += 2 {
+		lk, lv := vm.Content[j], vm.Content[j+1]
+		if lk.Kind != yaml.ScalarNode || lk.Value == "" {
+			d.probs.At(lk, "matrix %s: values are named by plain text", name)
+			continue
+		}
+		if keys[lk.Value] {
+			d.probs.At(lk, "matrix %s: %q is given twice", name, lk.Value)
+			continue
+		}
+		keys[lk.Value] = true
+		av := &AxisValue{Label: lk.Value, Line: lk.Line}
+		d.bundle(av, name, lv)
+		ax.Values = append(ax.Values, av)
+	}
+	seenKey := map[string]bool{}
+	for _, av := range ax.Values {
+		for _, prm := range av.Params {
+			if seenKey[prm.Key] {
+				continue
+			}
+			seenKey[prm.Key] = true
+			if prev, dup := owner[prm.Key]; dup && prev != name {
+				d.probs.At(k, "matrix: %s and %s both set %s", prev, name, prm.Key)
+			}
+			owner[prm.Key] = name
+		}
+	}
+	return true
+}
+
+// checkAxisName checks a decoded axis has values and a name of its own in results.
+func (d *decoder) checkAxisName(ax *Axis, k *yaml.Node) {
+	name := ax.Name
+	if len(ax.Values) == 0 {
+		d.probs.At(k, "matrix %s has no values", name)
+	}
+	for _, prev := range d.p.Axes {
+		if ShortAxis(prev.Name) == ShortAxis(name) {
+			d.probs.At(k, "matrix: axes %s and %s would both be called %s in results: rename one", prev.Name, name, ShortAxis(name))
+		}
+	}
+	if name == "rep" || name == "repetition" || name == "experiment" {
+		d.probs.At(k, "matrix: %s names the experiment's own labels; choose another axis name", name)
 	}
 }
 
