@@ -59,108 +59,14 @@ func (d *decoder) plan(root *yaml.Node) {
 	if !ok {
 		return
 	}
-	if n := f["experiment"]; n != nil {
-		p.Name = d.str(n, "experiment")
-		if p.Name != "" && !expNameRE.MatchString(p.Name) {
-			d.probs.At(n, "experiment %q: name it with letters, digits, '.', '_' and '-', starting with a letter (at most 63)", p.Name)
-		}
-	} else {
-		d.probs.Add(root.Line, "missing experiment: give the experiment a name (experiment: durability-ab)")
-	}
-	if n := f["description"]; n != nil {
-		p.Description = d.str(n, "description")
-	}
-	if n := f["target"]; n != nil {
-		p.Target, p.TargetLine = d.str(n, "target"), n.Line
-		if p.Target != "" && kindOfDSN(p.Target) == "" {
-			d.probs.At(n, "target: not a DSN fathom knows: use postgres://…, mysql://…, redis://… or sqlite:PATH")
-		}
-	}
-	if n := f["instance"]; n != nil {
-		d.instance(n)
-	}
-	if p.Target != "" && p.Instance != nil {
-		d.probs.At(f["instance"], "give either target (a server you run) or instance (servers fathom starts), not both")
-	}
-	if n := f["restart_command"]; n != nil {
-		p.RestartCommand = d.str(n, "restart_command")
-		if p.Instance != nil {
-			d.probs.At(n, "restart_command is for an external target: fathom restarts its own instances")
-		}
-	}
-
-	// Base parameters, in file order.
-	rm := yamlfile.Deref(root)
-	for i := 0; i+1 < len(rm.Content); i += 2 {
-		k, v := rm.Content[i], rm.Content[i+1]
-		if f[k.Value] != v {
-			continue // unknown or given twice: reported
-		}
-		switch key := k.Value; {
-		case key == "workload" || isRunKey(key):
-			if s, ok := d.scalar(v, key); ok {
-				d.param(&p.Base, key, s, v)
-			}
-		case key == "options" || key == "settings" || key == "table":
-			d.paramMap(&p.Base, key, v)
-		}
-	}
-	if n := f["seed"]; n != nil {
-		if s, ok := d.scalar(n, "seed"); ok {
-			v, err := strconv.ParseUint(s, 10, 63)
-			if err != nil {
-				d.probs.At(n, "seed must be a non-negative whole number, not %q", s)
-			}
-			p.Seed, p.HasSeed = v, true
-		}
-	}
-	p.ConnectTimeout = d.duration(f["connect_timeout"], "connect_timeout", 10*time.Second)
-	p.ReconnectTimeout = d.duration(f["reconnect_timeout"], "reconnect_timeout", 30*time.Second)
-	p.Cooldown = d.duration(f["cooldown"], "cooldown", 0)
-	p.Repetitions = 1
-	if n := f["repetitions"]; n != nil {
-		if s, ok := d.scalar(n, "repetitions"); ok {
-			v, err := strconv.Atoi(s)
-			if err != nil || v < 1 || v > 10000 {
-				d.probs.At(n, "repetitions must be a whole number from 1 to 10000, not %q", s)
-			} else {
-				p.Repetitions = v
-			}
-		}
-	}
-	p.Order = d.choice(f["order"], "order", OrderInterleaved, OrderInterleaved, OrderRandom, OrderSequential)
-	p.Restart = d.choice(f["restart"], "restart", "auto", "auto", "each")
-	p.Prepare = d.choice(f["prepare"], "prepare", "auto", "auto", "each", "never")
-	p.OnError = d.choice(f["on_error"], "on_error", "stop", "stop", "continue")
+	d.header(root, f)
+	d.baseParams(root, f)
+	d.schedule(f)
 	if n := f["labels"]; n != nil {
-		p.Labels = map[string]string{}
-		if m, ok := d.mapping(n, "labels"); ok {
-			for i := 0; i+1 < len(m.Content); i += 2 {
-				k, v := m.Content[i], m.Content[i+1]
-				if !keyRE.MatchString(k.Value) {
-					d.probs.At(k, "label %q: use letters, digits, '_', '-' and '.'", k.Value)
-					continue
-				}
-				if s, ok := d.scalar(v, "label "+k.Value); ok {
-					p.Labels[k.Value] = s
-				}
-			}
-		}
+		d.labels(n)
 	}
 	if n := f["collect"]; n != nil {
-		p.CollectLine = n.Line
-		if m := yamlfile.Deref(n); m != nil && m.Kind == yaml.SequenceNode {
-			for _, it := range m.Content {
-				if s, ok := d.scalar(it, "a collector in collect"); ok {
-					p.CollectOnly = append(p.CollectOnly, s)
-				}
-			}
-			if len(p.CollectOnly) == 0 {
-				d.probs.At(n, "collect: list collectors or sources (os, postgres, mysql …), or say false")
-			}
-		} else {
-			p.CollectOff = !d.boolean(n, "collect (true, false, or a list of collectors)")
-		}
+		d.collect(n)
 	}
 	if n := f["matrix"]; n != nil {
 		d.matrix(n)
@@ -191,6 +97,130 @@ func (d *decoder) plan(root *yaml.Node) {
 		d.thresholds(n)
 	}
 	d.checkCombination()
+}
+
+// header reads what the experiment is called and where it runs: its name,
+// description, target or instance, and restart_command.
+func (d *decoder) header(root *yaml.Node, f map[string]*yaml.Node) {
+	p := d.p
+	if n := f["experiment"]; n != nil {
+		p.Name = d.str(n, "experiment")
+		if p.Name != "" && !expNameRE.MatchString(p.Name) {
+			d.probs.At(n, "experiment %q: name it with letters, digits, '.', '_' and '-', starting with a letter (at most 63)", p.Name)
+		}
+	} else {
+		d.probs.Add(root.Line, "missing experiment: give the experiment a name (experiment: durability-ab)")
+	}
+	if n := f["description"]; n != nil {
+		p.Description = d.str(n, "description")
+	}
+	if n := f["target"]; n != nil {
+		p.Target, p.TargetLine = d.str(n, "target"), n.Line
+		if p.Target != "" && kindOfDSN(p.Target) == "" {
+			d.probs.At(n, "target: not a DSN fathom knows: use postgres://…, mysql://…, redis://… or sqlite:PATH")
+		}
+	}
+	if n := f["instance"]; n != nil {
+		d.instance(n)
+	}
+	if p.Target != "" && p.Instance != nil {
+		d.probs.At(f["instance"], "give either target (a server you run) or instance (servers fathom starts), not both")
+	}
+	if n := f["restart_command"]; n != nil {
+		p.RestartCommand = d.str(n, "restart_command")
+		if p.Instance != nil {
+			d.probs.At(n, "restart_command is for an external target: fathom restarts its own instances")
+		}
+	}
+}
+
+// baseParams reads the base parameters, in file order.
+func (d *decoder) baseParams(root *yaml.Node, f map[string]*yaml.Node) {
+	p := d.p
+	rm := yamlfile.Deref(root)
+	for i := 0; i+1 < len(rm.Content); i += 2 {
+		k, v := rm.Content[i], rm.Content[i+1]
+		if f[k.Value] != v {
+			continue // unknown or given twice: reported
+		}
+		switch key := k.Value; {
+		case key == "workload" || isRunKey(key):
+			if s, ok := d.scalar(v, key); ok {
+				d.param(&p.Base, key, s, v)
+			}
+		case key == "options" || key == "settings" || key == "table":
+			d.paramMap(&p.Base, key, v)
+		}
+	}
+}
+
+// schedule reads how the experiment runs its cells: seed, timeouts, repetitions,
+// order, restarts, preparation and what an error does.
+func (d *decoder) schedule(f map[string]*yaml.Node) {
+	p := d.p
+	if n := f["seed"]; n != nil {
+		if s, ok := d.scalar(n, "seed"); ok {
+			v, err := strconv.ParseUint(s, 10, 63)
+			if err != nil {
+				d.probs.At(n, "seed must be a non-negative whole number, not %q", s)
+			}
+			p.Seed, p.HasSeed = v, true
+		}
+	}
+	p.ConnectTimeout = d.duration(f["connect_timeout"], "connect_timeout", 10*time.Second)
+	p.ReconnectTimeout = d.duration(f["reconnect_timeout"], "reconnect_timeout", 30*time.Second)
+	p.Cooldown = d.duration(f["cooldown"], "cooldown", 0)
+	p.Repetitions = 1
+	if n := f["repetitions"]; n != nil {
+		if s, ok := d.scalar(n, "repetitions"); ok {
+			v, err := strconv.Atoi(s)
+			if err != nil || v < 1 || v > 10000 {
+				d.probs.At(n, "repetitions must be a whole number from 1 to 10000, not %q", s)
+			} else {
+				p.Repetitions = v
+			}
+		}
+	}
+	p.Order = d.choice(f["order"], "order", OrderInterleaved, OrderInterleaved, OrderRandom, OrderSequential)
+	p.Restart = d.choice(f["restart"], "restart", "auto", "auto", "each")
+	p.Prepare = d.choice(f["prepare"], "prepare", "auto", "auto", "each", "never")
+	p.OnError = d.choice(f["on_error"], "on_error", "stop", "stop", "continue")
+}
+
+// labels reads labels: {name: value, …}.
+func (d *decoder) labels(n *yaml.Node) {
+	p := d.p
+	p.Labels = map[string]string{}
+	if m, ok := d.mapping(n, "labels"); ok {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k, v := m.Content[i], m.Content[i+1]
+			if !keyRE.MatchString(k.Value) {
+				d.probs.At(k, "label %q: use letters, digits, '_', '-' and '.'", k.Value)
+				continue
+			}
+			if s, ok := d.scalar(v, "label "+k.Value); ok {
+				p.Labels[k.Value] = s
+			}
+		}
+	}
+}
+
+// collect reads collect: true, false or a list of collectors.
+func (d *decoder) collect(n *yaml.Node) {
+	p := d.p
+	p.CollectLine = n.Line
+	if m := yamlfile.Deref(n); m != nil && m.Kind == yaml.SequenceNode {
+		for _, it := range m.Content {
+			if s, ok := d.scalar(it, "a collector in collect"); ok {
+				p.CollectOnly = append(p.CollectOnly, s)
+			}
+		}
+		if len(p.CollectOnly) == 0 {
+			d.probs.At(n, "collect: list collectors or sources (os, postgres, mysql …), or say false")
+		}
+	} else {
+		p.CollectOff = !d.boolean(n, "collect (true, false, or a list of collectors)")
+	}
 }
 
 // thresholds reads a list of thresholds in fathom run --threshold's syntax.
