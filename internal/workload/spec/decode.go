@@ -893,71 +893,86 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 	}
 	switch s.Kind {
 	case StepSQL:
-		v := yamlfile.Deref(m["sql"])
-		s.SQLLine = v.Line
-		s.SQL = map[string]string{}
-		if v.Kind == yaml.MappingNode {
-			dm := d.fields(v, what+" sql", append([]string{"default"}, dialectKeys(v)...)...)
-			for k, x := range dm {
-				key := k
-				if k == "default" {
-					key = ""
-				}
-				s.SQL[key] = strings.TrimSpace(d.str(x, what+" sql "+k))
-			}
-			if own := target.SQLDialects(true); len(dm) > 0 && s.SQL[""] == "" && !coversAll(dm, own) {
-				d.p.At(v, "%s: sql by dialect needs a default: or an entry for each of %s", what, strings.Join(own, ", "))
-			}
-		} else if v.Kind == yaml.ScalarNode && v.Tag != "!!null" && strings.TrimSpace(v.Value) == "" {
-			d.p.At(v, "%s: sql is empty", what)
-		} else {
-			s.SQL[""] = strings.TrimSpace(d.str(v, what+" sql"))
-		}
-		if x, ok := m["values"]; ok {
-			s.Values = d.values(x, what+" step")
-		}
-		if x, ok := m["keep"]; ok {
-			s.Keep = d.names(x, "keep")
-			s.KeepLine = x.Line
-		}
-		if x, ok := m["insert_id"]; ok {
-			s.InsertID = d.name(x, "insert_id")
-			s.IDLine = x.Line
-		}
-		s.IDColumn = "id"
-		if x, ok := m["id_column"]; ok {
-			s.IDColumn = d.name(x, "id_column")
-			if s.InsertID == "" {
-				d.p.At(x, "%s: id_column goes with insert_id", what)
-			}
-		}
-		if s.InsertID != "" && len(s.Keep) > 0 {
-			d.p.Add(s.IDLine, "%s: a statement has keep or insert_id, not both", what)
-		}
+		d.sqlStep(s, m, what)
 	case StepBlock:
 		s.Steps = d.steps(m["steps"], what)
 		if len(s.Steps) == 0 {
 			d.p.At(m["steps"], "%s: steps is empty", what)
 		}
 	case StepBranch:
-		for _, it := range d.list(m["branch"], what+" branch") {
-			a := &Arm{Line: yamlfile.Deref(it).Line}
-			am := d.fields(it, what+" branch arm", "probability", "steps")
-			if x, ok := am["probability"]; ok {
-				a.Probability = d.number(x, "probability")
-			} else {
-				d.p.At(it, "%s: a branch arm has no probability", what)
-			}
-			if x, ok := am["steps"]; ok {
-				a.Steps = d.steps(x, what)
-			}
-			s.Arms = append(s.Arms, a)
-		}
-		if len(s.Arms) == 0 {
-			d.p.At(m["branch"], "%s: branch has no arms", what)
-		}
+		d.branchStep(s, m["branch"], what)
 	}
 	return s
+}
+
+// sqlStep decodes the fields of an sql step: its statement and what it binds and keeps.
+func (d *decoder) sqlStep(s *Step, m map[string]*yaml.Node, what string) {
+	d.stepSQL(s, yamlfile.Deref(m["sql"]), what)
+	if x, ok := m["values"]; ok {
+		s.Values = d.values(x, what+" step")
+	}
+	if x, ok := m["keep"]; ok {
+		s.Keep = d.names(x, "keep")
+		s.KeepLine = x.Line
+	}
+	if x, ok := m["insert_id"]; ok {
+		s.InsertID = d.name(x, "insert_id")
+		s.IDLine = x.Line
+	}
+	s.IDColumn = "id"
+	if x, ok := m["id_column"]; ok {
+		s.IDColumn = d.name(x, "id_column")
+		if s.InsertID == "" {
+			d.p.At(x, "%s: id_column goes with insert_id", what)
+		}
+	}
+	if s.InsertID != "" && len(s.Keep) > 0 {
+		d.p.Add(s.IDLine, "%s: a statement has keep or insert_id, not both", what)
+	}
+}
+
+// stepSQL decodes a step's sql: one statement, or one per dialect (with a default
+// unless every dialect has its own).
+func (d *decoder) stepSQL(s *Step, v *yaml.Node, what string) {
+	s.SQLLine = v.Line
+	s.SQL = map[string]string{}
+	if v.Kind == yaml.MappingNode {
+		dm := d.fields(v, what+" sql", append([]string{"default"}, dialectKeys(v)...)...)
+		for k, x := range dm {
+			key := k
+			if k == "default" {
+				key = ""
+			}
+			s.SQL[key] = strings.TrimSpace(d.str(x, what+" sql "+k))
+		}
+		if own := target.SQLDialects(true); len(dm) > 0 && s.SQL[""] == "" && !coversAll(dm, own) {
+			d.p.At(v, "%s: sql by dialect needs a default: or an entry for each of %s", what, strings.Join(own, ", "))
+		}
+	} else if v.Kind == yaml.ScalarNode && v.Tag != "!!null" && strings.TrimSpace(v.Value) == "" {
+		d.p.At(v, "%s: sql is empty", what)
+	} else {
+		s.SQL[""] = strings.TrimSpace(d.str(v, what+" sql"))
+	}
+}
+
+// branchStep decodes a branch's arms, each with a probability and steps.
+func (d *decoder) branchStep(s *Step, n *yaml.Node, what string) {
+	for _, it := range d.list(n, what+" branch") {
+		a := &Arm{Line: yamlfile.Deref(it).Line}
+		am := d.fields(it, what+" branch arm", "probability", "steps")
+		if x, ok := am["probability"]; ok {
+			a.Probability = d.number(x, "probability")
+		} else {
+			d.p.At(it, "%s: a branch arm has no probability", what)
+		}
+		if x, ok := am["steps"]; ok {
+			a.Steps = d.steps(x, what)
+		}
+		s.Arms = append(s.Arms, a)
+	}
+	if len(s.Arms) == 0 {
+		d.p.At(n, "%s: branch has no arms", what)
+	}
 }
 
 func (d *decoder) group(n *yaml.Node) *Group {
