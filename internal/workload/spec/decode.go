@@ -1014,21 +1014,39 @@ func (d *decoder) group(n *yaml.Node) *Group {
 
 // gen decodes a generator: a constant scalar, or a mapping with one generator key.
 func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
+	g, v, ok := d.genKind(n, what)
+	if !ok {
+		return g
+	}
+	what += " " + g.Kind
+	if d.genShorthand(g, v, what) {
+		return g
+	}
+	m := d.fields(v, what, genArgs[g.Kind]...)
+	d.genFields(g, m, what)
+	d.checkGenArgs(g, m, v, what)
+	return g
+}
+
+// genKind reads which generator a node names: a constant, or a mapping of exactly one
+// known generator to its arguments (returned). It returns false when the generator is
+// complete (a constant) or unusable.
+func (d *decoder) genKind(n *yaml.Node, what string) (*GenDef, *yaml.Node, bool) {
 	n = yamlfile.Deref(n)
 	g := &GenDef{Node: n, Args: map[string]*yaml.Node{}}
 	if n == nil {
 		d.p.Add(0, "%s: missing generator", what)
-		return g
+		return g, nil, false
 	}
 	g.Line = n.Line
 	switch n.Kind {
 	case yaml.ScalarNode:
 		g.Kind, g.Const = "const", n
-		return g
+		return g, nil, false
 	case yaml.MappingNode:
 	default:
 		d.p.At(n, "%s must be a constant or a generator such as {uniform: [1, 100]}, not %s", what, describe(n))
-		return g
+		return g, nil, false
 	}
 	if len(n.Content) != 2 {
 		var keys []string
@@ -1037,7 +1055,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 		}
 		d.p.At(n, "%s must name exactly one generator (%s), not %s", what, strings.Join(Generators, ", "), strings.Join(keys, ", "))
 		if len(n.Content) == 0 {
-			return g
+			return g, nil, false
 		}
 	}
 	k, v := n.Content[0], yamlfile.Deref(n.Content[1])
@@ -1045,22 +1063,31 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 	if !slices.Contains(Generators, g.Kind) {
 		d.p.At(k, "%s: unknown generator %q (use %s)", what, g.Kind, strings.Join(Generators, ", "))
 		g.Kind = ""
-		return g
+		return g, nil, false
 	}
-	what += " " + g.Kind
+	return g, v, true
+}
+
+// rangeGens are the generators that take [min, max] for {min: …, max: …}.
+var rangeGens = []string{"uniform", "float", "zipfian", "exponential", "hotspot", "gaussian", "special"}
+
+// genShorthand reads the short forms of a generator's arguments (sequence: name,
+// string: length, timestamp: now, [min, max]) and choice's list, and reports whether
+// it did: otherwise the arguments are a mapping.
+func (d *decoder) genShorthand(g *GenDef, v *yaml.Node, what string) bool {
 	switch g.Kind {
 	case "sequence":
 		if _, ok := scalar(v); ok && v.Tag != "!!null" {
 			g.Sequence = d.name(v, "sequence name")
-			return g
+			return true
 		}
 		if v.Kind == yaml.ScalarNode { // sequence: (null) — all defaults
-			return g
+			return true
 		}
 	case "string":
 		if v.Kind == yaml.ScalarNode {
 			g.Args["length"] = d.number(v, what+" length")
-			return g
+			return true
 		}
 	case "timestamp":
 		if s, ok := scalar(v); ok {
@@ -1068,45 +1095,54 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 				d.p.At(v, "%s: use timestamp: now or timestamp: {min: 2024-01-01, max: 2024-12-31}", what)
 			}
 			g.Now = true
-			return g
+			return true
 		}
 	case "choice":
-		items := d.list(v, what)
-		for _, it := range items {
-			it = yamlfile.Deref(it)
-			if it.Kind == yaml.MappingNode {
-				cm := d.fields(it, what+" item", "value", "weight")
-				c := Choice{Value: cm["value"], Weight: cm["weight"]}
-				if c.Value == nil {
-					d.p.At(it, "%s: an item has no value", what)
-				} else if _, ok := scalar(c.Value); !ok {
-					d.p.At(c.Value, "%s: a value must be a single value, not %s", what, describe(c.Value))
-				}
-				if c.Weight != nil {
-					c.Weight = d.number(c.Weight, "weight")
-				}
-				g.Choices = append(g.Choices, c)
-			} else if it.Kind == yaml.ScalarNode {
-				g.Choices = append(g.Choices, Choice{Value: it})
-			} else {
-				d.p.At(it, "%s: an item must be a value or {value: …, weight: …}", what)
-			}
-		}
-		if len(items) == 0 && v.Kind == yaml.SequenceNode {
-			d.p.At(v, "%s has no values", what)
-		}
-		return g
+		d.choices(g, v, what)
+		return true
 	}
-	if v.Kind == yaml.SequenceNode && (g.Kind == "uniform" || g.Kind == "float" || g.Kind == "zipfian" || g.Kind == "exponential" || g.Kind == "hotspot" || g.Kind == "gaussian" || g.Kind == "special") {
+	if v.Kind == yaml.SequenceNode && slices.Contains(rangeGens, g.Kind) {
 		if len(v.Content) != 2 {
 			d.p.At(v, "%s: [min, max] takes two numbers, not %d", what, len(v.Content))
-			return g
+			return true
 		}
 		g.Args["min"] = d.number(v.Content[0], what+" min")
 		g.Args["max"] = d.number(v.Content[1], what+" max")
-		return g
+		return true
 	}
-	m := d.fields(v, what, genArgs[g.Kind]...)
+	return false
+}
+
+// choices reads choice's list: values, or {value: …, weight: …}.
+func (d *decoder) choices(g *GenDef, v *yaml.Node, what string) {
+	items := d.list(v, what)
+	for _, it := range items {
+		it = yamlfile.Deref(it)
+		if it.Kind == yaml.MappingNode {
+			cm := d.fields(it, what+" item", "value", "weight")
+			c := Choice{Value: cm["value"], Weight: cm["weight"]}
+			if c.Value == nil {
+				d.p.At(it, "%s: an item has no value", what)
+			} else if _, ok := scalar(c.Value); !ok {
+				d.p.At(c.Value, "%s: a value must be a single value, not %s", what, describe(c.Value))
+			}
+			if c.Weight != nil {
+				c.Weight = d.number(c.Weight, "weight")
+			}
+			g.Choices = append(g.Choices, c)
+		} else if it.Kind == yaml.ScalarNode {
+			g.Choices = append(g.Choices, Choice{Value: it})
+		} else {
+			d.p.At(it, "%s: an item must be a value or {value: …, weight: …}", what)
+		}
+	}
+	if len(items) == 0 && v.Kind == yaml.SequenceNode {
+		d.p.At(v, "%s has no values", what)
+	}
+}
+
+// genFields reads a generator's arguments given as a mapping.
+func (d *decoder) genFields(g *GenDef, m map[string]*yaml.Node, what string) {
 	for key, x := range m {
 		switch {
 		case key == "scramble":
@@ -1136,6 +1172,10 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 			g.Args[key] = d.number(x, what+" "+key)
 		}
 	}
+}
+
+// checkGenArgs checks a generator was given the arguments it needs (m, from v).
+func (d *decoder) checkGenArgs(g *GenDef, m map[string]*yaml.Node, v *yaml.Node, what string) {
 	switch g.Kind {
 	case "uniform", "zipfian", "exponential", "hotspot", "gaussian", "special", "float", "timestamp":
 		for _, req := range []string{"min", "max"} {
@@ -1144,20 +1184,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 			}
 		}
 	case "string":
-		_, l := m["length"]
-		_, lo := m["min_length"]
-		_, hi := m["max_length"]
-		_, pat := m["pattern"]
-		switch {
-		case pat && (l || lo || hi):
-			d.p.At(v, "%s: give a pattern or a length, not both", what)
-		case l && (lo || hi):
-			d.p.At(v, "%s: give length or min_length and max_length, not both", what)
-		case lo != hi:
-			d.p.At(v, "%s: min_length and max_length go together", what)
-		case !l && !lo && !pat:
-			d.p.At(v, "%s needs a length or a pattern", what)
-		}
+		d.checkStringLength(m, v, what)
 	case "latest":
 		if m["sequence"] == nil || m["window"] == nil {
 			d.p.At(v, "%s needs sequence and window", what)
@@ -1166,7 +1193,25 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 	if g.Kind == "exponential" && m["mean"] == nil {
 		d.p.At(v, "%s needs mean", what)
 	}
-	return g
+}
+
+// checkStringLength checks string's arguments: a pattern, a length, or min_length and
+// max_length.
+func (d *decoder) checkStringLength(m map[string]*yaml.Node, v *yaml.Node, what string) {
+	_, l := m["length"]
+	_, lo := m["min_length"]
+	_, hi := m["max_length"]
+	_, pat := m["pattern"]
+	switch {
+	case pat && (l || lo || hi):
+		d.p.At(v, "%s: give a pattern or a length, not both", what)
+	case l && (lo || hi):
+		d.p.At(v, "%s: give length or min_length and max_length, not both", what)
+	case lo != hi:
+		d.p.At(v, "%s: min_length and max_length go together", what)
+	case !l && !lo && !pat:
+		d.p.At(v, "%s needs a length or a pattern", what)
+	}
 }
 
 // crossCheck checks references between parts of the file: group transactions and
