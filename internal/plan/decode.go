@@ -59,108 +59,14 @@ func (d *decoder) plan(root *yaml.Node) {
 	if !ok {
 		return
 	}
-	if n := f["experiment"]; n != nil {
-		p.Name = d.str(n, "experiment")
-		if p.Name != "" && !expNameRE.MatchString(p.Name) {
-			d.probs.At(n, "experiment %q: name it with letters, digits, '.', '_' and '-', starting with a letter (at most 63)", p.Name)
-		}
-	} else {
-		d.probs.Add(root.Line, "missing experiment: give the experiment a name (experiment: durability-ab)")
-	}
-	if n := f["description"]; n != nil {
-		p.Description = d.str(n, "description")
-	}
-	if n := f["target"]; n != nil {
-		p.Target, p.TargetLine = d.str(n, "target"), n.Line
-		if p.Target != "" && kindOfDSN(p.Target) == "" {
-			d.probs.At(n, "target: not a DSN fathom knows: use postgres://…, mysql://…, redis://… or sqlite:PATH")
-		}
-	}
-	if n := f["instance"]; n != nil {
-		d.instance(n)
-	}
-	if p.Target != "" && p.Instance != nil {
-		d.probs.At(f["instance"], "give either target (a server you run) or instance (servers fathom starts), not both")
-	}
-	if n := f["restart_command"]; n != nil {
-		p.RestartCommand = d.str(n, "restart_command")
-		if p.Instance != nil {
-			d.probs.At(n, "restart_command is for an external target: fathom restarts its own instances")
-		}
-	}
-
-	// Base parameters, in file order.
-	rm := yamlfile.Deref(root)
-	for i := 0; i+1 < len(rm.Content); i += 2 {
-		k, v := rm.Content[i], rm.Content[i+1]
-		if f[k.Value] != v {
-			continue // unknown or given twice: reported
-		}
-		switch key := k.Value; {
-		case key == "workload" || isRunKey(key):
-			if s, ok := d.scalar(v, key); ok {
-				d.param(&p.Base, key, s, v)
-			}
-		case key == "options" || key == "settings" || key == "table":
-			d.paramMap(&p.Base, key, v)
-		}
-	}
-	if n := f["seed"]; n != nil {
-		if s, ok := d.scalar(n, "seed"); ok {
-			v, err := strconv.ParseUint(s, 10, 63)
-			if err != nil {
-				d.probs.At(n, "seed must be a non-negative whole number, not %q", s)
-			}
-			p.Seed, p.HasSeed = v, true
-		}
-	}
-	p.ConnectTimeout = d.duration(f["connect_timeout"], "connect_timeout", 10*time.Second)
-	p.ReconnectTimeout = d.duration(f["reconnect_timeout"], "reconnect_timeout", 30*time.Second)
-	p.Cooldown = d.duration(f["cooldown"], "cooldown", 0)
-	p.Repetitions = 1
-	if n := f["repetitions"]; n != nil {
-		if s, ok := d.scalar(n, "repetitions"); ok {
-			v, err := strconv.Atoi(s)
-			if err != nil || v < 1 || v > 10000 {
-				d.probs.At(n, "repetitions must be a whole number from 1 to 10000, not %q", s)
-			} else {
-				p.Repetitions = v
-			}
-		}
-	}
-	p.Order = d.choice(f["order"], "order", OrderInterleaved, OrderInterleaved, OrderRandom, OrderSequential)
-	p.Restart = d.choice(f["restart"], "restart", "auto", "auto", "each")
-	p.Prepare = d.choice(f["prepare"], "prepare", "auto", "auto", "each", "never")
-	p.OnError = d.choice(f["on_error"], "on_error", "stop", "stop", "continue")
+	d.header(root, f)
+	d.baseParams(root, f)
+	d.schedule(f)
 	if n := f["labels"]; n != nil {
-		p.Labels = map[string]string{}
-		if m, ok := d.mapping(n, "labels"); ok {
-			for i := 0; i+1 < len(m.Content); i += 2 {
-				k, v := m.Content[i], m.Content[i+1]
-				if !keyRE.MatchString(k.Value) {
-					d.probs.At(k, "label %q: use letters, digits, '_', '-' and '.'", k.Value)
-					continue
-				}
-				if s, ok := d.scalar(v, "label "+k.Value); ok {
-					p.Labels[k.Value] = s
-				}
-			}
-		}
+		d.labels(n)
 	}
 	if n := f["collect"]; n != nil {
-		p.CollectLine = n.Line
-		if m := yamlfile.Deref(n); m != nil && m.Kind == yaml.SequenceNode {
-			for _, it := range m.Content {
-				if s, ok := d.scalar(it, "a collector in collect"); ok {
-					p.CollectOnly = append(p.CollectOnly, s)
-				}
-			}
-			if len(p.CollectOnly) == 0 {
-				d.probs.At(n, "collect: list collectors or sources (os, postgres, mysql …), or say false")
-			}
-		} else {
-			p.CollectOff = !d.boolean(n, "collect (true, false, or a list of collectors)")
-		}
+		d.collect(n)
 	}
 	if n := f["matrix"]; n != nil {
 		d.matrix(n)
@@ -191,6 +97,130 @@ func (d *decoder) plan(root *yaml.Node) {
 		d.thresholds(n)
 	}
 	d.checkCombination()
+}
+
+// header reads what the experiment is called and where it runs: its name,
+// description, target or instance, and restart_command.
+func (d *decoder) header(root *yaml.Node, f map[string]*yaml.Node) {
+	p := d.p
+	if n := f["experiment"]; n != nil {
+		p.Name = d.str(n, "experiment")
+		if p.Name != "" && !expNameRE.MatchString(p.Name) {
+			d.probs.At(n, "experiment %q: name it with letters, digits, '.', '_' and '-', starting with a letter (at most 63)", p.Name)
+		}
+	} else {
+		d.probs.Add(root.Line, "missing experiment: give the experiment a name (experiment: durability-ab)")
+	}
+	if n := f["description"]; n != nil {
+		p.Description = d.str(n, "description")
+	}
+	if n := f["target"]; n != nil {
+		p.Target, p.TargetLine = d.str(n, "target"), n.Line
+		if p.Target != "" && kindOfDSN(p.Target) == "" {
+			d.probs.At(n, "target: not a DSN fathom knows: use postgres://…, mysql://…, redis://… or sqlite:PATH")
+		}
+	}
+	if n := f["instance"]; n != nil {
+		d.instance(n)
+	}
+	if p.Target != "" && p.Instance != nil {
+		d.probs.At(f["instance"], "give either target (a server you run) or instance (servers fathom starts), not both")
+	}
+	if n := f["restart_command"]; n != nil {
+		p.RestartCommand = d.str(n, "restart_command")
+		if p.Instance != nil {
+			d.probs.At(n, "restart_command is for an external target: fathom restarts its own instances")
+		}
+	}
+}
+
+// baseParams reads the base parameters, in file order.
+func (d *decoder) baseParams(root *yaml.Node, f map[string]*yaml.Node) {
+	p := d.p
+	rm := yamlfile.Deref(root)
+	for i := 0; i+1 < len(rm.Content); i += 2 {
+		k, v := rm.Content[i], rm.Content[i+1]
+		if f[k.Value] != v {
+			continue // unknown or given twice: reported
+		}
+		switch key := k.Value; {
+		case key == "workload" || isRunKey(key):
+			if s, ok := d.scalar(v, key); ok {
+				d.param(&p.Base, key, s, v)
+			}
+		case key == "options" || key == "settings" || key == "table":
+			d.paramMap(&p.Base, key, v)
+		}
+	}
+}
+
+// schedule reads how the experiment runs its cells: seed, timeouts, repetitions,
+// order, restarts, preparation and what an error does.
+func (d *decoder) schedule(f map[string]*yaml.Node) {
+	p := d.p
+	if n := f["seed"]; n != nil {
+		if s, ok := d.scalar(n, "seed"); ok {
+			v, err := strconv.ParseUint(s, 10, 63)
+			if err != nil {
+				d.probs.At(n, "seed must be a non-negative whole number, not %q", s)
+			}
+			p.Seed, p.HasSeed = v, true
+		}
+	}
+	p.ConnectTimeout = d.duration(f["connect_timeout"], "connect_timeout", 10*time.Second)
+	p.ReconnectTimeout = d.duration(f["reconnect_timeout"], "reconnect_timeout", 30*time.Second)
+	p.Cooldown = d.duration(f["cooldown"], "cooldown", 0)
+	p.Repetitions = 1
+	if n := f["repetitions"]; n != nil {
+		if s, ok := d.scalar(n, "repetitions"); ok {
+			v, err := strconv.Atoi(s)
+			if err != nil || v < 1 || v > 10000 {
+				d.probs.At(n, "repetitions must be a whole number from 1 to 10000, not %q", s)
+			} else {
+				p.Repetitions = v
+			}
+		}
+	}
+	p.Order = d.choice(f["order"], "order", OrderInterleaved, OrderInterleaved, OrderRandom, OrderSequential)
+	p.Restart = d.choice(f["restart"], "restart", "auto", "auto", "each")
+	p.Prepare = d.choice(f["prepare"], "prepare", "auto", "auto", "each", "never")
+	p.OnError = d.choice(f["on_error"], "on_error", "stop", "stop", "continue")
+}
+
+// labels reads labels: {name: value, …}.
+func (d *decoder) labels(n *yaml.Node) {
+	p := d.p
+	p.Labels = map[string]string{}
+	if m, ok := d.mapping(n, "labels"); ok {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k, v := m.Content[i], m.Content[i+1]
+			if !keyRE.MatchString(k.Value) {
+				d.probs.At(k, "label %q: use letters, digits, '_', '-' and '.'", k.Value)
+				continue
+			}
+			if s, ok := d.scalar(v, "label "+k.Value); ok {
+				p.Labels[k.Value] = s
+			}
+		}
+	}
+}
+
+// collect reads collect: true, false or a list of collectors.
+func (d *decoder) collect(n *yaml.Node) {
+	p := d.p
+	p.CollectLine = n.Line
+	if m := yamlfile.Deref(n); m != nil && m.Kind == yaml.SequenceNode {
+		for _, it := range m.Content {
+			if s, ok := d.scalar(it, "a collector in collect"); ok {
+				p.CollectOnly = append(p.CollectOnly, s)
+			}
+		}
+		if len(p.CollectOnly) == 0 {
+			d.probs.At(n, "collect: list collectors or sources (os, postgres, mysql …), or say false")
+		}
+	} else {
+		p.CollectOff = !d.boolean(n, "collect (true, false, or a list of collectors)")
+	}
 }
 
 // thresholds reads a list of thresholds in fathom run --threshold's syntax.
@@ -410,107 +440,138 @@ func (d *decoder) matrix(n *yaml.Node) {
 		k, v := m.Content[i], m.Content[i+1]
 		name := k.Value
 		ax := &Axis{Name: name, Line: k.Line}
-		switch {
-		case name == "workload" || name == "instances" || isRunKey(name) ||
-			strings.HasPrefix(name, "options.") || strings.HasPrefix(name, "settings.") || strings.HasPrefix(name, "table."):
-			key := name
-			if strings.HasPrefix(name, "settings.") {
-				key = "settings." + d.settingKey(strings.TrimPrefix(name, "settings."))
-				if !keyRE.MatchString(strings.TrimPrefix(name, "settings.")) {
-					d.probs.At(k, "matrix: %q does not name a setting", name)
-					continue
-				}
-			}
-			if strings.HasPrefix(name, "options.") && !keyRE.MatchString(strings.TrimPrefix(name, "options.")) {
-				d.probs.At(k, "matrix: %q does not name a workload option", name)
-				continue
-			}
-			items, ok := d.list(v, "matrix "+name)
-			if !ok {
-				if v.Kind == yaml.MappingNode {
-					d.probs.At(v, "matrix %s: give its values as a list, e.g. %s: [a, b]; a mapping of named values is for an axis with its own name", name, name)
-				}
-				continue
-			}
-			seen := map[string]bool{}
-			for _, it := range items {
-				s, ok := d.scalar(it, "a value of matrix "+name)
-				if !ok {
-					continue
-				}
-				if seen[s] {
-					d.probs.At(it, "matrix %s: %q is listed twice", name, s)
-					continue
-				}
-				seen[s] = true
-				av := &AxisValue{Label: s, Line: it.Line}
-				d.param(&av.Params, key, s, it)
-				ax.Values = append(ax.Values, av)
-			}
-			if prev, dup := owner[key]; dup {
-				d.probs.At(k, "matrix: %s and %s both set %s", prev, name, key)
-			}
-			owner[key] = name
-		default:
-			if !axisRE.MatchString(name) {
-				d.probs.At(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
-				continue
-			}
-			if vv := yamlfile.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode && name == "target" {
-				d.probs.At(k, "matrix: name the targets, so that results say which is which (and no DSN is a label): server: {pg: {target: postgres://…}, maria: {target: mysql://…}}")
-				continue
-			}
-			if vv := yamlfile.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
-				d.probs.At(k, "matrix: unknown parameter %q (known: %s, workload, instances, options.NAME, settings.NAME); an axis of your own naming takes named values: %s: {a: {settings: {…}}, b: {…}}", name, strings.Join(runKeys, ", "), name)
-				continue
-			}
-			vm, ok := d.mapping(v, "matrix "+name)
-			if !ok {
-				continue
-			}
-			ax.Named = true
-			keys := map[string]bool{}
-			for j := 0; j+1 < len(vm.Content); j += 2 {
-				lk, lv := vm.Content[j], vm.Content[j+1]
-				if lk.Kind != yaml.ScalarNode || lk.Value == "" {
-					d.probs.At(lk, "matrix %s: values are named by plain text", name)
-					continue
-				}
-				if keys[lk.Value] {
-					d.probs.At(lk, "matrix %s: %q is given twice", name, lk.Value)
-					continue
-				}
-				keys[lk.Value] = true
-				av := &AxisValue{Label: lk.Value, Line: lk.Line}
-				d.bundle(av, name, lv)
-				ax.Values = append(ax.Values, av)
-			}
-			seenKey := map[string]bool{}
-			for _, av := range ax.Values {
-				for _, prm := range av.Params {
-					if seenKey[prm.Key] {
-						continue
-					}
-					seenKey[prm.Key] = true
-					if prev, dup := owner[prm.Key]; dup && prev != name {
-						d.probs.At(k, "matrix: %s and %s both set %s", prev, name, prm.Key)
-					}
-					owner[prm.Key] = name
-				}
-			}
+		if isParamAxis(name) {
+			ok = d.paramAxis(ax, k, v, owner)
+		} else {
+			ok = d.namedAxis(ax, k, v, owner)
 		}
-		if len(ax.Values) == 0 {
-			d.probs.At(k, "matrix %s has no values", name)
+		if !ok {
+			continue
 		}
-		for _, prev := range d.p.Axes {
-			if ShortAxis(prev.Name) == ShortAxis(name) {
-				d.probs.At(k, "matrix: axes %s and %s would both be called %s in results: rename one", prev.Name, name, ShortAxis(name))
-			}
-		}
-		if name == "rep" || name == "repetition" || name == "experiment" {
-			d.probs.At(k, "matrix: %s names the experiment's own labels; choose another axis name", name)
-		}
+		d.checkAxisName(ax, k)
 		d.p.Axes = append(d.p.Axes, ax)
+	}
+}
+
+// isParamAxis reports whether a matrix axis is named by the parameter it sets, and so
+// lists its values.
+func isParamAxis(name string) bool {
+	return name == "workload" || name == "instances" || isRunKey(name) ||
+		strings.HasPrefix(name, "options.") || strings.HasPrefix(name, "settings.") || strings.HasPrefix(name, "table.")
+}
+
+// paramAxis decodes the list of values of an axis named by the parameter it sets
+// (clients: [1, 2, 4]). It returns false when the axis is unusable and is left out.
+func (d *decoder) paramAxis(ax *Axis, k, v *yaml.Node, owner map[string]string) bool {
+	name := ax.Name
+	key := name
+	if strings.HasPrefix(name, "settings.") {
+		key = "settings." + d.settingKey(strings.TrimPrefix(name, "settings."))
+		if !keyRE.MatchString(strings.TrimPrefix(name, "settings.")) {
+			d.probs.At(k, "matrix: %q does not name a setting", name)
+			return false
+		}
+	}
+	if strings.HasPrefix(name, "options.") && !keyRE.MatchString(strings.TrimPrefix(name, "options.")) {
+		d.probs.At(k, "matrix: %q does not name a workload option", name)
+		return false
+	}
+	items, ok := d.list(v, "matrix "+name)
+	if !ok {
+		if v.Kind == yaml.MappingNode {
+			d.probs.At(v, "matrix %s: give its values as a list, e.g. %s: [a, b]; a mapping of named values is for an axis with its own name", name, name)
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	for _, it := range items {
+		s, ok := d.scalar(it, "a value of matrix "+name)
+		if !ok {
+			continue
+		}
+		if seen[s] {
+			d.probs.At(it, "matrix %s: %q is listed twice", name, s)
+			continue
+		}
+		seen[s] = true
+		av := &AxisValue{Label: s, Line: it.Line}
+		d.param(&av.Params, key, s, it)
+		ax.Values = append(ax.Values, av)
+	}
+	if prev, dup := owner[key]; dup {
+		d.probs.At(k, "matrix: %s and %s both set %s", prev, name, key)
+	}
+	owner[key] = name
+	return true
+}
+
+// namedAxis decodes an axis of the user's naming, whose named values each bundle
+// parameters (server: {pg: {target: …}, maria: {…}}). It returns false when the axis
+// is unusable and is left out.
+func (d *decoder) namedAxis(ax *Axis, k, v *yaml.Node, owner map[string]string) bool {
+	name := ax.Name
+	if !axisRE.MatchString(name) {
+		d.probs.At(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
+		return false
+	}
+	if vv := yamlfile.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode && name == "target" {
+		d.probs.At(k, "matrix: name the targets, so that results say which is which (and no DSN is a label): server: {pg: {target: postgres://…}, maria: {target: mysql://…}}")
+		return false
+	}
+	if vv := yamlfile.Deref(v); vv != nil && vv.Kind == yaml.SequenceNode {
+		d.probs.At(k, "matrix: unknown parameter %q (known: %s, workload, instances, options.NAME, settings.NAME); an axis of your own naming takes named values: %s: {a: {settings: {…}}, b: {…}}", name, strings.Join(runKeys, ", "), name)
+		return false
+	}
+	vm, ok := d.mapping(v, "matrix "+name)
+	if !ok {
+		return false
+	}
+	ax.Named = true
+	keys := map[string]bool{}
+	for j := 0; j+1 < len(vm.Content); j += 2 {
+		lk, lv := vm.Content[j], vm.Content[j+1]
+		if lk.Kind != yaml.ScalarNode || lk.Value == "" {
+			d.probs.At(lk, "matrix %s: values are named by plain text", name)
+			continue
+		}
+		if keys[lk.Value] {
+			d.probs.At(lk, "matrix %s: %q is given twice", name, lk.Value)
+			continue
+		}
+		keys[lk.Value] = true
+		av := &AxisValue{Label: lk.Value, Line: lk.Line}
+		d.bundle(av, name, lv)
+		ax.Values = append(ax.Values, av)
+	}
+	seenKey := map[string]bool{}
+	for _, av := range ax.Values {
+		for _, prm := range av.Params {
+			if seenKey[prm.Key] {
+				continue
+			}
+			seenKey[prm.Key] = true
+			if prev, dup := owner[prm.Key]; dup && prev != name {
+				d.probs.At(k, "matrix: %s and %s both set %s", prev, name, prm.Key)
+			}
+			owner[prm.Key] = name
+		}
+	}
+	return true
+}
+
+// checkAxisName checks a decoded axis has values and a name of its own in results.
+func (d *decoder) checkAxisName(ax *Axis, k *yaml.Node) {
+	name := ax.Name
+	if len(ax.Values) == 0 {
+		d.probs.At(k, "matrix %s has no values", name)
+	}
+	for _, prev := range d.p.Axes {
+		if ShortAxis(prev.Name) == ShortAxis(name) {
+			d.probs.At(k, "matrix: axes %s and %s would both be called %s in results: rename one", prev.Name, name, ShortAxis(name))
+		}
+	}
+	if name == "rep" || name == "repetition" || name == "experiment" {
+		d.probs.At(k, "matrix: %s names the experiment's own labels; choose another axis name", name)
 	}
 }
 

@@ -313,55 +313,101 @@ func checkParam(key, value string) string {
 	if strings.HasPrefix(key, "table.") {
 		return checkTable(strings.TrimPrefix(key, "table."), value)
 	}
-	switch key {
-	case "target":
-		if kindOfDSN(value) == "" {
-			return "target: not a DSN fathom knows: use postgres://…, mysql://…, redis://… or sqlite:PATH"
-		}
-	case "clients", "max_tries":
-		n, err := strconv.Atoi(value)
-		if err != nil || n < 1 || n > 100000 {
-			return fmt.Sprintf("%s must be a whole number of at least 1, not %q", key, value)
-		}
-	case "agents":
-		n, err := strconv.Atoi(value)
-		if err != nil || n < 0 || n > 10000 {
-			return fmt.Sprintf("agents must be a whole number of 0 (this machine) or more, not %q", value)
-		}
-	case "instances":
-		n, err := strconv.Atoi(value)
-		if err != nil || n < 1 || n > 64 {
-			return fmt.Sprintf("instances must be a whole number from 1 to 64, not %q", value)
-		}
-	case "transactions":
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || n < 1 {
-			return fmt.Sprintf("transactions (per client) must be a whole number of at least 1, not %q", value)
-		}
-	case "duration", "warmup", "latency_limit", "report_interval":
-		d, err := ParseDuration(value)
-		if err != nil {
-			return fmt.Sprintf("%s: %v", key, err)
-		}
-		if key == "duration" && d <= 0 {
-			return "duration must be more than 0"
-		}
-		if key == "report_interval" && d < time.Millisecond {
-			return "report_interval must be at least 1ms"
-		}
-	case "rate":
-		f, err := strconv.ParseFloat(value, 64)
-		if err != nil || f < 0 || f != f || f > 1e9 {
-			return fmt.Sprintf("rate must be a number of transactions per second (0 = closed loop), not %q", value)
-		}
-	case "query_mode":
-		if value != "prepared" && value != "simple" {
-			return fmt.Sprintf("query_mode must be prepared or simple, not %q", value)
-		}
-	case "workload":
-		if strings.TrimSpace(value) == "" {
-			return "workload must name a built-in workload or a workload file"
-		}
+	if check := paramChecks[key]; check != nil {
+		return check(key, value)
+	}
+	return ""
+}
+
+// paramChecks holds the check of each parameter that has one: it returns the problem
+// with the value, or "".
+var paramChecks = map[string]func(key, value string) string{
+	"target":          checkTarget,
+	"clients":         checkAtLeastOne,
+	"max_tries":       checkAtLeastOne,
+	"agents":          checkAgents,
+	"instances":       checkInstances,
+	"transactions":    checkTransactions,
+	"duration":        checkDurationParam,
+	"warmup":          checkDurationParam,
+	"latency_limit":   checkDurationParam,
+	"report_interval": checkDurationParam,
+	"rate":            checkRate,
+	"query_mode":      checkQueryMode,
+	"workload":        checkWorkload,
+}
+
+func checkTarget(_, value string) string {
+	if kindOfDSN(value) == "" {
+		return "target: not a DSN fathom knows: use postgres://…, mysql://…, redis://… or sqlite:PATH"
+	}
+	return ""
+}
+
+func checkAtLeastOne(key, value string) string {
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 || n > 100000 {
+		return fmt.Sprintf("%s must be a whole number of at least 1, not %q", key, value)
+	}
+	return ""
+}
+
+func checkAgents(_, value string) string {
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 0 || n > 10000 {
+		return fmt.Sprintf("agents must be a whole number of 0 (this machine) or more, not %q", value)
+	}
+	return ""
+}
+
+func checkInstances(_, value string) string {
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 || n > 64 {
+		return fmt.Sprintf("instances must be a whole number from 1 to 64, not %q", value)
+	}
+	return ""
+}
+
+func checkTransactions(_, value string) string {
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil || n < 1 {
+		return fmt.Sprintf("transactions (per client) must be a whole number of at least 1, not %q", value)
+	}
+	return ""
+}
+
+func checkDurationParam(key, value string) string {
+	d, err := ParseDuration(value)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", key, err)
+	}
+	if key == "duration" && d <= 0 {
+		return "duration must be more than 0"
+	}
+	if key == "report_interval" && d < time.Millisecond {
+		return "report_interval must be at least 1ms"
+	}
+	return ""
+}
+
+func checkRate(_, value string) string {
+	f, err := strconv.ParseFloat(value, 64)
+	if err != nil || f < 0 || f != f || f > 1e9 {
+		return fmt.Sprintf("rate must be a number of transactions per second (0 = closed loop), not %q", value)
+	}
+	return ""
+}
+
+func checkQueryMode(_, value string) string {
+	if value != "prepared" && value != "simple" {
+		return fmt.Sprintf("query_mode must be prepared or simple, not %q", value)
+	}
+	return ""
+}
+
+func checkWorkload(_, value string) string {
+	if strings.TrimSpace(value) == "" {
+		return "workload must name a built-in workload or a workload file"
 	}
 	return ""
 }

@@ -565,15 +565,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 	}
 	what := "table " + t.Name
 	if v, ok := m["columns"]; ok {
-		for _, it := range d.list(v, what+" columns") {
-			c := d.column(it, what)
-			for _, o := range t.Columns {
-				if strings.EqualFold(o.Name, c.Name) && c.Name != "" {
-					d.p.Add(c.Line, "%s: column %s is defined twice", what, c.Name)
-				}
-			}
-			t.Columns = append(t.Columns, c)
-		}
+		d.tableColumns(t, v, what)
 	} else {
 		d.p.At(n, "%s has no columns", what)
 	}
@@ -581,33 +573,10 @@ func (d *decoder) table(n *yaml.Node) *Table {
 		t.PrimaryKey = d.names(v, what+" primary_key")
 		t.PKLine = v.Line
 	}
-	for _, c := range t.Columns {
-		if c.PrimaryKey {
-			if t.PKLine != 0 && !slices.Contains(t.PrimaryKey, c.Name) {
-				d.p.Add(c.Line, "%s: column %s says primary_key but the table's primary_key list does not name it", what, c.Name)
-			} else if t.PKLine == 0 {
-				t.PrimaryKey = append(t.PrimaryKey, c.Name)
-			}
-		}
-	}
+	d.columnPrimaryKeys(t, what)
 	if v, ok := m["indexes"]; ok {
 		for _, it := range d.list(v, what+" indexes") {
-			ix := &Index{Line: yamlfile.Deref(it).Line}
-			im := d.fields(it, what+" index", "name", "columns", "unique")
-			if x, ok := im["name"]; ok {
-				ix.Name = d.name(x, "index name")
-			} else {
-				d.p.At(it, "%s: an index has no name", what)
-			}
-			if x, ok := im["columns"]; ok {
-				ix.Columns = d.names(x, "index columns")
-			} else {
-				d.p.At(it, "%s: index %s has no columns", what, ix.Name)
-			}
-			if x, ok := im["unique"]; ok {
-				ix.Unique = d.boolean(x, "unique")
-			}
-			t.Indexes = append(t.Indexes, ix)
+			t.Indexes = append(t.Indexes, d.index(it, what))
 		}
 	}
 	if v, ok := m["ddl"]; ok {
@@ -621,21 +590,78 @@ func (d *decoder) table(n *yaml.Node) *Table {
 		t.Rows = d.number(v, what+" rows")
 	}
 	if v, ok := m["load"]; ok {
-		v = yamlfile.Deref(v)
-		if v == nil || v.Kind != yaml.MappingNode {
-			d.p.At(v, "%s load must map columns to generators, not %s", what, describe(v))
-		} else {
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				k, g := v.Content[i], v.Content[i+1]
-				cg := &ColumnGen{Column: d.name(k, "column"), Line: k.Line, Gen: d.gen(g, what+" load "+k.Value)}
-				t.Load = append(t.Load, cg)
+		d.tableLoad(t, v, what)
+	}
+	d.checkTableColumns(t, what)
+	return t
+}
+
+// tableColumns decodes a table's columns, each defined once.
+func (d *decoder) tableColumns(t *Table, v *yaml.Node, what string) {
+	for _, it := range d.list(v, what+" columns") {
+		c := d.column(it, what)
+		for _, o := range t.Columns {
+			if strings.EqualFold(o.Name, c.Name) && c.Name != "" {
+				d.p.Add(c.Line, "%s: column %s is defined twice", what, c.Name)
 			}
 		}
-		if t.Rows == nil {
-			d.p.At(v, "%s has load generators but no rows: add rows: N", what)
+		t.Columns = append(t.Columns, c)
+	}
+}
+
+// columnPrimaryKeys reconciles columns marked primary_key with the table's
+// primary_key list: without a list, the marked columns make it.
+func (d *decoder) columnPrimaryKeys(t *Table, what string) {
+	for _, c := range t.Columns {
+		if c.PrimaryKey {
+			if t.PKLine != 0 && !slices.Contains(t.PrimaryKey, c.Name) {
+				d.p.Add(c.Line, "%s: column %s says primary_key but the table's primary_key list does not name it", what, c.Name)
+			} else if t.PKLine == 0 {
+				t.PrimaryKey = append(t.PrimaryKey, c.Name)
+			}
 		}
 	}
-	// Columns named in keys and loads must exist.
+}
+
+// index decodes one entry of a table's indexes.
+func (d *decoder) index(it *yaml.Node, what string) *Index {
+	ix := &Index{Line: yamlfile.Deref(it).Line}
+	im := d.fields(it, what+" index", "name", "columns", "unique")
+	if x, ok := im["name"]; ok {
+		ix.Name = d.name(x, "index name")
+	} else {
+		d.p.At(it, "%s: an index has no name", what)
+	}
+	if x, ok := im["columns"]; ok {
+		ix.Columns = d.names(x, "index columns")
+	} else {
+		d.p.At(it, "%s: index %s has no columns", what, ix.Name)
+	}
+	if x, ok := im["unique"]; ok {
+		ix.Unique = d.boolean(x, "unique")
+	}
+	return ix
+}
+
+// tableLoad decodes a table's load: a map of columns to generators, which needs rows.
+func (d *decoder) tableLoad(t *Table, v *yaml.Node, what string) {
+	v = yamlfile.Deref(v)
+	if v == nil || v.Kind != yaml.MappingNode {
+		d.p.At(v, "%s load must map columns to generators, not %s", what, describe(v))
+	} else {
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k, g := v.Content[i], v.Content[i+1]
+			cg := &ColumnGen{Column: d.name(k, "column"), Line: k.Line, Gen: d.gen(g, what+" load "+k.Value)}
+			t.Load = append(t.Load, cg)
+		}
+	}
+	if t.Rows == nil {
+		d.p.At(v, "%s has load generators but no rows: add rows: N", what)
+	}
+}
+
+// checkTableColumns checks that the columns named in keys and loads exist.
+func (d *decoder) checkTableColumns(t *Table, what string) {
 	has := func(c string) bool {
 		for _, col := range t.Columns {
 			if strings.EqualFold(col.Name, c) {
@@ -661,7 +687,6 @@ func (d *decoder) table(n *yaml.Node) *Table {
 			d.p.Add(cg.Line, "%s: load names column %s, which the table does not have", what, cg.Column)
 		}
 	}
-	return t
 }
 
 func (d *decoder) column(n *yaml.Node, what string) *Column {
@@ -804,71 +829,86 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 	}
 	switch s.Kind {
 	case StepSQL:
-		v := yamlfile.Deref(m["sql"])
-		s.SQLLine = v.Line
-		s.SQL = map[string]string{}
-		if v.Kind == yaml.MappingNode {
-			dm := d.fields(v, what+" sql", append([]string{"default"}, dialectKeys(v)...)...)
-			for k, x := range dm {
-				key := k
-				if k == "default" {
-					key = ""
-				}
-				s.SQL[key] = strings.TrimSpace(d.str(x, what+" sql "+k))
-			}
-			if own := target.SQLDialects(true); len(dm) > 0 && s.SQL[""] == "" && !coversAll(dm, own) {
-				d.p.At(v, "%s: sql by dialect needs a default: or an entry for each of %s", what, strings.Join(own, ", "))
-			}
-		} else if v.Kind == yaml.ScalarNode && v.Tag != "!!null" && strings.TrimSpace(v.Value) == "" {
-			d.p.At(v, "%s: sql is empty", what)
-		} else {
-			s.SQL[""] = strings.TrimSpace(d.str(v, what+" sql"))
-		}
-		if x, ok := m["values"]; ok {
-			s.Values = d.values(x, what+" step")
-		}
-		if x, ok := m["keep"]; ok {
-			s.Keep = d.names(x, "keep")
-			s.KeepLine = x.Line
-		}
-		if x, ok := m["insert_id"]; ok {
-			s.InsertID = d.name(x, "insert_id")
-			s.IDLine = x.Line
-		}
-		s.IDColumn = "id"
-		if x, ok := m["id_column"]; ok {
-			s.IDColumn = d.name(x, "id_column")
-			if s.InsertID == "" {
-				d.p.At(x, "%s: id_column goes with insert_id", what)
-			}
-		}
-		if s.InsertID != "" && len(s.Keep) > 0 {
-			d.p.Add(s.IDLine, "%s: a statement has keep or insert_id, not both", what)
-		}
+		d.sqlStep(s, m, what)
 	case StepBlock:
 		s.Steps = d.steps(m["steps"], what)
 		if len(s.Steps) == 0 {
 			d.p.At(m["steps"], "%s: steps is empty", what)
 		}
 	case StepBranch:
-		for _, it := range d.list(m["branch"], what+" branch") {
-			a := &Arm{Line: yamlfile.Deref(it).Line}
-			am := d.fields(it, what+" branch arm", "probability", "steps")
-			if x, ok := am["probability"]; ok {
-				a.Probability = d.number(x, "probability")
-			} else {
-				d.p.At(it, "%s: a branch arm has no probability", what)
-			}
-			if x, ok := am["steps"]; ok {
-				a.Steps = d.steps(x, what)
-			}
-			s.Arms = append(s.Arms, a)
-		}
-		if len(s.Arms) == 0 {
-			d.p.At(m["branch"], "%s: branch has no arms", what)
-		}
+		d.branchStep(s, m["branch"], what)
 	}
 	return s
+}
+
+// sqlStep decodes the fields of an sql step: its statement and what it binds and keeps.
+func (d *decoder) sqlStep(s *Step, m map[string]*yaml.Node, what string) {
+	d.stepSQL(s, yamlfile.Deref(m["sql"]), what)
+	if x, ok := m["values"]; ok {
+		s.Values = d.values(x, what+" step")
+	}
+	if x, ok := m["keep"]; ok {
+		s.Keep = d.names(x, "keep")
+		s.KeepLine = x.Line
+	}
+	if x, ok := m["insert_id"]; ok {
+		s.InsertID = d.name(x, "insert_id")
+		s.IDLine = x.Line
+	}
+	s.IDColumn = "id"
+	if x, ok := m["id_column"]; ok {
+		s.IDColumn = d.name(x, "id_column")
+		if s.InsertID == "" {
+			d.p.At(x, "%s: id_column goes with insert_id", what)
+		}
+	}
+	if s.InsertID != "" && len(s.Keep) > 0 {
+		d.p.Add(s.IDLine, "%s: a statement has keep or insert_id, not both", what)
+	}
+}
+
+// stepSQL decodes a step's sql: one statement, or one per dialect (with a default
+// unless every dialect has its own).
+func (d *decoder) stepSQL(s *Step, v *yaml.Node, what string) {
+	s.SQLLine = v.Line
+	s.SQL = map[string]string{}
+	if v.Kind == yaml.MappingNode {
+		dm := d.fields(v, what+" sql", append([]string{"default"}, dialectKeys(v)...)...)
+		for k, x := range dm {
+			key := k
+			if k == "default" {
+				key = ""
+			}
+			s.SQL[key] = strings.TrimSpace(d.str(x, what+" sql "+k))
+		}
+		if own := target.SQLDialects(true); len(dm) > 0 && s.SQL[""] == "" && !coversAll(dm, own) {
+			d.p.At(v, "%s: sql by dialect needs a default: or an entry for each of %s", what, strings.Join(own, ", "))
+		}
+	} else if v.Kind == yaml.ScalarNode && v.Tag != "!!null" && strings.TrimSpace(v.Value) == "" {
+		d.p.At(v, "%s: sql is empty", what)
+	} else {
+		s.SQL[""] = strings.TrimSpace(d.str(v, what+" sql"))
+	}
+}
+
+// branchStep decodes a branch's arms, each with a probability and steps.
+func (d *decoder) branchStep(s *Step, n *yaml.Node, what string) {
+	for _, it := range d.list(n, what+" branch") {
+		a := &Arm{Line: yamlfile.Deref(it).Line}
+		am := d.fields(it, what+" branch arm", "probability", "steps")
+		if x, ok := am["probability"]; ok {
+			a.Probability = d.number(x, "probability")
+		} else {
+			d.p.At(it, "%s: a branch arm has no probability", what)
+		}
+		if x, ok := am["steps"]; ok {
+			a.Steps = d.steps(x, what)
+		}
+		s.Arms = append(s.Arms, a)
+	}
+	if len(s.Arms) == 0 {
+		d.p.At(n, "%s: branch has no arms", what)
+	}
 }
 
 func (d *decoder) group(n *yaml.Node) *Group {
@@ -910,21 +950,39 @@ func (d *decoder) group(n *yaml.Node) *Group {
 
 // gen decodes a generator: a constant scalar, or a mapping with one generator key.
 func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
+	g, v, ok := d.genKind(n, what)
+	if !ok {
+		return g
+	}
+	what += " " + g.Kind
+	if d.genShorthand(g, v, what) {
+		return g
+	}
+	m := d.fields(v, what, genArgs[g.Kind]...)
+	d.genFields(g, m, what)
+	d.checkGenArgs(g, m, v, what)
+	return g
+}
+
+// genKind reads which generator a node names: a constant, or a mapping of exactly one
+// known generator to its arguments (returned). It returns false when the generator is
+// complete (a constant) or unusable.
+func (d *decoder) genKind(n *yaml.Node, what string) (*GenDef, *yaml.Node, bool) {
 	n = yamlfile.Deref(n)
 	g := &GenDef{Node: n, Args: map[string]*yaml.Node{}}
 	if n == nil {
 		d.p.Add(0, "%s: missing generator", what)
-		return g
+		return g, nil, false
 	}
 	g.Line = n.Line
 	switch n.Kind {
 	case yaml.ScalarNode:
 		g.Kind, g.Const = "const", n
-		return g
+		return g, nil, false
 	case yaml.MappingNode:
 	default:
 		d.p.At(n, "%s must be a constant or a generator such as {uniform: [1, 100]}, not %s", what, describe(n))
-		return g
+		return g, nil, false
 	}
 	if len(n.Content) != 2 {
 		var keys []string
@@ -933,7 +991,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 		}
 		d.p.At(n, "%s must name exactly one generator (%s), not %s", what, strings.Join(Generators, ", "), strings.Join(keys, ", "))
 		if len(n.Content) == 0 {
-			return g
+			return g, nil, false
 		}
 	}
 	k, v := n.Content[0], yamlfile.Deref(n.Content[1])
@@ -941,22 +999,31 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 	if !slices.Contains(Generators, g.Kind) {
 		d.p.At(k, "%s: unknown generator %q (use %s)", what, g.Kind, strings.Join(Generators, ", "))
 		g.Kind = ""
-		return g
+		return g, nil, false
 	}
-	what += " " + g.Kind
+	return g, v, true
+}
+
+// rangeGens are the generators that take [min, max] for {min: …, max: …}.
+var rangeGens = []string{"uniform", "float", "zipfian", "exponential", "hotspot", "gaussian", "special"}
+
+// genShorthand reads the short forms of a generator's arguments (sequence: name,
+// string: length, timestamp: now, [min, max]) and choice's list, and reports whether
+// it did: otherwise the arguments are a mapping.
+func (d *decoder) genShorthand(g *GenDef, v *yaml.Node, what string) bool {
 	switch g.Kind {
 	case "sequence":
 		if _, ok := scalar(v); ok && v.Tag != "!!null" {
 			g.Sequence = d.name(v, "sequence name")
-			return g
+			return true
 		}
 		if v.Kind == yaml.ScalarNode { // sequence: (null) — all defaults
-			return g
+			return true
 		}
 	case "string":
 		if v.Kind == yaml.ScalarNode {
 			g.Args["length"] = d.number(v, what+" length")
-			return g
+			return true
 		}
 	case "timestamp":
 		if s, ok := scalar(v); ok {
@@ -964,45 +1031,54 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 				d.p.At(v, "%s: use timestamp: now or timestamp: {min: 2024-01-01, max: 2024-12-31}", what)
 			}
 			g.Now = true
-			return g
+			return true
 		}
 	case "choice":
-		items := d.list(v, what)
-		for _, it := range items {
-			it = yamlfile.Deref(it)
-			if it.Kind == yaml.MappingNode {
-				cm := d.fields(it, what+" item", "value", "weight")
-				c := Choice{Value: cm["value"], Weight: cm["weight"]}
-				if c.Value == nil {
-					d.p.At(it, "%s: an item has no value", what)
-				} else if _, ok := scalar(c.Value); !ok {
-					d.p.At(c.Value, "%s: a value must be a single value, not %s", what, describe(c.Value))
-				}
-				if c.Weight != nil {
-					c.Weight = d.number(c.Weight, "weight")
-				}
-				g.Choices = append(g.Choices, c)
-			} else if it.Kind == yaml.ScalarNode {
-				g.Choices = append(g.Choices, Choice{Value: it})
-			} else {
-				d.p.At(it, "%s: an item must be a value or {value: …, weight: …}", what)
-			}
-		}
-		if len(items) == 0 && v.Kind == yaml.SequenceNode {
-			d.p.At(v, "%s has no values", what)
-		}
-		return g
+		d.choices(g, v, what)
+		return true
 	}
-	if v.Kind == yaml.SequenceNode && (g.Kind == "uniform" || g.Kind == "float" || g.Kind == "zipfian" || g.Kind == "exponential" || g.Kind == "hotspot" || g.Kind == "gaussian" || g.Kind == "special") {
+	if v.Kind == yaml.SequenceNode && slices.Contains(rangeGens, g.Kind) {
 		if len(v.Content) != 2 {
 			d.p.At(v, "%s: [min, max] takes two numbers, not %d", what, len(v.Content))
-			return g
+			return true
 		}
 		g.Args["min"] = d.number(v.Content[0], what+" min")
 		g.Args["max"] = d.number(v.Content[1], what+" max")
-		return g
+		return true
 	}
-	m := d.fields(v, what, genArgs[g.Kind]...)
+	return false
+}
+
+// choices reads choice's list: values, or {value: …, weight: …}.
+func (d *decoder) choices(g *GenDef, v *yaml.Node, what string) {
+	items := d.list(v, what)
+	for _, it := range items {
+		it = yamlfile.Deref(it)
+		if it.Kind == yaml.MappingNode {
+			cm := d.fields(it, what+" item", "value", "weight")
+			c := Choice{Value: cm["value"], Weight: cm["weight"]}
+			if c.Value == nil {
+				d.p.At(it, "%s: an item has no value", what)
+			} else if _, ok := scalar(c.Value); !ok {
+				d.p.At(c.Value, "%s: a value must be a single value, not %s", what, describe(c.Value))
+			}
+			if c.Weight != nil {
+				c.Weight = d.number(c.Weight, "weight")
+			}
+			g.Choices = append(g.Choices, c)
+		} else if it.Kind == yaml.ScalarNode {
+			g.Choices = append(g.Choices, Choice{Value: it})
+		} else {
+			d.p.At(it, "%s: an item must be a value or {value: …, weight: …}", what)
+		}
+	}
+	if len(items) == 0 && v.Kind == yaml.SequenceNode {
+		d.p.At(v, "%s has no values", what)
+	}
+}
+
+// genFields reads a generator's arguments given as a mapping.
+func (d *decoder) genFields(g *GenDef, m map[string]*yaml.Node, what string) {
 	for key, x := range m {
 		switch {
 		case key == "scramble":
@@ -1032,6 +1108,10 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 			g.Args[key] = d.number(x, what+" "+key)
 		}
 	}
+}
+
+// checkGenArgs checks a generator was given the arguments it needs (m, from v).
+func (d *decoder) checkGenArgs(g *GenDef, m map[string]*yaml.Node, v *yaml.Node, what string) {
 	switch g.Kind {
 	case "uniform", "zipfian", "exponential", "hotspot", "gaussian", "special", "float", "timestamp":
 		for _, req := range []string{"min", "max"} {
@@ -1040,20 +1120,7 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 			}
 		}
 	case "string":
-		_, l := m["length"]
-		_, lo := m["min_length"]
-		_, hi := m["max_length"]
-		_, pat := m["pattern"]
-		switch {
-		case pat && (l || lo || hi):
-			d.p.At(v, "%s: give a pattern or a length, not both", what)
-		case l && (lo || hi):
-			d.p.At(v, "%s: give length or min_length and max_length, not both", what)
-		case lo != hi:
-			d.p.At(v, "%s: min_length and max_length go together", what)
-		case !l && !lo && !pat:
-			d.p.At(v, "%s needs a length or a pattern", what)
-		}
+		d.checkStringLength(m, v, what)
 	case "latest":
 		if m["sequence"] == nil || m["window"] == nil {
 			d.p.At(v, "%s needs sequence and window", what)
@@ -1062,12 +1129,38 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 	if g.Kind == "exponential" && m["mean"] == nil {
 		d.p.At(v, "%s needs mean", what)
 	}
-	return g
+}
+
+// checkStringLength checks string's arguments: a pattern, a length, or min_length and
+// max_length.
+func (d *decoder) checkStringLength(m map[string]*yaml.Node, v *yaml.Node, what string) {
+	_, l := m["length"]
+	_, lo := m["min_length"]
+	_, hi := m["max_length"]
+	_, pat := m["pattern"]
+	switch {
+	case pat && (l || lo || hi):
+		d.p.At(v, "%s: give a pattern or a length, not both", what)
+	case l && (lo || hi):
+		d.p.At(v, "%s: give length or min_length and max_length, not both", what)
+	case lo != hi:
+		d.p.At(v, "%s: min_length and max_length go together", what)
+	case !l && !lo && !pat:
+		d.p.At(v, "%s needs a length or a pattern", what)
+	}
 }
 
 // crossCheck checks references between parts of the file: group transactions and
 // sequence names.
 func (d *decoder) crossCheck() {
+	d.checkGroups()
+	d.checkPresets()
+	d.checkSequences()
+}
+
+// checkGroups checks that groups run defined transactions and that, when there are
+// groups, every transaction is in one.
+func (d *decoder) checkGroups() {
 	f := d.f
 	txns := map[string]bool{}
 	for _, t := range f.Txns {
@@ -1089,6 +1182,12 @@ func (d *decoder) crossCheck() {
 			}
 		}
 	}
+}
+
+// checkPresets checks that parameter presets set other parameters that have no presets
+// of their own, and that a default names one of the presets.
+func (d *decoder) checkPresets() {
+	f := d.f
 	params := map[string]*Param{}
 	for _, p := range f.Params {
 		params[p.Name] = p
@@ -1117,6 +1216,11 @@ func (d *decoder) crossCheck() {
 			}
 		}
 	}
+}
+
+// checkSequences checks that the generators naming a sequence name a defined one.
+func (d *decoder) checkSequences() {
+	f := d.f
 	seqs := map[string]bool{}
 	for _, s := range f.Sequences {
 		seqs[s.Name] = true

@@ -314,237 +314,319 @@ func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
 	if g == nil || g.Kind == "" {
 		return nil
 	}
-	a := g.Args
-	lohi := func() (int64, int64, bool) {
-		n0 := r.p.Len()
-		lo := r.intIn(a["min"], what+" min", 0, math.MinInt64, math.MaxInt64)
-		hi := r.intIn(a["max"], what+" max", 0, math.MinInt64, math.MaxInt64)
-		if a["min"] == nil || a["max"] == nil || r.p.Len() > n0 {
-			return 0, 0, false
-		}
-		if hi < lo {
-			r.p.At(a["max"], "%s: max %d is below min %d", what, hi, lo)
-			return 0, 0, false
-		}
-		return lo, hi, true
-	}
-	rangeDesc := func(lo, hi int64) string { return fmt.Sprintf("[%d, %d]", lo, hi) }
 	switch g.Kind {
 	case "const":
-		n := g.Const
-		if v := strings.TrimSpace(n.Value); strings.HasPrefix(v, "$") && n.Style == 0 {
-			// A parameter whose value is not a number is a string constant.
-			if s, ok := r.lookup(v[1:]); ok && paramRef.FindString(v) == v {
-				if _, err := parseNumber(strings.TrimSpace(s)); err != nil {
-					return &constGen{v: target.Text([]byte(s)), desc: strconv.Quote(s)}
-				}
-			}
-			f, ok := r.num(n, what)
-			if !ok {
-				return nil
-			}
-			if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-				return &constGen{v: target.Int64(int64(f)), desc: strconv.FormatInt(int64(f), 10)}
-			}
-			return &constGen{v: target.Float(f), desc: fmtNum(f)}
-		}
-		if n.Tag == "!!str" && n.Style != 0 {
-			return &constGen{v: target.Text([]byte(n.Value)), desc: strconv.Quote(n.Value)}
-		}
-		v, desc := constValue(n.Value, n.Tag == "!!null")
-		return &constGen{v: v, desc: desc}
+		return r.genConst(g, what)
 	case "uniform":
-		lo, hi, ok := lohi()
-		if !ok {
-			return nil
-		}
-		return &intGen{lo: lo, hi: hi, next: func(x *gen.Rand) int64 { return x.Uniform(lo, hi) }, desc: "uniform " + rangeDesc(lo, hi)}
+		return r.genUniform(g, what)
 	case "zipfian":
-		lo, hi, ok := lohi()
-		exp := r.floatIn(a["exp"], what+" exp", 0.99, 0, 100)
-		if !ok {
-			return nil
-		}
-		z := gen.NewZipf(hi-lo+1, exp)
-		desc := fmt.Sprintf("zipfian %s exp %g", rangeDesc(lo, hi), exp)
-		if g.Scramble {
-			return &intGen{lo: lo, hi: hi, desc: desc + " scrambled", next: func(x *gen.Rand) int64 { return gen.Scramble(z.Next(x), lo, hi) }}
-		}
-		return &intGen{lo: lo, hi: hi, desc: desc, next: func(x *gen.Rand) int64 { return lo + z.Next(x) - 1 }}
+		return r.genZipfian(g, what)
 	case "gaussian":
-		lo, hi, ok := lohi()
-		_, hasMean := a["mean"]
-		_, hasSD := a["stddev"]
-		if hasMean || hasSD {
-			if a["iter"] != nil {
-				r.p.At(a["iter"], "%s: iter is for the sysbench form (no mean and stddev)", what)
-			}
-			mean := r.floatIn(a["mean"], what+" mean", float64(lo)/2+float64(hi)/2, -math.MaxFloat64, math.MaxFloat64)
-			sd := r.floatIn(a["stddev"], what+" stddev", float64(hi-lo)/6, 0, math.MaxFloat64)
-			if !ok {
-				return nil
-			}
-			n, err := gen.NewNormal(lo, hi, mean, sd)
-			if err != nil {
-				r.p.Add(g.Line, "%s: %v", what, err)
-				return nil
-			}
-			return &intGen{lo: lo, hi: hi, next: n.Next, desc: fmt.Sprintf("gaussian %s mean %g stddev %g", rangeDesc(lo, hi), mean, sd)}
-		}
-		iter := r.intIn(a["iter"], what+" iter", 12, 1, 1000)
-		if !ok {
-			return nil
-		}
-		p := gen.DefaultParams()
-		p.Iter = int(iter)
-		d, err := gen.NewDistKind(gen.Gaussian, lo, hi, p)
-		if err != nil {
-			r.p.Add(g.Line, "%s: %v", what, err)
-			return nil
-		}
-		return &intGen{lo: lo, hi: hi, next: d.Next, desc: fmt.Sprintf("gaussian %s (sysbench, %d iterations)", rangeDesc(lo, hi), iter)}
+		return r.genGaussian(g, what)
 	case "special":
-		lo, hi, ok := lohi()
-		p := gen.DefaultParams()
-		p.SpecialPct = r.floatIn(a["pct"], what+" pct", p.SpecialPct, 0, 100)
-		p.SpecialRes = r.floatIn(a["res"], what+" res", p.SpecialRes, 0, 99)
-		p.Iter = int(r.intIn(a["iter"], what+" iter", int64(p.Iter), 1, 1000))
-		if !ok {
-			return nil
-		}
-		d, err := gen.NewDistKind(gen.Special, lo, hi, p)
-		if err != nil {
-			r.p.Add(g.Line, "%s: %v", what, err)
-			return nil
-		}
-		return &intGen{lo: lo, hi: hi, next: d.Next, desc: fmt.Sprintf("special %s (%g%% of draws in %g%% of the range)", rangeDesc(lo, hi), p.SpecialRes, p.SpecialPct)}
+		return r.genSpecial(g, what)
 	case "exponential":
-		lo, hi, ok := lohi()
-		mean := r.floatIn(a["mean"], what+" mean", 1, math.SmallestNonzeroFloat64, math.MaxFloat64)
-		if !ok || a["mean"] == nil {
-			return nil
-		}
-		e, err := gen.NewExponential(lo, hi, mean)
-		if err != nil {
-			r.p.Add(g.Line, "%s: %v", what, err)
-			return nil
-		}
-		return &intGen{lo: lo, hi: hi, next: e.Next, desc: fmt.Sprintf("exponential %s mean %g", rangeDesc(lo, hi), mean)}
+		return r.genExponential(g, what)
 	case "hotspot":
-		lo, hi, ok := lohi()
-		frac := r.floatIn(a["hot_fraction"], what+" hot_fraction", 0.2, 0, 1)
-		prob := r.floatIn(a["hot_probability"], what+" hot_probability", 0.8, 0, 1)
-		if !ok {
-			return nil
-		}
-		h, err := gen.NewHotSpot(lo, hi, frac, prob)
-		if err != nil {
-			r.p.Add(g.Line, "%s: %v", what, err)
-			return nil
-		}
-		return &intGen{lo: lo, hi: hi, next: h.Next, desc: fmt.Sprintf("hotspot %s: %g of draws in the first %g", rangeDesc(lo, hi), prob, frac)}
+		return r.genHotspot(g, what)
 	case "sequence":
-		if g.Sequence != "" {
-			if s := r.w.seqs[g.Sequence]; s != nil {
-				return &seqGen{s: s}
-			}
-			return nil // reported by the decoder
-		}
-		start := r.intIn(a["start"], what+" start", 1, math.MinInt64, math.MaxInt64)
-		step := r.intIn(a["step"], what+" step", 1, math.MinInt64, math.MaxInt64)
-		if step == 0 {
-			r.p.At(a["step"], "%s: step must not be 0", what)
-			step = 1
-		}
-		line := g.Line
-		if n := a["after"]; n != nil {
-			line = n.Line
-		}
-		r.checkAfter(g.After, line)
-		s := newSeq("", start, step, g.After)
-		r.w.seqList = append(r.w.seqList, s)
-		return &seqGen{s: s}
+		return r.genSequence(g, what)
 	case "latest":
-		window := r.intIn(a["window"], what+" window", 1, 1, math.MaxInt64)
-		exp := r.floatIn(a["exp"], what+" exp", 0.99, 0, 100)
-		s := r.w.seqs[g.Sequence]
-		if s == nil {
-			return nil
-		}
-		return &latestGen{s: s, z: gen.NewZipf(window, exp), window: window, exp: exp}
+		return r.genLatest(g, what)
 	case "string":
-		if g.Pattern != "" {
-			if len(g.Pattern) > maxStringLen {
-				r.p.Add(g.Line, "%s: pattern longer than %d", what, maxStringLen)
-				return nil
-			}
-			return &stringGen{pattern: g.Pattern}
-		}
-		if a["length"] != nil {
-			n := r.intIn(a["length"], what+" length", 0, 0, maxStringLen)
-			return &stringGen{min: int(n), max: int(n)}
-		}
-		lo := r.intIn(a["min_length"], what+" min_length", 0, 0, maxStringLen)
-		hi := r.intIn(a["max_length"], what+" max_length", 0, 0, maxStringLen)
-		if hi < lo {
-			r.p.At(a["max_length"], "%s: max_length %d is below min_length %d", what, hi, lo)
-			return nil
-		}
-		return &stringGen{min: int(lo), max: int(hi)}
+		return r.genString(g, what)
 	case "choice":
-		c := &choiceGen{}
-		var sum float64
-		var descs []string
-		for _, ch := range g.Choices {
-			if ch.Value == nil {
-				continue
-			}
-			w := r.floatIn(ch.Weight, what+" weight", 1, 0, math.MaxFloat64)
-			sub := r.gen(&GenDef{Kind: "const", Const: yamlfile.Deref(ch.Value), Line: ch.Value.Line}, what, nil)
-			if sub == nil {
-				continue
-			}
-			sum += w
-			c.vals = append(c.vals, sub.(*constGen).v)
-			c.cum = append(c.cum, sum)
-			descs = append(descs, fmt.Sprintf("%s (%g)", sub.String(), w))
-		}
-		if len(c.vals) == 0 {
-			return nil
-		}
-		if !(sum > 0) {
-			r.p.Add(g.Line, "%s: the weights add up to 0: give at least one a weight above 0", what)
-			return nil
-		}
-		c.desc = "choice of " + strings.Join(descs, ", ")
-		return c
+		return r.genChoice(g, what)
 	case "timestamp":
-		if g.Now {
-			return &timeGen{now: true}
-		}
-		lo, ok1 := r.time(a["min"], what+" min")
-		hi, ok2 := r.time(a["max"], what+" max")
-		if !ok1 || !ok2 {
-			return nil
-		}
-		if hi.Before(lo) {
-			r.p.At(a["max"], "%s: max is before min", what)
-			return nil
-		}
-		return &timeGen{lo: lo.UnixMicro(), hi: hi.UnixMicro()}
+		return r.genTimestamp(g, what)
 	case "float":
-		lo, ok1 := r.num(a["min"], what+" min")
-		hi, ok2 := r.num(a["max"], what+" max")
-		if !ok1 || !ok2 {
-			return nil
-		}
-		if hi < lo {
-			r.p.At(a["max"], "%s: max %g is below min %g", what, hi, lo)
-			return nil
-		}
-		return &floatGen{lo: lo, hi: hi}
+		return r.genFloat(g, what)
 	}
 	return nil
+}
+
+// lohi resolves a generator's min and max: false when either is missing or wrong
+// (reported), or max is below min.
+func (r *resolver) lohi(a map[string]*yaml.Node, what string) (int64, int64, bool) {
+	n0 := r.p.Len()
+	lo := r.intIn(a["min"], what+" min", 0, math.MinInt64, math.MaxInt64)
+	hi := r.intIn(a["max"], what+" max", 0, math.MinInt64, math.MaxInt64)
+	if a["min"] == nil || a["max"] == nil || r.p.Len() > n0 {
+		return 0, 0, false
+	}
+	if hi < lo {
+		r.p.At(a["max"], "%s: max %d is below min %d", what, hi, lo)
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+// rangeDesc describes an integer range as [lo, hi].
+func rangeDesc(lo, hi int64) string { return fmt.Sprintf("[%d, %d]", lo, hi) }
+
+// genConst resolves a constant: a number, text, null, or a $parameter (a string
+// constant when its value is not a number).
+func (r *resolver) genConst(g *GenDef, what string) valueGen {
+	n := g.Const
+	if v := strings.TrimSpace(n.Value); strings.HasPrefix(v, "$") && n.Style == 0 {
+		// A parameter whose value is not a number is a string constant.
+		if s, ok := r.lookup(v[1:]); ok && paramRef.FindString(v) == v {
+			if _, err := parseNumber(strings.TrimSpace(s)); err != nil {
+				return &constGen{v: target.Text([]byte(s)), desc: strconv.Quote(s)}
+			}
+		}
+		f, ok := r.num(n, what)
+		if !ok {
+			return nil
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return &constGen{v: target.Int64(int64(f)), desc: strconv.FormatInt(int64(f), 10)}
+		}
+		return &constGen{v: target.Float(f), desc: fmtNum(f)}
+	}
+	if n.Tag == "!!str" && n.Style != 0 {
+		return &constGen{v: target.Text([]byte(n.Value)), desc: strconv.Quote(n.Value)}
+	}
+	v, desc := constValue(n.Value, n.Tag == "!!null")
+	return &constGen{v: v, desc: desc}
+}
+
+// genUniform resolves uniform: {min, max}.
+func (r *resolver) genUniform(g *GenDef, what string) valueGen {
+	a := g.Args
+	lo, hi, ok := r.lohi(a, what)
+	if !ok {
+		return nil
+	}
+	return &intGen{lo: lo, hi: hi, next: func(x *gen.Rand) int64 { return x.Uniform(lo, hi) }, desc: "uniform " + rangeDesc(lo, hi)}
+}
+
+// genZipfian resolves zipfian: {min, max, exp, scramble}.
+func (r *resolver) genZipfian(g *GenDef, what string) valueGen {
+	a := g.Args
+	lo, hi, ok := r.lohi(a, what)
+	exp := r.floatIn(a["exp"], what+" exp", 0.99, 0, 100)
+	if !ok {
+		return nil
+	}
+	z := gen.NewZipf(hi-lo+1, exp)
+	desc := fmt.Sprintf("zipfian %s exp %g", rangeDesc(lo, hi), exp)
+	if g.Scramble {
+		return &intGen{lo: lo, hi: hi, desc: desc + " scrambled", next: func(x *gen.Rand) int64 { return gen.Scramble(z.Next(x), lo, hi) }}
+	}
+	return &intGen{lo: lo, hi: hi, desc: desc, next: func(x *gen.Rand) int64 { return lo + z.Next(x) - 1 }}
+}
+
+// genGaussian resolves gaussian: a normal distribution given mean and stddev, or
+// sysbench's form (a sum of iter uniform draws).
+func (r *resolver) genGaussian(g *GenDef, what string) valueGen {
+	a := g.Args
+	lo, hi, ok := r.lohi(a, what)
+	_, hasMean := a["mean"]
+	_, hasSD := a["stddev"]
+	if hasMean || hasSD {
+		if a["iter"] != nil {
+			r.p.At(a["iter"], "%s: iter is for the sysbench form (no mean and stddev)", what)
+		}
+		mean := r.floatIn(a["mean"], what+" mean", float64(lo)/2+float64(hi)/2, -math.MaxFloat64, math.MaxFloat64)
+		sd := r.floatIn(a["stddev"], what+" stddev", float64(hi-lo)/6, 0, math.MaxFloat64)
+		if !ok {
+			return nil
+		}
+		n, err := gen.NewNormal(lo, hi, mean, sd)
+		if err != nil {
+			r.p.Add(g.Line, "%s: %v", what, err)
+			return nil
+		}
+		return &intGen{lo: lo, hi: hi, next: n.Next, desc: fmt.Sprintf("gaussian %s mean %g stddev %g", rangeDesc(lo, hi), mean, sd)}
+	}
+	iter := r.intIn(a["iter"], what+" iter", 12, 1, 1000)
+	if !ok {
+		return nil
+	}
+	p := gen.DefaultParams()
+	p.Iter = int(iter)
+	d, err := gen.NewDistKind(gen.Gaussian, lo, hi, p)
+	if err != nil {
+		r.p.Add(g.Line, "%s: %v", what, err)
+		return nil
+	}
+	return &intGen{lo: lo, hi: hi, next: d.Next, desc: fmt.Sprintf("gaussian %s (sysbench, %d iterations)", rangeDesc(lo, hi), iter)}
+}
+
+// genSpecial resolves special: sysbench's skewed distribution.
+func (r *resolver) genSpecial(g *GenDef, what string) valueGen {
+	a := g.Args
+	lo, hi, ok := r.lohi(a, what)
+	p := gen.DefaultParams()
+	p.SpecialPct = r.floatIn(a["pct"], what+" pct", p.SpecialPct, 0, 100)
+	p.SpecialRes = r.floatIn(a["res"], what+" res", p.SpecialRes, 0, 99)
+	p.Iter = int(r.intIn(a["iter"], what+" iter", int64(p.Iter), 1, 1000))
+	if !ok {
+		return nil
+	}
+	d, err := gen.NewDistKind(gen.Special, lo, hi, p)
+	if err != nil {
+		r.p.Add(g.Line, "%s: %v", what, err)
+		return nil
+	}
+	return &intGen{lo: lo, hi: hi, next: d.Next, desc: fmt.Sprintf("special %s (%g%% of draws in %g%% of the range)", rangeDesc(lo, hi), p.SpecialRes, p.SpecialPct)}
+}
+
+// genExponential resolves exponential: {min, max, mean}.
+func (r *resolver) genExponential(g *GenDef, what string) valueGen {
+	a := g.Args
+	lo, hi, ok := r.lohi(a, what)
+	mean := r.floatIn(a["mean"], what+" mean", 1, math.SmallestNonzeroFloat64, math.MaxFloat64)
+	if !ok || a["mean"] == nil {
+		return nil
+	}
+	e, err := gen.NewExponential(lo, hi, mean)
+	if err != nil {
+		r.p.Add(g.Line, "%s: %v", what, err)
+		return nil
+	}
+	return &intGen{lo: lo, hi: hi, next: e.Next, desc: fmt.Sprintf("exponential %s mean %g", rangeDesc(lo, hi), mean)}
+}
+
+// genHotspot resolves hotspot: {min, max, hot_fraction, hot_probability}.
+func (r *resolver) genHotspot(g *GenDef, what string) valueGen {
+	a := g.Args
+	lo, hi, ok := r.lohi(a, what)
+	frac := r.floatIn(a["hot_fraction"], what+" hot_fraction", 0.2, 0, 1)
+	prob := r.floatIn(a["hot_probability"], what+" hot_probability", 0.8, 0, 1)
+	if !ok {
+		return nil
+	}
+	h, err := gen.NewHotSpot(lo, hi, frac, prob)
+	if err != nil {
+		r.p.Add(g.Line, "%s: %v", what, err)
+		return nil
+	}
+	return &intGen{lo: lo, hi: hi, next: h.Next, desc: fmt.Sprintf("hotspot %s: %g of draws in the first %g", rangeDesc(lo, hi), prob, frac)}
+}
+
+// genSequence resolves a sequence: a named one, or the generator's own.
+func (r *resolver) genSequence(g *GenDef, what string) valueGen {
+	a := g.Args
+	if g.Sequence != "" {
+		if s := r.w.seqs[g.Sequence]; s != nil {
+			return &seqGen{s: s}
+		}
+		return nil // reported by the decoder
+	}
+	start := r.intIn(a["start"], what+" start", 1, math.MinInt64, math.MaxInt64)
+	step := r.intIn(a["step"], what+" step", 1, math.MinInt64, math.MaxInt64)
+	if step == 0 {
+		r.p.At(a["step"], "%s: step must not be 0", what)
+		step = 1
+	}
+	line := g.Line
+	if n := a["after"]; n != nil {
+		line = n.Line
+	}
+	r.checkAfter(g.After, line)
+	s := newSeq("", start, step, g.After)
+	r.w.seqList = append(r.w.seqList, s)
+	return &seqGen{s: s}
+}
+
+// genLatest resolves latest: recent values of a sequence, Zipf-weighted.
+func (r *resolver) genLatest(g *GenDef, what string) valueGen {
+	a := g.Args
+	window := r.intIn(a["window"], what+" window", 1, 1, math.MaxInt64)
+	exp := r.floatIn(a["exp"], what+" exp", 0.99, 0, 100)
+	s := r.w.seqs[g.Sequence]
+	if s == nil {
+		return nil
+	}
+	return &latestGen{s: s, z: gen.NewZipf(window, exp), window: window, exp: exp}
+}
+
+// genString resolves string: a pattern, a length or a range of lengths.
+func (r *resolver) genString(g *GenDef, what string) valueGen {
+	a := g.Args
+	if g.Pattern != "" {
+		if len(g.Pattern) > maxStringLen {
+			r.p.Add(g.Line, "%s: pattern longer than %d", what, maxStringLen)
+			return nil
+		}
+		return &stringGen{pattern: g.Pattern}
+	}
+	if a["length"] != nil {
+		n := r.intIn(a["length"], what+" length", 0, 0, maxStringLen)
+		return &stringGen{min: int(n), max: int(n)}
+	}
+	lo := r.intIn(a["min_length"], what+" min_length", 0, 0, maxStringLen)
+	hi := r.intIn(a["max_length"], what+" max_length", 0, 0, maxStringLen)
+	if hi < lo {
+		r.p.At(a["max_length"], "%s: max_length %d is below min_length %d", what, hi, lo)
+		return nil
+	}
+	return &stringGen{min: int(lo), max: int(hi)}
+}
+
+// genChoice resolves choice: weighted constants.
+func (r *resolver) genChoice(g *GenDef, what string) valueGen {
+	c := &choiceGen{}
+	var sum float64
+	var descs []string
+	for _, ch := range g.Choices {
+		if ch.Value == nil {
+			continue
+		}
+		w := r.floatIn(ch.Weight, what+" weight", 1, 0, math.MaxFloat64)
+		sub := r.gen(&GenDef{Kind: "const", Const: yamlfile.Deref(ch.Value), Line: ch.Value.Line}, what, nil)
+		if sub == nil {
+			continue
+		}
+		sum += w
+		c.vals = append(c.vals, sub.(*constGen).v)
+		c.cum = append(c.cum, sum)
+		descs = append(descs, fmt.Sprintf("%s (%g)", sub.String(), w))
+	}
+	if len(c.vals) == 0 {
+		return nil
+	}
+	if !(sum > 0) {
+		r.p.Add(g.Line, "%s: the weights add up to 0: give at least one a weight above 0", what)
+		return nil
+	}
+	c.desc = "choice of " + strings.Join(descs, ", ")
+	return c
+}
+
+// genTimestamp resolves timestamp: now or {min, max}.
+func (r *resolver) genTimestamp(g *GenDef, what string) valueGen {
+	a := g.Args
+	if g.Now {
+		return &timeGen{now: true}
+	}
+	lo, ok1 := r.time(a["min"], what+" min")
+	hi, ok2 := r.time(a["max"], what+" max")
+	if !ok1 || !ok2 {
+		return nil
+	}
+	if hi.Before(lo) {
+		r.p.At(a["max"], "%s: max is before min", what)
+		return nil
+	}
+	return &timeGen{lo: lo.UnixMicro(), hi: hi.UnixMicro()}
+}
+
+// genFloat resolves float: {min, max}.
+func (r *resolver) genFloat(g *GenDef, what string) valueGen {
+	a := g.Args
+	lo, ok1 := r.num(a["min"], what+" min")
+	hi, ok2 := r.num(a["max"], what+" max")
+	if !ok1 || !ok2 {
+		return nil
+	}
+	if hi < lo {
+		r.p.At(a["max"], "%s: max %g is below min %g", what, hi, lo)
+		return nil
+	}
+	return &floatGen{lo: lo, hi: hi}
 }
 
 var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"}

@@ -16,22 +16,9 @@ func bindSQL(sql string) (string, []string, error) {
 		c := sql[i]
 		switch {
 		case c == '\'' || c == '"' || c == '`':
-			j := i + 1
-			for j < len(sql) {
-				if sql[j] == c {
-					if j+1 < len(sql) && sql[j+1] == c { // doubled quote
-						j += 2
-						continue
-					}
-					break
-				}
-				if sql[j] == '\\' && c != '`' && j+1 < len(sql) {
-					j++
-				}
-				j++
-			}
-			if j >= len(sql) {
-				return "", nil, fmt.Errorf("unterminated %c quote", c)
+			j, err := quoteEnd(sql, i)
+			if err != nil {
+				return "", nil, err
 			}
 			b.WriteString(sql[i : j+1])
 			i = j
@@ -67,4 +54,26 @@ func bindSQL(sql string) (string, []string, error) {
 		}
 	}
 	return b.String(), names, nil
+}
+
+// quoteEnd returns the offset of the quote that closes the one at sql[i]. A doubled
+// quote stands for itself, and a backslash escapes the next byte in '...' and "..."
+// (not in `...`).
+func quoteEnd(sql string, i int) (int, error) {
+	c := sql[i]
+	j := i + 1
+	for j < len(sql) {
+		if sql[j] == c {
+			if j+1 < len(sql) && sql[j+1] == c { // doubled quote
+				j += 2
+				continue
+			}
+			return j, nil
+		}
+		if sql[j] == '\\' && c != '`' && j+1 < len(sql) {
+			j++
+		}
+		j++
+	}
+	return 0, fmt.Errorf("unterminated %c quote", c)
 }

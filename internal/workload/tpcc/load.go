@@ -124,8 +124,32 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 	if n := int64(w.layout.Partitions); n > nw {
 		return fmt.Errorf("--partitions %d: more partitions than the %d warehouses; give at most %d", n, nw, nw)
 	}
+	if err := w.createTables(ctx, conn, &d, defs, pkFirst, nw); err != nil {
+		return err
+	}
+
+	pr := w.newProgress(nw, p)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	if err := w.loadItems(ctx, conn, pr); err != nil {
+		return err
+	}
+	if err := w.loadWarehouses(ctx, t, conn, &d, nw, now, pr); err != nil {
+		return err
+	}
+
+	if err := w.finishTables(ctx, conn, &d, defs, pkFirst); err != nil {
+		return err
+	}
+	if w.warehouses == 0 {
+		w.warehouses = nw
+	}
+	return nil
+}
+
+// createTables creates the nine tables, with their primary keys when pkFirst.
+func (w *Workload) createTables(ctx context.Context, conn target.Conn, d *target.Dialect, defs []target.Table, pkFirst bool, nw int64) error {
 	for _, tb := range defs {
-		stmts, err := w.createSQL(&d, tb, pkFirst, nw)
+		stmts, err := w.createSQL(d, tb, pkFirst, nw)
 		if err != nil {
 			return err
 		}
@@ -135,7 +159,12 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 			}
 		}
 	}
+	return nil
+}
 
+// newProgress counts the rows each table will have (order lines drawn ahead) and
+// reports every table at 0.
+func (w *Workload) newProgress(nw int64, p workload.Progress) *progress {
 	var lines int64
 	for wid := int64(1); wid <= nw; wid++ {
 		for _, ds := range w.olCounts(wid) {
@@ -154,11 +183,12 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 	for _, name := range tableNames {
 		p(name, 0, pr.total[name])
 	}
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	if err := w.loadItems(ctx, conn, pr); err != nil {
-		return err
-	}
+	return pr
+}
 
+// loadWarehouses loads the warehouses, several at a time on their own connections
+// (one on a single-writer target); conn is the first loader's.
+func (w *Workload) loadWarehouses(ctx context.Context, t target.Target, conn target.Conn, d *target.Dialect, nw int64, now time.Time, pr *progress) error {
 	loaders := min(int64(w.loaders), nw)
 	if d.SingleWriter {
 		loaders = 1
@@ -209,10 +239,12 @@ feed:
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return ctx.Err()
+}
 
+// finishTables adds what comes after loading: primary keys (when not declared
+// first), secondary indexes, foreign keys (--foreign-keys) and statistics.
+func (w *Workload) finishTables(ctx context.Context, conn target.Conn, d *target.Dialect, defs []target.Table, pkFirst bool) error {
 	if !pkFirst {
 		for _, tb := range defs {
 			if sql := d.AddPrimaryKey(tb); sql != "" {
@@ -242,9 +274,6 @@ feed:
 				return fmt.Errorf("analyzing %s: %w", tb.Name, err)
 			}
 		}
-	}
-	if w.warehouses == 0 {
-		w.warehouses = nw
 	}
 	return nil
 }
