@@ -160,39 +160,47 @@ func stallMostlyUnanswered(x stallAnswers) bool {
 	return x.bad > 0 && float64(x.bad) >= stallMinUnanswered*float64(x.ran)
 }
 
-func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects int64) (stallMatch, bool) {
-	ans := a.answers()
-	if len(ans) == 0 {
-		return stallMatch{}, false
-	}
-	var hit, bad, ran, missing int
-	var hitTPS, missTPS []float64 // throughput in the intervals the server did not answer, or was not sampled
-	// Every sample index the window spans: a watch session's throughput has no point
-	// where the server's statement counter was not read.
+// stallWindow is what the sampler got from the server in a stall's window.
+type stallWindow struct {
+	hit, bad, ran   int       // intervals mostly unanswered; their unanswered and run collector calls
+	missing         int       // intervals with no sample at all
+	hitTPS, missTPS []float64 // throughput in the unanswered intervals, and in those not sampled
+}
+
+// window counts the unanswered and unsampled intervals in every sample index the
+// window spans: a watch session's throughput has no point where the server's
+// statement counter was not read.
+func (a *stallAttributor) window(ans map[int]stallAnswers, w []int) stallWindow {
+	var sw stallWindow
 	for idx := w[0]; idx <= w[len(w)-1]; idx++ {
 		x, ok := ans[idx]
 		if !ok {
-			missing++ // no sample at all: the sampler was still waiting on the last one
+			sw.missing++ // no sample at all: the sampler was still waiting on the last one
 			if v, ok := a.tp[idx]; ok {
-				missTPS = append(missTPS, v)
+				sw.missTPS = append(sw.missTPS, v)
 			}
 			continue
 		}
 		if !stallMostlyUnanswered(x) {
 			continue
 		}
-		hit++
-		bad += x.bad
-		ran += x.ran
+		sw.hit++
+		sw.bad += x.bad
+		sw.ran += x.ran
 		if v, ok := a.tp[idx]; ok {
-			hitTPS = append(hitTPS, v)
+			sw.hitTPS = append(sw.hitTPS, v)
 		}
 	}
-	n, base, baseMissing := 0, 0, 0
+	return sw
+}
+
+// baselineAnswers counts the baseline's samples (n), those mostly unanswered
+// (base) and those missing altogether.
+func (a *stallAttributor) baselineAnswers(ans map[int]stallAnswers) (n, base, missing int) {
 	for _, idx := range a.baseline {
 		x, ok := ans[idx]
 		if !ok {
-			baseMissing++
+			missing++
 			continue
 		}
 		n++
@@ -200,28 +208,76 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 			base++
 		}
 	}
+	return n, base, missing
+}
+
+// serverCPUOff says whether the server's processes (when it runs on this host) went
+// off the CPU in the window: their lowest use under a tenth of their baseline.
+func (a *stallAttributor) serverCPUOff(w []int) (off bool, lo, base float64) {
+	if !a.in.Local {
+		return false, 0, 0
+	}
+	if d, ok := a.during(collect.OSServerCPUPct, w); ok && d.ms.base > 0 {
+		lo, _ := a.minimum(collect.OSServerCPUPct, w)
+		return lo < 0.1*d.ms.base, lo, d.ms.base
+	}
+	return false, 0, 0
+}
+
+// failedExamples quotes up to two distinct errors of the server collectors that
+// timed out or failed in the window.
+func (a *stallAttributor) failedExamples(w []int) []string {
+	var examples []string
+	seen := map[string]bool{}
+	for _, s := range a.in.Samples {
+		if s.Source != "os" && (s.Status == "timeout" || s.Status == "failed") && s.Interval >= w[0] && s.Interval <= w[len(w)-1] && !seen[s.Error] && len(examples) < 2 {
+			seen[s.Error] = true
+			examples = append(examples, fmt.Sprintf("%q", s.Error))
+		}
+	}
+	return examples
+}
+
+// clientsMeanwhile says, as measured, what the clients did while the server did not
+// answer: nothing, next to nothing, or how much; "" when there is nothing to say.
+func (a *stallAttributor) clientsMeanwhile(st *store.Stall, w []int, hitTPS []float64) string {
+	if len(hitTPS) > 0 && slices.Max(hitTPS) < 0.05*st.Baseline {
+		return "the clients neither completed nor gave up transactions: they were waiting for replies"
+	}
+	if k := a.stoppedIntervals(st, w); k > 0 {
+		return fmt.Sprintf("the clients completed next to nothing in %d interval(s) of it: they were waiting for replies", k)
+	}
+	if len(hitTPS) > 0 {
+		return fmt.Sprintf("the clients still completed %s–%s transactions/s in those intervals (%s normally): the server answered them, slowly, while the sampler's queries waited",
+			stallNum(slices.Min(hitTPS)), stallNum(slices.Max(hitTPS)), stallNum(st.Baseline))
+	}
+	return ""
+}
+
+func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects int64) (stallMatch, bool) {
+	ans := a.answers()
+	if len(ans) == 0 {
+		return stallMatch{}, false
+	}
+	sw := a.window(ans, w)
+	n, base, baseMissing := a.baselineAnswers(ans)
 	// A sample missing altogether (the sampler still waiting on the previous one) is
 	// an unanswered one too, unless the sampler misses samples all the time and the
 	// clients went on: clients that stopped were waiting for the server as well.
 	stopped := a.clientsStopped(st, w)
-	missingCounts := missing > 0 && (stopped || float64(baseMissing) < stallMaxBaselineNoAns*float64(len(a.baseline)))
-	if hit == 0 && !missingCounts {
+	missingCounts := sw.missing > 0 && (stopped || float64(baseMissing) < stallMaxBaselineNoAns*float64(len(a.baseline)))
+	if sw.hit == 0 && !missingCounts {
 		return stallMatch{}, false
 	}
 	if n == 0 || float64(base)/float64(n) >= stallMaxBaselineNoAns {
 		return stallMatch{}, false // the sampler struggles all the time: not this stall's sign
 	}
+	hitTPS := sw.hitTPS
 	if missingCounts {
-		hitTPS = append(hitTPS, missTPS...)
+		hitTPS = append(hitTPS, sw.missTPS...)
 	}
 	// Corroboration: the server's processes off the CPU (when it runs on this host).
-	cpuOff, cpuLo, cpuBase := false, 0.0, 0.0
-	if a.in.Local {
-		if d, ok := a.during(collect.OSServerCPUPct, w); ok && d.ms.base > 0 {
-			lo, _ := a.minimum(collect.OSServerCPUPct, w)
-			cpuOff, cpuLo, cpuBase = lo < 0.1*d.ms.base, lo, d.ms.base
-		}
-	}
+	cpuOff, cpuLo, cpuBase := a.serverCPUOff(w)
 	// On a saturated client host the sampler itself may not have been scheduled in
 	// time: when the clients still completed transactions in the unanswered intervals
 	// (the server was answering them) and no sample went missing, the unanswered
@@ -231,22 +287,15 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 	if h, ok := a.hostDuring(st); ok && h.Saturated && !cpuOff && !missingCounts && answeringClients {
 		return stallMatch{}, false
 	}
-	var examples []string
-	seen := map[string]bool{}
-	for _, s := range a.in.Samples {
-		if s.Source != "os" && (s.Status == "timeout" || s.Status == "failed") && s.Interval >= w[0] && s.Interval <= w[len(w)-1] && !seen[s.Error] && len(examples) < 2 {
-			seen[s.Error] = true
-			examples = append(examples, fmt.Sprintf("%q", s.Error))
-		}
-	}
+	examples := a.failedExamples(w)
 	m := stallMatch{key: "server_unresponsive", score: 5, metrics: []string{}}
 	m.title = "server stopped answering"
 	var parts []string
-	if hit > 0 {
-		parts = append(parts, fmt.Sprintf("fathom's sampler got no answer from half or more of the server's collectors in %d interval(s) of it (%d of %d server collector calls: %s)", hit, bad, ran, strings.Join(examples, ", ")))
+	if sw.hit > 0 {
+		parts = append(parts, fmt.Sprintf("fathom's sampler got no answer from half or more of the server's collectors in %d interval(s) of it (%d of %d server collector calls: %s)", sw.hit, sw.bad, sw.ran, strings.Join(examples, ", ")))
 	}
 	if missingCounts {
-		parts = append(parts, fmt.Sprintf("could not sample at all in %d interval(s), still waiting for an answer", missing))
+		parts = append(parts, fmt.Sprintf("could not sample at all in %d interval(s), still waiting for an answer", sw.missing))
 	}
 	why := []string{strings.Join(parts, " and ")}
 	if cpuOff {
@@ -255,14 +304,8 @@ func stallUnresponsive(a *stallAttributor, st *store.Stall, w []int, reconnects 
 		why = append(why, fmt.Sprintf("the server's processes used %.1f%% CPU at the lowest against %.0f%% normally", cpuLo, cpuBase))
 	}
 	if st.Throughput == "tps" && reconnects == 0 && st.Baseline > 0 {
-		// What the clients did meanwhile, as measured: nothing, or how much.
-		if len(hitTPS) > 0 && slices.Max(hitTPS) < 0.05*st.Baseline {
-			why = append(why, "the clients neither completed nor gave up transactions: they were waiting for replies")
-		} else if k := a.stoppedIntervals(st, w); k > 0 {
-			why = append(why, fmt.Sprintf("the clients completed next to nothing in %d interval(s) of it: they were waiting for replies", k))
-		} else if len(hitTPS) > 0 {
-			why = append(why, fmt.Sprintf("the clients still completed %s–%s transactions/s in those intervals (%s normally): the server answered them, slowly, while the sampler's queries waited",
-				stallNum(slices.Min(hitTPS)), stallNum(slices.Max(hitTPS)), stallNum(st.Baseline)))
+		if c := a.clientsMeanwhile(st, w, hitTPS); c != "" {
+			why = append(why, c)
 		}
 	}
 	m.explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s because the server stopped answering: %s. A frozen or hung server (a stopped process, a stuck storage device, a paused VM, heavy swapping) or a network partition does this; look at the server's host and its log for that time.",

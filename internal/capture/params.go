@@ -29,20 +29,9 @@ func tokenize(sql string) []token {
 			i++
 			continue
 		case c == '\'' || c == '"' || c == '`':
-			j := i + 1
-			for j < len(sql) && sql[j] != c {
-				if sql[j] == '\\' && c == '\'' {
-					j++
-				}
-				j++
-			}
-			j = min(j+1, len(sql))
-			t := token{text: sql[i:j], start: i, end: j}
-			if c != '\'' { // a quoted identifier
-				t.low = strings.ToLower(strings.Trim(t.text, "\"`"))
-			}
+			t := quotedToken(sql, i)
 			out = append(out, t)
-			i = j
+			i = t.end
 		case c == '$' && i+1 < len(sql) && sql[i+1] >= '0' && sql[i+1] <= '9':
 			j := i + 1
 			for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
@@ -54,23 +43,56 @@ func tokenize(sql string) []token {
 			out = append(out, token{text: "?", placeholder: true, start: i, end: i + 1})
 			i++
 		case isWord(c):
-			j := i
-			for j < len(sql) && (isWord(sql[j]) || sql[j] == '.' || sql[j] == '`' || sql[j] == '"') {
-				j++
-			}
-			w := sql[i:j]
-			out = append(out, token{text: w, low: strings.ToLower(strings.NewReplacer("`", "", "\"", "").Replace(w)), start: i, end: j})
-			i = j
+			t := wordToken(sql, i)
+			out = append(out, t)
+			i = t.end
 		default:
-			j := i + 1
-			if j < len(sql) && strings.ContainsRune("<>!=", rune(c)) && strings.ContainsRune("<>=", rune(sql[j])) {
-				j++
-			}
-			out = append(out, token{text: sql[i:j], low: sql[i:j], start: i, end: j})
-			i = j
+			t := operatorToken(sql, i)
+			out = append(out, t)
+			i = t.end
 		}
 	}
 	return out
+}
+
+// quotedToken is the string literal or quoted identifier starting at sql[i] (its
+// quote), up to its closing quote or the end of sql.
+func quotedToken(sql string, i int) token {
+	c := sql[i]
+	j := i + 1
+	for j < len(sql) && sql[j] != c {
+		if sql[j] == '\\' && c == '\'' {
+			j++
+		}
+		j++
+	}
+	j = min(j+1, len(sql))
+	t := token{text: sql[i:j], start: i, end: j}
+	if c != '\'' { // a quoted identifier
+		t.low = strings.ToLower(strings.Trim(t.text, "\"`"))
+	}
+	return t
+}
+
+// wordToken is the word starting at sql[i], with its dots and inner quotes
+// (schema.table, `db`.`t`); low has the quotes taken out.
+func wordToken(sql string, i int) token {
+	j := i
+	for j < len(sql) && (isWord(sql[j]) || sql[j] == '.' || sql[j] == '`' || sql[j] == '"') {
+		j++
+	}
+	w := sql[i:j]
+	return token{text: w, low: strings.ToLower(strings.NewReplacer("`", "", "\"", "").Replace(w)), start: i, end: j}
+}
+
+// operatorToken is the punctuation mark at sql[i], or the two-character operator
+// starting there: one of <>!= then one of <>= (<=, <>, !=, >=, ==, <<, …).
+func operatorToken(sql string, i int) token {
+	j := i + 1
+	if j < len(sql) && strings.ContainsRune("<>!=", rune(sql[i])) && strings.ContainsRune("<>=", rune(sql[j])) {
+		j++
+	}
+	return token{text: sql[i:j], low: sql[i:j], start: i, end: j}
 }
 
 func isWord(c byte) bool {

@@ -89,6 +89,49 @@ func standbyLag(ctx context.Context, r *check.Runner, c *check.Check, s *check.S
 
 func ptr(f float64) *float64 { return &f }
 
+// replicaLag is one streaming standby's lag in seconds and its note. known is false
+// when the standby is behind but PostgreSQL has not measured its lag yet (and
+// nothing else says how far behind it is in time): its lag is then not judged.
+func replicaLag(name string, rep check.PGReplica) (lag float64, note string, known bool) {
+	var why []string
+	switch {
+	case rep.Behind == 0:
+		lag = 0 // caught up; an idle primary reports NULL lag times
+	case rep.ReplayLag != nil:
+		lag = *rep.ReplayLag
+	}
+	if rep.Behind != 0 && rep.ReplyAge != nil && *rep.ReplyAge > lag {
+		lag = *rep.ReplyAge
+		why = append(why, fmt.Sprintf("no reply from it for %ss", check.FormatNumber(check.Round2(*rep.ReplyAge))))
+	}
+	if rep.Unreplayed > 0 {
+		why = append(why, fmt.Sprintf("%s bytes received but not replayed", check.FormatNumber(rep.Unreplayed)))
+	}
+	if rep.Behind != 0 && rep.ReplayLag == nil && len(why) == 0 {
+		return 0, fmt.Sprintf("%s: %s bytes behind, lag time not known yet", name, check.FormatNumber(rep.Behind)), false
+	}
+	note = fmt.Sprintf("%s: replay lag %ss, %s bytes behind", name, check.FormatNumber(check.Round2(lag)), check.FormatNumber(max(rep.Behind, 0)))
+	if len(why) > 0 {
+		note += " (" + strings.Join(why, ", ") + ")"
+	}
+	return lag, note, true
+}
+
+// judgeBytes raises res to the byte thresholds' status when the standby furthest
+// behind is over one, saying so in its message.
+func judgeBytes(c *check.Check, res *check.Result, worstBytes float64) {
+	bst := check.OK
+	if c.CriticalBytes.IsSet() && c.CriticalBytes.Alert(worstBytes) {
+		bst = check.Critical
+	} else if c.WarningBytes.IsSet() && c.WarningBytes.Alert(worstBytes) {
+		bst = check.Warning
+	}
+	if bst != check.OK {
+		res.Message += fmt.Sprintf("; %s bytes behind is over the %s bytes threshold", check.FormatNumber(worstBytes), strings.ToLower(bst.String()))
+		res.Status = check.Worse(res.Status, bst)
+	}
+}
+
 // primaryLag judges the standbys from the primary's pg_stat_replication. Bytes
 // behind (the primary's current WAL position less each standby's replay position) are
 // always current; PostgreSQL's replay_lag is only the lag last measured when replay
@@ -122,31 +165,9 @@ func primaryLag(c *check.Check, s *check.Sample) (check.Result, error) {
 		if worstBytes == nil || behind > *worstBytes {
 			worstBytes = ptr(behind)
 		}
-		var lag float64
-		var why []string
-		switch {
-		case rep.Behind == 0:
-			lag = 0 // caught up; an idle primary reports NULL lag times
-		case rep.ReplayLag != nil:
-			lag = *rep.ReplayLag
-		}
-		if rep.Behind != 0 && rep.ReplyAge != nil && *rep.ReplyAge > lag {
-			lag = *rep.ReplyAge
-			why = append(why, fmt.Sprintf("no reply from it for %ss", check.FormatNumber(check.Round2(*rep.ReplyAge))))
-		}
-		if rep.Unreplayed > 0 {
-			why = append(why, fmt.Sprintf("%s bytes received but not replayed", check.FormatNumber(rep.Unreplayed)))
-		}
-		if rep.Behind != 0 && rep.ReplayLag == nil && len(why) == 0 {
-			notes = append(notes, fmt.Sprintf("%s: %s bytes behind, lag time not known yet", name, check.FormatNumber(rep.Behind)))
-			continue
-		}
-		note := fmt.Sprintf("%s: replay lag %ss, %s bytes behind", name, check.FormatNumber(check.Round2(lag)), check.FormatNumber(behind))
-		if len(why) > 0 {
-			note += " (" + strings.Join(why, ", ") + ")"
-		}
+		lag, note, known := replicaLag(name, rep)
 		notes = append(notes, note)
-		if worst == nil || lag > *worst {
+		if known && (worst == nil || lag > *worst) {
 			worst = ptr(lag)
 		}
 	}
@@ -155,16 +176,7 @@ func primaryLag(c *check.Check, s *check.Sample) (check.Result, error) {
 	}
 	res := check.JudgeLag(c, worst, broken, notes)
 	if worstBytes != nil && len(broken) == 0 {
-		bst := check.OK
-		if c.CriticalBytes.IsSet() && c.CriticalBytes.Alert(*worstBytes) {
-			bst = check.Critical
-		} else if c.WarningBytes.IsSet() && c.WarningBytes.Alert(*worstBytes) {
-			bst = check.Warning
-		}
-		if bst != check.OK {
-			res.Message += fmt.Sprintf("; %s bytes behind is over the %s bytes threshold", check.FormatNumber(*worstBytes), strings.ToLower(bst.String()))
-			res.Status = check.Worse(res.Status, bst)
-		}
+		judgeBytes(c, &res, *worstBytes)
 	}
 	if res.Message == "" {
 		res.Message = "no standby"

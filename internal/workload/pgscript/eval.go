@@ -88,53 +88,11 @@ func (s *state) eval(n *node) (Value, error) {
 	case opConst:
 		return n.val, nil
 	case opVar:
-		v := &s.vars[n.slot]
-		if !v.set {
-			return Value{}, evalErrf("undefined variable %q", s.names[n.slot])
-		}
-		if v.isText && !v.valid {
-			return Value{}, evalErrf("malformed variable %q value: %q", s.names[n.slot], v.text)
-		}
-		return v.val, nil
+		return s.evalVar(n)
 	case opAnd, opOr:
-		a, err := s.eval(n.args[0])
-		if err != nil || a.isNull() {
-			return a, err
-		}
-		ab, err := toBool(a)
-		if err != nil {
-			return a, err
-		}
-		if n.op == opAnd && !ab {
-			return boolVal(false), nil
-		}
-		if n.op == opOr && ab {
-			return boolVal(true), nil
-		}
-		b, err := s.eval(n.args[1])
-		if err != nil || b.isNull() {
-			return b, err
-		}
-		bb, err := toBool(b)
-		return boolVal(bb), err
+		return s.evalAndOr(n)
 	case opCase:
-		k := len(n.args)
-		if n.hasElse {
-			k--
-		}
-		for i := 0; i < k; i += 2 {
-			c, err := s.eval(n.args[i])
-			if err != nil {
-				return c, err
-			}
-			if truth(c) {
-				return s.eval(n.args[i+1])
-			}
-		}
-		if n.hasElse {
-			return s.eval(n.args[k])
-		}
-		return nullVal(), nil
+		return s.evalCase(n)
 	case opIsNull, opIsNotNull:
 		a, err := s.eval(n.args[0])
 		return boolVal(a.isNull() == (n.op == opIsNull)), err
@@ -145,7 +103,71 @@ func (s *state) eval(n *node) (Value, error) {
 	case opFunc:
 		return s.call(n)
 	}
-	// Unary and binary operators: NULL in, NULL out.
+	return s.evalOperator(n)
+}
+
+// evalVar is a variable's value; an error when it is not set or its text is not
+// a number.
+func (s *state) evalVar(n *node) (Value, error) {
+	v := &s.vars[n.slot]
+	if !v.set {
+		return Value{}, evalErrf("undefined variable %q", s.names[n.slot])
+	}
+	if v.isText && !v.valid {
+		return Value{}, evalErrf("malformed variable %q value: %q", s.names[n.slot], v.text)
+	}
+	return v.val, nil
+}
+
+// evalAndOr evaluates AND and OR, the second operand only when the first does not
+// decide; NULL in, NULL out.
+func (s *state) evalAndOr(n *node) (Value, error) {
+	a, err := s.eval(n.args[0])
+	if err != nil || a.isNull() {
+		return a, err
+	}
+	ab, err := toBool(a)
+	if err != nil {
+		return a, err
+	}
+	if n.op == opAnd && !ab {
+		return boolVal(false), nil
+	}
+	if n.op == opOr && ab {
+		return boolVal(true), nil
+	}
+	b, err := s.eval(n.args[1])
+	if err != nil || b.isNull() {
+		return b, err
+	}
+	bb, err := toBool(b)
+	return boolVal(bb), err
+}
+
+// evalCase evaluates CASE WHEN … THEN … [ELSE …] END: the first true condition's
+// result, else the ELSE, else NULL.
+func (s *state) evalCase(n *node) (Value, error) {
+	k := len(n.args)
+	if n.hasElse {
+		k--
+	}
+	for i := 0; i < k; i += 2 {
+		c, err := s.eval(n.args[i])
+		if err != nil {
+			return c, err
+		}
+		if truth(c) {
+			return s.eval(n.args[i+1])
+		}
+	}
+	if n.hasElse {
+		return s.eval(n.args[k])
+	}
+	return nullVal(), nil
+}
+
+// evalOperator evaluates a unary or binary operator: NULL in, NULL out.
+func (s *state) evalOperator(n *node) (Value, error) {
 	a, err := s.eval(n.args[0])
 	if err != nil {
 		return a, err

@@ -80,91 +80,108 @@ func lexExpr(s string) ([]token, error) {
 	i := 0
 	for i < len(s) {
 		c := s[i]
+		var t token
+		var err error
+		next := i + 1 // after a one-character token
 		switch {
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v':
 			i++
+			continue
 		case c == '(':
-			out = append(out, token{tLParen, "(", i})
-			i++
+			t = token{tLParen, "(", i}
 		case c == ')':
-			out = append(out, token{tRParen, ")", i})
-			i++
+			t = token{tRParen, ")", i}
 		case c == ',':
-			out = append(out, token{tComma, ",", i})
-			i++
+			t = token{tComma, ",", i}
 		case c == ':':
-			j := i + 1
-			for j < len(s) && isVarChar(s[j]) {
-				j++
-			}
-			if j == i+1 {
-				return nil, fmt.Errorf("a variable name must follow ':' at column %d", i+1)
-			}
-			out = append(out, token{tVar, s[i+1 : j], i})
-			i = j
+			t, next, err = lexVar(s, i)
 		case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
-			j := i
-			dbl := false
-			for j < len(s) && isDigit(s[j]) {
-				j++
-			}
-			if j < len(s) && s[j] == '.' {
-				dbl = true
-				j++
-				for j < len(s) && isDigit(s[j]) {
-					j++
-				}
-			}
-			if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-				k := j + 1
-				if k < len(s) && (s[k] == '+' || s[k] == '-') {
-					k++
-				}
-				if k < len(s) && isDigit(s[k]) {
-					dbl = true
-					for k < len(s) && isDigit(s[k]) {
-						k++
-					}
-					j = k
-				}
-			}
-			if j < len(s) && isIdentStart(s[j]) {
-				return nil, fmt.Errorf("malformed number %q at column %d", s[i:j+1], i+1)
-			}
-			k := tInt
-			if dbl {
-				k = tDouble
-			}
-			out = append(out, token{k, s[i:j], i})
-			i = j
+			t, next, err = lexNumber(s, i)
 		case isIdentStart(c):
 			j := i + 1
 			for j < len(s) && isVarChar(s[j]) {
 				j++
 			}
-			out = append(out, token{tIdent, strings.ToLower(s[i:j]), i})
-			i = j
+			t, next = token{tIdent, strings.ToLower(s[i:j]), i}, j
 		default:
-			two := ""
-			if i+1 < len(s) {
-				two = s[i : i+2]
-			}
-			switch two {
-			case "<=", ">=", "<>", "!=", "<<", ">>":
-				out = append(out, token{tOp, two, i})
-				i += 2
-				continue
-			}
-			if strings.IndexByte("+-*/%<>=&|#~", c) >= 0 {
-				out = append(out, token{tOp, string(c), i})
-				i++
-				continue
-			}
-			return nil, fmt.Errorf("unexpected character %q at column %d", c, i+1)
+			t, next, err = lexOp(s, i)
 		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+		i = next
 	}
 	out = append(out, token{tEOF, "", len(s)})
 	return out, nil
+}
+
+// lexVar reads the :name at s[i]; the token's text is the name. next is the index
+// after it.
+func lexVar(s string, i int) (t token, next int, err error) {
+	j := i + 1
+	for j < len(s) && isVarChar(s[j]) {
+		j++
+	}
+	if j == i+1 {
+		return token{}, 0, fmt.Errorf("a variable name must follow ':' at column %d", i+1)
+	}
+	return token{tVar, s[i+1 : j], i}, j, nil
+}
+
+// lexNumber reads the integer or double (digits, a fraction, an exponent) at s[i].
+// next is the index after it.
+func lexNumber(s string, i int) (t token, next int, err error) {
+	j := i
+	dbl := false
+	for j < len(s) && isDigit(s[j]) {
+		j++
+	}
+	if j < len(s) && s[j] == '.' {
+		dbl = true
+		j++
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+	}
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		k := j + 1
+		if k < len(s) && (s[k] == '+' || s[k] == '-') {
+			k++
+		}
+		if k < len(s) && isDigit(s[k]) {
+			dbl = true
+			for k < len(s) && isDigit(s[k]) {
+				k++
+			}
+			j = k
+		}
+	}
+	if j < len(s) && isIdentStart(s[j]) {
+		return token{}, 0, fmt.Errorf("malformed number %q at column %d", s[i:j+1], i+1)
+	}
+	k := tInt
+	if dbl {
+		k = tDouble
+	}
+	return token{k, s[i:j], i}, j, nil
+}
+
+// lexOp reads the one- or two-character operator at s[i]. next is the index after it.
+func lexOp(s string, i int) (t token, next int, err error) {
+	c := s[i]
+	two := ""
+	if i+1 < len(s) {
+		two = s[i : i+2]
+	}
+	switch two {
+	case "<=", ">=", "<>", "!=", "<<", ">>":
+		return token{tOp, two, i}, i + 2, nil
+	}
+	if strings.IndexByte("+-*/%<>=&|#~", c) >= 0 {
+		return token{tOp, string(c), i}, i + 1, nil
+	}
+	return token{}, 0, fmt.Errorf("unexpected character %q at column %d", c, i+1)
 }
 
 func isDigit(c byte) bool      { return c >= '0' && c <= '9' }

@@ -407,6 +407,68 @@ func txnOf(text string) txnCtl {
 // at the end of a line continues it.
 func (s *scanner) meta() error {
 	line := s.line
+	body := s.metaLine()
+	word, rest, _ := strings.Cut(body, " ")
+	if k := strings.IndexAny(word, "\t"); k >= 0 {
+		word, rest = word[:k], word[k+1:]+" "+rest
+	}
+	name := strings.ToLower(word)
+	rest = strings.TrimSpace(rest)
+
+	if name == "gset" || name == "aset" {
+		return s.resultInto(line, name, rest)
+	}
+	if err := s.endSQL(); err != nil {
+		return err
+	}
+	cmd := command{line: line, text: "\\" + body, sleepSlot: -1}
+	args := strings.Fields(rest)
+	var err error
+	switch name {
+	case "set":
+		err = s.set(&cmd, rest, args)
+	case "if", "elif":
+		e, perr := parseExpr(rest, s.vars)
+		if perr != nil {
+			return s.errf(line, "\\%s: %v", name, perr)
+		}
+		cmd.kind, cmd.expr = cIf, e
+		if name == "elif" {
+			cmd.kind = cElif
+		}
+	case "else", "endif":
+		if len(args) > 0 {
+			return s.errf(line, "\\%s takes no arguments", name)
+		}
+		cmd.kind = cElse
+		if name == "endif" {
+			cmd.kind = cEndif
+		}
+	case "sleep":
+		err = s.sleep(&cmd, args)
+	case "shell", "setshell":
+		err = s.shell(&cmd, name, args)
+	case "startpipeline", "endpipeline", "syncpipeline":
+		if len(args) > 0 {
+			return s.errf(line, "\\%s takes no arguments", name)
+		}
+		cmd.kind = map[string]cmdKind{"startpipeline": cStartPipeline, "endpipeline": cEndPipeline, "syncpipeline": cSyncPipeline}[name]
+	case "":
+		return s.errf(line, "a lone backslash: a meta-command name must follow it (\\set, \\sleep, \\if …)")
+	default:
+		return s.errf(line, "invalid command \\%s (pgbench meta-commands: \\set \\sleep \\if \\elif \\else \\endif \\gset \\aset \\shell \\setshell \\startpipeline \\syncpipeline \\endpipeline)", word)
+	}
+	if err != nil {
+		return err
+	}
+	s.out = append(s.out, cmd)
+	return nil
+}
+
+// metaLine reads the meta-command at s.i to the end of its line, joining lines
+// that end with a backslash (\n or \r\n) with a space, and returns it without the
+// leading backslash and trailing white space. It leaves s.i at the line's end.
+func (s *scanner) metaLine() string {
 	var b strings.Builder
 	j := s.i + 1
 	for j < len(s.src) && s.src[j] != '\n' {
@@ -426,113 +488,78 @@ func (s *scanner) meta() error {
 		j++
 	}
 	s.i = j
-	body := strings.TrimRight(b.String(), " \t\r")
-	word, rest, _ := strings.Cut(body, " ")
-	if k := strings.IndexAny(word, "\t"); k >= 0 {
-		word, rest = word[:k], word[k+1:]+" "+rest
-	}
-	name := strings.ToLower(word)
-	rest = strings.TrimSpace(rest)
+	return strings.TrimRight(b.String(), " \t\r")
+}
 
-	if name == "gset" || name == "aset" {
-		pending := strings.TrimSpace(s.sql.String()) != "" || len(s.parts) > 0
-		if pending {
-			if err := s.endSQL(); err != nil {
-				return err
-			}
-		}
-		if len(s.out) == 0 || s.out[len(s.out)-1].kind != cSQL || s.out[len(s.out)-1].gset || s.out[len(s.out)-1].aset {
-			return s.errf(line, "\\%s must follow an SQL command", name)
-		}
-		args := strings.Fields(rest)
-		if len(args) > 1 {
-			return s.errf(line, "\\%s takes at most one argument (a variable name prefix)", name)
-		}
-		last := &s.out[len(s.out)-1]
-		last.gset, last.aset = name == "gset", name == "aset"
-		if len(args) == 1 {
-			last.prefix = args[0]
-		}
-		return nil
-	}
-	if err := s.endSQL(); err != nil {
-		return err
-	}
-	cmd := command{line: line, text: "\\" + body, sleepSlot: -1}
-	args := strings.Fields(rest)
-	switch name {
-	case "set":
-		if len(args) < 2 {
-			return s.errf(line, "\\set needs a variable name and an expression: \\set name expression")
-		}
-		exprText := strings.TrimSpace(strings.TrimPrefix(rest, args[0]))
-		e, err := parseExpr(exprText, s.vars)
-		if err != nil {
-			return s.errf(line, "\\set %s: %v", args[0], err)
-		}
-		cmd.kind, cmd.expr = cSet, e
-		cmd.setName(s.vars, args[0])
-	case "if", "elif":
-		e, err := parseExpr(rest, s.vars)
-		if err != nil {
-			return s.errf(line, "\\%s: %v", name, err)
-		}
-		cmd.kind, cmd.expr = cIf, e
-		if name == "elif" {
-			cmd.kind = cElif
-		}
-	case "else", "endif":
-		if len(args) > 0 {
-			return s.errf(line, "\\%s takes no arguments", name)
-		}
-		cmd.kind = cElse
-		if name == "endif" {
-			cmd.kind = cEndif
-		}
-	case "sleep":
-		if err := s.sleep(&cmd, args); err != nil {
+// resultInto reads \gset or \aset (name), which end the SQL command before them and
+// store its result in variables (with an optional name prefix).
+func (s *scanner) resultInto(line int, name, rest string) error {
+	pending := strings.TrimSpace(s.sql.String()) != "" || len(s.parts) > 0
+	if pending {
+		if err := s.endSQL(); err != nil {
 			return err
 		}
-	case "shell", "setshell":
-		min := 1
-		cmd.kind = cShell
-		if name == "setshell" {
-			min = 2
-			cmd.kind = cSetShell
-		}
-		if len(args) < min {
-			if name == "setshell" {
-				return s.errf(line, "\\setshell needs a variable name and a command")
-			}
-			return s.errf(line, "\\shell needs a command")
-		}
-		if name == "setshell" {
-			cmd.setName(s.vars, args[0])
-			args = args[1:]
-		}
-		// As pgbench: a word starting with ':' is a variable (the rest of the word
-		// is its name), '::' starts a literal with one colon.
-		for _, a := range args {
-			switch {
-			case strings.HasPrefix(a, "::"):
-				cmd.shell = append(cmd.shell, shellArg{lit: a[1:], slot: -1})
-			case len(a) > 1 && a[0] == ':':
-				cmd.shell = append(cmd.shell, shellArg{slot: s.vars.slot(a[1:])})
-			default:
-				cmd.shell = append(cmd.shell, shellArg{lit: a, slot: -1})
-			}
-		}
-	case "startpipeline", "endpipeline", "syncpipeline":
-		if len(args) > 0 {
-			return s.errf(line, "\\%s takes no arguments", name)
-		}
-		cmd.kind = map[string]cmdKind{"startpipeline": cStartPipeline, "endpipeline": cEndPipeline, "syncpipeline": cSyncPipeline}[name]
-	case "":
-		return s.errf(line, "a lone backslash: a meta-command name must follow it (\\set, \\sleep, \\if …)")
-	default:
-		return s.errf(line, "invalid command \\%s (pgbench meta-commands: \\set \\sleep \\if \\elif \\else \\endif \\gset \\aset \\shell \\setshell \\startpipeline \\syncpipeline \\endpipeline)", word)
 	}
-	s.out = append(s.out, cmd)
+	if len(s.out) == 0 || s.out[len(s.out)-1].kind != cSQL || s.out[len(s.out)-1].gset || s.out[len(s.out)-1].aset {
+		return s.errf(line, "\\%s must follow an SQL command", name)
+	}
+	args := strings.Fields(rest)
+	if len(args) > 1 {
+		return s.errf(line, "\\%s takes at most one argument (a variable name prefix)", name)
+	}
+	last := &s.out[len(s.out)-1]
+	last.gset, last.aset = name == "gset", name == "aset"
+	if len(args) == 1 {
+		last.prefix = args[0]
+	}
+	return nil
+}
+
+// set reads \set name expression.
+func (s *scanner) set(cmd *command, rest string, args []string) error {
+	if len(args) < 2 {
+		return s.errf(cmd.line, "\\set needs a variable name and an expression: \\set name expression")
+	}
+	exprText := strings.TrimSpace(strings.TrimPrefix(rest, args[0]))
+	e, err := parseExpr(exprText, s.vars)
+	if err != nil {
+		return s.errf(cmd.line, "\\set %s: %v", args[0], err)
+	}
+	cmd.kind, cmd.expr = cSet, e
+	cmd.setName(s.vars, args[0])
+	return nil
+}
+
+// shell reads \shell command… or \setshell name command… (name is which).
+func (s *scanner) shell(cmd *command, name string, args []string) error {
+	min := 1
+	cmd.kind = cShell
+	if name == "setshell" {
+		min = 2
+		cmd.kind = cSetShell
+	}
+	if len(args) < min {
+		if name == "setshell" {
+			return s.errf(cmd.line, "\\setshell needs a variable name and a command")
+		}
+		return s.errf(cmd.line, "\\shell needs a command")
+	}
+	if name == "setshell" {
+		cmd.setName(s.vars, args[0])
+		args = args[1:]
+	}
+	// As pgbench: a word starting with ':' is a variable (the rest of the word
+	// is its name), '::' starts a literal with one colon.
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "::"):
+			cmd.shell = append(cmd.shell, shellArg{lit: a[1:], slot: -1})
+		case len(a) > 1 && a[0] == ':':
+			cmd.shell = append(cmd.shell, shellArg{slot: s.vars.slot(a[1:])})
+		default:
+			cmd.shell = append(cmd.shell, shellArg{lit: a, slot: -1})
+		}
+	}
 	return nil
 }
 

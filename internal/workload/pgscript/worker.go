@@ -158,73 +158,12 @@ func (k *worker) Do(ctx context.Context) (n int, err error) {
 			}
 			t0, prev = now, base+pc
 		}
-		switch c.kind {
-		case cSQL:
-			var m int
-			var err error
-			if k.pipe != nil {
-				err = k.queue(s, c, pc)
-			} else {
-				m, err = k.sql(ctx, s, c)
-			}
-			n += m
-			if err != nil {
-				return n, k.fail(ctx, s, c, err)
-			}
-			pc++
-		case cStartPipeline:
-			if err := k.startPipeline(ctx, s, pc); err != nil {
-				return n, k.fail(ctx, s, c, err)
-			}
-			pc++
-		case cSyncPipeline:
-			if k.pipe == nil {
-				return n, k.abort(s, c, evalErrf("\\syncpipeline outside a pipeline (its \\startpipeline was skipped by an \\if)"))
-			}
-			k.pipe.Sync()
-			pc++
-		case cEndPipeline:
-			m, err := k.endPipeline(ctx, s, c)
-			n += m
-			if err != nil {
-				return n, k.fail(ctx, s, c, err)
-			}
-			pc++
-		case cSet:
-			v, err := k.st.eval(c.expr)
-			if err != nil {
-				return n, k.abort(s, c, err)
-			}
-			if c.slot < 0 {
-				return n, k.abort(s, c, evalErrf("invalid variable name %q", c.badName))
-			}
-			k.st.vars[c.slot].setValue(v)
-			pc++
-		case cIf:
-			v, err := k.st.eval(c.expr)
-			if err != nil {
-				return n, k.abort(s, c, err)
-			}
-			if truth(v) {
-				pc++
-			} else if pc, err = k.branch(s, c.jump); err != nil {
-				return n, err
-			}
-		case cElif, cElse:
-			pc = c.end + 1 // the end of a branch that was taken
-		case cSleep:
-			if err := k.sleep(ctx, s, c); err != nil {
-				return n, err
-			}
-			pc++
-		case cShell, cSetShell:
-			if err := k.shell(ctx, s, c); err != nil {
-				return n, err
-			}
-			pc++
-		default: // \endif
-			pc++
+		next, m, err := k.step(ctx, s, c, pc)
+		n += m
+		if err != nil {
+			return n, err
 		}
+		pc = next
 	}
 	if k.pipe != nil {
 		return n, k.abort(s, &cmds[k.pipeAt], evalErrf("the script ended inside this pipeline (its \\endpipeline was skipped by an \\if)"))
@@ -234,6 +173,73 @@ func (k *worker) Do(ctx context.Context) (n int, err error) {
 		return n, k.abort(s, last, evalErrf("end of script reached with a transaction still open: pgbench aborts the client there; end the script's transaction with COMMIT or END"))
 	}
 	return n, nil
+}
+
+// step runs command c (at pc in script s) and returns the next command's index
+// and how many SQL statements it sent; an error is placed in the script already.
+func (k *worker) step(ctx context.Context, s *Script, c *command, pc int) (next, n int, err error) {
+	switch c.kind {
+	case cSQL:
+		if k.pipe != nil {
+			err = k.queue(s, c, pc)
+		} else {
+			n, err = k.sql(ctx, s, c)
+		}
+		if err != nil {
+			return pc, n, k.fail(ctx, s, c, err)
+		}
+	case cStartPipeline:
+		if err := k.startPipeline(ctx, s, pc); err != nil {
+			return pc, 0, k.fail(ctx, s, c, err)
+		}
+	case cSyncPipeline:
+		if k.pipe == nil {
+			return pc, 0, k.abort(s, c, evalErrf("\\syncpipeline outside a pipeline (its \\startpipeline was skipped by an \\if)"))
+		}
+		k.pipe.Sync()
+	case cEndPipeline:
+		n, err = k.endPipeline(ctx, s, c)
+		if err != nil {
+			return pc, n, k.fail(ctx, s, c, err)
+		}
+	case cSet:
+		if err := k.set(c); err != nil {
+			return pc, 0, k.abort(s, c, err)
+		}
+	case cIf:
+		v, err := k.st.eval(c.expr)
+		if err != nil {
+			return pc, 0, k.abort(s, c, err)
+		}
+		if !truth(v) {
+			next, err = k.branch(s, c.jump)
+			return next, 0, err
+		}
+	case cElif, cElse:
+		return c.end + 1, 0, nil // the end of a branch that was taken
+	case cSleep:
+		if err := k.sleep(ctx, s, c); err != nil {
+			return pc, 0, err
+		}
+	case cShell, cSetShell:
+		if err := k.shell(ctx, s, c); err != nil {
+			return pc, 0, err
+		}
+	}
+	return pc + 1, n, nil // and \endif
+}
+
+// set runs \set: the expression's value into its variable.
+func (k *worker) set(c *command) error {
+	v, err := k.st.eval(c.expr)
+	if err != nil {
+		return err
+	}
+	if c.slot < 0 {
+		return evalErrf("invalid variable name %q", c.badName)
+	}
+	k.st.vars[c.slot].setValue(v)
+	return nil
 }
 
 // inTransaction reports whether the script left a transaction open.

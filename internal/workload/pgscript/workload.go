@@ -92,36 +92,11 @@ func Open(o Options) (*Workload, error) {
 	w.slots.scale = w.vars.slot("scale")
 	w.slots.randomSeed = w.vars.slot("random_seed")
 	w.slots.defaultSeed = w.vars.slot("default_seed")
-	for _, b := range o.Builtins {
-		name, weight, err := splitWeight(b, "-b")
-		if err != nil {
-			return nil, err
-		}
-		full, src, err := builtinSource(name)
-		if err != nil {
-			return nil, err
-		}
-		if err := w.add(full, src, weight, "builtin:"+full); err != nil {
-			return nil, err
-		}
-		w.builtin = true
+	if err := w.addBuiltins(o.Builtins); err != nil {
+		return nil, err
 	}
-	for _, f := range o.Files {
-		path, weight, err := splitWeight(f, "-f")
-		if err != nil {
-			return nil, err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, fmt.Errorf("-f %s: cannot read the script: %v", path, err)
-		}
-		if err := w.add(filepath.Base(path), string(data), weight, path); err != nil {
-			return nil, err
-		}
+	if err := w.addFiles(o.Files); err != nil {
+		return nil, err
 	}
 	if n := len(w.scripts); n > maxScripts {
 		return nil, fmt.Errorf("%d scripts: pgbench runs at most %d (-f and -b together)", n, maxScripts)
@@ -132,45 +107,112 @@ func Open(o Options) (*Workload, error) {
 	if w.total <= 0 {
 		return nil, fmt.Errorf("the scripts' weights add up to 0: give at least one a positive weight (-f FILE@1)")
 	}
-	for _, d := range o.Defines {
-		name, val, ok := strings.Cut(d, "=")
-		if !ok || !legalName(name) || val == "" {
-			return nil, fmt.Errorf("-D %q: use -D name=value (a value that is not empty; a name of letters, digits and underscores, not starting with a digit)", d)
-		}
-		w.defines = append(w.defines, define{slot: w.vars.slot(name), text: val})
-		w.opts["define."+name] = val
+	if err := w.addDefines(o.Defines); err != nil {
+		return nil, err
 	}
-	if o.Scale != "" {
-		s, err := strconv.ParseInt(o.Scale, 10, 64)
-		if err != nil || s < 1 {
-			return nil, fmt.Errorf("--scale %q: use a whole number of at least 1", o.Scale)
-		}
-		w.scale, w.scaleSet = s, true
-	} else {
-		w.scale = 1
+	if err := w.setScale(o.Scale); err != nil {
+		return nil, err
 	}
 	for _, s := range w.scripts {
-		if w.mode != "simple" {
-			for i := range s.commands {
-				c := &s.commands[i]
-				n := 0
-				for _, p := range c.parts {
-					n += len(p.params)
-				}
-				if n > maxParams {
-					return nil, fmt.Errorf("%s line %d: %d variables in one SQL command; pgbench sends at most %d as parameters with -M %s (-M simple has no limit)", s.Name, c.line, n, maxParams, w.mode)
-				}
-			}
-		}
-		if s.shell && !w.allow {
-			return nil, fmt.Errorf("%s uses \\shell or \\setshell, which run commands on this machine: allow them with --allow-shell", s.Name)
-		}
-		if s.pipeline && w.mode == "simple" {
-			return nil, fmt.Errorf("%s uses \\startpipeline, which needs -M extended or -M prepared (as in pgbench)", s.Name)
+		if err := w.checkScript(s); err != nil {
+			return nil, err
 		}
 	}
 	w.opts["mode"] = w.mode
 	return w, nil
+}
+
+// addBuiltins adds the -b scripts (name@weight).
+func (w *Workload) addBuiltins(builtins []string) error {
+	for _, b := range builtins {
+		name, weight, err := splitWeight(b, "-b")
+		if err != nil {
+			return err
+		}
+		full, src, err := builtinSource(name)
+		if err != nil {
+			return err
+		}
+		if err := w.add(full, src, weight, "builtin:"+full); err != nil {
+			return err
+		}
+		w.builtin = true
+	}
+	return nil
+}
+
+// addFiles reads and adds the -f scripts (path@weight).
+func (w *Workload) addFiles(files []string) error {
+	for _, f := range files {
+		path, weight, err := splitWeight(f, "-f")
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("-f %s: cannot read the script: %v", path, err)
+		}
+		if err := w.add(filepath.Base(path), string(data), weight, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addDefines sets the -D name=value variables.
+func (w *Workload) addDefines(defines []string) error {
+	for _, d := range defines {
+		name, val, ok := strings.Cut(d, "=")
+		if !ok || !legalName(name) || val == "" {
+			return fmt.Errorf("-D %q: use -D name=value (a value that is not empty; a name of letters, digits and underscores, not starting with a digit)", d)
+		}
+		w.defines = append(w.defines, define{slot: w.vars.slot(name), text: val})
+		w.opts["define."+name] = val
+	}
+	return nil
+}
+
+// setScale sets :scale from --scale, 1 when it is not given.
+func (w *Workload) setScale(scale string) error {
+	if scale == "" {
+		w.scale = 1
+		return nil
+	}
+	s, err := strconv.ParseInt(scale, 10, 64)
+	if err != nil || s < 1 {
+		return fmt.Errorf("--scale %q: use a whole number of at least 1", scale)
+	}
+	w.scale, w.scaleSet = s, true
+	return nil
+}
+
+// checkScript refuses a script the options do not let run: too many parameters
+// for one command in extended or prepared mode, \shell without --allow-shell, a
+// pipeline in simple mode.
+func (w *Workload) checkScript(s *Script) error {
+	if w.mode != "simple" {
+		for i := range s.commands {
+			c := &s.commands[i]
+			n := 0
+			for _, p := range c.parts {
+				n += len(p.params)
+			}
+			if n > maxParams {
+				return fmt.Errorf("%s line %d: %d variables in one SQL command; pgbench sends at most %d as parameters with -M %s (-M simple has no limit)", s.Name, c.line, n, maxParams, w.mode)
+			}
+		}
+	}
+	if s.shell && !w.allow {
+		return fmt.Errorf("%s uses \\shell or \\setshell, which run commands on this machine: allow them with --allow-shell", s.Name)
+	}
+	if s.pipeline && w.mode == "simple" {
+		return fmt.Errorf("%s uses \\startpipeline, which needs -M extended or -M prepared (as in pgbench)", s.Name)
+	}
+	return nil
 }
 
 // splitWeight splits "name@weight" (weight default 1).

@@ -42,60 +42,80 @@ func tokenize(sql string) []token {
 			}
 			i += 2 + end + 2
 		case c == '\'' || c == '"' || c == '`' || c == '[':
-			closer := c
-			if c == '[' {
-				closer = ']'
+			t, next, ok := quotedToken(sql, i)
+			if !ok {
+				return toks
 			}
-			var b strings.Builder
-			j := i + 1
-			for {
-				if j >= len(sql) {
-					return toks
-				}
-				if sql[j] == closer {
-					if closer != ']' && j+1 < len(sql) && sql[j+1] == closer {
-						b.WriteByte(closer) // doubled quote
-						j += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(sql[j])
-				j++
-			}
-			kind := tokQuoted
-			if c == '\'' {
-				kind = tokString
-			}
-			toks = append(toks, token{kind, b.String()})
-			i = j + 1
-		case c == '?':
-			j := i + 1
-			for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
-				j++
-			}
-			toks = append(toks, token{tokParam, sql[i:j]})
-			i = j
-		case (c == ':' || c == '@' || c == '$') && i+1 < len(sql) && isWordByte(sql[i+1]):
-			j := i + 1
-			for j < len(sql) && (isWordByte(sql[j]) || sql[j] == '$') {
-				j++
-			}
-			toks = append(toks, token{tokParam, sql[i:j]})
-			i = j
-		case isWordByte(c):
-			j := i
-			for j < len(sql) && (isWordByte(sql[j]) || sql[j] == '$') {
-				j++
-			}
-			toks = append(toks, token{tokWord, sql[i:j]})
-			i = j
+			toks = append(toks, t)
+			i = next
 		default:
-			toks = append(toks, token{tokPunct, sql[i : i+1]})
-			i++
+			t := plainToken(sql, i)
+			toks = append(toks, t)
+			i += len(t.text)
 		}
 	}
 	return toks
+}
+
+// quotedToken reads the '…' string or "…", `…` or […] identifier whose opening quote
+// is sql[i], unquoted (a doubled quote is one), and the index after its closing
+// quote; ok is false when it has none.
+func quotedToken(sql string, i int) (t token, next int, ok bool) {
+	c := sql[i]
+	closer := c
+	if c == '[' {
+		closer = ']'
+	}
+	var b strings.Builder
+	j := i + 1
+	for {
+		if j >= len(sql) {
+			return token{}, 0, false
+		}
+		if sql[j] == closer {
+			if closer != ']' && j+1 < len(sql) && sql[j+1] == closer {
+				b.WriteByte(closer) // doubled quote
+				j += 2
+				continue
+			}
+			break
+		}
+		b.WriteByte(sql[j])
+		j++
+	}
+	kind := tokQuoted
+	if c == '\'' {
+		kind = tokString
+	}
+	return token{kind, b.String()}, j + 1, true
+}
+
+// plainToken reads the placeholder, word or punctuation character starting at
+// sql[i]; its text is that part of sql.
+func plainToken(sql string, i int) token {
+	c := sql[i]
+	switch {
+	case c == '?':
+		j := i + 1
+		for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
+			j++
+		}
+		return token{tokParam, sql[i:j]}
+	case (c == ':' || c == '@' || c == '$') && i+1 < len(sql) && isWordByte(sql[i+1]):
+		return token{tokParam, sql[i : i+1+wordLen(sql[i+1:])]}
+	case isWordByte(c):
+		return token{tokWord, sql[i : i+wordLen(sql[i:])]}
+	}
+	return token{tokPunct, sql[i : i+1]}
+}
+
+// wordLen is the length of the word (word bytes and '$') that s starts with.
+func wordLen(s string) int {
+	j := 0
+	for j < len(s) && (isWordByte(s[j]) || s[j] == '$') {
+		j++
+	}
+	return j
 }
 
 // isWordByte reports bytes of bare identifiers and keywords; bytes >= 0x80 (UTF-8)
@@ -197,75 +217,104 @@ var notAlias = map[string]bool{
 // SQLite's own sqlite_ and pragma_ tables. It is used only after SQLite rejected the
 // statement with SQLITE_ERROR, to check whether a named table is missing.
 func referencedTables(sql string) []tableName {
-	toks := tokenize(sql)
-	ident := func(i int) bool { return i < len(toks) && (toks[i].kind == tokWord || toks[i].kind == tokQuoted) }
-	punct := func(i int, p string) bool { return i < len(toks) && toks[i].kind == tokPunct && toks[i].text == p }
-	ctes := map[string]bool{}
-	for i := range toks {
-		if !ident(i) {
-			continue
-		}
-		j := i + 1
-		if punct(j, "(") { // name(columns) AS (…)
-			for j < len(toks) && !punct(j, ")") {
-				j++
-			}
-			j++
-		}
-		if j+1 < len(toks) && toks[j].is("AS") && punct(j+1, "(") {
-			ctes[strings.ToLower(toks[i].text)] = true
-		}
-	}
-	var out []tableName
-	// name reads a possibly qualified table name at i; it returns the index after it.
-	// In FROM and JOIN a name followed by '(' is a table-valued function.
-	name := func(i int, from bool) int {
-		if !ident(i) {
-			return i
-		}
-		n := tableName{table: toks[i].text}
-		i++
-		if punct(i, ".") && ident(i+1) {
-			n = tableName{schema: n.table, table: toks[i+1].text}
-			i += 2
-		}
-		if from && punct(i, "(") {
-			return i
-		}
-		lower := strings.ToLower(n.table)
-		if (n.schema != "" || !ctes[lower]) && !strings.HasPrefix(lower, "sqlite_") && !strings.HasPrefix(lower, "pragma_") {
-			out = append(out, n)
-		}
-		return i
-	}
+	r := &tableRefs{toks: tokenize(sql)}
+	r.ctes = r.cteNames()
+	toks := r.toks
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		switch {
 		case t.is("JOIN"):
-			name(i+1, true)
+			r.name(i+1, true)
 		case t.is("INTO"):
-			name(i+1, false)
+			r.name(i+1, false)
 		case t.is("UPDATE"):
 			j := i + 1
 			if j+1 < len(toks) && toks[j].is("OR") {
 				j += 2
 			}
-			name(j, false)
+			r.name(j, false)
 		case t.is("FROM"):
-			j := name(i+1, true)
-			for {
-				if j < len(toks) && toks[j].is("AS") {
-					j++
-				}
-				if j < len(toks) && toks[j].kind != tokPunct && ident(j) && !notAlias[strings.ToUpper(toks[j].text)] {
-					j++ // alias
-				}
-				if !punct(j, ",") {
-					break
-				}
-				j = name(j+1, true)
-			}
+			r.fromList(i + 1)
 		}
 	}
-	return out
+	return r.out
+}
+
+// tableRefs collects the tables a statement's tokens name.
+type tableRefs struct {
+	toks []token
+	ctes map[string]bool // common table expressions' names, lower case
+	out  []tableName
+}
+
+func (r *tableRefs) ident(i int) bool {
+	return i < len(r.toks) && (r.toks[i].kind == tokWord || r.toks[i].kind == tokQuoted)
+}
+
+func (r *tableRefs) punct(i int, p string) bool {
+	return i < len(r.toks) && r.toks[i].kind == tokPunct && r.toks[i].text == p
+}
+
+// cteNames are the names followed by AS ( (or by (columns) AS ( ), lower case: the
+// statement's common table expressions.
+func (r *tableRefs) cteNames() map[string]bool {
+	toks := r.toks
+	ctes := map[string]bool{}
+	for i := range toks {
+		if !r.ident(i) {
+			continue
+		}
+		j := i + 1
+		if r.punct(j, "(") { // name(columns) AS (…)
+			for j < len(toks) && !r.punct(j, ")") {
+				j++
+			}
+			j++
+		}
+		if j+1 < len(toks) && toks[j].is("AS") && r.punct(j+1, "(") {
+			ctes[strings.ToLower(toks[i].text)] = true
+		}
+	}
+	return ctes
+}
+
+// name reads a possibly qualified table name at i; it returns the index after it.
+// In FROM and JOIN a name followed by '(' is a table-valued function.
+func (r *tableRefs) name(i int, from bool) int {
+	toks := r.toks
+	if !r.ident(i) {
+		return i
+	}
+	n := tableName{table: toks[i].text}
+	i++
+	if r.punct(i, ".") && r.ident(i+1) {
+		n = tableName{schema: n.table, table: toks[i+1].text}
+		i += 2
+	}
+	if from && r.punct(i, "(") {
+		return i
+	}
+	lower := strings.ToLower(n.table)
+	if (n.schema != "" || !r.ctes[lower]) && !strings.HasPrefix(lower, "sqlite_") && !strings.HasPrefix(lower, "pragma_") {
+		r.out = append(r.out, n)
+	}
+	return i
+}
+
+// fromList reads FROM's comma list of tables, each with an optional alias, from i.
+func (r *tableRefs) fromList(i int) {
+	toks := r.toks
+	j := r.name(i, true)
+	for {
+		if j < len(toks) && toks[j].is("AS") {
+			j++
+		}
+		if j < len(toks) && toks[j].kind != tokPunct && r.ident(j) && !notAlias[strings.ToUpper(toks[j].text)] {
+			j++ // alias
+		}
+		if !r.punct(j, ",") {
+			break
+		}
+		j = r.name(j+1, true)
+	}
 }
