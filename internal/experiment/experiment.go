@@ -710,37 +710,8 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot) s
 		return finish("failed", target.RedactString(err.Error()))
 	}
 
-	// Servers and settings.
-	servers, err := x.applySettings(ctx, sl, cell)
+	servers, hookEnv, err := x.beforeRun(ctx, sl, attempt, cell)
 	if err != nil {
-		return fail(err)
-	}
-	// Preparation, then hooks that run once per server and per experiment.
-	for _, srv := range servers {
-		if err := x.prepare(ctx, x.serverIndex(srv), srv, cell); err != nil {
-			return fail(err)
-		}
-	}
-	hookEnv := x.hookEnv(sl, cell, servers)
-	if !x.shellRan {
-		x.shellRan = true
-		if err := x.hooks(ctx, plan.BeforeExperiment, -1, 0, servers, hookEnv, true, false); err != nil {
-			return fail(err)
-		}
-	}
-	var fresh []*plan.Server
-	for _, srv := range servers {
-		if i := x.serverIndex(srv); !x.used[i] {
-			x.used[i] = true
-			fresh = append(fresh, srv)
-		}
-	}
-	if len(fresh) > 0 {
-		if err := x.hooks(ctx, plan.BeforeExperiment, -1, 0, fresh, hookEnv, false, true); err != nil {
-			return fail(err)
-		}
-	}
-	if err := x.hooks(ctx, plan.BeforeRun, sl.Seq, attempt, servers, hookEnv, true, true); err != nil {
 		return fail(err)
 	}
 
@@ -749,24 +720,7 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot) s
 	sums, runErr := x.measure(ctx, sl, attempt, cell, servers, dur.clockOf())
 
 	// After-run hooks run whatever happened to the run.
-	var ids []string
-	status := "complete"
-	for _, s := range sums {
-		if s == nil {
-			continue
-		}
-		ids = append(ids, strconv.FormatInt(s.RunID, 10))
-		if s.Status == runner.StatusFailed {
-			status = "failed"
-		} else if s.Status == runner.StatusInterrupted && status != "failed" {
-			status = "interrupted"
-		} else if s.Status == run.StatusAborted && status == "complete" {
-			status = run.StatusAborted
-		}
-	}
-	if runErr != nil && status == "complete" {
-		status = "failed"
-	}
+	status, ids := runsStatus(sums, runErr)
 	duringErr := dur.finish(status == "complete")
 	var restartErr error
 	if status == "complete" && duringErr == nil && ctx.Err() == nil {
@@ -784,14 +738,7 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot) s
 		return finish("failed", "the run failed: "+sums[0].Reason)
 	case status == run.StatusAborted:
 		// A threshold stopped the run: the cell's verdict, not a breakage.
-		reason := ""
-		for _, s := range sums {
-			if s != nil && s.Status == run.StatusAborted {
-				reason = s.Reason
-				break
-			}
-		}
-		return finish(run.StatusAborted, reason)
+		return finish(run.StatusAborted, abortReason(sums))
 	case duringErr != nil:
 		return fail(duringErr)
 	case restartErr != nil:
@@ -800,6 +747,80 @@ func (x *experimentRun) runSlot(ctx context.Context, sl *store.ExperimentSlot) s
 		return fail(hookErr)
 	}
 	return finish("complete", "")
+}
+
+// beforeRun readies a slot's servers for its run: their settings, the preparation,
+// then the hooks that run once per experiment, once per server and before each run.
+// It returns the servers and the hooks' environment.
+func (x *experimentRun) beforeRun(ctx context.Context, sl *store.ExperimentSlot, attempt int, cell *plan.Cell) ([]*plan.Server, []string, error) {
+	// Servers and settings.
+	servers, err := x.applySettings(ctx, sl, cell)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Preparation, then hooks that run once per server and per experiment.
+	for _, srv := range servers {
+		if err := x.prepare(ctx, x.serverIndex(srv), srv, cell); err != nil {
+			return nil, nil, err
+		}
+	}
+	hookEnv := x.hookEnv(sl, cell, servers)
+	if !x.shellRan {
+		x.shellRan = true
+		if err := x.hooks(ctx, plan.BeforeExperiment, -1, 0, servers, hookEnv, true, false); err != nil {
+			return nil, nil, err
+		}
+	}
+	var fresh []*plan.Server
+	for _, srv := range servers {
+		if i := x.serverIndex(srv); !x.used[i] {
+			x.used[i] = true
+			fresh = append(fresh, srv)
+		}
+	}
+	if len(fresh) > 0 {
+		if err := x.hooks(ctx, plan.BeforeExperiment, -1, 0, fresh, hookEnv, false, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := x.hooks(ctx, plan.BeforeRun, sl.Seq, attempt, servers, hookEnv, true, true); err != nil {
+		return nil, nil, err
+	}
+	return servers, hookEnv, nil
+}
+
+// runsStatus is a slot's status from its runs' (one per instance, nil where none was
+// made) and the error that ended them: failed over interrupted over aborted over
+// complete. ids are the runs' IDs.
+func runsStatus(sums []*measure.Summary, runErr error) (status string, ids []string) {
+	status = "complete"
+	for _, s := range sums {
+		if s == nil {
+			continue
+		}
+		ids = append(ids, strconv.FormatInt(s.RunID, 10))
+		if s.Status == runner.StatusFailed {
+			status = "failed"
+		} else if s.Status == runner.StatusInterrupted && status != "failed" {
+			status = "interrupted"
+		} else if s.Status == run.StatusAborted && status == "complete" {
+			status = run.StatusAborted
+		}
+	}
+	if runErr != nil && status == "complete" {
+		status = "failed"
+	}
+	return status, ids
+}
+
+// abortReason is the reason of the first run a threshold stopped.
+func abortReason(sums []*measure.Summary) string {
+	for _, s := range sums {
+		if s != nil && s.Status == run.StatusAborted {
+			return s.Reason
+		}
+	}
+	return ""
 }
 
 // progress prints the overall progress line above the run's own lines.

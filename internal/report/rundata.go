@@ -189,262 +189,336 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 		d.Rows = make([]IntervalRow, 0, rowsPer*len(ivs))
 		d.Points = make([]Point, 0, (len(ivs)+d.Group-1)/d.Group+1)
 	}
+	a := newRunAccum(d, dec)
+	for k := range ivs {
+		if err := a.addInterval(&ivs[k]); err != nil {
+			return nil, err
+		}
+	}
+	a.flush()
+	if err := a.summarize(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// runAccum accumulates a run's intervals into its RunData: the full-resolution rows,
+// the time series' points (several intervals merged where the run is long) and the
+// run's totals (measured intervals only).
+type runAccum struct {
+	d      *RunData
+	run    *store.Run
+	nt     int
+	decode func([]byte) (*measure.Sparse, error)
 
 	// Run totals (measured intervals only), per type and all together (with one type,
 	// its own).
-	totLat := make([]measure.SparseSum, nt+1)
-	totSvc := make([]measure.SparseSum, nt+1)
-	allLat, allSvc := &totLat[nt], &totSvc[nt]
-	if nt == 1 {
-		allLat, allSvc = &totLat[0], &totSvc[0]
-	}
-	totCounts := make([]measure.Counts, nt+1)
-	var secs float64
-	var measured int
-	var reconnects int64
+	totLat, totSvc []measure.SparseSum
+	allLat, allSvc *measure.SparseSum
+	totCounts      []measure.Counts
+	secs           float64
+	measured       int
+	reconnects     int64
+
 	// The point being accumulated.
-	var grp measure.SparseSum
-	var pc measure.Counts
-	var pt Point
-	var ptIvs int
-	typeOK := make([]int64, nt)
-	pq := make([]int64, len(pointQuantiles))
+	grp    measure.SparseSum
+	pc     measure.Counts
+	pt     Point
+	ptIvs  int
+	typeOK []int64
+	pq     []int64
 	// With several types, each type's histograms of the point, so that a judged run's
 	// latency over time can count only the judged type or group.
-	var grpT, grpG []measure.SparseSum
-	groups := TxnGroups(run.TxnTypes)
-	groupOf := make([]int, nt) // index in groups, -1: none
-	if nt > 1 {
-		grpT, grpG = make([]measure.SparseSum, nt), make([]measure.SparseSum, len(groups))
-	}
-	for i, name := range run.TxnTypes {
-		groupOf[i] = -1
-		if g, _, ok := strings.Cut(name, "/"); ok {
-			groupOf[i] = slices.Index(groups, g)
-		}
-	}
-
-	flush := func() {
-		if ptIvs == 0 {
-			return
-		}
-		dur := pt.End - pt.Start
-		if dur > 0 {
-			pt.TPS = float64(pc.OK) / dur
-			pt.ErrorsPS = float64(pc.ErrorTotal()) / dur
-			pt.RetriesPS = float64(pc.Retries) / dur
-			pt.FailedPS = float64(pc.Failed) / dur
-			pt.TypeTPS = make([]float64, nt)
-			for i := range typeOK {
-				pt.TypeTPS[i] = float64(typeOK[i]) / dur
-			}
-		}
-		pt.Late, pt.Dropped = pc.Late, pc.Dropped
-		if grp.TotalCount() > 0 {
-			grp.Quantiles(pointQuantiles, pq)
-			pt.P50, pt.P95, pt.P99, pt.Max = nsToMs(pq[0]), nsToMs(pq[1]), nsToMs(pq[2]), nsToMs(pq[3])
-		} else {
-			pt.P50, pt.P95, pt.P99, pt.Max = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-		}
-		if grpT != nil {
-			pt.TypeLat = make([]PointLatency, nt)
-			for i := range grpT {
-				pt.TypeLat[i] = pointLatency(grpT[i].View(), pq)
-			}
-			for k, g := range groups {
-				if pt.GroupLat == nil {
-					pt.GroupLat = map[string]PointLatency{}
-				}
-				pt.GroupLat[g] = pointLatency(grpG[k].View(), pq)
-				grpG[k].Reset()
-			}
-			for i := range grpT {
-				grpT[i].Reset()
-			}
-		}
-		d.Points = append(d.Points, pt)
-		grp.Reset()
-		pc = measure.Counts{}
-		clear(typeOK)
-		pt, ptIvs = Point{}, 0
-	}
+	grpT, grpG []measure.SparseSum
+	groups     []string
+	groupOf    []int // index in groups, -1: none
 
 	// Per interval: each type's figures, and all types' histograms merged when there
 	// are several types (with one, "all" is that type).
-	latF := make([]measure.Figures, nt)
-	svcF := make([]*measure.Figures, nt)
-	decode := dec.DecodeTemp // valid until the next call: enough for one type
+	latF          []measure.Figures
+	svcF          []*measure.Figures
+	ivAll, ivSvc  *measure.Sparse
+	allCounts     measure.Counts
+	allF, allSvcF measure.Figures // all types' figures (allFigures)
+}
+
+func newRunAccum(d *RunData, dec *measure.SparseDecoder) *runAccum {
+	run := d.Run
+	nt := len(run.TxnTypes)
+	a := &runAccum{d: d, run: run, nt: nt,
+		totLat: make([]measure.SparseSum, nt+1), totSvc: make([]measure.SparseSum, nt+1), totCounts: make([]measure.Counts, nt+1),
+		typeOK: make([]int64, nt), pq: make([]int64, len(pointQuantiles)),
+		groups: TxnGroups(run.TxnTypes), groupOf: make([]int, nt),
+		latF: make([]measure.Figures, nt), svcF: make([]*measure.Figures, nt),
+		decode: dec.DecodeTemp, // valid until the next call: enough for one type
+	}
+	a.allLat, a.allSvc = &a.totLat[nt], &a.totSvc[nt]
+	if nt == 1 {
+		a.allLat, a.allSvc = &a.totLat[0], &a.totSvc[0]
+	}
 	if nt > 1 {
-		decode = dec.Decode
+		a.grpT, a.grpG = make([]measure.SparseSum, nt), make([]measure.SparseSum, len(a.groups))
+		a.decode = dec.Decode
 	}
-	for k := range ivs {
-		iv := &ivs[k]
-		ivSecs := (iv.End - iv.Start).Seconds()
-		// Time series: start a new point at the group size or where warm-up ends.
-		if ptIvs > 0 && (ptIvs == d.Group || pt.Warmup != iv.Warmup) {
-			flush()
-		}
-		if ptIvs == 0 {
-			pt.Start, pt.Warmup = iv.Start.Seconds(), iv.Warmup
-		}
-		var allCounts measure.Counts
-		var ivAll, ivAllSvc *measure.Sparse
-		for i := range iv.Types {
-			t := &iv.Types[i]
-			// Every histogram is decoded: the run's totals and distribution need them,
-			// and so do the time series' points when they merge several intervals.
-			l, err := decode(t.Latency)
-			if err != nil {
-				return nil, fmt.Errorf("interval %d: %v", iv.Index, err)
-			}
-			if err := grp.Add(l); err != nil {
-				return nil, err
-			}
-			if grpT != nil {
-				if err := grpT[i].Add(l); err != nil {
-					return nil, err
-				}
-				if k := groupOf[i]; k >= 0 {
-					if err := grpG[k].Add(l); err != nil {
-						return nil, err
-					}
-				}
-			}
-			if !iv.Warmup {
-				if err := totLat[i].Add(l); err != nil {
-					return nil, err
-				}
-				if nt > 1 {
-					if err := allLat.Add(l); err != nil {
-						return nil, err
-					}
-				}
-			}
-			latF[i], svcF[i] = l.Figures(), nil
-			if nt > 1 {
-				if ivAll, err = merge(ivAll, l); err != nil {
-					return nil, err
-				}
-			}
-			if len(t.Service) > 0 {
-				sv, err := decode(t.Service)
-				if err != nil {
-					return nil, fmt.Errorf("interval %d: %v", iv.Index, err)
-				}
-				if !iv.Warmup {
-					if err := totSvc[i].Add(sv); err != nil {
-						return nil, err
-					}
-					if nt > 1 {
-						if err := allSvc.Add(sv); err != nil {
-							return nil, err
-						}
-					}
-				}
-				if sv.TotalCount() > 0 {
-					f := sv.Figures()
-					svcF[i] = &f
-				}
-				if nt > 1 {
-					if ivAllSvc, err = merge(ivAllSvc, sv); err != nil {
-						return nil, err
-					}
-				}
-			}
-			allCounts.Add(&t.Counts)
-		}
-		allF, allSvcF := &measure.Figures{}, (*measure.Figures)(nil)
-		switch {
-		case nt == 1:
-			allF, allSvcF = &latF[0], svcF[0]
-		case nt > 1:
-			*allF = ivAll.Figures()
-			if ivAllSvc.TotalCount() > 0 {
-				f := ivAllSvc.Figures()
-				allSvcF = &f
-			}
-		}
-
-		// Full-resolution rows, like IntervalRows.
-		mk := func(c *measure.Counts, l *measure.Figures, s *measure.Figures, name string, rc int64) IntervalRow {
-			r := IntervalRow{Interval: iv.Index, StartS: iv.Start.Seconds(), EndS: iv.End.Seconds(), Warmup: iv.Warmup, Type: name,
-				OK: c.OK, Failed: c.Failed, Errors: c.ErrorTotal(), Retries: c.Retries, Reconnects: rc, Late: c.Late, Dropped: c.Dropped,
-				Latency: l.Latency()}
-			if ivSecs > 0 {
-				r.TPS = round2(float64(c.OK) / ivSecs)
-				r.QPS = round2(float64(c.Statements) / ivSecs)
-			}
-			r.ErrorsBy = errorsBy(c)
-			if s != nil {
-				sl := s.Latency()
-				r.Service = &sl
-			}
-			return r
-		}
-		d.Rows = append(d.Rows, mk(&allCounts, allF, allSvcF, "all", iv.Reconnects))
-		if nt > 1 {
-			for i := range iv.Types {
-				d.Rows = append(d.Rows, mk(&iv.Types[i].Counts, &latF[i], svcF[i], iv.Types[i].Name, 0))
-			}
-		}
-
-		if !iv.Warmup {
-			for i := range iv.Types {
-				totCounts[i].Add(&iv.Types[i].Counts)
-			}
-			totCounts[nt].Add(&allCounts)
-			secs += ivSecs
-			measured++
-			reconnects += iv.Reconnects
-		}
-
-		// Time series (the point was started above).
-		pt.End = iv.End.Seconds()
-		ptIvs++
-		pc.Add(&allCounts)
-		for i := range iv.Types {
-			typeOK[i] += iv.Types[i].OK
-		}
-		pt.Reconnects += iv.Reconnects
-	}
-	flush()
-
-	// Summary, rounded as measure.Summarize rounds it.
-	s := measure.Summary{RunID: run.ID, Status: run.Status, Reason: run.Reason, Workload: run.Workload, Target: run.Target,
-		Clients: run.Clients, Rate: run.Rate, Seconds: round3(secs), Intervals: measured, Reconnects: reconnects,
-		ByTxn: map[string]measure.TypeSummary{}}
-	s.TypeSummary = typeSummary(&totCounts[nt], allLat, allSvc, secs)
 	for i, name := range run.TxnTypes {
-		s.ByTxn[name] = typeSummary(&totCounts[i], &totLat[i], &totSvc[i], secs)
+		a.groupOf[i] = -1
+		if g, _, ok := strings.Cut(name, "/"); ok {
+			a.groupOf[i] = slices.Index(a.groups, g)
+		}
+	}
+	return a
+}
+
+// flush ends the point being accumulated (if any) and appends it to the time series.
+func (a *runAccum) flush() {
+	if a.ptIvs == 0 {
+		return
+	}
+	pt := &a.pt
+	dur := pt.End - pt.Start
+	if dur > 0 {
+		pt.TPS = float64(a.pc.OK) / dur
+		pt.ErrorsPS = float64(a.pc.ErrorTotal()) / dur
+		pt.RetriesPS = float64(a.pc.Retries) / dur
+		pt.FailedPS = float64(a.pc.Failed) / dur
+		pt.TypeTPS = make([]float64, a.nt)
+		for i := range a.typeOK {
+			pt.TypeTPS[i] = float64(a.typeOK[i]) / dur
+		}
+	}
+	pt.Late, pt.Dropped = a.pc.Late, a.pc.Dropped
+	if a.grp.TotalCount() > 0 {
+		a.grp.Quantiles(pointQuantiles, a.pq)
+		pt.P50, pt.P95, pt.P99, pt.Max = nsToMs(a.pq[0]), nsToMs(a.pq[1]), nsToMs(a.pq[2]), nsToMs(a.pq[3])
+	} else {
+		pt.P50, pt.P95, pt.P99, pt.Max = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	}
+	if a.grpT != nil {
+		a.flushTypes()
+	}
+	a.d.Points = append(a.d.Points, a.pt)
+	a.grp.Reset()
+	a.pc = measure.Counts{}
+	clear(a.typeOK)
+	a.pt, a.ptIvs = Point{}, 0
+}
+
+// flushTypes sets the point's latency per type and per group, from their histograms
+// (which it empties).
+func (a *runAccum) flushTypes() {
+	pt := &a.pt
+	pt.TypeLat = make([]PointLatency, a.nt)
+	for i := range a.grpT {
+		pt.TypeLat[i] = pointLatency(a.grpT[i].View(), a.pq)
+	}
+	for k, g := range a.groups {
+		if pt.GroupLat == nil {
+			pt.GroupLat = map[string]PointLatency{}
+		}
+		pt.GroupLat[g] = pointLatency(a.grpG[k].View(), a.pq)
+		a.grpG[k].Reset()
+	}
+	for i := range a.grpT {
+		a.grpT[i].Reset()
+	}
+}
+
+// addInterval adds one interval: its rows, its share of the point and, if measured,
+// of the run's totals.
+func (a *runAccum) addInterval(iv *store.EncodedInterval) error {
+	ivSecs := (iv.End - iv.Start).Seconds()
+	// Time series: start a new point at the group size or where warm-up ends.
+	if a.ptIvs > 0 && (a.ptIvs == a.d.Group || a.pt.Warmup != iv.Warmup) {
+		a.flush()
+	}
+	if a.ptIvs == 0 {
+		a.pt.Start, a.pt.Warmup = iv.Start.Seconds(), iv.Warmup
+	}
+	a.allCounts = measure.Counts{}
+	a.ivAll, a.ivSvc = nil, nil
+	for i := range iv.Types {
+		if err := a.addType(iv, i); err != nil {
+			return err
+		}
+	}
+	allF, allSvcF := a.allFigures()
+
+	// Full-resolution rows, like IntervalRows.
+	a.d.Rows = append(a.d.Rows, intervalRow(iv, ivSecs, &a.allCounts, allF, allSvcF, "all", iv.Reconnects))
+	if a.nt > 1 {
+		for i := range iv.Types {
+			a.d.Rows = append(a.d.Rows, intervalRow(iv, ivSecs, &iv.Types[i].Counts, &a.latF[i], a.svcF[i], iv.Types[i].Name, 0))
+		}
+	}
+
+	if !iv.Warmup {
+		for i := range iv.Types {
+			a.totCounts[i].Add(&iv.Types[i].Counts)
+		}
+		a.totCounts[a.nt].Add(&a.allCounts)
+		a.secs += ivSecs
+		a.measured++
+		a.reconnects += iv.Reconnects
+	}
+
+	// Time series (the point was started above).
+	a.pt.End = iv.End.Seconds()
+	a.ptIvs++
+	a.pc.Add(&a.allCounts)
+	for i := range iv.Types {
+		a.typeOK[i] += iv.Types[i].OK
+	}
+	a.pt.Reconnects += iv.Reconnects
+	return nil
+}
+
+// addType adds the i-th type of an interval. Every histogram is decoded: the run's
+// totals and distribution need them, and so do the time series' points when they
+// merge several intervals.
+func (a *runAccum) addType(iv *store.EncodedInterval, i int) error {
+	t := &iv.Types[i]
+	l, err := a.decode(t.Latency)
+	if err != nil {
+		return fmt.Errorf("interval %d: %v", iv.Index, err)
+	}
+	if err := a.addLatency(iv.Warmup, i, l); err != nil {
+		return err
+	}
+	a.latF[i], a.svcF[i] = l.Figures(), nil
+	if len(t.Service) > 0 {
+		sv, err := a.decode(t.Service)
+		if err != nil {
+			return fmt.Errorf("interval %d: %v", iv.Index, err)
+		}
+		if err := a.addService(iv.Warmup, i, sv); err != nil {
+			return err
+		}
+	}
+	a.allCounts.Add(&t.Counts)
+	return nil
+}
+
+// addLatency adds type i's latency histogram l to the point, to the run's totals
+// (measured intervals) and to the interval's all types.
+func (a *runAccum) addLatency(warmup bool, i int, l *measure.Sparse) error {
+	if err := a.grp.Add(l); err != nil {
+		return err
+	}
+	if a.grpT != nil {
+		if err := a.grpT[i].Add(l); err != nil {
+			return err
+		}
+		if k := a.groupOf[i]; k >= 0 {
+			if err := a.grpG[k].Add(l); err != nil {
+				return err
+			}
+		}
+	}
+	if !warmup {
+		if err := a.totLat[i].Add(l); err != nil {
+			return err
+		}
+		if a.nt > 1 {
+			if err := a.allLat.Add(l); err != nil {
+				return err
+			}
+		}
+	}
+	if a.nt > 1 {
+		var err error
+		if a.ivAll, err = merge(a.ivAll, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addService adds type i's service time histogram sv to the run's totals (measured
+// intervals), to the interval's figures and to its all types.
+func (a *runAccum) addService(warmup bool, i int, sv *measure.Sparse) error {
+	if !warmup {
+		if err := a.totSvc[i].Add(sv); err != nil {
+			return err
+		}
+		if a.nt > 1 {
+			if err := a.allSvc.Add(sv); err != nil {
+				return err
+			}
+		}
+	}
+	if sv.TotalCount() > 0 {
+		f := sv.Figures()
+		a.svcF[i] = &f
+	}
+	if a.nt > 1 {
+		var err error
+		if a.ivSvc, err = merge(a.ivSvc, sv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allFigures is the interval's figures of all types together: with one type, its
+// own; with none, zero.
+// (The figures are kept in a, valid until the next interval: no allocation per
+// interval.)
+func (a *runAccum) allFigures() (*measure.Figures, *measure.Figures) {
+	a.allF = measure.Figures{}
+	allF, allSvcF := &a.allF, (*measure.Figures)(nil)
+	switch {
+	case a.nt == 1:
+		allF, allSvcF = &a.latF[0], a.svcF[0]
+	case a.nt > 1:
+		a.allF = a.ivAll.Figures()
+		if a.ivSvc.TotalCount() > 0 {
+			a.allSvcF = a.ivSvc.Figures()
+			allSvcF = &a.allSvcF
+		}
+	}
+	return allF, allSvcF
+}
+
+// intervalRow is one row of an interval: all types' (name "all", with the
+// interval's reconnects rc) or one type's.
+func intervalRow(iv *store.EncodedInterval, ivSecs float64, c *measure.Counts, l *measure.Figures, s *measure.Figures, name string, rc int64) IntervalRow {
+	r := IntervalRow{Interval: iv.Index, StartS: iv.Start.Seconds(), EndS: iv.End.Seconds(), Warmup: iv.Warmup, Type: name,
+		OK: c.OK, Failed: c.Failed, Errors: c.ErrorTotal(), Retries: c.Retries, Reconnects: rc, Late: c.Late, Dropped: c.Dropped,
+		Latency: l.Latency()}
+	if ivSecs > 0 {
+		r.TPS = round2(float64(c.OK) / ivSecs)
+		r.QPS = round2(float64(c.Statements) / ivSecs)
+	}
+	r.ErrorsBy = errorsBy(c)
+	if s != nil {
+		sl := s.Latency()
+		r.Service = &sl
+	}
+	return r
+}
+
+// summarize sets the run's summary, rounded as measure.Summarize rounds it, its
+// groups' and its distributions.
+func (a *runAccum) summarize() error {
+	run, d, nt, secs := a.run, a.d, a.nt, a.secs
+	s := measure.Summary{RunID: run.ID, Status: run.Status, Reason: run.Reason, Workload: run.Workload, Target: run.Target,
+		Clients: run.Clients, Rate: run.Rate, Seconds: round3(secs), Intervals: a.measured, Reconnects: a.reconnects,
+		ByTxn: map[string]measure.TypeSummary{}}
+	s.TypeSummary = typeSummary(&a.totCounts[nt], a.allLat, a.allSvc, secs)
+	for i, name := range run.TxnTypes {
+		s.ByTxn[name] = typeSummary(&a.totCounts[i], &a.totLat[i], &a.totSvc[i], secs)
 	}
 	if nt > 1 {
 		d.Distributions = map[string][]Percentile{}
 		for i, name := range run.TxnTypes {
-			d.Distributions[name] = distribution(totLat[i].Sparse())
+			d.Distributions[name] = distribution(a.totLat[i].Sparse())
 		}
 	}
-	for _, g := range TxnGroups(run.TxnTypes) {
-		var lat, svc measure.SparseSum
-		var c measure.Counts
-		for i, name := range run.TxnTypes {
-			if strings.HasPrefix(name, g+"/") {
-				if err := lat.Add(totLat[i].Sparse()); err != nil {
-					return nil, err
-				}
-				if err := svc.Add(totSvc[i].Sparse()); err != nil {
-					return nil, err
-				}
-				c.Add(&totCounts[i])
-			}
-		}
-		if d.Groups == nil {
-			d.Groups = map[string]measure.TypeSummary{}
-		}
-		d.Groups[g] = typeSummary(&c, &lat, &svc, secs)
-		d.Distributions[g] = distribution(lat.Sparse())
+	if err := a.groupSummaries(); err != nil {
+		return err
 	}
 	s.ByGroup = d.Groups
-	s.NOPM, s.TPM = perMinute(run, totCounts, secs)
+	s.NOPM, s.TPM = perMinute(run, a.totCounts, secs)
 	if s.TPM > 0 && len(run.Summary) > 0 && run.Status != "running" {
 		// The server's count is read by the run as it goes and kept only in its summary.
 		var stored measure.Summary
@@ -453,11 +527,38 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 		}
 	}
 	d.Summary = s
-	if att := totCounts[nt].OK + totCounts[nt].ErrorTotal(); att > 0 {
-		d.ErrorPct = 100 * float64(totCounts[nt].ErrorTotal()) / float64(att)
+	if att := a.totCounts[nt].OK + a.totCounts[nt].ErrorTotal(); att > 0 {
+		d.ErrorPct = 100 * float64(a.totCounts[nt].ErrorTotal()) / float64(att)
 	}
-	d.Distribution = distribution(allLat.Sparse())
-	return d, nil
+	d.Distribution = distribution(a.allLat.Sparse())
+	return nil
+}
+
+// groupSummaries sets the summary and distribution of each group of types
+// ("new_order" of "new_order/..."), over the measured intervals.
+func (a *runAccum) groupSummaries() error {
+	run, d := a.run, a.d
+	for _, g := range TxnGroups(run.TxnTypes) {
+		var lat, svc measure.SparseSum
+		var c measure.Counts
+		for i, name := range run.TxnTypes {
+			if strings.HasPrefix(name, g+"/") {
+				if err := lat.Add(a.totLat[i].Sparse()); err != nil {
+					return err
+				}
+				if err := svc.Add(a.totSvc[i].Sparse()); err != nil {
+					return err
+				}
+				c.Add(&a.totCounts[i])
+			}
+		}
+		if d.Groups == nil {
+			d.Groups = map[string]measure.TypeSummary{}
+		}
+		d.Groups[g] = typeSummary(&c, &lat, &svc, a.secs)
+		d.Distributions[g] = distribution(lat.Sparse())
+	}
+	return nil
 }
 
 // merge adds s to the sum so far (nil at first).

@@ -250,120 +250,18 @@ type htmlMetricGroup struct {
 // metricGroups draws the run's metric charts, grouped by collector, on the same x axis
 // as its throughput chart; flat (always zero) metrics are listed instead of drawn.
 func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []chart.Band) (groups []MetricGroup, flat []string) {
-	byName := map[string]*store.MetricSeries{}
-	for i := range d.Metrics {
-		byName[d.Metrics[i].Name] = &d.Metrics[i]
-	}
-	used := map[string]bool{}
-	type plotted struct {
-		title, note string
-		series      []*store.MetricSeries
-	}
-	var order []string
-	charts := map[string][]plotted{}
-	add := func(c plotted) {
-		col := c.series[0].Collector
-		if _, ok := charts[col]; !ok {
-			order = append(order, col)
-		}
-		charts[col] = append(charts[col], c)
-	}
-	for _, spec := range chartsFor(d.KindCharts) {
-		var ss []*store.MetricSeries
-		for _, pat := range spec.Metrics {
-			if p, ok := strings.CutSuffix(pat, "*"); ok {
-				for i := range d.Metrics {
-					if m := &d.Metrics[i]; strings.HasPrefix(m.Name, p) && !used[m.Name] {
-						ss = append(ss, m)
-					}
-				}
-			} else if m := byName[pat]; m != nil && !used[m.Name] {
-				ss = append(ss, m)
-			}
-		}
-		for _, m := range ss {
-			used[m.Name] = true
-		}
-		if len(ss) > 0 {
-			add(plotted{title: spec.Title, series: ss})
-		}
-	}
-	for _, s := range d.Stalls {
-		for _, e := range s.Evidence {
-			if m := byName[e.Metric]; m != nil && !used[m.Name] {
-				used[m.Name] = true
-				add(plotted{title: m.Name, note: "stall evidence", series: []*store.MetricSeries{m}})
-			}
-		}
-	}
+	order, charts := metricPlots(d)
 	n := 0
 	for _, col := range order {
 		g := MetricGroup{Title: col}
 		for _, c := range charts[col] {
-			lc := &chart.Chart{Title: c.title, XLabel: ax.label, XUnit: ax.unit, YZero: true, Bands: bands, VLines: ax.marks, XRange: chart.Fixed(0, ax.end),
-				Height: 190}
-			// Series that stay zero are listed, not drawn; a chart keeps its
-			// maxSeries busiest series (the CSV has the rest).
-			type drawn struct {
-				m    *store.MetricSeries
-				x, y []float64
-				peak float64
-			}
-			var ds []drawn
-			for _, m := range c.series {
-				x, y := metricXY(m, d.Group, ax.end)
-				peak := 0.0
-				for _, v := range y {
-					if !math.IsNaN(v) {
-						peak = math.Max(peak, math.Abs(v))
-					}
-				}
-				if peak == 0 {
-					flat = append(flat, metricLabel(m.Name, m.Kind, m.Unit))
-					continue
-				}
-				ds = append(ds, drawn{m, x, y, peak})
-			}
+			ds, fl := drawnMetrics(d, c.series, ax)
+			flat = append(flat, fl...)
 			if len(ds) == 0 {
 				continue
 			}
-			more := 0
-			if len(ds) > maxSeries {
-				sort.SliceStable(ds, func(i, j int) bool { return ds[i].peak > ds[j].peak })
-				more = len(ds) - maxSeries
-				ds = ds[:maxSeries]
-			}
-			var vals []float64
-			var names []string
-			for k, dd := range ds {
-				name := metricLabel(dd.m.Name, dd.m.Kind, dd.m.Unit)
-				names = append(names, name)
-				vals = append(vals, dd.y...)
-				lc.Series = append(lc.Series, chart.Series{Name: name, X: dd.x, Y: dd.y, Style: k, Points: len(dd.x) <= 40})
-			}
-			lc.Height += int(chart.LegendRow) * (chart.LegendRows(names, 640) - 1) // keep the plot's height
-			lc.ID = fmt.Sprintf("run-%d-metric-%d", d.Run.ID, n)
+			g.Charts = append(g.Charts, drawMetricChart(d, c, ds, ax, bands, n))
 			n++
-			// Counts of different things (locks and sessions) share an axis labelled
-			// for neither.
-			unit := ds[0].m.Unit
-			for _, dd := range ds {
-				if dd.m.Unit != unit {
-					unit = ""
-				}
-			}
-			lc.YLabel, lc.YUnit = metricAxis(unit, ds[0].m.Kind, vals)
-			lc.Subtitle = strings.Join(names, ", ")
-			if len(lc.Subtitle) > 90 {
-				lc.Subtitle = "from " + ds[0].m.Collector
-			}
-			if c.note != "" {
-				lc.Subtitle = c.note + ": " + lc.Subtitle
-			}
-			if more > 0 {
-				lc.Subtitle += fmt.Sprintf("; %d quieter series in the CSV", more)
-			}
-			g.Charts = append(g.Charts, lc)
 		}
 		if len(g.Charts) > 0 {
 			groups = append(groups, g)
@@ -371,6 +269,139 @@ func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []chart.Band) (grou
 	}
 	sort.Strings(flat)
 	return groups, flat
+}
+
+// metricPlot is one metric chart to draw: its title, a note before its subtitle, and
+// its series.
+type metricPlot struct {
+	title, note string
+	series      []*store.MetricSeries
+}
+
+// metricPlots chooses the run's metric charts, by collector (in order of first use):
+// the kind's charts first, then a chart for each stall's evidence not yet drawn. A
+// series is drawn once, in the first chart that names it.
+func metricPlots(d *RunData) (order []string, charts map[string][]metricPlot) {
+	byName := map[string]*store.MetricSeries{}
+	for i := range d.Metrics {
+		byName[d.Metrics[i].Name] = &d.Metrics[i]
+	}
+	used := map[string]bool{}
+	charts = map[string][]metricPlot{}
+	add := func(c metricPlot) {
+		col := c.series[0].Collector
+		if _, ok := charts[col]; !ok {
+			order = append(order, col)
+		}
+		charts[col] = append(charts[col], c)
+	}
+	for _, spec := range chartsFor(d.KindCharts) {
+		ss := specSeries(d, byName, used, spec.Metrics)
+		for _, m := range ss {
+			used[m.Name] = true
+		}
+		if len(ss) > 0 {
+			add(metricPlot{title: spec.Title, series: ss})
+		}
+	}
+	for _, s := range d.Stalls {
+		for _, e := range s.Evidence {
+			if m := byName[e.Metric]; m != nil && !used[m.Name] {
+				used[m.Name] = true
+				add(metricPlot{title: m.Name, note: "stall evidence", series: []*store.MetricSeries{m}})
+			}
+		}
+	}
+	return order, charts
+}
+
+// specSeries is the series a chart's patterns match (a name, or a prefix ending in
+// *) that no earlier chart drew.
+func specSeries(d *RunData, byName map[string]*store.MetricSeries, used map[string]bool, patterns []string) []*store.MetricSeries {
+	var ss []*store.MetricSeries
+	for _, pat := range patterns {
+		if p, ok := strings.CutSuffix(pat, "*"); ok {
+			for i := range d.Metrics {
+				if m := &d.Metrics[i]; strings.HasPrefix(m.Name, p) && !used[m.Name] {
+					ss = append(ss, m)
+				}
+			}
+		} else if m := byName[pat]; m != nil && !used[m.Name] {
+			ss = append(ss, m)
+		}
+	}
+	return ss
+}
+
+// drawnMetric is one series of a metric chart, with its points and its largest
+// absolute value.
+type drawnMetric struct {
+	m    *store.MetricSeries
+	x, y []float64
+	peak float64
+}
+
+// drawnMetrics is what a chart draws of its series: those that stay zero are listed
+// (flat), not drawn.
+func drawnMetrics(d *RunData, series []*store.MetricSeries, ax timeAxis) (ds []drawnMetric, flat []string) {
+	for _, m := range series {
+		x, y := metricXY(m, d.Group, ax.end)
+		peak := 0.0
+		for _, v := range y {
+			if !math.IsNaN(v) {
+				peak = math.Max(peak, math.Abs(v))
+			}
+		}
+		if peak == 0 {
+			flat = append(flat, metricLabel(m.Name, m.Kind, m.Unit))
+			continue
+		}
+		ds = append(ds, drawnMetric{m, x, y, peak})
+	}
+	return ds, flat
+}
+
+// drawMetricChart draws the n-th metric chart of the run: it keeps its maxSeries busiest
+// series (the CSV has the rest).
+func drawMetricChart(d *RunData, c metricPlot, ds []drawnMetric, ax timeAxis, bands []chart.Band, n int) *chart.Chart {
+	lc := &chart.Chart{Title: c.title, XLabel: ax.label, XUnit: ax.unit, YZero: true, Bands: bands, VLines: ax.marks, XRange: chart.Fixed(0, ax.end),
+		Height: 190}
+	more := 0
+	if len(ds) > maxSeries {
+		sort.SliceStable(ds, func(i, j int) bool { return ds[i].peak > ds[j].peak })
+		more = len(ds) - maxSeries
+		ds = ds[:maxSeries]
+	}
+	var vals []float64
+	var names []string
+	for k, dd := range ds {
+		name := metricLabel(dd.m.Name, dd.m.Kind, dd.m.Unit)
+		names = append(names, name)
+		vals = append(vals, dd.y...)
+		lc.Series = append(lc.Series, chart.Series{Name: name, X: dd.x, Y: dd.y, Style: k, Points: len(dd.x) <= 40})
+	}
+	lc.Height += int(chart.LegendRow) * (chart.LegendRows(names, 640) - 1) // keep the plot's height
+	lc.ID = fmt.Sprintf("run-%d-metric-%d", d.Run.ID, n)
+	// Counts of different things (locks and sessions) share an axis labelled
+	// for neither.
+	unit := ds[0].m.Unit
+	for _, dd := range ds {
+		if dd.m.Unit != unit {
+			unit = ""
+		}
+	}
+	lc.YLabel, lc.YUnit = metricAxis(unit, ds[0].m.Kind, vals)
+	lc.Subtitle = strings.Join(names, ", ")
+	if len(lc.Subtitle) > 90 {
+		lc.Subtitle = "from " + ds[0].m.Collector
+	}
+	if c.note != "" {
+		lc.Subtitle = c.note + ": " + lc.Subtitle
+	}
+	if more > 0 {
+		lc.Subtitle += fmt.Sprintf("; %d quieter series in the CSV", more)
+	}
+	return lc
 }
 
 // metricAxis is the y label and unit of a metric chart.

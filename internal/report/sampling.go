@@ -43,6 +43,45 @@ func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.
 	}
 	fmt.Fprintln(w)
 	srv := src.Server
+	fmt.Fprintf(w, "Server and OS samples (every %s; %s)\n", src.Interval, sampleWhere(src))
+	crs, err := st.Collectors(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  collectors: %d", len(crs))
+	if src.Skipped > 0 {
+		fmt.Fprintf(w, ", %d boundaries skipped (sampling could not keep up)", src.Skipped)
+	}
+	fmt.Fprintln(w)
+	for _, b := range collectorProblems(crs) {
+		fmt.Fprintf(w, "  ! %s\n", b)
+	}
+	for _, n := range srv.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	if h, ok, err := analyze.RunHostLoad(ctx, st, run); err == nil && ok && h.Saturated {
+		fmt.Fprintf(w, "  ! %s\n", h.Warning())
+	}
+	if err := writeKeyMetrics(ctx, w, st, run, keyMetrics); err != nil {
+		return err
+	}
+	stalls, _, analyzed, err := st.Stalls(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if !analyzed {
+		fmt.Fprintln(w, "stalls: not analysed yet (the run may still be going)")
+		return nil
+	}
+	WriteStalls(w, stalls, run.ID)
+	return nil
+}
+
+// sampleWhere says where the server runs, as far as the sampler knows, and so what
+// the OS metrics describe.
+func sampleWhere(src *store.SampleSource) string {
+	srv := src.Server
 	where := "remote server: OS metrics describe this host only"
 	if srv.OSMetrics == collect.OSMetricsUnsupported && !srv.Local {
 		where = "no OS metrics here, so whether the server runs on this host is not known"
@@ -53,11 +92,12 @@ func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.
 			where += fmt.Sprintf(", disk %s (%s)", strings.Join(srv.Devices, "+"), srv.DiskScope)
 		}
 	}
-	fmt.Fprintf(w, "Server and OS samples (every %s; %s)\n", src.Interval, where)
-	crs, err := st.Collectors(ctx, run.ID)
-	if err != nil {
-		return err
-	}
+	return where
+}
+
+// collectorProblems is a line for each collector that failed or was skipped, and for
+// each whose counters reset.
+func collectorProblems(crs []store.CollectorRun) []string {
 	var bad []string
 	for _, c := range crs {
 		switch {
@@ -70,20 +110,12 @@ func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.
 			bad = append(bad, fmt.Sprintf("%s: counters reset %d time(s), no rate shown there", c.Collector, c.Resets))
 		}
 	}
-	fmt.Fprintf(w, "  collectors: %d", len(crs))
-	if src.Skipped > 0 {
-		fmt.Fprintf(w, ", %d boundaries skipped (sampling could not keep up)", src.Skipped)
-	}
-	fmt.Fprintln(w)
-	for _, b := range bad {
-		fmt.Fprintf(w, "  ! %s\n", b)
-	}
-	for _, n := range srv.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
-	}
-	if h, ok, err := analyze.RunHostLoad(ctx, st, run); err == nil && ok && h.Saturated {
-		fmt.Fprintf(w, "  ! %s\n", h.Warning())
-	}
+	return bad
+}
+
+// writeKeyMetrics writes the median, p95 and max of the key metrics over the measured
+// intervals (those that stay zero are left out).
+func writeKeyMetrics(ctx context.Context, w io.Writer, st store.Store, run *store.Run, keyMetrics []string) error {
 	ms, err := st.MetricSeries(ctx, run.ID, keyMetrics...)
 	if err != nil {
 		return err
@@ -108,15 +140,7 @@ func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.
 			if ser == nil {
 				continue
 			}
-			var ys []float64
-			for i := range ser.Points {
-				if warm[ser.Points[i].Interval] || ser.Points[i].Interval < 0 {
-					continue
-				}
-				if y, ok := ser.Y(i); ok {
-					ys = append(ys, y)
-				}
-			}
+			ys := measuredValues(ser, warm)
 			if len(ys) == 0 {
 				continue
 			}
@@ -133,17 +157,21 @@ func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.
 		}
 		tw.Flush()
 	}
-	stalls, _, analyzed, err := st.Stalls(ctx, run.ID)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	if !analyzed {
-		fmt.Fprintln(w, "stalls: not analysed yet (the run may still be going)")
-		return nil
-	}
-	WriteStalls(w, stalls, run.ID)
 	return nil
+}
+
+// measuredValues is a series' values (rates for a counter) in the measured intervals.
+func measuredValues(ser *store.MetricSeries, warm map[int]bool) []float64 {
+	var ys []float64
+	for i := range ser.Points {
+		if warm[ser.Points[i].Interval] || ser.Points[i].Interval < 0 {
+			continue
+		}
+		if y, ok := ser.Y(i); ok {
+			ys = append(ys, y)
+		}
+	}
+	return ys
 }
 
 // FoldClientHost separates the stalls that only a saturated client host explains (no

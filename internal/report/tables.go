@@ -121,48 +121,69 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if n := JudgeNote(r.Runs); n != "" {
 		fmt.Fprintf(w, "%s\n\n", mdEsc(n))
 	}
-	if e := r.Experiment; e != nil {
-		fmt.Fprintf(w, "## Cells\n\n")
-		var axes []string
-		for _, a := range e.Axes {
-			axes = append(axes, fmt.Sprintf("%s (%s)", a.Name, strings.Join(a.Values, ", ")))
-		}
-		if len(axes) > 0 {
-			fmt.Fprintf(w, "Axes: %s. ", mdEsc(strings.Join(axes, "; ")))
-		}
-		var bls []string
-		for _, a := range e.Axes {
-			if len(a.Values) > 1 {
-				bls = append(bls, a.Name+"="+a.Baseline)
-			}
-		}
-		if len(bls) > 0 {
-			fmt.Fprintf(w, "Baseline (side A of every comparison): %s. ", mdEsc(strings.Join(bls, ", ")))
-		}
-		fmt.Fprintf(w, "Each cell shows the median over its repetitions, the range, and a 95%% confidence interval of the median where there are enough repetitions (≥ 6).\n\n")
-		for _, c := range e.Cautions() {
-			fmt.Fprintf(w, "> **Caution:** %s\n\n", mdEsc(c))
-		}
-		r.cellTableMarkdown(w)
-		if e.SLO != nil {
-			fmt.Fprintf(w, "\n## Latency objective %s\n\n", mdEsc(e.SLO.Text))
-			for _, k := range e.Knees {
-				fmt.Fprintf(w, "- %s\n", mdEsc(k.Sentence(e.SLO)))
-			}
-			if len(e.Knees) == 0 {
-				fmt.Fprintf(w, "- no numeric sweep axis (clients or rate) to find a knee on\n")
-			}
-		}
-		if len(e.Comparisons) > 0 {
-			fmt.Fprintf(w, "\n## Comparison by %s\n\n", mdEsc(e.CompareBy))
-			for _, c := range e.Comparisons {
-				if err := c.WriteMarkdown(w, "###"); err != nil {
-					return err
-				}
-				fmt.Fprintln(w)
-			}
+	if err := r.writeExperimentMarkdown(w); err != nil {
+		return err
+	}
+	r.writeRunsMarkdown(w)
+	r.writeSLOMarkdown(w)
+	r.writeStallsMarkdown(w)
+	r.writeErrorsMarkdown(w)
+	r.writeProvenanceMarkdown(w)
+	return nil
+}
+
+// writeExperimentMarkdown writes an experiment's sections: its cells, its latency
+// objective's knees and its comparisons (nothing for a report of runs).
+func (r *Report) writeExperimentMarkdown(w io.Writer) error {
+	e := r.Experiment
+	if e == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "## Cells\n\n")
+	var axes []string
+	for _, a := range e.Axes {
+		axes = append(axes, fmt.Sprintf("%s (%s)", a.Name, strings.Join(a.Values, ", ")))
+	}
+	if len(axes) > 0 {
+		fmt.Fprintf(w, "Axes: %s. ", mdEsc(strings.Join(axes, "; ")))
+	}
+	var bls []string
+	for _, a := range e.Axes {
+		if len(a.Values) > 1 {
+			bls = append(bls, a.Name+"="+a.Baseline)
 		}
 	}
+	if len(bls) > 0 {
+		fmt.Fprintf(w, "Baseline (side A of every comparison): %s. ", mdEsc(strings.Join(bls, ", ")))
+	}
+	fmt.Fprintf(w, "Each cell shows the median over its repetitions, the range, and a 95%% confidence interval of the median where there are enough repetitions (≥ 6).\n\n")
+	for _, c := range e.Cautions() {
+		fmt.Fprintf(w, "> **Caution:** %s\n\n", mdEsc(c))
+	}
+	r.cellTableMarkdown(w)
+	if e.SLO != nil {
+		fmt.Fprintf(w, "\n## Latency objective %s\n\n", mdEsc(e.SLO.Text))
+		for _, k := range e.Knees {
+			fmt.Fprintf(w, "- %s\n", mdEsc(k.Sentence(e.SLO)))
+		}
+		if len(e.Knees) == 0 {
+			fmt.Fprintf(w, "- no numeric sweep axis (clients or rate) to find a knee on\n")
+		}
+	}
+	if len(e.Comparisons) > 0 {
+		fmt.Fprintf(w, "\n## Comparison by %s\n\n", mdEsc(e.CompareBy))
+		for _, c := range e.Comparisons {
+			if err := c.WriteMarkdown(w, "###"); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
+}
+
+// writeRunsMarkdown writes the table of runs, a row each.
+func (r *Report) writeRunsMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "\n## Runs\n\n")
 	head, sep := "| run |", "|---:|"
 	var axes []Axis
@@ -208,6 +229,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			mdEsc(statusText(d)), mdEsc(d.Run.Workload), d.Run.Clients, num(s.Seconds), tu.Format(s.TPS), lat(l.P50), lat(l.P95),
 			lat(l.P99), lat(l.Max), errorText(d))
 	}
+}
+
+// writeSLOMarkdown says whether a single run met the latency objective (an
+// experiment's cells say it in their own section).
+func (r *Report) writeSLOMarkdown(w io.Writer) {
 	if r.SLO != nil && r.Experiment == nil {
 		d := r.Runs[0]
 		v := r.SLO.Value(d.Summary.Latency)
@@ -217,8 +243,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "\nLatency objective %s: %s (%s %s).\n", mdEsc(r.SLO.Text), verdict, r.SLO.Metric, UnitFor(KindMillis, v).Format(v))
 	}
-	r.writeStallsMarkdown(w)
-	r.writeErrorsMarkdown(w)
+}
+
+// writeProvenanceMarkdown writes each run's provenance.
+func (r *Report) writeProvenanceMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "\n## Provenance\n\n")
 	for _, d := range r.Runs {
 		if c := r.cellOf(d); c != "" {
@@ -231,7 +259,6 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
-	return nil
 }
 
 func statusText(d *RunData) string {

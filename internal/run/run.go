@@ -266,35 +266,10 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	}
 	setupCtx, cancel := context.WithTimeout(ctx, connectTimeout+time.Minute)
 	defer cancel()
-	conn, err := Connect(setupCtx, tgt)
+	preRun, warnings, err := o.setup(setupCtx, tgt, wl, clients)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkServerRoom(setupCtx, conn, tgt, clients); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	err = wl.Setup(setupCtx, conn)
-	if err != nil {
-		conn.Close()
-		return nil, setupError(tgt, err)
-	}
-	var warnings []string
-	d := tgt.Dialect()
-	preRun, err := preRun(setupCtx, &o, wl, conn, &d)
-	if err != nil {
-		warnings = append(warnings, err.Error())
-	}
-	if u, err := workload.UnfinishedPrepare(setupCtx, tgt, conn, wl); err != nil {
-		warnings = append(warnings, fmt.Sprintf("could not check for an unfinished prepare: %v", err))
-	} else if u.Msg != "" {
-		how := "fathom prepare"
-		if o.PrepareHint != nil {
-			how = o.PrepareHint(tgt.Redacted(), u.Sizes)
-		}
-		warnings = append(warnings, fmt.Sprintf("%s; run %s again", u.Msg, how))
-	}
-	conn.Close()
 	if n, ok := wl.(workload.Noter); ok {
 		warnings = append(warnings, n.RunNotes(clients)...)
 	}
@@ -319,30 +294,252 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	defer cancelClients()
 	r, err := o.clients(clientsCtx, st, tgt, wl, cfg)
 	if err != nil {
-		if o.Remote != nil {
-			return nil, err
-		}
-		if target.ClassOf(err) == target.ClassAuth || target.ClassOf(err) == target.ClassConnection {
-			return nil, ConnectError(tgt, err)
-		}
-		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("starting %d clients: %v", cfg.Clients, err))
+		return nil, o.clientsError(tgt, cfg, err)
 	}
 	defer r.Close()
 	cfg.Clients = r.Clients() // client groups decide their own number
-	var tlog *txlog.Log
-	if o.TxnLog != nil {
-		lo := *o.TxnLog
-		lo.Clients, lo.Seed, lo.Retries, lo.Lag = r.Clients(), cfg.Seed, cfg.MaxTries > 1, openLoop(wl, cfg.Rate)
-		tl, ok := r.(TxnLogger)
-		if !ok {
-			return nil, errkind.Usagef("a transaction log (-l) is written by the process that runs the clients: leave it out with agents")
-		}
-		if tlog, err = txlog.Open(lo, now()); err != nil {
-			return nil, errkind.WithKind(errkind.Failed, err)
-		}
-		tl.SetTxnLog(tlog)
+	tlog, err := o.openTxnLog(r, wl, cfg, now)
+	if err != nil {
+		return nil, err
 	}
 
+	run := o.runRecord(wl, tgt, info, r, cfg, preRun, mode, warnings, now)
+	rec, _ := r.(Recorded)
+	bg := context.WithoutCancel(ctx)
+	id, err := o.createRun(bg, st, run)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		rec.Recorded(id)
+	}
+	smp := startSampling(bg, o.Sampling, l.Warning, tgt, o.DSN, st, id, cfg.Interval)
+
+	l.Started(&Started{RunID: id, Workload: wl.Name(), Target: tgt.Redacted(), Config: cfg, Run: run})
+	srv := startServerCount(bg, wl, tgt, l.Warning)
+	r.OnCut(func(index int) {
+		smp.cut(index)
+		srv.cut(index)
+	})
+	if o.OnClock != nil {
+		if s, ok := r.(interface{ OnStart(func(time.Time)) }); ok {
+			s.OnStart(o.OnClock)
+		} else {
+			o.OnClock(now())
+		}
+	}
+	errsDone := watchErrors(bg, st, id, r, l)
+	rep, _ := wl.(workload.Reporter)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	sink := &intervalSink{ctx: bg, st: st, id: id, thresholds: o.Thresholds, stop: stopRun, l: l, rep: rep, smp: smp, r: r,
+		totals: measure.NewTotals(wl.TxnTypes()), lastWarm: -1, lastMeasured: -1}
+	res := r.Run(runCtx, sink.add)
+	totals, cmdTotals, aborted := sink.totals, sink.cmdTotals, sink.aborted
+	lastWarm, lastMeasured := sink.lastWarm, sink.lastMeasured
+	if rep != nil {
+		if err := rep.ReportEnd(); err != nil {
+			l.Warning(err.Error())
+		}
+	}
+	errsDone()
+	if aborted != "" && res.Status != runner.StatusFailed {
+		res.Status, res.Reason = StatusAborted, aborted
+	}
+	l.Finished()
+	sres := smp.finish(bg, r.Start())
+	logPath := closeTxnLog(tlog, l)
+
+	// The reason is kept and shown everywhere: the store's Path holds no password,
+	// and whatever a driver put in its errors is masked before it is saved.
+	res.Reason = target.RedactString(res.Reason)
+	sum := totals.Summary()
+	sum.RunID, sum.Status, sum.Reason = id, res.Status, res.Reason
+	sum.Workload, sum.Target, sum.Clients, sum.Rate = wl.Name(), tgt.Redacted(), cfg.Clients, cfg.Rate
+	sum.QueryMode = mode
+	srv.finish(&sum, lastWarm, lastMeasured)
+	addRunFigures(&sum, &res, wl, &cmdTotals, cfg.Warmup)
+	if len(res.Errors) > 0 {
+		if err := st.SaveRunErrors(bg, id, res.Errors); err != nil {
+			l.Warning(fmt.Sprintf("could not store run %d's errors in %s: %v", id, st.Path(), err))
+		}
+	}
+	kind := o.verdict(&res, &sum)
+	sum.Thresholds = measure.CheckThresholds(o.Thresholds, &sum)
+	sum.Status, sum.Reason = res.Status, res.Reason
+	js, _ := json.Marshal(sum)
+	if err := st.FinishRun(bg, id, res.Status, res.Reason, res.End, js); err != nil {
+		l.Warning(fmt.Sprintf("could not mark run %d %s in %s: %v", id, res.Status, st.Path(), err))
+	}
+	run.Status, run.Reason, run.EndedAt = res.Status, res.Reason, res.End
+	out := &Result{Summary: sum, Run: run, Sampling: sres, TxnLog: logPath}
+	return out, resultError(st, &sum, kind)
+}
+
+// intervalSink takes each interval the runner cuts: it stores it, adds it to the
+// run's totals, stops the run when an aborting threshold fails, and passes it on to
+// the listener, the workload (a Reporter) and the sampling.
+type intervalSink struct {
+	ctx        context.Context // the store's: ctx's cancellation does not reach it
+	st         store.Store
+	id         int64
+	thresholds []measure.Threshold
+	stop       func() // stops the run, as an interrupt
+	l          Listener
+	rep        workload.Reporter // nil: none
+	smp        *sampling
+	r          Clients
+
+	totals                 *measure.Totals
+	cmdTotals              measure.Interval // -r: the measured intervals' command times
+	lastWarm, lastMeasured int              // the last interval's index in warm-up and measured (-1: none)
+	aborted                string           // why an aborting threshold stopped the run
+}
+
+func (s *intervalSink) add(iv *measure.Interval) error {
+	if err := s.st.AddInterval(s.ctx, s.id, iv); err != nil {
+		return fmt.Errorf("writing interval %d to %s: %v", iv.Index, s.st.Path(), err)
+	}
+	s.totals.Add(iv)
+	if iv.Warmup {
+		s.lastWarm = iv.Index
+	} else {
+		s.lastMeasured = iv.Index
+		s.cmdTotals.AddCommands(iv.Commands)
+		s.checkAbort()
+	}
+	s.l.Interval(iv)
+	if s.rep != nil {
+		if err := s.rep.ReportInterval(iv); err != nil {
+			s.l.Warning(err.Error())
+		}
+	}
+	s.smp.interval(s.r.Start(), iv)
+	return nil
+}
+
+// checkAbort stops the run the first time an aborting threshold fails it.
+func (s *intervalSink) checkAbort() {
+	if s.aborted != "" || !measure.HasAbort(s.thresholds) {
+		return
+	}
+	if why := abortReason(s.thresholds, s.totals); why != "" {
+		s.aborted = why
+		s.l.Warning("stopping the run: " + why)
+		s.stop() // as an interrupt: every interval so far is still stored
+	}
+}
+
+// closeTxnLog closes the transaction log (nil: none), warning on l if that fails, and
+// returns its path ("": none).
+func closeTxnLog(tlog *txlog.Log, l Listener) string {
+	if tlog == nil {
+		return ""
+	}
+	if err := tlog.Close(); err != nil {
+		l.Warning(err.Error())
+	}
+	return tlog.Path()
+}
+
+// addRunFigures adds to a run's summary the runner's warnings and, for a workload
+// that times its commands (-r), their latencies over the measured intervals.
+func addRunFigures(sum *measure.Summary, res *runner.Result, wl workload.Workload, cmdTotals *measure.Interval, warmup time.Duration) {
+	for _, w := range res.Warnings {
+		sum.Warnings = append(sum.Warnings, w.Text)
+	}
+	if t, ok := wl.(workload.CommandTimer); ok {
+		if names := t.Commands(); len(names) > 0 {
+			sum.PerCommand = measure.CommandLatencies(names, cmdTotals.Commands)
+			sum.PerCommandWindow = commandWindow(*sum, warmup)
+		}
+	}
+}
+
+// resultError is the error that says how a finished run ended (nil: complete), of
+// the kind its exit code shows; kind is a failed run's (Options.verdict).
+func resultError(st store.Store, sum *measure.Summary, kind errkind.Kind) error {
+	id := sum.RunID
+	switch sum.Status {
+	case StatusAborted:
+		return errkind.WithKind(errkind.Aborted, fmt.Errorf("run %d aborted: %s (what was measured is kept in %s)", id, sum.Reason, st.Path()))
+	case runner.StatusInterrupted:
+		return errkind.WithKind(errkind.Interrupted, fmt.Errorf("run %d interrupted; %d finished intervals kept in %s", id, sum.Intervals, st.Path()))
+	case StatusPartial:
+		return errkind.WithKind(errkind.Failed, fmt.Errorf("run %d is partial: %s (what was measured is kept in %s)", id, sum.Reason, st.Path()))
+	case runner.StatusFailed:
+		return errkind.WithKind(kind, fmt.Errorf("run %d failed: %s (what ran is kept in %s)", id, sum.Reason, st.Path()))
+	}
+	return nil
+}
+
+// setup readies the server for the run on one connection of its own: it checks
+// there is room for the clients, sets the workload up and applies what must be in
+// place before the run (preRun, recorded with the run). The warnings are things the
+// user must know: an unfinished prepare, a pre-run step that failed.
+func (o *Options) setup(ctx context.Context, tgt target.Target, wl workload.Workload, clients int) (string, []string, error) {
+	conn, err := Connect(ctx, tgt)
+	if err != nil {
+		return "", nil, err
+	}
+	defer conn.Close()
+	if err := checkServerRoom(ctx, conn, tgt, clients); err != nil {
+		return "", nil, err
+	}
+	if err := wl.Setup(ctx, conn); err != nil {
+		return "", nil, setupError(tgt, err)
+	}
+	var warnings []string
+	d := tgt.Dialect()
+	pre, err := preRun(ctx, o, wl, conn, &d)
+	if err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	if u, err := workload.UnfinishedPrepare(ctx, tgt, conn, wl); err != nil {
+		warnings = append(warnings, fmt.Sprintf("could not check for an unfinished prepare: %v", err))
+	} else if u.Msg != "" {
+		how := "fathom prepare"
+		if o.PrepareHint != nil {
+			how = o.PrepareHint(tgt.Redacted(), u.Sizes)
+		}
+		warnings = append(warnings, fmt.Sprintf("%s; run %s again", u.Msg, how))
+	}
+	return pre, warnings, nil
+}
+
+// clientsError is the error of clients that could not start: a connection's or
+// authentication's as such, an agent's as it came.
+func (o *Options) clientsError(tgt target.Target, cfg runner.Config, err error) error {
+	if o.Remote != nil {
+		return err
+	}
+	if target.ClassOf(err) == target.ClassAuth || target.ClassOf(err) == target.ClassConnection {
+		return ConnectError(tgt, err)
+	}
+	return errkind.WithKind(errkind.Failed, fmt.Errorf("starting %d clients: %v", cfg.Clients, err))
+}
+
+// openTxnLog opens the transaction log (-l) and hands it to the clients (nil: no log).
+func (o *Options) openTxnLog(r Clients, wl workload.Workload, cfg runner.Config, now func() time.Time) (*txlog.Log, error) {
+	if o.TxnLog == nil {
+		return nil, nil
+	}
+	lo := *o.TxnLog
+	lo.Clients, lo.Seed, lo.Retries, lo.Lag = r.Clients(), cfg.Seed, cfg.MaxTries > 1, openLoop(wl, cfg.Rate)
+	tl, ok := r.(TxnLogger)
+	if !ok {
+		return nil, errkind.Usagef("a transaction log (-l) is written by the process that runs the clients: leave it out with agents")
+	}
+	tlog, err := txlog.Open(lo, now())
+	if err != nil {
+		return nil, errkind.WithKind(errkind.Failed, err)
+	}
+	tl.SetTxnLog(tlog)
+	return tlog, nil
+}
+
+// runRecord is the run as it is recorded when it starts.
+func (o *Options) runRecord(wl workload.Workload, tgt target.Target, info target.Info, r Clients, cfg runner.Config, preRun, mode string, warnings []string, now func() time.Time) *store.Run {
 	h := collect.HostFacts()
 	run := &store.Run{
 		ToolVersion:   o.ToolVersion,
@@ -374,8 +571,7 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	if run.Labels == nil {
 		run.Labels = map[string]string{}
 	}
-	rec, _ := r.(Recorded)
-	if rec != nil {
+	if rec, ok := r.(Recorded); ok {
 		for k, v := range rec.RunOptions() {
 			run.Options[k] = v
 		}
@@ -391,134 +587,24 @@ func Execute(ctx context.Context, st store.Store, o Options, l Listener) (*Resul
 	if run.QueryMode == "" {
 		run.QueryMode = "prepared"
 	}
-	bg := context.WithoutCancel(ctx)
+	return run
+}
+
+// createRun records the run in st and links it to its experiment (OnCreate); it
+// returns the run's ID.
+func (o *Options) createRun(bg context.Context, st store.Store, run *store.Run) (int64, error) {
 	id, err := st.CreateRun(bg, run)
 	if err != nil {
-		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("recording the run in %s: %v", st.Path(), err))
+		return 0, errkind.WithKind(errkind.Failed, fmt.Errorf("recording the run in %s: %v", st.Path(), err))
 	}
 	run.ID = id
 	if o.OnCreate != nil {
 		if err := o.OnCreate(bg, st, id); err != nil {
 			_ = st.MarkAbandoned(bg, id, "could not be linked to its experiment: "+err.Error())
-			return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("linking run %d to its experiment in %s: %v", id, st.Path(), err))
+			return 0, errkind.WithKind(errkind.Failed, fmt.Errorf("linking run %d to its experiment in %s: %v", id, st.Path(), err))
 		}
 	}
-	if rec != nil {
-		rec.Recorded(id)
-	}
-	smp := startSampling(bg, o.Sampling, l.Warning, tgt, o.DSN, st, id, cfg.Interval)
-
-	l.Started(&Started{RunID: id, Workload: wl.Name(), Target: tgt.Redacted(), Config: cfg, Run: run})
-	totals := measure.NewTotals(wl.TxnTypes())
-	var cmdTotals measure.Interval // -r: the measured intervals' command times
-	srv := startServerCount(bg, wl, tgt, l.Warning)
-	r.OnCut(func(index int) {
-		smp.cut(index)
-		srv.cut(index)
-	})
-	lastWarm, lastMeasured := -1, -1
-	if o.OnClock != nil {
-		if s, ok := r.(interface{ OnStart(func(time.Time)) }); ok {
-			s.OnStart(o.OnClock)
-		} else {
-			o.OnClock(now())
-		}
-	}
-	errsDone := watchErrors(bg, st, id, r, l)
-	rep, _ := wl.(workload.Reporter)
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	var aborted string // why an aborting threshold stopped the run
-	res := r.Run(runCtx, func(iv *measure.Interval) error {
-		if err := st.AddInterval(bg, id, iv); err != nil {
-			return fmt.Errorf("writing interval %d to %s: %v", iv.Index, st.Path(), err)
-		}
-		totals.Add(iv)
-		if iv.Warmup {
-			lastWarm = iv.Index
-		} else {
-			lastMeasured = iv.Index
-		}
-		if !iv.Warmup {
-			cmdTotals.AddCommands(iv.Commands)
-			if aborted == "" && measure.HasAbort(o.Thresholds) {
-				if why := abortReason(o.Thresholds, totals); why != "" {
-					aborted = why
-					l.Warning("stopping the run: " + why)
-					stopRun() // as an interrupt: every interval so far is still stored
-				}
-			}
-		}
-		l.Interval(iv)
-		if rep != nil {
-			if err := rep.ReportInterval(iv); err != nil {
-				l.Warning(err.Error())
-			}
-		}
-		smp.interval(r.Start(), iv)
-		return nil
-	})
-	if rep != nil {
-		if err := rep.ReportEnd(); err != nil {
-			l.Warning(err.Error())
-		}
-	}
-	errsDone()
-	if aborted != "" && res.Status != runner.StatusFailed {
-		res.Status, res.Reason = StatusAborted, aborted
-	}
-	l.Finished()
-	sres := smp.finish(bg, r.Start())
-	logPath := ""
-	if tlog != nil {
-		logPath = tlog.Path()
-		if err := tlog.Close(); err != nil {
-			l.Warning(err.Error())
-		}
-	}
-
-	// The reason is kept and shown everywhere: the store's Path holds no password,
-	// and whatever a driver put in its errors is masked before it is saved.
-	res.Reason = target.RedactString(res.Reason)
-	sum := totals.Summary()
-	sum.RunID, sum.Status, sum.Reason = id, res.Status, res.Reason
-	sum.Workload, sum.Target, sum.Clients, sum.Rate = wl.Name(), tgt.Redacted(), cfg.Clients, cfg.Rate
-	sum.QueryMode = mode
-	srv.finish(&sum, lastWarm, lastMeasured)
-	for _, w := range res.Warnings {
-		sum.Warnings = append(sum.Warnings, w.Text)
-	}
-	if t, ok := wl.(workload.CommandTimer); ok {
-		if names := t.Commands(); len(names) > 0 {
-			sum.PerCommand = measure.CommandLatencies(names, cmdTotals.Commands)
-			sum.PerCommandWindow = commandWindow(sum, cfg.Warmup)
-		}
-	}
-	if len(res.Errors) > 0 {
-		if err := st.SaveRunErrors(bg, id, res.Errors); err != nil {
-			l.Warning(fmt.Sprintf("could not store run %d's errors in %s: %v", id, st.Path(), err))
-		}
-	}
-	kind := o.verdict(&res, &sum)
-	sum.Thresholds = measure.CheckThresholds(o.Thresholds, &sum)
-	sum.Status, sum.Reason = res.Status, res.Reason
-	js, _ := json.Marshal(sum)
-	if err := st.FinishRun(bg, id, res.Status, res.Reason, res.End, js); err != nil {
-		l.Warning(fmt.Sprintf("could not mark run %d %s in %s: %v", id, res.Status, st.Path(), err))
-	}
-	run.Status, run.Reason, run.EndedAt = res.Status, res.Reason, res.End
-	out := &Result{Summary: sum, Run: run, Sampling: sres, TxnLog: logPath}
-	switch res.Status {
-	case StatusAborted:
-		return out, errkind.WithKind(errkind.Aborted, fmt.Errorf("run %d aborted: %s (what was measured is kept in %s)", id, res.Reason, st.Path()))
-	case runner.StatusInterrupted:
-		return out, errkind.WithKind(errkind.Interrupted, fmt.Errorf("run %d interrupted; %d finished intervals kept in %s", id, sum.Intervals, st.Path()))
-	case StatusPartial:
-		return out, errkind.WithKind(errkind.Failed, fmt.Errorf("run %d is partial: %s (what was measured is kept in %s)", id, res.Reason, st.Path()))
-	case runner.StatusFailed:
-		return out, errkind.WithKind(kind, fmt.Errorf("run %d failed: %s (what ran is kept in %s)", id, res.Reason, st.Path()))
-	}
-	return out, nil
+	return id, nil
 }
 
 // StatusAborted is a run stopped early by a threshold set to abort it.

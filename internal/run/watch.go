@@ -89,6 +89,107 @@ func (o *WatchOptions) check() (target.Target, error) {
 	return tgt, nil
 }
 
+// watchRun is the run that records a watch session, started at startedAt.
+func (o *WatchOptions) watchRun(tgt target.Target, info target.Info, startedAt time.Time) *store.Run {
+	h := collect.HostFacts()
+	labels := o.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	return &store.Run{
+		ToolVersion: o.ToolVersion, Command: o.Command, Workload: WatchWorkload,
+		Options:    map[string]string{"interval": o.Interval.String()},
+		TargetKind: tgt.Kind(), Target: tgt.Redacted(), ServerVersion: info.Version, Settings: info.Settings,
+		Host: store.Host{Hostname: h.Hostname, OS: h.OS, Kernel: h.Kernel, CPUModel: h.CPUModel, CPUs: h.CPUs,
+			MemoryBytes: h.MemoryBytes, GoVersion: h.GoVersion, Sockets: Sockets(tgt), Transport: Transport(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
+		Labels: labels, Duration: o.Duration, Interval: o.Interval, TxnTypes: []string{}, StartedAt: startedAt,
+	}
+}
+
+// downsampling is the session's downsampling tiers, and how often to apply them: at
+// the finest tier's bucket, at most every 5 minutes, at least every interval.
+func (o *WatchOptions) downsampling() ([]store.DownsampleTier, time.Duration) {
+	tiers := o.Downsampling
+	if tiers == nil {
+		tiers = store.WatchDownsampling
+	}
+	every := 5 * time.Minute
+	for _, t := range tiers {
+		every = min(every, t.Bucket)
+	}
+	return tiers, max(every, o.Interval)
+}
+
+// watchEnd is a finished session's status and reason: failed when its samples could
+// not be written, interrupted when a signal cut a session of set duration short
+// (complete, stopped by signal, when it had none).
+func (o *WatchOptions) watchEnd(st store.Store, writeErr error, interrupted bool) (status, reason string) {
+	switch {
+	case writeErr != nil:
+		return "failed", fmt.Sprintf("writing samples to %s: %v", st.Path(), writeErr)
+	case interrupted && o.Duration > 0:
+		return "interrupted", "interrupted by signal"
+	case interrupted:
+		return "complete", "stopped by signal"
+	}
+	return "complete", ""
+}
+
+// watchStalls finds the stored session's stalls and whether this host was saturated,
+// into sum (warning on l when the analysis fails).
+func watchStalls(ctx context.Context, st store.Store, id int64, stallP analyze.StallParams, sum *WatchSummary, l WatchListener) {
+	if stored, err := st.Run(ctx, id); err == nil {
+		sum.Stalls, err = analyze.AnalyzeStored(ctx, st, stored, stallP, db.StallOf(stored.TargetKind))
+		if err != nil {
+			l.Warning(fmt.Sprintf("stalls not analysed: %v", err))
+		}
+		if h, ok, err := analyze.RunHostLoad(ctx, st, stored); err == nil && ok {
+			sum.HostWarning = h.WatchWarning()
+		}
+	}
+	if sum.Stalls == nil {
+		sum.Stalls = []store.Stall{}
+	}
+}
+
+// serverInfo connects once, so that a server that cannot be reached is a clear error
+// before anything is stored, and reads the server's version and settings (a version
+// that cannot be read is "unknown", with why).
+func (o *WatchOptions) serverInfo(ctx context.Context, tgt target.Target) (target.Info, error) {
+	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout+5*time.Second)
+	conn, err := Connect(cctx, tgt)
+	cancel()
+	if err != nil {
+		return target.Info{}, err
+	}
+	conn.Close()
+	info, err := tgt.Info(ctx)
+	if err != nil {
+		info = target.Info{Version: "unknown (" + strings.Join(strings.Fields(err.Error()), " ") + ")"}
+	}
+	return info, nil
+}
+
+// watchRecorder writes a session's samples and counts them, and the collectors that
+// failed, in its summary; err is the first write's error.
+type watchRecorder struct {
+	w   store.SampleWriter
+	sum *WatchSummary
+	err error
+}
+
+func (r *watchRecorder) add(ctx context.Context, s *sample.Sample) {
+	if err := r.w.Add(ctx, s); err != nil && r.err == nil {
+		r.err = err
+	}
+	r.sum.Samples++
+	for _, res := range s.Results {
+		if res.Status == sample.StatusFailed || res.Status == sample.StatusTimeout {
+			r.sum.Failures[res.Collector] = res.Error
+		}
+	}
+}
+
 // Watch samples the server and the OS every interval until the duration is over or
 // ctx is cancelled, storing the session as a run in st (which the caller opened and
 // closes), then finds its stalls. Errors before the session is recorded come with a
@@ -105,17 +206,9 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 	defer tgt.Close()
 	stallP, _ := o.Sampling.StallParams()
 	bg := context.WithoutCancel(ctx)
-	// A server that cannot be reached is a clear error before anything is stored.
-	cctx, cancel := context.WithTimeout(bg, o.ConnectTimeout+5*time.Second)
-	conn, err := Connect(cctx, tgt)
-	cancel()
+	info, err := o.serverInfo(bg, tgt)
 	if err != nil {
 		return nil, err
-	}
-	conn.Close()
-	info, err := tgt.Info(bg)
-	if err != nil {
-		info = target.Info{Version: "unknown (" + strings.Join(strings.Fields(err.Error()), " ") + ")"}
 	}
 	smp, err := o.Sampling.Sampler(tgt, o.DSN, o.Interval)
 	if err != nil {
@@ -124,20 +217,7 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 	defer smp.Close()
 	srv := smp.Start(bg)
 
-	h := collect.HostFacts()
-	labels := o.Labels
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	run := &store.Run{
-		ToolVersion: o.ToolVersion, Command: o.Command, Workload: WatchWorkload,
-		Options:    map[string]string{"interval": o.Interval.String()},
-		TargetKind: tgt.Kind(), Target: tgt.Redacted(), ServerVersion: info.Version, Settings: info.Settings,
-		Host: store.Host{Hostname: h.Hostname, OS: h.OS, Kernel: h.Kernel, CPUModel: h.CPUModel, CPUs: h.CPUs,
-			MemoryBytes: h.MemoryBytes, GoVersion: h.GoVersion, Sockets: Sockets(tgt), Transport: Transport(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
-		Labels: labels, Duration: o.Duration, Interval: o.Interval, TxnTypes: []string{}, StartedAt: now(),
-	}
-	id, err := st.CreateRun(bg, run)
+	id, err := st.CreateRun(bg, o.watchRun(tgt, info, now()))
 	if err != nil {
 		return nil, errkind.WithKind(errkind.Failed, fmt.Errorf("recording the watch session in %s: %v", st.Path(), err))
 	}
@@ -148,28 +228,9 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 	}
 	l.WatchStarted(id, tgt.Redacted())
 	sum := WatchSummary{RunID: id, Status: "complete", Failures: map[string]string{}}
-	var writeErr error
-	record := func(s *sample.Sample) {
-		if err := w.Add(bg, s); err != nil && writeErr == nil {
-			writeErr = err
-		}
-		sum.Samples++
-		for _, r := range s.Results {
-			if r.Status == sample.StatusFailed || r.Status == sample.StatusTimeout {
-				sum.Failures[r.Collector] = r.Error
-			}
-		}
-	}
-	record(smp.Sample(ctx, -1, time.Now()))
-	tiers := o.Downsampling
-	if tiers == nil {
-		tiers = store.WatchDownsampling
-	}
-	every := 5 * time.Minute
-	for _, t := range tiers {
-		every = min(every, t.Bucket)
-	}
-	every = max(every, o.Interval)
+	rec := &watchRecorder{w: w, sum: &sum}
+	rec.add(bg, smp.Sample(ctx, -1, time.Now()))
+	tiers, every := o.downsampling()
 	lastDown := time.Duration(0)
 	interrupted := false
 	timer := time.NewTimer(time.Hour)
@@ -189,9 +250,9 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 			break
 		}
 		s := smp.Sample(ctx, k, time.Now())
-		record(s)
+		rec.add(bg, s)
 		l.Sample(s, time.Since(start))
-		if writeErr != nil {
+		if rec.err != nil {
 			break
 		}
 		if el := time.Since(start); el-lastDown >= every {
@@ -208,20 +269,13 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 		}
 	}
 	l.Finished()
-	if _, err := st.Downsample(bg, id, time.Since(start), tiers); err != nil && writeErr == nil {
+	if _, err := st.Downsample(bg, id, time.Since(start), tiers); err != nil && rec.err == nil {
 		l.Warning(fmt.Sprintf("older samples not downsampled: %v", err))
 	}
 	end := time.Now()
 	sum.Duration = end.Sub(start)
 	reason := ""
-	switch {
-	case writeErr != nil:
-		sum.Status, reason = "failed", fmt.Sprintf("writing samples to %s: %v", st.Path(), writeErr)
-	case interrupted && o.Duration > 0:
-		sum.Status, reason = "interrupted", "interrupted by signal"
-	case interrupted:
-		reason = "stopped by signal"
-	}
+	sum.Status, reason = o.watchEnd(st, rec.err, interrupted)
 	if sum.Skipped > 0 {
 		_ = w.Skipped(bg, int64(sum.Skipped))
 	}
@@ -229,18 +283,7 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 	if err := st.FinishRun(bg, id, sum.Status, reason, end, js); err != nil {
 		l.Warning(fmt.Sprintf("could not mark watch %d %s in %s: %v", id, sum.Status, st.Path(), err))
 	}
-	if stored, err := st.Run(bg, id); err == nil {
-		sum.Stalls, err = analyze.AnalyzeStored(bg, st, stored, stallP, db.StallOf(stored.TargetKind))
-		if err != nil {
-			l.Warning(fmt.Sprintf("stalls not analysed: %v", err))
-		}
-		if h, ok, err := analyze.RunHostLoad(bg, st, stored); err == nil && ok {
-			sum.HostWarning = h.WatchWarning()
-		}
-	}
-	if sum.Stalls == nil {
-		sum.Stalls = []store.Stall{}
-	}
+	watchStalls(bg, st, id, stallP, &sum, l)
 	switch sum.Status {
 	case "failed":
 		return &sum, errkind.WithKind(errkind.Failed, fmt.Errorf("watch %d failed: %s", id, reason))

@@ -610,19 +610,7 @@ func (r *Runner) collect(finished <-chan struct{}, sink Sink) ([]Warning, error)
 
 	batches := make(chan batch, 1)
 	ivs := make(chan *measure.Interval, 256)
-	go func() {
-		for b := range batches {
-			iv := measure.NewInterval(b.idx, r.types)
-			iv.Start, iv.End, iv.Warmup = b.start, b.end, b.warmup
-			for _, rec := range b.recs {
-				iv.AddRecorder(rec)
-				rec.Reset()
-			}
-			free <- b.recs
-			ivs <- iv
-		}
-		close(ivs)
-	}()
+	go r.merge(batches, free, ivs)
 	var sinkErr error
 	sunk := make(chan struct{})
 	go func() {
@@ -693,20 +681,14 @@ func (r *Runner) collect(finished <-chan struct{}, sink Sink) ([]Warning, error)
 	defer cutterThread(raw)()
 	for {
 		next := r.nextBoundary(prevPlan)
-		last := !r.end.IsZero() && r.start.Add(next).Equal(r.end)
+		last := r.isRunEnd(next)
 		if sleepUntilOrDone(r.start.Add(next), finished, raw) {
 			// Finished early: all transactions done (-t), interrupted, or failed;
 			// or the cutter woke so late that the clients had finished meanwhile, in
 			// which case the boundaries it slept through are counted as missed.
 			if time.Since(r.start) > prevAt || idx == 0 {
 				at := cut(next)
-				for b := next; b < at && !(last || (!r.end.IsZero() && r.start.Add(b).Equal(r.end))); b = r.nextBoundary(b) {
-					if b == next {
-						lag.add(at-b, b, r.cfg.Interval)
-					} else {
-						lag.skipped++
-					}
-				}
+				r.countMissed(&lag, next, at, last)
 			}
 			return r.endCollect(batches, sunk, &sinkErr, lag)
 		}
@@ -719,18 +701,58 @@ func (r *Runner) collect(finished <-chan struct{}, sink Sink) ([]Warning, error)
 		}
 		at := cut(next)
 		lag.add(at-next, next, r.cfg.Interval)
-		prevPlan = next
-		// Late: skip the boundaries already past, whose time the interval just cut
-		// covers, and one less than half an interval away, which would make a sliver
-		// too short to say much; never the end of warm-up or of the run.
-		for {
-			nb := r.nextBoundary(prevPlan)
-			if nb > at+r.cfg.Interval/2 || nb == r.cfg.Warmup || (!r.end.IsZero() && r.start.Add(nb).Equal(r.end)) {
-				break
-			}
-			prevPlan = nb
+		// Late: skip the boundaries already past or too close (skipLate).
+		prevPlan = r.skipLate(&lag, next, at)
+	}
+}
+
+// merge turns each batch of recorders into an interval: it merges and empties the
+// recorders, hands the set back to free and passes the interval on to ivs, which it
+// closes when batches is closed.
+func (r *Runner) merge(batches <-chan batch, free chan<- []*measure.Recorder, ivs chan<- *measure.Interval) {
+	for b := range batches {
+		iv := measure.NewInterval(b.idx, r.types)
+		iv.Start, iv.End, iv.Warmup = b.start, b.end, b.warmup
+		for _, rec := range b.recs {
+			iv.AddRecorder(rec)
+			rec.Reset()
+		}
+		free <- b.recs
+		ivs <- iv
+	}
+	close(ivs)
+}
+
+// isRunEnd says whether the boundary b is the run's end (-T).
+func (r *Runner) isRunEnd(b time.Duration) bool {
+	return !r.end.IsZero() && r.start.Add(b).Equal(r.end)
+}
+
+// countMissed counts the boundaries from next up to the final cut taken at at, after
+// the clients finished early: next's lag, and those after it as skipped (none when
+// next is the run's last boundary, or from the run's end on).
+func (r *Runner) countMissed(lag *lagStats, next, at time.Duration, last bool) {
+	for b := next; b < at && !(last || r.isRunEnd(b)); b = r.nextBoundary(b) {
+		if b == next {
+			lag.add(at-b, b, r.cfg.Interval)
+		} else {
 			lag.skipped++
 		}
+	}
+}
+
+// skipLate skips, after a late cut taken at at for the boundary prevPlan, the
+// boundaries already past, whose time the interval just cut covers, and one less than
+// half an interval away, which would make a sliver too short to say much; never the
+// end of warm-up or of the run. It returns the last boundary skipped (or prevPlan).
+func (r *Runner) skipLate(lag *lagStats, prevPlan, at time.Duration) time.Duration {
+	for {
+		nb := r.nextBoundary(prevPlan)
+		if nb > at+r.cfg.Interval/2 || nb == r.cfg.Warmup || r.isRunEnd(nb) {
+			return prevPlan
+		}
+		prevPlan = nb
+		lag.skipped++
 	}
 }
 

@@ -26,20 +26,7 @@ func (l *ExperimentLines) Event(e experiment.Event) {
 	w := l.W
 	switch e := e.(type) {
 	case experiment.LiveStarted:
-		rl := &RunLines{W: w, Warn: l.Err}
-		if e.Instance > 0 {
-			rl.W = &prefixWriter{w: w, prefix: fmt.Sprintf("[%d] ", e.Instance)}
-		} else {
-			rl.Bar = l.Bar
-		}
-		if l.Quiet {
-			rl.W, rl.Bar = io.Discard, nil
-		}
-		if l.runs == nil {
-			l.runs = map[int]*RunLines{}
-		}
-		l.runs[e.Instance] = rl
-		rl.Started(e.Run)
+		l.liveStarted(e)
 	case experiment.LiveInterval:
 		if rl := l.runs[e.Instance]; rl != nil {
 			rl.Interval(e.Interval)
@@ -66,16 +53,7 @@ func (l *ExperimentLines) Event(e experiment.Event) {
 	case experiment.NothingToResume:
 		fmt.Fprintf(w, "experiment %d %q is complete: nothing to resume (see `fathom experiments %d`)\n", e.ID, e.Name, e.ID)
 	case experiment.Started:
-		verb := "experiment"
-		if e.Resumed {
-			verb = "resuming experiment"
-		}
-		fmt.Fprintf(w, "%s %d %q: %d cells × %d repetitions = %d runs (%s), %d to run, on %s\n",
-			verb, e.ID, e.Name, e.Cells, e.Repetitions, e.Runs, e.Order, e.ToRun, e.Where)
-		for _, m := range e.Warnings {
-			fmt.Fprintf(w, "warning: %s\n", m)
-		}
-		fmt.Fprintf(w, "results in %s; if interrupted, continue with `fathom experiment --resume %d`\n", e.Store, e.ID)
+		writeStarted(w, e)
 	case experiment.RunStarted:
 		const width = 20
 		filled := width * e.Done / max(e.Runs, 1)
@@ -86,46 +64,101 @@ func (l *ExperimentLines) Event(e experiment.Event) {
 	case experiment.OSApplied:
 		fmt.Fprintf(w, "  OS: %s\n", strings.Join(e.Settings, ", "))
 	case experiment.SettingsApplied:
-		line := "  " + e.Server + ": " + e.Change
-		if len(e.Effective) > 0 {
-			var parts []string
-			for _, ef := range e.Effective {
-				parts = append(parts, ef.Name+"="+ef.Value)
-			}
-			line += "; in effect: " + strings.Join(parts, ", ")
-		}
-		if e.Changed || len(e.Effective) > 0 {
-			fmt.Fprintf(w, "%s\n", line)
-		}
+		writeSettingsApplied(w, e)
 	case experiment.Prepared:
-		if e.Already {
-			fmt.Fprintf(w, "  %s: the tables of %s are there (prepare: auto)\n", e.Server, e.Workload)
-		} else {
-			fmt.Fprintf(w, "  %s: prepared %s in %s\n", e.Server, e.Workload, e.Took.Round(time.Millisecond))
-		}
+		writePrepared(w, e)
 	case experiment.HookRan:
-		on := ""
-		if e.On != "" {
-			on = " on " + e.On
-		}
-		if e.At != nil {
-			on += fmt.Sprintf(" at %.3f s", e.At.Seconds())
-		}
-		fmt.Fprintf(w, "  %s hook %d (%s %s)%s: ok in %s\n%s", e.Phase, e.Index, e.Kind, e.What, on, e.Elapsed.Round(time.Millisecond), hookOutput(e.Output))
+		writeHookRan(w, e)
 	case experiment.Restarted:
 		fmt.Fprintf(w, "  %s restarted from %s: answering after %.3f s (%.1f MB file, %d keys, %.1f MB in memory)\n",
 			e.Server, e.Format, e.Seconds, float64(e.FileBytes)/1e6, e.Keys, float64(e.Memory)/1e6)
 	case experiment.RunFinished:
-		s := e.Summary
-		if e.Aggregate > 0 {
-			fmt.Fprintf(w, "  → aggregate of %d instances, run %d %s: %s\n", e.Aggregate, s.RunID, s.Status, resultLine(s, e.Judge))
-		} else {
-			fmt.Fprintf(w, "  → %srun %d %s: %s\n", partLabel(e.Instance > 0, e.Instance-1), s.RunID, s.Status, resultLine(s, e.Judge))
-		}
+		writeRunFinished(w, e)
 	case experiment.RunDone:
 		if e.Status == "failed" {
 			fmt.Fprintf(w, "  ✗ failed: %s\n", indent(e.Reason, "    "))
 		}
+	}
+}
+
+// liveStarted makes the lines of a run that starts on instance e.Instance (0: the
+// only server) and prints its first.
+func (l *ExperimentLines) liveStarted(e experiment.LiveStarted) {
+	w := l.W
+	rl := &RunLines{W: w, Warn: l.Err}
+	if e.Instance > 0 {
+		rl.W = &prefixWriter{w: w, prefix: fmt.Sprintf("[%d] ", e.Instance)}
+	} else {
+		rl.Bar = l.Bar
+	}
+	if l.Quiet {
+		rl.W, rl.Bar = io.Discard, nil
+	}
+	if l.runs == nil {
+		l.runs = map[int]*RunLines{}
+	}
+	l.runs[e.Instance] = rl
+	rl.Started(e.Run)
+}
+
+// writeStarted prints an experiment's (or its resumption's) plan.
+func writeStarted(w io.Writer, e experiment.Started) {
+	verb := "experiment"
+	if e.Resumed {
+		verb = "resuming experiment"
+	}
+	fmt.Fprintf(w, "%s %d %q: %d cells × %d repetitions = %d runs (%s), %d to run, on %s\n",
+		verb, e.ID, e.Name, e.Cells, e.Repetitions, e.Runs, e.Order, e.ToRun, e.Where)
+	for _, m := range e.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
+	fmt.Fprintf(w, "results in %s; if interrupted, continue with `fathom experiment --resume %d`\n", e.Store, e.ID)
+}
+
+// writeSettingsApplied prints a server's settings change and the values in effect
+// (nothing when nothing changed and no value was read back).
+func writeSettingsApplied(w io.Writer, e experiment.SettingsApplied) {
+	line := "  " + e.Server + ": " + e.Change
+	if len(e.Effective) > 0 {
+		var parts []string
+		for _, ef := range e.Effective {
+			parts = append(parts, ef.Name+"="+ef.Value)
+		}
+		line += "; in effect: " + strings.Join(parts, ", ")
+	}
+	if e.Changed || len(e.Effective) > 0 {
+		fmt.Fprintf(w, "%s\n", line)
+	}
+}
+
+// writePrepared prints that a workload's tables were prepared, or were there.
+func writePrepared(w io.Writer, e experiment.Prepared) {
+	if e.Already {
+		fmt.Fprintf(w, "  %s: the tables of %s are there (prepare: auto)\n", e.Server, e.Workload)
+	} else {
+		fmt.Fprintf(w, "  %s: prepared %s in %s\n", e.Server, e.Workload, e.Took.Round(time.Millisecond))
+	}
+}
+
+// writeHookRan prints a hook that ran, and the end of its output.
+func writeHookRan(w io.Writer, e experiment.HookRan) {
+	on := ""
+	if e.On != "" {
+		on = " on " + e.On
+	}
+	if e.At != nil {
+		on += fmt.Sprintf(" at %.3f s", e.At.Seconds())
+	}
+	fmt.Fprintf(w, "  %s hook %d (%s %s)%s: ok in %s\n%s", e.Phase, e.Index, e.Kind, e.What, on, e.Elapsed.Round(time.Millisecond), hookOutput(e.Output))
+}
+
+// writeRunFinished prints a run's (or several instances' aggregate) result line.
+func writeRunFinished(w io.Writer, e experiment.RunFinished) {
+	s := e.Summary
+	if e.Aggregate > 0 {
+		fmt.Fprintf(w, "  → aggregate of %d instances, run %d %s: %s\n", e.Aggregate, s.RunID, s.Status, resultLine(s, e.Judge))
+	} else {
+		fmt.Fprintf(w, "  → %srun %d %s: %s\n", partLabel(e.Instance > 0, e.Instance-1), s.RunID, s.Status, resultLine(s, e.Judge))
 	}
 }
 
