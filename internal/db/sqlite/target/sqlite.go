@@ -75,6 +75,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	msqlite "modernc.org/sqlite"
 
@@ -90,6 +91,11 @@ type Target struct {
 	cfg  target.Config
 	opts *options
 	dsn  string
+	// setupMu makes a process's connections set their PRAGMAs one at a time: two
+	// connections switching a new file to WAL at the same moment each wait for the
+	// other's lock, and SQLite answers one of them SQLITE_BUSY at once, without its
+	// busy timeout (a client of a run failed to connect so).
+	setupMu sync.Mutex
 }
 
 var _ target.Target = (*Target)(nil)
@@ -139,7 +145,10 @@ func (t *Target) connect(ctx context.Context) (*Conn, error) {
 		ctx, cancel = context.WithTimeout(ctx, t.cfg.ConnectTimeout)
 		defer cancel()
 	}
-	if err := c.setup(ctx); err != nil {
+	t.setupMu.Lock()
+	err = c.setup(ctx)
+	t.setupMu.Unlock()
+	if err != nil {
 		_ = c.Close()
 		var te *target.Error
 		if errors.As(err, &te) {
