@@ -194,13 +194,8 @@ func checkIntervalsAt(t *testing.T, tg target.Target, wl workload.Workload, clie
 	}
 	var total, dropped, either int64
 	prev := time.Duration(0)
+	assertContiguous(t, ivs)
 	for i, iv := range ivs {
-		if iv.Index != i {
-			t.Fatalf("interval %d has index %d", i, iv.Index)
-		}
-		if iv.Start != prev || iv.End <= iv.Start {
-			t.Fatalf("interval %d spans %s–%s after one ending at %s", i, iv.Start, iv.End, prev)
-		}
 		prev = iv.End
 		tot := iv.Total()
 		total += tot.OK

@@ -166,13 +166,8 @@ func intervalsAreWhatTheySay(t *testing.T, tg target.Target, tuned bool) {
 	ends := wl.ends(r.Start())
 	var total int64
 	prev := time.Duration(0)
+	assertContiguous(t, ivs)
 	for i, iv := range ivs {
-		if iv.Index != i {
-			t.Fatalf("interval %d has index %d", i, iv.Index)
-		}
-		if iv.Start != prev || iv.End <= iv.Start {
-			t.Fatalf("interval %d spans %s–%s after one ending at %s", i, iv.Start, iv.End, prev)
-		}
 		prev = iv.End
 		ok := iv.Total().OK
 		total += ok
@@ -432,5 +427,21 @@ func TestTransactionCountAfterLateWarmupCut(t *testing.T) {
 	}
 	if warm == 0 {
 		t.Errorf("no transaction in warm-up: the late cut was not exercised")
+	}
+}
+
+// assertContiguous fails unless the intervals are numbered from 0 and each starts
+// where the one before it ended (the first at 0), with a positive length.
+func assertContiguous(t *testing.T, ivs []*measure.Interval) {
+	t.Helper()
+	prev := time.Duration(0)
+	for i, iv := range ivs {
+		if iv.Index != i {
+			t.Fatalf("interval %d has index %d", i, iv.Index)
+		}
+		if iv.Start != prev || iv.End <= iv.Start {
+			t.Fatalf("interval %d spans %s–%s after one ending at %s", i, iv.Start, iv.End, prev)
+		}
+		prev = iv.End
 	}
 }
