@@ -242,61 +242,87 @@ func (r *Runner) runOne(c *client, typ int, start, intended time.Time) bool {
 	for try := 1; ; try++ {
 		n, err := c.worker.Do(r.hardCtx)
 		stmts += int64(n)
-		if c.cmds != nil {
-			// The commands' times go to the interval the attempt ended in, as the
-			// transaction's own time does.
-			rec := c.slot.Begin()
-			c.cmds.FlushCommands(rec)
-			c.slot.End()
-		}
-		if err == nil {
-			if c.retype != nil {
-				typ = c.retype.Retype(typ)
-			}
-			r.finish(c, typ, start, intended, stmts, retries, false)
+		switch v := r.settle(c, &typ, start, intended, stmts, retries, try, err); v {
+		case verdictNext:
 			return true
-		}
-		if err == workload.ErrWorkerDone { // returned as is, never wrapped
-			c.ended = true
-			return false
-		}
-		class := target.ClassOf(err)
-		if class == target.ClassCanceled || r.hardCtx.Err() != nil {
-			// Cut off by the stop; not the server's fault and not a result.
-			rec := c.slot.Begin()
-			rec.Counts[typ].Statements += stmts
-			rec.Counts[typ].Retries += retries
-			c.slot.End()
-			return false
-		}
-		rec := c.slot.Begin()
-		rec.Counts[typ].Errors[class]++
-		warm := rec.Warmup
-		c.slot.End()
-		c.failClass = class
-		var abort *workload.AbortError
-		isAbort := errors.As(err, &abort)
-		r.noteError(c, typ, err, class, warm, isAbort)
-		if isAbort {
-			// The workload's mistake: this client stops, as pgbench aborts a
-			// client; the others go on.
-			_ = c.conn.Rollback(r.hardCtx)
-			r.finish(c, typ, start, intended, stmts, retries, true)
-			r.abort(c, abort)
-			return false
-		}
-		if class == target.ClassConnection || !c.conn.Alive() {
-			r.finish(c, typ, start, intended, stmts, retries, true)
-			return r.reconnect(c, err)
-		}
-		_ = c.conn.Rollback(r.hardCtx)
-		if (class.Retryable() && try < r.cfg.MaxTries || isRestart(err)) && !r.stop.Load() {
+		case verdictRetry:
 			retries++
-			continue
+		case verdictReconnect:
+			return r.reconnect(c, err)
+		default:
+			return false
 		}
-		r.finish(c, typ, start, intended, stmts, retries, true)
-		return true
 	}
+}
+
+// verdict is what settle decided after one try of a transaction.
+type verdict uint8
+
+const (
+	verdictNext      verdict = iota // recorded: go on with the next transaction
+	verdictRetry                    // run the transaction again (count a retry)
+	verdictReconnect                // recorded as failed: replace the connection, then go on
+	verdictStop                     // the client stops (the run stops, it aborted or has no more work)
+)
+
+// settle records what one try of a transaction came to (Do's statements and error;
+// stmts and retries are the transaction's so far) and says what the client does
+// next: the goroutine path (runOne) and the multiplexed one (muxWorker) share it. typ
+// is updated when the worker retypes a successful transaction.
+func (r *Runner) settle(c *client, typ *int, start, intended time.Time, stmts, retries int64, try int, err error) verdict {
+	if c.cmds != nil {
+		// The commands' times go to the interval the attempt ended in, as the
+		// transaction's own time does.
+		rec := c.slot.Begin()
+		c.cmds.FlushCommands(rec)
+		c.slot.End()
+	}
+	if err == nil {
+		if c.retype != nil {
+			*typ = c.retype.Retype(*typ)
+		}
+		r.finish(c, *typ, start, intended, stmts, retries, false)
+		return verdictNext
+	}
+	if err == workload.ErrWorkerDone { // returned as is, never wrapped
+		c.ended = true
+		return verdictStop
+	}
+	class := target.ClassOf(err)
+	if class == target.ClassCanceled || r.hardCtx.Err() != nil {
+		// Cut off by the stop; not the server's fault and not a result.
+		rec := c.slot.Begin()
+		rec.Counts[*typ].Statements += stmts
+		rec.Counts[*typ].Retries += retries
+		c.slot.End()
+		return verdictStop
+	}
+	rec := c.slot.Begin()
+	rec.Counts[*typ].Errors[class]++
+	warm := rec.Warmup
+	c.slot.End()
+	c.failClass = class
+	var abort *workload.AbortError
+	isAbort := errors.As(err, &abort)
+	r.noteError(c, *typ, err, class, warm, isAbort)
+	if isAbort {
+		// The workload's mistake: this client stops, as pgbench aborts a
+		// client; the others go on.
+		_ = c.conn.Rollback(r.hardCtx)
+		r.finish(c, *typ, start, intended, stmts, retries, true)
+		r.abort(c, abort)
+		return verdictStop
+	}
+	if class == target.ClassConnection || !c.conn.Alive() {
+		r.finish(c, *typ, start, intended, stmts, retries, true)
+		return verdictReconnect
+	}
+	_ = c.conn.Rollback(r.hardCtx)
+	if (class.Retryable() && try < r.cfg.MaxTries || isRestart(err)) && !r.stop.Load() {
+		return verdictRetry
+	}
+	r.finish(c, *typ, start, intended, stmts, retries, true)
+	return verdictNext
 }
 
 // finish records a transaction that succeeded or gave up (failed), now.

@@ -18,8 +18,14 @@ import (
 // the next one. One wake-up serves every connection that is ready, as pgbench -j
 // does with its threads, instead of one thread sleeping and waking per reply.
 //
-// What cannot run this way keeps the goroutine path: open loop (a rate), -C, a
-// workload of several statements or explicit transactions, a target without
+// A transaction of several statements can run this way too when its worker steps it
+// (workload.Stepper: a sysbench script's event() as a Lua coroutine, suspended at each
+// statement it sends): the state machine then sends each statement the worker returns
+// and hands it the reply, and records the transaction when the worker says it ended,
+// with the goroutine path's verdicts on errors, retries and restarts (Runner.settle).
+//
+// What cannot run this way keeps the goroutine path: open loop (a rate), -C, other
+// workloads of several statements or explicit transactions, a target without
 // Exchanger (SQLite; PostgreSQL and MySQL in simple query mode, any of them over TLS;
 // Redis workloads other than redis-bench and redis-kv, whose batches are),
 // systems other than Linux. A client whose
@@ -43,12 +49,25 @@ func (r *Runner) muxable() bool {
 		return false
 	}
 	for _, c := range r.clients {
-		s, ok := c.worker.(workload.Single)
-		if c.rate > 0 || !ok || !s.Single() {
+		if c.rate > 0 || (!single(c) && !stepped(c)) {
 			return false
 		}
 	}
 	return true
+}
+
+// single reports whether the client's every transaction is one statement
+// (workload.Single).
+func single(c *client) bool {
+	s, ok := c.worker.(workload.Single)
+	return ok && s.Single()
+}
+
+// stepped reports whether the client's transactions can be run a statement at a time
+// (workload.Stepper), when they are not single statements.
+func stepped(c *client) bool {
+	s, ok := c.worker.(workload.Stepper)
+	return ok && s.Stepped()
 }
 
 // muxReady reports whether every bound client's statement can be driven on its
@@ -64,7 +83,17 @@ func (r *Runner) muxReady() bool {
 
 // muxState returns the client's drawn statement as an Exchanger, its arguments and
 // whether its connection's socket can be used directly.
+//
+// A stepped client (workload.Stepper) has no statement before its transaction
+// starts: ex is nil and fd is its connection's.
 func muxState(c *client) (target.Exchanger, int, bool) {
+	if !single(c) {
+		if !stepped(c) {
+			return nil, -1, false
+		}
+		fd, ok := c.worker.(workload.Stepper).Socket()
+		return nil, fd, ok
+	}
 	st, _ := c.worker.(workload.Single).Statement()
 	ex, ok := st.(target.Exchanger)
 	if !ok {
@@ -83,6 +112,7 @@ func (r *Runner) muxTuning() string {
 // muxConn is one client's state on the multiplexed path.
 type muxConn struct {
 	c     *client
+	step  workload.Stepper // the client's worker when its transactions are stepped, else nil
 	fd    int
 	ex    target.Exchanger
 	batch target.Batched // ex as a Batched, if it is one: asked when ex changes

@@ -90,6 +90,9 @@ func (w *muxWorker) run() {
 		}
 		m.ex, m.fd = ex, fd
 		m.batch, _ = ex.(target.Batched)
+		if ex == nil {
+			m.step = m.c.worker.(workload.Stepper)
+		}
 		w.live[i] = true
 		w.active++
 	}
@@ -171,13 +174,14 @@ func (w *muxWorker) wait(events []unix.EpollEvent) int {
 // begin starts the client's next transaction, or takes it out if it is done: the
 // same checks, in the same order, as Runner.client.
 func (w *muxWorker) begin(i int, m *muxConn) {
-	r, c := w.r, m.c
-	now := time.Now()
-	if r.stop.Load() || (!r.end.IsZero() && !now.Before(r.end)) || (c.txns > 0 && c.measured >= c.txns) {
-		w.leave(i)
+	if !w.draw(i, m) {
 		return
 	}
-	m.typ = c.worker.Next()
+	if m.step != nil {
+		w.stepTo(i, m, m.step.Start(w.r.hardCtx))
+		return
+	}
+	r, c := w.r, m.c
 	st, args := c.worker.(workload.Single).Statement()
 	ex, ok := st.(target.Exchanger)
 	if !ok {
@@ -188,16 +192,77 @@ func (w *muxWorker) begin(i int, m *muxConn) {
 	if ex != m.ex {
 		m.batch, _ = ex.(target.Batched)
 	}
-	m.ex, m.args, m.start = ex, args, now
-	m.stmts, m.tries, m.retry = 0, 0, 0
+	m.ex, m.args = ex, args
 	w.send(i, m)
+}
+
+// draw draws the client's next transaction, or takes the client out when its run is
+// over (false).
+func (w *muxWorker) draw(i int, m *muxConn) bool {
+	r, c := w.r, m.c
+	now := time.Now()
+	if r.stop.Load() || (!r.end.IsZero() && !now.Before(r.end)) || (c.txns > 0 && c.measured >= c.txns) {
+		w.leave(i)
+		return false
+	}
+	m.typ = c.worker.Next()
+	m.start = now
+	m.stmts, m.tries, m.retry = 0, 0, 0
+	if m.step != nil {
+		m.tries = 1
+	}
+	return true
+}
+
+// stepTo sends a stepped transaction's next statement, or settles the transaction
+// when the worker says it ended and starts the next: a loop, so that a script whose
+// events send nothing, or whose statements fail before they are sent, runs here as
+// it would in a goroutine of its own, without growing the stack.
+func (w *muxWorker) stepTo(i int, m *muxConn, s workload.Step) {
+	r, c := w.r, m.c
+	for {
+		if s.Ex != nil {
+			m.ex, m.args = s.Ex, s.Args
+			if err := w.request(m); err != nil {
+				// The script's values do not fit its statement: the statement's
+				// error, as its own Run would return it.
+				s = m.step.Reply(err)
+				continue
+			}
+			w.sendq = append(w.sendq, i)
+			return
+		}
+		m.stmts += int64(s.Stmts)
+		switch r.settle(c, &m.typ, m.start, time.Time{}, m.stmts, m.retry, m.tries, s.Err) {
+		case verdictNext:
+			if !w.draw(i, m) {
+				return
+			}
+		case verdictRetry:
+			m.retry++
+			m.tries++
+		case verdictReconnect:
+			w.handoff(i, s.Err)
+			return
+		default:
+			w.leave(i)
+			return
+		}
+		s = m.step.Start(r.hardCtx)
+	}
+}
+
+// request builds the request for the client's statement and values.
+func (w *muxWorker) request(m *muxConn) error {
+	out, err := m.ex.AppendRequest(m.out[:0], m.args)
+	m.out = out
+	m.sent = 0
+	return err
 }
 
 // send writes the request for the drawn values (again, for a retry).
 func (w *muxWorker) send(i int, m *muxConn) {
-	out, err := m.ex.AppendRequest(m.out[:0], m.args)
-	m.out = out
-	if err != nil {
+	if err := w.request(m); err != nil {
 		// The workload's values do not fit its statement: its mistake, as a
 		// workload.AbortError on the goroutine path, which aborts this client.
 		abort := &workload.AbortError{Err: err}
@@ -213,7 +278,6 @@ func (w *muxWorker) send(i int, m *muxConn) {
 		w.leave(i)
 		return
 	}
-	m.sent = 0
 	if m.batch != nil {
 		m.stmts += int64(m.batch.Statements())
 	} else {
@@ -292,6 +356,10 @@ func (w *muxWorker) receive(i int, m *muxConn) {
 // client goes on in a goroutine of its own (reconnecting as usual).
 func (w *muxWorker) complete(i int, m *muxConn, err error) {
 	r, c := w.r, m.c
+	if m.step != nil {
+		w.stepTo(i, m, m.step.Reply(err))
+		return
+	}
 	if err == nil {
 		r.finish(c, m.typ, m.start, time.Time{}, m.stmts, m.retry, false)
 		w.begin(i, m)

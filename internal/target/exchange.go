@@ -32,6 +32,14 @@ type Exchanging interface {
 	Exchanges() bool
 }
 
+// QueryExchanging is an optional ability of a Conn: a statement's text sent as one
+// request whose reply is read as it arrives, as a prepared statement's Exchanger is
+// (ok false when the connection cannot, or not for this text). Rows are skipped, not
+// kept: for callers that never read them. The Exchanger is valid until the next call.
+type QueryExchanging interface {
+	QueryExchanger(sql string) (x Exchanger, ok bool)
+}
+
 // Batched is an optional ability of an Exchanger whose request holds several
 // statements (a Redis pipeline): Statements is how many the next request holds, what
 // a runner counts as statements for each try.

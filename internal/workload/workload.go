@@ -282,6 +282,37 @@ type Single interface {
 	Statement() (target.Stmt, []target.Value)
 }
 
+// Stepper is implemented by workers whose transaction is script code that waits for
+// the server only in statements a runner can exchange on the connection's socket
+// itself (target.Exchanger): a sysbench script's event(). A runner that drives many
+// connections from one thread (see Single) then runs the transaction a statement at a
+// time: Start runs the code up to its first statement and returns it, the runner
+// sends it and reads the reply as it arrives, Reply runs the code on with the
+// statement's outcome up to the next one, until a Step says the transaction ended.
+// Between those calls the worker's code is suspended, not blocked: no thread waits.
+type Stepper interface {
+	// Stepped reports whether the transactions can be stepped for this worker's
+	// options and connection (asked before connecting, and again after Bind).
+	Stepped() bool
+	// Socket is the descriptor of the bound connection every Step's statement is
+	// exchanged on (false: none that can be driven so).
+	Socket() (fd int, ok bool)
+	// Start begins the drawn transaction (after Next), as Do would.
+	Start(ctx context.Context) Step
+	// Reply goes on with the last Step's statement's outcome: nil, or its error (a
+	// *target.Error from the Exchanger's ParseReply or Lost).
+	Reply(err error) Step
+}
+
+// Step is what a Stepper's transaction needs next: a statement to exchange (Ex not
+// nil, with Args), or its end, with what Do would have returned (Stmts, Err).
+type Step struct {
+	Ex    target.Exchanger
+	Args  []target.Value
+	Stmts int
+	Err   error
+}
+
 // DataChecker is implemented by workloads whose data obeys rules that runs must keep
 // (tpcc's consistency conditions): `fathom check-data` reads the tables and reports
 // every rule broken, so that a score measured on broken data is not believed.

@@ -47,6 +47,7 @@ type sqlStmt struct {
 	c      *sqlConn
 	sql    string
 	st     target.Stmt
+	ex     int8 // whether st is an Exchanger on a socket: 0 not asked yet, 1 yes, -1 no
 	params []*sqlParam
 	args   []target.Value
 	res    *sqlResult
@@ -234,7 +235,9 @@ func (e *env) sqlFail(L *lua.LState, c *sqlConn, query string, err error) int {
 		if hook, ok := e.hook("sql_error_ignorable").(*lua.LFunction); ok {
 			L.Push(hook)
 			L.Push(desc)
+			e.step.nested++ // statements in the hook run to completion (step.go)
 			L.Call(1, 1)
+			e.step.nested--
 			ignorable = lua.LVAsBool(L.Get(-1))
 			L.Pop(1)
 		}
@@ -277,6 +280,13 @@ func (e *env) hook(name string) lua.LValue {
 func (e *env) luaQuery(L *lua.LState) int {
 	c := e.checkConn(L)
 	q := L.CheckString(2)
+	if e.canYield(L, c) {
+		if qx, ok := c.conn.(target.QueryExchanging); ok {
+			if ex, ok := qx.QueryExchanger(q); ok {
+				return e.yield(L, c, ex, nil, q, queryClass(q), c.res)
+			}
+		}
+	}
 	rows, err := c.conn.Query(e.ctx, q)
 	e.sent(q)
 	if err != nil {
@@ -341,9 +351,24 @@ func (c *sqlConn) rebind(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.st = st
+		s.st, s.ex = st, 0
 	}
 	return nil
+}
+
+// exchanger returns the statement as a target.Exchanger whose socket can be used
+// (asked once per prepared statement).
+func (s *sqlStmt) exchanger() (target.Exchanger, bool) {
+	ex, ok := s.st.(target.Exchanger)
+	if s.ex == 0 {
+		s.ex = -1
+		if ok {
+			if _, sok := ex.Socket(); sok {
+				s.ex = 1
+			}
+		}
+	}
+	return ex, s.ex == 1
 }
 
 func (e *env) luaDisconnect(L *lua.LState) int {
@@ -592,6 +617,11 @@ func (e *env) luaExecute(L *lua.LState) int {
 	}
 	r := s.res
 	if !e.s.mods.readsResults.Load() {
+		if e.canYield(L, s.c) {
+			if ex, ok := s.exchanger(); ok {
+				return e.yield(L, s.c, ex, s.args, "<prepared statement>", s.class, r)
+			}
+		}
 		if d, ok := s.st.(directRunner); ok {
 			if ran, err := d.RunDirect(e.ctx, s.args); ran {
 				e.sentClass(s.class)
@@ -717,7 +747,7 @@ func asTargetError(err error, te **target.Error) bool { return errors.As(err, te
 func scriptWhere(L *lua.LState) string {
 	for lvl := 1; lvl < 8; lvl++ {
 		w := L.Where(lvl)
-		if w != "" && !strings.Contains(w, "sysbench.compat:") {
+		if w != "" && !strings.Contains(w, "sysbench.compat") {
 			return w
 		}
 	}

@@ -46,6 +46,8 @@ type env struct {
 	lastVal   lua.LValue // the Lua value raised for it
 
 	connMT, stmtMT, paramMT, resMT, resMethods *lua.LTable
+
+	step stepper // event() as a coroutine on the runner's multiplexed path (step.go)
 }
 
 // envConfig is what a new state needs.
@@ -120,6 +122,10 @@ func newEnv(ctx context.Context, c envConfig) (*env, error) {
 	L.SetGlobal("print", L.NewFunction(e.luaPrint))
 	e.registerFFI()
 	if err := e.registerCompat(); err != nil {
+		L.Close()
+		return nil, luaError(err)
+	}
+	if err := e.wrapStepping(); err != nil {
 		L.Close()
 		return nil, luaError(err)
 	}

@@ -99,6 +99,15 @@ func (k *worker) Do(ctx context.Context) (int, error) {
 		}
 		return e.stmts, nil
 	}
+	return e.stmts, k.outcome(ctx, err)
+}
+
+// outcome turns an error event() raised into what the runner sees: a statement's
+// error with its class; one sysbench restarts the event on as a workload.RestartError,
+// after the script's before_restart_event hook; the script's own Lua error (its
+// mistake) as a workload.AbortError naming the file and line.
+func (k *worker) outcome(ctx context.Context, err error) error {
+	e := k.e
 	if e.lastErr != nil && e.raised(err) {
 		var ae *lua.ApiError
 		if errors.As(err, &ae) {
@@ -106,19 +115,19 @@ func (k *worker) Do(ctx context.Context) (int, error) {
 				lastErr := e.lastErr
 				if hook, ok := e.hook("before_restart_event").(*lua.LFunction); ok {
 					if herr := e.L.CallByParam(lua.P{Fn: hook, NRet: 0, Protect: true}, t); herr != nil {
-						return e.stmts, &workload.AbortError{Err: luaError(herr)}
+						return &workload.AbortError{Err: luaError(herr)}
 					}
 				}
 				// sysbench runs the event again until it succeeds.
-				return e.stmts, &workload.RestartError{Err: lastErr}
+				return &workload.RestartError{Err: lastErr}
 			}
 		}
-		return e.stmts, e.lastErr
+		return e.lastErr
 	}
 	if ctx.Err() != nil {
-		return e.stmts, ctx.Err()
+		return ctx.Err()
 	}
-	return e.stmts, &workload.AbortError{Err: luaError(err)}
+	return &workload.AbortError{Err: luaError(err)}
 }
 
 // Retype: an event whose script counted an error (ffi.C.sb_counter_inc with
@@ -147,6 +156,7 @@ func (k *worker) Finish(ctx context.Context) error {
 		return nil
 	}
 	k.e.ctx = ctx
+	k.w.yields.Add(k.e.step.yields)
 	k.stop()
 	err := error(nil)
 	if k.bound {

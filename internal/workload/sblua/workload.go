@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -57,6 +58,7 @@ func (s *Script) declares(name string) bool {
 
 // Workload is a sysbench script with its options resolved.
 type Workload struct {
+	yields atomic.Int64 // statements the clients yielded to the runner (step.go), for tests
 	s      *Script
 	opts   map[string]string
 	kinds  map[string]optKind

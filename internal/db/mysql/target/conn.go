@@ -52,6 +52,9 @@ type Conn struct {
 	maxPacket int // max_allowed_packet, read by the first Load
 
 	xbuf, rbuf []byte // a statement's request and reply, for RunDirect
+
+	qx    queryExchange // QueryExchanger's
+	qcaps int8          // whether texts can be exchanged: 0 not asked yet, 1 yes, -1 no
 }
 
 var _ target.Conn = (*Conn)(nil)

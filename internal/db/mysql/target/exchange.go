@@ -25,6 +25,7 @@ var _ target.Exchanger = (*Stmt)(nil)
 
 // Protocol constants (MySQL client/server protocol; MariaDB's extended capability).
 const (
+	comQuery           = 0x03
 	comStmtExecute     = 0x17
 	capDeprecateEOF    = 1 << 24 // CLIENT_DEPRECATE_EOF
 	extCapCacheMeta    = 1 << 4  // MARIADB_CLIENT_CACHE_METADATA, among the extended flags
@@ -207,7 +208,11 @@ func readLenEnc(b []byte) (n uint64, size int, ok bool) {
 
 // ParseReply implements target.Exchanger. Rows are counted by nobody: a workload
 // that runs this way does not look at them.
-func (s *Stmt) ParseReply(src []byte) (int, bool, error) {
+func (s *Stmt) ParseReply(src []byte) (int, bool, error) { return s.x.parse(src, s.c, true) }
+
+// parse consumes a reply on c from src: binary rows (a prepared statement's) or text
+// rows (a query's).
+func (x *exchange) parse(src []byte, c *Conn, binaryRows bool) (int, bool, error) {
 	used := 0
 	for len(src)-used >= 4 {
 		n := int(src[used]) | int(src[used+1])<<8 | int(src[used+2])<<16
@@ -216,60 +221,61 @@ func (s *Stmt) ParseReply(src []byte) (int, bool, error) {
 		}
 		p := src[used+4 : used+4+n]
 		used += 4 + n
-		cont := s.x.cont
-		s.x.cont = n == maxPacket
+		cont := x.cont
+		x.cont = n == maxPacket
 		if cont { // the rest of a long row or column definition
 			continue
 		}
 		if n == 0 {
-			return used, true, s.Lost(errors.New("empty packet from the server"))
+			return used, true, x.lost(c, errors.New("empty packet from the server"))
 		}
-		switch s.x.phase {
+		switch x.phase {
 		case phaseHeader:
 			switch p[0] {
 			case 0x00: // OK: no result set
 				if more, ok := okStatus(p); !ok {
-					return used, true, s.Lost(errors.New("malformed OK packet from the server"))
+					return used, true, x.lost(c, errors.New("malformed OK packet from the server"))
 				} else if more {
 					continue
 				}
-				return used, true, s.finish()
+				return used, true, x.finish()
 			case 0xff:
-				s.x.failed = s.errPacket(p)
-				return used, true, s.finish()
+				x.failed = errPacket(c, p)
+				return used, true, x.finish()
 			}
 			cols, size, ok := readLenEnc(p)
 			if !ok || cols == 0 {
-				return used, true, s.Lost(errors.New("malformed result set header from the server"))
+				return used, true, x.lost(c, errors.New("malformed result set header from the server"))
 			}
-			s.x.columns, s.x.phase = cols, phaseColumns
-			if s.x.cacheMeta && (len(p) <= size || p[size] == 0) { // metadata skipped
-				s.x.columns, s.x.phase = 0, phaseRows
+			x.columns, x.phase = cols, phaseColumns
+			if binaryRows && x.cacheMeta && (len(p) <= size || p[size] == 0) { // metadata skipped
+				x.columns, x.phase = 0, phaseRows
 			}
 		case phaseColumns:
-			if s.x.columns--; s.x.columns == 0 {
-				s.x.phase = phaseRows
+			if x.columns--; x.columns == 0 {
+				x.phase = phaseRows
 			}
 		case phaseRows:
 			switch {
-			case p[0] == exchangeRowsHeader:
-				// a row
 			case p[0] == 0xfe && n < maxPacket: // the OK packet that ends the result set
 				more, ok := okStatus(p)
 				if !ok {
-					return used, true, s.Lost(errors.New("malformed OK packet from the server"))
+					return used, true, x.lost(c, errors.New("malformed OK packet from the server"))
 				}
-				s.x.phase = phaseHeader
+				x.phase = phaseHeader
 				if more {
 					continue
 				}
-				return used, true, s.finish()
+				return used, true, x.finish()
 			case p[0] == 0xff:
-				s.x.failed = s.errPacket(p)
-				s.x.phase = phaseHeader
-				return used, true, s.finish()
+				x.failed = errPacket(c, p)
+				x.phase = phaseHeader
+				return used, true, x.finish()
+			case !binaryRows || p[0] == exchangeRowsHeader:
+				// a row: a text row starts with a length-encoded string, which is
+				// never 0xff and is 0xfe only in a packet of maxPacket bytes
 			default:
-				return used, true, s.Lost(errors.New("unexpected packet in a result set from the server"))
+				return used, true, x.lost(c, errors.New("unexpected packet in a result set from the server"))
 			}
 		}
 	}
@@ -278,9 +284,9 @@ func (s *Stmt) ParseReply(src []byte) (int, bool, error) {
 
 // finish ends a reply: the state is reset for the next request and the statement's
 // error, if any, returned.
-func (s *Stmt) finish() error {
-	err := s.x.failed
-	s.x.failed, s.x.phase, s.x.columns, s.x.cont = nil, phaseHeader, 0, false
+func (x *exchange) finish() error {
+	err := x.failed
+	x.failed, x.phase, x.columns, x.cont = nil, phaseHeader, 0, false
 	return err
 }
 
@@ -302,7 +308,7 @@ func okStatus(p []byte) (more, ok bool) {
 
 // errPacket turns an ERR packet into the statement's classified error, as the driver
 // would report it.
-func (s *Stmt) errPacket(p []byte) error {
+func errPacket(c *Conn, p []byte) error {
 	me := &mysql.MySQLError{}
 	if len(p) >= 3 {
 		me.Number = binary.LittleEndian.Uint16(p[1:])
@@ -313,14 +319,73 @@ func (s *Stmt) errPacket(p []byte) error {
 		}
 		me.Message = string(msg)
 	}
-	return s.c.fail(me, "")
+	return c.fail(me, "")
 }
 
 // Lost implements target.Exchanger.
-func (s *Stmt) Lost(err error) error {
-	s.c.dead.Store(true)
-	e := classify(err, "", s.c.t.mc.Passwd)
+func (s *Stmt) Lost(err error) error { return s.x.lost(s.c, err) }
+
+// lost marks c dead after err and resets the exchange.
+func (x *exchange) lost(c *Conn, err error) error {
+	c.dead.Store(true)
+	e := classify(err, "", c.t.mc.Passwd)
 	e.Class = target.ClassConnection
-	s.x.failed, s.x.phase, s.x.columns, s.x.cont = nil, phaseHeader, 0, false
+	x.failed, x.phase, x.columns, x.cont = nil, phaseHeader, 0, false
 	return e
 }
+
+// queryExchange is a statement's text as a target.Exchanger on its connection
+// (Conn.QueryExchanger): one COM_QUERY packet out, the reply walked with its text rows
+// skipped.
+type queryExchange struct {
+	c   *Conn
+	sql string
+	x   exchange
+}
+
+// capQueryAttributes: with CLIENT_QUERY_ATTRIBUTES negotiated (MySQL 8.0.23 and
+// later, when a client asks) a COM_QUERY carries a parameter count first.
+const capQueryAttributes = 1 << 27
+
+// QueryExchanger implements target.QueryExchanging: on a connection whose prepared
+// statements are exchanged (no TLS, CLIENT_DEPRECATE_EOF negotiated) and a text that
+// fits one packet.
+func (c *Conn) QueryExchanger(sql string) (target.Exchanger, bool) {
+	if c.qcaps == 0 {
+		c.qcaps = -1
+		caps, ok := unexportedUint(c.dc, "capabilities")
+		if ok && caps&capDeprecateEOF != 0 && caps&capQueryAttributes == 0 && c.t.Exchanges() {
+			c.qcaps = 1
+		}
+	}
+	if c.qcaps < 0 || len(sql)+1 >= maxPacket {
+		return nil, false
+	}
+	c.qx.c, c.qx.sql = c, sql
+	return &c.qx, true
+}
+
+// Socket implements target.Exchanger.
+func (q *queryExchange) Socket() (int, bool) {
+	if !q.c.Alive() {
+		return -1, false
+	}
+	return sock.FD(q.c.nc)
+}
+
+// AppendRequest implements target.Exchanger: a COM_QUERY packet; a text takes no
+// arguments.
+func (q *queryExchange) AppendRequest(dst []byte, args []target.Value) ([]byte, error) {
+	if len(args) != 0 {
+		return dst, target.Errorf(target.ClassOther, "", "a query's text takes no arguments (%d given)", len(args))
+	}
+	n := len(q.sql) + 1
+	dst = append(dst, byte(n), byte(n>>8), byte(n>>16), 0, comQuery)
+	return append(dst, q.sql...), nil
+}
+
+// ParseReply implements target.Exchanger.
+func (q *queryExchange) ParseReply(src []byte) (int, bool, error) { return q.x.parse(src, q.c, false) }
+
+// Lost implements target.Exchanger.
+func (q *queryExchange) Lost(err error) error { return q.x.lost(q.c, err) }
