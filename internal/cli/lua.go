@@ -32,7 +32,7 @@ type luaFlags struct {
 func (l *luaFlags) register(cmd *cobra.Command, args []string) {
 	l.fs = cmd.Flags()
 	l.path = workloadArg(args)
-	if !sblua.IsScript(l.path) {
+	if !sblua.IsScript(l.path) || !names(args, cmd) {
 		return
 	}
 	s, err := sblua.Load(l.path)
@@ -116,6 +116,21 @@ func (v *luaValue) Set(s string) error {
 }
 
 // workloadArg is the value of -w/--workload in args, or "".
+// names reports whether the command line names cmd (or an alias), so that only the
+// command that runs reads the script: every command is built for each process, and
+// reading a script (a Lua state running its main chunk) costs milliseconds.
+func names(args []string, cmd *cobra.Command) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == cmd.Name() || cmd.HasAlias(a) {
+			return true
+		}
+	}
+	return false
+}
+
 func workloadArg(args []string) string {
 	for i, a := range args {
 		switch {

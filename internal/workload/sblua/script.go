@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -191,7 +192,39 @@ func defaults(s *Script) (map[string]string, map[string]optKind) {
 	return vals, kinds
 }
 
+// Compiled code is kept for the process, by name and text: a run loads a script
+// several times before its first event (the command line's options, the workload,
+// each client's state requiring its modules), and compiling sysbench's oltp_common
+// took most of fathom's start-up CPU (about 24 ms of a one-event run's 70). A
+// FunctionProto is never changed once compiled, so every state may share it.
 func compile(data []byte, path string) (*lua.FunctionProto, error) {
+	key := path + "\x00" + string(data)
+	compiled.mu.Lock()
+	p, ok := compiled.protos[key]
+	compiled.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := compileText(data, path)
+	if err != nil {
+		return nil, err
+	}
+	compiled.mu.Lock()
+	if compiled.protos == nil {
+		compiled.protos = map[string]*lua.FunctionProto{}
+	}
+	compiled.protos[key] = p
+	compiled.mu.Unlock()
+	return p, nil
+}
+
+// compiled is compile's cache.
+var compiled struct {
+	mu     sync.Mutex
+	protos map[string]*lua.FunctionProto
+}
+
+func compileText(data []byte, path string) (*lua.FunctionProto, error) {
 	chunk, err := parse.Parse(bytes.NewReader(data), path)
 	if err != nil {
 		return nil, &Error{Msg: oneLine(err.Error())}

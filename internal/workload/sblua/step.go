@@ -3,7 +3,6 @@ package sblua
 import (
 	"context"
 	"errors"
-	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -98,10 +97,11 @@ func (e *env) luaStepFail(L *lua.LState) int {
 // that count as calls through Go.
 func (e *env) wrapStepping() error {
 	L := e.L
-	fn, err := L.Load(strings.NewReader(stepWrap), "sysbench.compat.step")
+	proto, err := compileString(stepWrap, "sysbench.compat.step")
 	if err != nil {
 		return err
 	}
+	fn := L.NewFunctionFromProto(proto)
 	fail := L.NewFunction(e.luaStepFail)
 	wrap := func(g lua.LGFunction) lua.LValue {
 		L.Push(fn)
@@ -134,10 +134,11 @@ func (e *env) wrapStepping() error {
 // makeLoop compiles stepLoop around the script's event().
 func (e *env) makeLoop(event *lua.LFunction) error {
 	L := e.L
-	loop, err := L.Load(strings.NewReader(stepLoop), "sysbench.compat.loop")
+	proto, err := compileString(stepLoop, "sysbench.compat.loop")
 	if err != nil {
 		return err
 	}
+	loop := L.NewFunctionFromProto(proto)
 	L.Push(loop)
 	L.Push(event)
 	L.Push(L.NewFunction(func(L *lua.LState) int {
