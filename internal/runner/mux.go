@@ -106,7 +106,11 @@ func muxState(c *client) (target.Exchanger, int, bool) {
 // muxTuning names the multiplexed path for the run's provenance.
 func (r *Runner) muxTuning() string {
 	w := muxThreads(len(r.clients))
-	return fmt.Sprintf("epoll, %d threads multiplexing %d clients (more than %d)", w, len(r.clients), muxClients)
+	how := ""
+	if len(r.clients) > 0 && !single(r.clients[0]) {
+		how = ", transactions stepped a statement at a time"
+	}
+	return fmt.Sprintf("epoll, %d threads multiplexing %d clients (more than %d)%s", w, len(r.clients), muxClients, how)
 }
 
 // muxConn is one client's state on the multiplexed path.
