@@ -429,7 +429,9 @@ func (w *muxWorker) cancel() {
 		rec.Counts[m.typ].Statements += m.stmts
 		rec.Counts[m.typ].Retries += m.retry
 		m.c.slot.End()
-		_ = m.ex.Lost(context.Canceled)
+		if m.ex != nil {
+			_ = m.ex.Lost(context.Canceled)
+		}
 		w.leave(i)
 	}
 }
