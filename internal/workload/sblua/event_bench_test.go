@@ -20,7 +20,9 @@ import (
 // wall time, which includes the server's; cpu-ns/op is the process's user and system
 // time, the client's; allocs/op are the client's alone). "direct" is how the scripts
 // run (their rows skipped on the wire, as they read none), "driver" the rows decoded
-// by go-sql-driver/mysql, as for a script that reads results.
+// by go-sql-driver/mysql, as for a script that reads results. "stepped-nowire" steps
+// the event as the runner's multiplexed path does (workload.Stepper) but answers each
+// statement at once without sending it: what the interpreter and the stepping cost.
 func BenchmarkScriptEvent(b *testing.B) {
 	files, _ := filepath.Glob(filepath.Join(sblua.SearchDirs[0], "oltp_point_select.lua"))
 	if len(files) == 0 {
@@ -39,6 +41,7 @@ func BenchmarkScriptEvent(b *testing.B) {
 	for _, c := range []struct{ name, path string }{
 		{"oltp_point_select/direct", "oltp_point_select"}, {"oltp_point_select/driver", "oltp_point_select"},
 		{"oltp_read_only/direct", "oltp_read_only"}, {"oltp_read_only/driver", "oltp_read_only"},
+		{"oltp_point_select/stepped-nowire", "oltp_point_select"}, {"oltp_read_only/stepped-nowire", "oltp_read_only"},
 	} {
 		name := c.path
 		b.Run(c.name, func(b *testing.B) {
@@ -78,8 +81,27 @@ func BenchmarkScriptEvent(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := cpuTime()
+			st, stepped := k.(workload.Stepper)
+			nowire := strings.HasSuffix(c.name, "/stepped-nowire")
+			if nowire && (!stepped || !st.Stepped()) {
+				b.Fatal("the script's events cannot be stepped")
+			}
 			for range b.N {
 				k.Next()
+				if nowire {
+					// The event stepped as on the runner's multiplexed path, each
+					// statement answered at once without being sent: the interpreter's
+					// and the stepping's cost per event, the wire's left out.
+					s := st.Start(ctx)
+					for s.Ex != nil {
+						s = st.Reply(nil)
+					}
+					if s.Err != nil {
+						b.Fatal(s.Err)
+					}
+					stmts += s.Stmts
+					continue
+				}
 				n, err := k.Do(ctx)
 				if err != nil {
 					b.Fatal(err)
