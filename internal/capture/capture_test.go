@@ -17,7 +17,7 @@ func TestRewrite(t *testing.T) {
 		{"SELECT x FROM t a WHERE a.k IN ($1, $2) AND $3 < a.m", "SELECT x FROM t a WHERE a.k IN (:p1, :p2) AND :p3 < a.m", []string{"k", "k", "m"}},
 		{"SELECT '$1 ?' FROM t WHERE v = $1 AND w = $1", "SELECT '$1 ?' FROM t WHERE v = :p1 AND w = :p1", []string{"v"}},
 	} {
-		got, params := Rewrite(c.in)
+		got, params := rewrite(c.in)
 		var cols []string
 		for _, p := range params {
 			cols = append(cols, p.Column)
@@ -26,7 +26,7 @@ func TestRewrite(t *testing.T) {
 			t.Errorf("Rewrite(%q) = %q %q, want %q %q", c.in, got, cols, c.out, c.cols)
 		}
 	}
-	if got := Tables("SELECT a FROM `s`.`t1` JOIN t2 ON x WHERE y IN (SELECT z FROM t3)"); !reflect.DeepEqual(got, []string{"t1", "t2", "t3"}) {
+	if got := tables("SELECT a FROM `s`.`t1` JOIN t2 ON x WHERE y IN (SELECT z FROM t3)"); !reflect.DeepEqual(got, []string{"t1", "t2", "t3"}) {
 		t.Errorf("Tables = %q", got)
 	}
 }
