@@ -35,7 +35,7 @@ Pending writes: LRU 0, flush list 12
 
 func TestParseInnoDBStatus(t *testing.T) {
 	st := ParseInnoDBStatus(innodbStatus)
-	want := InnoDBStatus{LSN: 1000000, Flushed: 999000, Checkpoint: 800000, HistoryListLength: 42, PendingLogFlushes: 1,
+	want := innoDBStatus{LSN: 1000000, Flushed: 999000, Checkpoint: 800000, HistoryListLength: 42, PendingLogFlushes: 1,
 		PendingPoolFlushes: 3, PendingFsyncs: 4, PendingFlush: 12, ModifiedPages: 517, LockWaits: 1, HasLSN: true, HasHistory: true, HasPW: true,
 		HasFsyncs: true, HasFsyncSplit: true}
 	if st != want {

@@ -769,13 +769,13 @@ func containsArg(args []string, a string) bool {
 // Activity sums up the key rates for a snapshot's Activity line: statements, redo
 // written and rows read.
 func (collectSide) Activity(rate map[string]float64) (parts []string, _ [][2]string) {
-	if v, ok := rate[MySQLQuestions]; ok {
+	if v, ok := rate[mySQLQuestions]; ok {
 		parts = append(parts, fmt.Sprintf("%.0f statements/s", v))
 	}
-	if v, ok := rate[MySQLInnoDBOsLogWritten]; ok {
+	if v, ok := rate[mySQLInnoDBOsLogWritten]; ok {
 		parts = append(parts, fmt.Sprintf("redo %s/s", collect.SizeText(int64(v))))
 	}
-	if v, ok := rate[MySQLInnoDBRowsRead]; ok {
+	if v, ok := rate[mySQLInnoDBRowsRead]; ok {
 		parts = append(parts, fmt.Sprintf("%.0f rows read/s", v))
 	}
 	return parts, nil
