@@ -178,15 +178,15 @@ func (t *Target) Sockets() string { return t.sockets.Sockets() }
 // Transport says how the connections so far reach the server (target.Transporter).
 func (t *Target) Transport() string { return t.sockets.Transport() }
 
-// Where is the server's address or socket path, for messages.
-func (t *Target) Where() string { return t.d.addr }
+// where is the server's address or socket path, for messages.
+func (t *Target) where() string { return t.d.addr }
 
-// DB is the database number the target selects.
-func (t *Target) DB() int { return t.d.db }
+// db is the database number the target selects.
+func (t *Target) db() int { return t.d.db }
 
-// Password is the password the target authenticates with, to be masked wherever it
+// password is the password the target authenticates with, to be masked wherever it
 // might appear ("" without one).
-func (t *Target) Password() string { return t.d.password }
+func (t *Target) password() string { return t.d.password }
 
 // Close closes the shared client (dedicated connections close with their Conn).
 func (t *Target) Close() error {
@@ -320,7 +320,7 @@ func (t *Target) Info(ctx context.Context) (target.Info, error) {
 	}
 	defer c.Close()
 	var info target.Info
-	fields, err := c.InfoFields(ctx, "server")
+	fields, err := c.infoFields(ctx, "server")
 	if err != nil {
 		return info, err
 	}
