@@ -20,8 +20,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload/gen"
 )
 
-// DefaultTableSize is sysbench's --table-size default, used by Prepare when no size is given.
-const DefaultTableSize = 10_000
+// defaultTableSize is sysbench's --table-size default, used by Prepare when no size is given.
+const defaultTableSize = 10_000
 
 // groupKind is one of sysbench's execute_* steps: a run of statements on one table,
 // drawn at random for the step (sysbench draws the table per step, not per
@@ -135,8 +135,8 @@ var scripts = []script{
 	},
 }
 
-// Names lists the scripts.
-func Names() []string {
+// names lists the scripts.
+func names() []string {
 	out := make([]string, len(scripts))
 	for i, s := range scripts {
 		out[i] = s.name
@@ -208,8 +208,8 @@ func (w *Workload) Tables() []string {
 	return names
 }
 
-// TableSize is the rows per table in effect: given, detected, or 0 before either.
-func (w *Workload) TableSize() int64 { return w.cfg.tableSize }
+// tableSize is the rows per table in effect: given, detected, or 0 before either.
+func (w *Workload) tableSize() int64 { return w.cfg.tableSize }
 
 // Options reports the script's options, table_size as detected once known.
 func (w *Workload) Options() map[string]string {
@@ -252,7 +252,7 @@ const maxLoaders = 8
 func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
 	size := w.cfg.tableSize
 	if size == 0 {
-		size = DefaultTableSize
+		size = defaultTableSize
 	}
 	var pmu sync.Mutex
 	progress := func(table string, done, total int64) {

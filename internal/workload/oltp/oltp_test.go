@@ -93,8 +93,8 @@ func TestScriptOptions(t *testing.T) {
 			t.Errorf("%s options: %v, want %v", name, got, want)
 		}
 	}
-	if len(Names()) != 8 {
-		t.Errorf("Names: %v", Names())
+	if len(names()) != 8 {
+		t.Errorf("Names: %v", names())
 	}
 }
 
@@ -328,7 +328,7 @@ func TestDeterminism(t *testing.T) {
 
 func TestZeroAllocs(t *testing.T) {
 	ctx := context.Background()
-	for _, name := range Names() {
+	for _, name := range names() {
 		w, _ := New(name, workload.Params{"tables": "4", "table_size": "10000"})
 		k := w.NewWorker(0, 1)
 		if err := k.Bind(ctx, &fakeConn{}); err != nil {
@@ -386,7 +386,7 @@ func FuzzOptions(f *testing.F) {
 		}
 		size := w.cfg.tableSize
 		if size == 0 {
-			size = DefaultTableSize
+			size = defaultTableSize
 		}
 		checkValues(t, "fuzz", fc.log, size, w.cfg.rangeSize)
 	})

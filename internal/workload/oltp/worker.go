@@ -87,7 +87,7 @@ type worker struct {
 func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 	size := w.cfg.tableSize
 	if size == 0 {
-		size = DefaultTableSize
+		size = defaultTableSize
 	}
 	ids, err := gen.NewDistKind(w.cfg.randType, 1, size, w.cfg.params)
 	if err != nil {
