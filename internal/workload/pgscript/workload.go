@@ -44,7 +44,7 @@ const (
 
 // Workload runs a weighted mix of scripts; each script is a transaction type.
 type Workload struct {
-	scripts  []*Script
+	scripts  []*script
 	total    int
 	vars     *varTable
 	defines  []define
@@ -193,7 +193,7 @@ func (w *Workload) setScale(scale string) error {
 // checkScript refuses a script the options do not let run: too many parameters
 // for one command in extended or prepared mode, \shell without --allow-shell, a
 // pipeline in simple mode.
-func (w *Workload) checkScript(s *Script) error {
+func (w *Workload) checkScript(s *script) error {
 	if w.mode != "simple" {
 		for i := range s.commands {
 			c := &s.commands[i]
@@ -236,7 +236,7 @@ func (w *Workload) add(name, src string, weight int, origin string) error {
 	if len(cmds) == 0 {
 		return fmt.Errorf("%s: the script has no commands", origin)
 	}
-	s := &Script{Name: name, Weight: weight, Source: src, commands: cmds}
+	s := &script{Name: name, Weight: weight, Source: src, commands: cmds}
 	w.base = append(w.base, w.nCmds)
 	w.nCmds += len(cmds)
 	w.maxCmds = max(w.maxCmds, len(cmds))
@@ -282,7 +282,7 @@ func (w *Workload) hasScript(name string) bool {
 }
 
 // Scripts returns the parsed scripts in transaction-type order.
-func (w *Workload) Scripts() []*Script { return w.scripts }
+func (w *Workload) Scripts() []*script { return w.scripts }
 
 // Name is "pgbench:" and the scripts, e.g. pgbench:tpcb-like or pgbench:a.sql+b.sql.
 func (w *Workload) Name() string {
