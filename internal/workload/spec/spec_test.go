@@ -116,7 +116,7 @@ func TestSetOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Resolve(f, workload.Params{"writers": "36", "readers": "36", "a_rows": "5"})
+	w, err := resolve(f, workload.Params{"writers": "36", "readers": "36", "a_rows": "5"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSetOverrides(t *testing.T) {
 		t.Errorf("options %v", w.Options())
 	}
 	// Mistakes in --set values are reported at the lines that use them.
-	_, err = Resolve(f, workload.Params{"writers": "0", "c_share": "1.5", "colour": "red"})
+	_, err = resolve(f, workload.Params{"writers": "0", "c_share": "1.5", "colour": "red"})
 	for _, want := range []string{
 		"fanout.yaml: workload fanout has no parameter colour (parameters: writers, readers",
 		"group writers clients: 0 is out of range (1 to 100000) (from $writers)",
@@ -166,7 +166,7 @@ func TestYCSBMixes(t *testing.T) {
 		"e": {"scan": 95, "insert": 5},
 		"f": {"read": 50, "rmw": 50},
 	} {
-		w, err := Resolve(f, workload.Params{"mix": mix})
+		w, err := resolve(f, workload.Params{"mix": mix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,11 +175,11 @@ func TestYCSBMixes(t *testing.T) {
 		}
 	}
 	// A --set proportion wins over the preset.
-	w, _ := Resolve(f, workload.Params{"mix": "b", "update": "10"})
+	w, _ := resolve(f, workload.Params{"mix": "b", "update": "10"})
 	if got := weights(w); got["update"] != 10 || got["read"] != 95 {
 		t.Errorf("mix b with update=10: %v", got)
 	}
-	if _, err := Resolve(f, workload.Params{"mix": "g"}); err == nil || !strings.Contains(err.Error(), "--set mix=g: use one of a, b, c, d, e, f") {
+	if _, err := resolve(f, workload.Params{"mix": "g"}); err == nil || !strings.Contains(err.Error(), "--set mix=g: use one of a, b, c, d, e, f") {
 		t.Errorf("mix g: %v", err)
 	}
 }
@@ -290,7 +290,7 @@ func resolveGen(t *testing.T, src string) valueGen {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Resolve(f, nil)
+	w, err := resolve(f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +471,7 @@ transactions:
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Resolve(f, nil)
+	w, err := resolve(f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +500,7 @@ transactions:
 func TestNextDrawsOnce(t *testing.T) {
 	data, file, _ := files.Read("fanout")
 	f, _ := Decode(file, data)
-	w, err := Resolve(f, workload.Params{"fanout": "100", "jitter": "10"})
+	w, err := resolve(f, workload.Params{"fanout": "100", "jitter": "10"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -568,7 +568,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		w, err := Resolve(file, nil)
+		w, err := resolve(file, nil)
 		if err != nil {
 			return
 		}
@@ -597,7 +597,7 @@ func maxOpsAll(w *Workload) int64 {
 func TestDescribe(t *testing.T) {
 	data, file, _ := files.Read("fanout")
 	f, _ := Decode(file, data)
-	w, err := Resolve(f, workload.Params{"writers": "36"})
+	w, err := resolve(f, workload.Params{"writers": "36"})
 	if err != nil {
 		t.Fatal(err)
 	}
