@@ -21,12 +21,12 @@ import (
 // back (1%, an unused item number, clause 2.4.1.4) is drawn as its own type, so its
 // count and latency are kept apart from the committed ones that make NOPM.
 const (
-	TxnNewOrder = iota
-	TxnPayment
-	TxnOrderStatus
-	TxnDelivery
-	TxnStockLevel
-	TxnNewOrderRollback
+	txnNewOrder = iota
+	txnPayment
+	txnOrderStatus
+	txnDelivery
+	txnStockLevel
+	txnNewOrderRollback
 	numTxn
 )
 
@@ -35,8 +35,8 @@ var txnNames = [numTxn]string{"new-order", "payment", "order-status", "delivery"
 // TxnNames names the transaction types by index.
 func TxnNames() []string { return txnNames[:] }
 
-// DefaultMix is the standard mix in percent (clause 5.2.3's minimums, the rest New-Order).
-const DefaultMix = "45,43,4,4,4"
+// defaultMix is the standard mix in percent (clause 5.2.3's minimums, the rest New-Order).
+const defaultMix = "45,43,4,4,4"
 
 // Spec is the tpcc workload's spec.
 func Spec() *workload.Spec {
@@ -45,7 +45,7 @@ func Spec() *workload.Spec {
 		Description: "TPC-C-like: nine tables scaled by warehouses, New-Order, Payment, Order-Status, Delivery and Stock-Level in the standard mix; NOPM; `fathom check-data` checks clause 3.3.2's consistency (not an audited TPC-C)",
 		Options: []workload.Option{
 			{Name: "warehouses", Help: "warehouses (prepare: default 1; run: detected from the warehouse table when not given, may be fewer than prepared)"},
-			{Name: "mix", Default: DefaultMix, Help: "percentages of new-order, payment, order-status, delivery and stock-level (must add up to 100)"},
+			{Name: "mix", Default: defaultMix, Help: "percentages of new-order, payment, order-status, delivery and stock-level (must add up to 100)"},
 			{Name: "all_warehouses", Default: "off", Help: "on: each transaction picks its home warehouse at random (HammerDB's 'use all warehouses'); off: client i keeps warehouse i mod W + 1"},
 			{Name: "keying", Default: "off", Help: "on: the spec's keying and think times before and after each transaction, 10 terminals per warehouse (client i at warehouse i/10 mod W + 1; give -c 10*W): NOPM is capped near 12.86 per warehouse; off: back to back"},
 			{Name: "loaders", Default: "4", Help: "prepare: connections loading warehouses in parallel (1 on SQLite)"},
@@ -76,7 +76,7 @@ func New(p workload.Params) (*Workload, error) {
 	}
 	w := &Workload{opts: opts}
 	if strings.TrimSpace(opts["warehouses"]) != "" {
-		if w.warehouses, err = workload.Int(opts, "warehouses", 1, MaxWarehouses); err != nil {
+		if w.warehouses, err = workload.Int(opts, "warehouses", 1, maxWarehouses); err != nil {
 			return nil, err
 		}
 		w.given = true
@@ -105,19 +105,19 @@ func parseMix(s string) ([5]int, error) {
 	var m [5]int
 	parts := strings.Split(s, ",")
 	if len(parts) != 5 {
-		return m, fmt.Errorf("option mix: %q: give five percentages, new-order,payment,order-status,delivery,stock-level (e.g. %s)", s, DefaultMix)
+		return m, fmt.Errorf("option mix: %q: give five percentages, new-order,payment,order-status,delivery,stock-level (e.g. %s)", s, defaultMix)
 	}
 	sum := 0
 	for i, p := range parts {
 		v, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || v < 0 || v > 100 {
-			return m, fmt.Errorf("option mix: %q is not a percentage from 0 to 100 (e.g. %s)", p, DefaultMix)
+			return m, fmt.Errorf("option mix: %q is not a percentage from 0 to 100 (e.g. %s)", p, defaultMix)
 		}
 		m[i] = v
 		sum += v
 	}
 	if sum != 100 {
-		return m, fmt.Errorf("option mix: %q adds up to %d, not 100 (e.g. %s)", s, sum, DefaultMix)
+		return m, fmt.Errorf("option mix: %q adds up to %d, not 100 (e.g. %s)", s, sum, defaultMix)
 	}
 	return m, nil
 }
@@ -146,9 +146,9 @@ func (w *Workload) Options() map[string]string {
 		out["isolation"] = w.isolation
 	}
 	if w.keying && w.warehouses > 0 {
-		per := CeilingPerTerminal(w.mix) * TerminalsPerWarehouse
+		per := ceilingPerTerminal(w.mix) * terminalsPerWarehouse
 		out["keying_ceiling"] = fmt.Sprintf("%.2f New-Orders per minute per warehouse of %d terminals (NOPM %.2f), %.1f for %d warehouses",
-			per, TerminalsPerWarehouse, per*(1-rollbackPct/100.0), per*float64(w.warehouses), w.warehouses)
+			per, terminalsPerWarehouse, per*(1-rollbackPct/100.0), per*float64(w.warehouses), w.warehouses)
 	}
 	return out
 }
