@@ -23,7 +23,7 @@ const (
 	KindCommands   Kind = "run's per-command latencies" // *RunView: fathom export --per-command
 	KindComparison Kind = "comparison"                  // *Comparison: fathom compare
 	KindExperiment Kind = "experiment"                  // *ExperimentView: fathom show EXPERIMENT
-	KindReport     Kind = "report"                      // *Report: fathom report's index.html and summary.md
+	kindReport     Kind = "report"                      // *Report: fathom report's index.html and summary.md
 )
 
 // Renderer writes one kind of model in one format. v is the kind's type (see Kind);
@@ -120,8 +120,8 @@ func (f *Format) kindOf(kinds []Kind) Kind {
 	return ""
 }
 
-// Renders reports whether f renders kind.
-func (f *Format) Renders(k Kind) bool { return f.Render[k] != nil }
+// renders reports whether f renders kind.
+func (f *Format) renders(k Kind) bool { return f.Render[k] != nil }
 
 // Choice is a format resolved for a command: the format and the kind of model it
 // renders there.

@@ -52,7 +52,7 @@ func WriteHistoryHTML(w io.Writer, h *History, o HistoryPage) error {
 	p := historyPage{H: h, Static: o.Static, Metric: o.Metric}
 	units := map[string]string{}
 	var heads []string
-	for _, m := range HistoryMetrics {
+	for _, m := range historyMetrics {
 		p.Metrics = append(p.Metrics, m.Name)
 		units[m.Name] = m.Unit
 		heads = append(heads, historyHead(m))

@@ -201,8 +201,8 @@ func TestHistoryHTMLFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	if n := strings.Count(page, `<svg class="history"`); n != len(HistoryMetrics) {
-		t.Errorf("%d charts, want one per metric (%d)", n, len(HistoryMetrics))
+	if n := strings.Count(page, `<svg class="history"`); n != len(historyMetrics) {
+		t.Errorf("%d charts, want one per metric (%d)", n, len(historyMetrics))
 	}
 	for _, bad := range []string{`href="/`, "/ui/app.css", "/api/"} {
 		if strings.Contains(page, bad) {

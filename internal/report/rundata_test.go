@@ -35,7 +35,7 @@ func TestRunDataMatchesShowAndExport(t *testing.T) {
 		if !reflect.DeepEqual(data[i].Summary, want) {
 			t.Errorf("run %d summary:\n got %+v\nwant %+v", id, data[i].Summary, want)
 		}
-		if rows := IntervalRows(run, ivs); !reflect.DeepEqual(data[i].Rows, rows) {
+		if rows := intervalRows(run, ivs); !reflect.DeepEqual(data[i].Rows, rows) {
 			t.Errorf("run %d rows differ from IntervalRows", id)
 		}
 	}
@@ -191,7 +191,7 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 	if maxPoints <= 0 {
 		maxPoints = DefaultMaxPoints
 	}
-	d := &RunData{Run: run, Group: max(1, (len(ivs)+maxPoints-1)/maxPoints), Rows: IntervalRows(run, ivs)}
+	d := &RunData{Run: run, Group: max(1, (len(ivs)+maxPoints-1)/maxPoints), Rows: intervalRows(run, ivs)}
 	d.Summary = measure.Summarize(run.TxnTypes, ivs)
 	d.Summary.RunID, d.Summary.Status, d.Summary.Reason = run.ID, run.Status, run.Reason
 	d.Summary.Workload, d.Summary.Target, d.Summary.Clients, d.Summary.Rate = run.Workload, run.Target, run.Clients, run.Rate
@@ -226,7 +226,7 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 			for i := range m.Types {
 				p.TypeLat = append(p.TypeLat, pl(m.Types[i].Latency))
 			}
-			for _, g := range TxnGroups(run.TxnTypes) {
+			for _, g := range txnGroups(run.TxnTypes) {
 				h := measure.NewHistogram()
 				for i := range m.Types {
 					if strings.HasPrefix(m.Types[i].Name, g+"/") {
@@ -271,7 +271,7 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 	flush()
 	d.Distribution = denseDistribution(tot)
 	if len(run.TxnTypes) > 1 {
-		d.Distributions = map[string][]Percentile{}
+		d.Distributions = map[string][]percentile{}
 		for n, h := range per {
 			d.Distributions[n] = denseDistribution(h)
 		}
@@ -328,11 +328,11 @@ func toOldEncoding(t testing.TB, st store.Store, runID int64, where string) {
 	}
 }
 
-func denseDistribution(h *hdr.Histogram) []Percentile {
-	var out []Percentile
+func denseDistribution(h *hdr.Histogram) []percentile {
+	var out []percentile
 	if n := h.TotalCount(); n > 0 {
 		for _, q := range distributionQuantiles(n) {
-			out = append(out, Percentile{Percentile: round6(q), Ms: nsToMs(h.ValueAtQuantile(q)),
+			out = append(out, percentile{Percentile: round6(q), Ms: nsToMs(h.ValueAtQuantile(q)),
 				Count: max(int64(math.Ceil(q/100*float64(n))), 1)})
 		}
 	}

@@ -12,14 +12,14 @@ type Unit = chart.Unit
 
 // Quantity kinds for unit choice.
 const (
-	KindCount   = iota // plain number: tx/s, counts → "", K, M, G
-	KindMillis         // a latency held in milliseconds → µs, ms, s
-	KindPercent        // a percentage, shown as is with "%"
-	KindBytes          // bytes → kB, MB, GB (powers of 1024, labelled as `fathom show` does)
+	kindCount   = iota // plain number: tx/s, counts → "", K, M, G
+	kindMillis         // a latency held in milliseconds → µs, ms, s
+	kindPercent        // a percentage, shown as is with "%"
+	kindBytes          // bytes → kB, MB, GB (powers of 1024, labelled as `fathom show` does)
 )
 
-// UnitFor picks the unit for values of a kind from their largest magnitude.
-func UnitFor(kind int, values ...float64) Unit {
+// unitFor picks the unit for values of a kind from their largest magnitude.
+func unitFor(kind int, values ...float64) Unit {
 	m := 0.0
 	for _, v := range values {
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -27,7 +27,7 @@ func UnitFor(kind int, values ...float64) Unit {
 		}
 	}
 	switch kind {
-	case KindMillis:
+	case kindMillis:
 		switch {
 		case m == 0:
 			return Unit{Suffix: "ms", Div: 1}
@@ -37,9 +37,9 @@ func UnitFor(kind int, values ...float64) Unit {
 			return Unit{Suffix: "ms", Div: 1}
 		}
 		return Unit{Suffix: "s", Div: 1e3}
-	case KindPercent:
+	case kindPercent:
 		return Unit{Suffix: "%", Div: 1}
-	case KindBytes:
+	case kindBytes:
 		switch {
 		case m >= 1<<30:
 			return Unit{Suffix: "GB", Div: 1 << 30}
@@ -87,11 +87,11 @@ func pValue(p float64) string {
 	return "p=" + strconv.FormatFloat(p, 'f', 3, 64)
 }
 
-// ColumnUnit is one unit of milliseconds for a whole table column: UnitFor's over
+// columnUnit is one unit of milliseconds for a whole table column: UnitFor's over
 // all the values, except that a column whose values span from below a millisecond
 // to seconds is shown in milliseconds (0.253 ms and 1420 ms rather than 0.000253 s).
-func ColumnUnit(values ...float64) Unit {
-	u := UnitFor(KindMillis, values...)
+func columnUnit(values ...float64) Unit {
+	u := unitFor(kindMillis, values...)
 	if u.Suffix == "s" {
 		for _, v := range values {
 			if v > 0 && v < 1 {
