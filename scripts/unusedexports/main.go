@@ -30,7 +30,8 @@
 // (and listing) a name whose new name would collide with or be shadowed by a
 // declaration in a scope of one of its uses.
 //
-//	go run . [-C module-root] [-fix] [-only internal/a,internal/b] [-skip internal/c,...]
+//	go run . [-C module-root] [-v] [-only internal/a,...] [-skip internal/c,...]
+//	go run . -fix [-as pkg.Name=newName,...] [-only ...] [-skip ...]
 package main
 
 import (
@@ -62,6 +63,7 @@ func run() int {
 	fix := flag.Bool("fix", false, "unexport the names found (not the allowed ones)")
 	only := flag.String("only", "", "comma-separated package directories (relative to the root) to report or fix; empty: all under internal/")
 	skip := flag.String("skip", "", "comma-separated package directories (relative to the root) to leave out")
+	as := flag.String("as", "", "comma-separated pkg.Name=newName: the unexported names -fix gives instead of the lower-case forms (for names it skipped)")
 	verbose := flag.Bool("v", false, "also list the unused names that stay exported, with the rule that keeps each")
 	allowPath := flag.String("allow", "", "allow-list file (default scripts/unusedexports/allow.txt under the root)")
 	flag.Parse()
@@ -85,6 +87,12 @@ func run() int {
 		p.listKept()
 	}
 	if *fix {
+		p.as = map[string]string{}
+		for _, kv := range strings.Split(*as, ",") {
+			if from, to, ok := strings.Cut(strings.TrimSpace(kv), "="); ok {
+				p.as[from] = to
+			}
+		}
 		return p.fix(allow)
 	}
 	return p.report(allow)
@@ -119,6 +127,7 @@ type program struct {
 	pkgs    []*packages.Package // the module's packages, every variant
 	only    []string
 	skip    []string
+	as      map[string]string // -as: names chosen for -fix
 
 	decls map[key]*decl
 	used  map[key]bool
@@ -758,6 +767,9 @@ func (p *program) fix(allow map[string]string) int {
 	for _, d := range unused {
 		if allow[p.short(d.key)] == "" {
 			want[d.key] = lower(d.name)
+			if to := p.as[p.short(d.key)]; to != "" {
+				want[d.key] = to
+			}
 		}
 	}
 	// Uses and declarations of each wanted name, in every variant of its package.
@@ -874,6 +886,9 @@ type site struct {
 func (p *program) collision(d *decl, newName string, embedded bool, taken map[key]bool, sites []site) string {
 	if token.IsKeyword(newName) {
 		return newName + " is a keyword"
+	}
+	if !token.IsIdentifier(newName) || ast.IsExported(newName) {
+		return newName + " is not an unexported identifier"
 	}
 	if embedded {
 		return "embedded as a field (the field's name would change)"

@@ -80,6 +80,7 @@ func TestCandidatesAndKept(t *testing.T) {
 func TestFix(t *testing.T) {
 	dir := copyTree(t, "testdata/mod")
 	p := analyzed(t, dir)
+	p.as = map[string]string{"a.Shadowed": "shadowedFunc"} // -as: a name chosen where the lower-case one is taken
 	if rc := p.fix(map[string]string{"a.Lonely": "a reason"}); rc != 0 {
 		t.Fatalf("fix exit %d", rc)
 	}
@@ -90,7 +91,7 @@ func TestFix(t *testing.T) {
 	src := string(b)
 	for _, s := range []string{
 		"// Twin is used", "var Twin = 2", // twin exists
-		"func Shadowed()",                        // a local shadowed
+		"func shadowedFunc()", "return shadowedFunc() + shadowed", // -as: a local shadows shadowed
 		"type Embedded struct", "func Default()", // embedded, keyword
 		"const Lonely = 1", // allowed
 		"// t is a type", "type t struct", "func (t t) helper() int", "func (t) String()",
