@@ -44,11 +44,11 @@ func TestSelect(t *testing.T) {
 		{SQL: "DELETE FROM t WHERE id = $1", Calls: 10, TotalMs: 2},
 	}
 	src := Source{}
-	st := Select(all, &src, Options{Top: 2})
+	st := selectTop(all, &src, Options{Top: 2})
 	if len(st) != 2 || st[0].Calls != 60 || st[1].Calls != 30 || src.DroppedByTop != 1 || src.Skipped != 6 {
 		t.Errorf("by calls: %+v, %+v", st, src)
 	}
-	st = Select(all, &Source{}, Options{Top: 1, By: "time"})
+	st = selectTop(all, &Source{}, Options{Top: 1, By: "time"})
 	if len(st) != 1 || st[0].TotalMs != 50 {
 		t.Errorf("by time: %+v", st)
 	}
