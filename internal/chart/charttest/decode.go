@@ -163,8 +163,8 @@ func (m *mark) f(name string) float64 {
 	return v
 }
 
-// Chart is an SVG chart read back.
-type Chart struct {
+// svgChart is an SVG chart read back.
+type svgChart struct {
 	ID    string
 	X, Y  axis
 	Marks []*mark
@@ -174,7 +174,7 @@ var translateRE = regexp.MustCompile(`translate\(([-0-9.]+) ([-0-9.]+)\)`)
 
 // reader walks an SVG's tokens.
 type reader struct {
-	c      *Chart
+	c      *svgChart
 	stack  []*mark
 	groups []*mark
 	xt, yt []*mark
@@ -261,11 +261,11 @@ func (r *reader) axes() {
 }
 
 // parse reads one <svg> element of a chart.
-func parse(svg string) (*Chart, error) {
+func parse(svg string) (*svgChart, error) {
 	d := xml.NewDecoder(strings.NewReader(svg))
 	d.Strict = false
 	d.Entity = xml.HTMLEntity
-	r := &reader{c: &Chart{}}
+	r := &reader{c: &svgChart{}}
 	for {
 		tok, err := d.Token()
 		if err != nil {
@@ -331,7 +331,7 @@ func markerCentre(m *mark) (x, y float64, ok bool) {
 
 // numbers collects a chart's lines as Numbers writes them.
 type numbers struct {
-	c        *Chart
+	c        *svgChart
 	b        strings.Builder
 	ind      string
 	markers  []string // a series' markers, written on one line
@@ -444,7 +444,7 @@ func (n *numbers) writeBoxes() {
 
 // Numbers lists what the chart's marks stand for, one line each, indented by ind:
 // the axes' ticks, then each mark's values in the axes' units.
-func (c *Chart) Numbers(ind string) string {
+func (c *svgChart) Numbers(ind string) string {
 	n := &numbers{c: c, ind: ind, boxes: map[string][]string{}}
 	if len(c.X.Ticks) > 0 {
 		n.line("x ticks: %s", strings.Join(c.X.Ticks, " | "))
@@ -470,8 +470,8 @@ func (c *Chart) Numbers(ind string) string {
 var svgRE = regexp.MustCompile(`(?s)<svg [^>]*class="chart"[^>]*>.*?</svg>`)
 
 // Charts reads every chart of a page, in order.
-func Charts(page string) ([]*Chart, error) {
-	var out []*Chart
+func Charts(page string) ([]*svgChart, error) {
+	var out []*svgChart
 	for _, s := range svgRE.FindAllString(page, -1) {
 		c, err := parse(s)
 		if err != nil {
