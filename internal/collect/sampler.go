@@ -100,8 +100,8 @@ func (s *Sampler) Start(ctx context.Context) *sample.Server {
 	return s.srv
 }
 
-// Server is what Start learnt.
-func (s *Sampler) Server() *sample.Server { return s.srv }
+// serverInfo is what Start learnt.
+func (s *Sampler) serverInfo() *sample.Server { return s.srv }
 
 func (s *Sampler) connect(ctx context.Context) (target.Conn, error) {
 	s.connMu.Lock()
