@@ -285,7 +285,7 @@ func mysqlLockWaits(ctx context.Context, conn target.Conn, s *check.Sample, self
 // (history list length, LSNs and checkpoint age, pending I/O), read by the same parser
 // as the metrics collectors use. Absent values are left out.
 func parseInnoDBStatus(text string) map[string]float64 {
-	st := ParseInnoDBStatus(text)
+	st := parseInnoDBEngineStatus(text)
 	out := map[string]float64{}
 	if st.HasHistory {
 		out["innodb_history_list_length"] = float64(st.HistoryListLength)

@@ -140,9 +140,9 @@ type innoDBStatus struct {
 	HasReads, HasAIO          bool
 }
 
-// ParseInnoDBStatus reads the numbers fathom uses from the text of SHOW ENGINE
+// parseInnoDBEngineStatus reads the numbers fathom uses from the text of SHOW ENGINE
 // INNODB STATUS (MySQL 5.6 to 8.x and MariaDB print them the same way).
-func ParseInnoDBStatus(text string) innoDBStatus {
+func parseInnoDBEngineStatus(text string) innoDBStatus {
 	var st innoDBStatus
 	i64 := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
 	if m := reLSN.FindStringSubmatch(text); m != nil {
@@ -210,7 +210,7 @@ func newMySQLInnoDBStatus() collect.Collector {
 			if err != nil {
 				return err
 			}
-			st := ParseInnoDBStatus(text)
+			st := parseInnoDBEngineStatus(text)
 			if st.HasLSN {
 				s.Counter("mysql.innodb.lsn", "bytes", float64(st.LSN))
 				age := float64(st.LSN - st.Checkpoint)

@@ -164,7 +164,7 @@ func snapshotInnoDBStatus(s *collect.Snap, vars map[string]string, i, n int) {
 	if len(rows) == 1 && len(rows[0]) >= 3 {
 		s.Add(fmt.Sprintf("innodb_status_%d.txt", i), fmt.Sprintf("SHOW ENGINE INNODB STATUS (%d of %d, with status sample %d)", i, n, i), []byte(rows[0][2]))
 		if i == 1 {
-			st := ParseInnoDBStatus(rows[0][2])
+			st := parseInnoDBEngineStatus(rows[0][2])
 			if st.HasLSN {
 				s.Fact("InnoDB", "Checkpoint age", "%s behind the redo log head (%s)", collect.SizeText(st.LSN-st.Checkpoint), redoText(vars))
 			}
