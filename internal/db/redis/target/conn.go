@@ -17,7 +17,7 @@ import (
 // command line (SET ? ?, HSET user:? name ?: each ? takes the next argument, also
 // inside a word), it sends Batches: several commands in one round trip.
 type Conn struct {
-	t       *Target
+	t       *redisTarget
 	dc      rueidis.DedicatedClient
 	release func()
 	nc      net.Conn

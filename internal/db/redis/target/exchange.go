@@ -68,7 +68,7 @@ func (x *exchange) Socket() (int, bool) {
 
 // Exchanges implements target.Exchanging: batches over connections that are not
 // encrypted (TLS would stand between the socket and the replies).
-func (t *Target) Exchanges() bool { return !t.cfg.PollerSockets && !t.d.tls }
+func (t *redisTarget) Exchanges() bool { return !t.cfg.PollerSockets && !t.d.tls }
 
 // AppendRequest implements target.Exchanger: every command of the batch as a RESP
 // array of bulk strings, redis-cli's and every client's request form.

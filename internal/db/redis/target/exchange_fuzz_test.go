@@ -15,7 +15,7 @@ func newTestExchange(n int) *exchange {
 	for range n {
 		b.Cmd("PING").End()
 	}
-	x := (&Conn{t: &Target{d: dsn{password: "hunter2"}}}).Exchange(b).(*exchange)
+	x := (&Conn{t: &redisTarget{d: dsn{password: "hunter2"}}}).Exchange(b).(*exchange)
 	x.AppendRequest(nil, nil)
 	return x
 }

@@ -66,7 +66,7 @@ func TestRedactedAndPasswordFromConfig(t *testing.T) {
 	}
 }
 
-func open(t testing.TB) *Target {
+func open(t testing.TB) *redisTarget {
 	t.Helper()
 	tg, err := Open(dbtest.RedisURL(t), target.Config{AppName: "fathom-test"})
 	if err != nil {
@@ -76,7 +76,7 @@ func open(t testing.TB) *Target {
 	return tg
 }
 
-func connect(t testing.TB, tg *Target) *Conn {
+func connect(t testing.TB, tg *redisTarget) *Conn {
 	t.Helper()
 	c, err := tg.connect(context.Background())
 	if err != nil {
