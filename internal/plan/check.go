@@ -45,10 +45,10 @@ func ReadFile(path string) (*Plan, error) {
 	return Read(path, dir, data)
 }
 
-// Check checks what the file alone cannot say: that every cell's workload exists and
+// verify checks what the file alone cannot say: that every cell's workload exists and
 // accepts its options, and, for instances, that the installed server knows each
 // setting. It touches no server.
-func (p *Plan) Check() error {
+func (p *Plan) verify() error {
 	var probs problems
 	p.check(&probs)
 	return probs.Err(p.Path)

@@ -64,8 +64,8 @@ func (s *Server) Name() string {
 // Redacted is the DSN without password.
 func (s *Server) Redacted() string { return s.redacted }
 
-// Kind is postgres or mysql.
-func (s *Server) Kind() string { return s.kind }
+// kindName is postgres or mysql.
+func (s *Server) kindName() string { return s.kind }
 
 // Connect opens one connection for settings, hooks and checks.
 func (s *Server) Connect(ctx context.Context) (target.Conn, error) {
