@@ -59,10 +59,10 @@ func Compare(title string, a, b Side) *comparison {
 	c := &comparison{Title: title, A: a, B: b, Alpha: analyze.DefaultAlpha, Confidence: analyze.DefaultConfidence}
 	c.Differences = differences(a.Runs, b.Runs)
 	c.JudgeNote = judgeNote(append(slices.Clone(a.Runs), b.Runs...))
-	metrics := Metrics
+	metrics := displayMetrics
 	for _, r := range append(slices.Clone(a.Runs), b.Runs...) {
 		if r.Run.Rate > 0 {
-			metrics = append(slices.Clone(Metrics), openLoopMetrics...)
+			metrics = append(slices.Clone(displayMetrics), openLoopMetrics...)
 			break
 		}
 	}
@@ -257,7 +257,7 @@ func idList(ids []int64) string {
 // metricCells formats one metric row's medians and intervals in the unit every
 // metric of its kind shares in this comparison: the latency rows (p50, p95, p99 and
 // service times) all in ms, say, so that a column never mixes µs and ms.
-func (c *comparison) metricCells(m analyze.Comparison) (unit Unit, a, b string) {
+func (c *comparison) metricCells(m analyze.Comparison) (unit scaleUnit, a, b string) {
 	kind := metricKind(m.Metric)
 	var vals []float64
 	for _, o := range c.Metrics {

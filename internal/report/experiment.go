@@ -71,9 +71,9 @@ func (a *axis) pos(v string) int {
 }
 
 // xUnit is the unit ticks of a numeric axis are shown in.
-func (a *axis) xUnit() Unit {
+func (a *axis) xUnit() scaleUnit {
 	if a.Kind == kindCount {
-		return Unit{Suffix: "", Div: 1}
+		return scaleUnit{Suffix: "", Div: 1}
 	}
 	return unitFor(a.Kind, a.Nums...)
 }
@@ -443,8 +443,8 @@ const (
 	metricSvcP99  = "service_p99"
 )
 
-// Metrics in display order.
-var Metrics = []string{metricTPS, metricP50, metricP95, metricP99, metricErrors}
+// displayMetrics in display order.
+var displayMetrics = []string{metricTPS, metricP50, metricP95, metricP99, metricErrors}
 
 // openLoopMetrics follow Metrics for runs at a rate.
 var openLoopMetrics = []string{metricLate, metricDropped, metricSvcP50, metricSvcP99}

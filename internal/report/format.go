@@ -96,8 +96,8 @@ func registry(fs ...Format) formatRegistry {
 	return r
 }
 
-// Formats lists every format in registry order.
-func Formats() []*Format { return slices.Clone(formats.order) }
+// formatList lists every format in registry order.
+func formatList() []*Format { return slices.Clone(formats.order) }
 
 // FormatNames lists the formats that render at least one of kinds, in registry order.
 func FormatNames(kinds ...Kind) []string {
@@ -160,8 +160,8 @@ func Choose(what, name string, kinds ...Kind) (Choice, error) {
 	return Choice{Format: f, Kind: k}, nil
 }
 
-// Render writes v, a model of kind k, in the format named name.
-func Render(ctx context.Context, w io.Writer, name string, k Kind, v any) error {
+// renderFormat writes v, a model of kind k, in the format named name.
+func renderFormat(ctx context.Context, w io.Writer, name string, k Kind, v any) error {
 	f := formats.byName[name]
 	if f == nil || f.Render[k] == nil {
 		return fmt.Errorf("report: no %s renderer for a %s", name, k)

@@ -25,7 +25,7 @@ import (
 func TestFormatRegistry(t *testing.T) {
 	// Every format renders something, under a name and aliases of its own.
 	seen := map[string]bool{}
-	for _, f := range Formats() {
+	for _, f := range formatList() {
 		if len(f.Render) == 0 || f.MediaType == "" || !strings.HasPrefix(f.Ext, ".") {
 			t.Errorf("format %q: renders %d kinds, media type %q, extension %q", f.Name, len(f.Render), f.MediaType, f.Ext)
 		}
@@ -80,7 +80,7 @@ func TestFormatRegistry(t *testing.T) {
 		t.Error("media types by extension")
 	}
 	// A renderer given the wrong model says so rather than panicking.
-	if err := Render(context.Background(), io.Discard, "junit", KindRun, &comparison{}); err == nil {
+	if err := renderFormat(context.Background(), io.Discard, "junit", KindRun, &comparison{}); err == nil {
 		t.Error("a comparison rendered as a run")
 	}
 }
@@ -145,7 +145,7 @@ func runViews(t *testing.T) []*runView {
 func render1(t *testing.T, format string, k Kind, v any) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := Render(context.Background(), &b, format, k, v); err != nil {
+	if err := renderFormat(context.Background(), &b, format, k, v); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

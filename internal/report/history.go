@@ -27,9 +27,9 @@ const (
 	KindRegressions Kind = "regression check" // *Regressions: fathom regressions
 )
 
-// HistoryMetric is a figure followed over a series: its name (what --metric takes),
+// historyFigure is a figure followed over a series: its name (what --metric takes),
 // unit, and which way is better.
-type HistoryMetric struct {
+type historyFigure struct {
 	Name         string
 	Unit         string
 	HigherBetter bool
@@ -37,7 +37,7 @@ type HistoryMetric struct {
 }
 
 // historyMetrics are the figures a series can follow, in display order.
-var historyMetrics = []HistoryMetric{
+var historyMetrics = []historyFigure{
 	{"tps", "tx/s", true, func(s *measure.Summary) float64 { return s.TPS }},
 	{"p50", "ms", false, func(s *measure.Summary) float64 { return s.Latency.P50 }},
 	{"p95", "ms", false, func(s *measure.Summary) float64 { return s.Latency.P95 }},
@@ -51,13 +51,13 @@ var historyMetrics = []HistoryMetric{
 var DefaultHistoryMetrics = []string{"tps", "p99", "errors"}
 
 // historyMetric finds a metric by name.
-func historyMetric(name string) (HistoryMetric, bool) {
+func historyMetric(name string) (historyFigure, bool) {
 	for _, m := range historyMetrics {
 		if m.Name == name {
 			return m, true
 		}
 	}
-	return HistoryMetric{}, false
+	return historyFigure{}, false
 }
 
 // CheckHistoryMetrics is a usage error naming the metrics that exist when one of

@@ -40,7 +40,7 @@ type historyPage struct {
 // historyHead is a metric's column head with its unit: "p99 (ms)", and "errors (%
 // failed)": the failed transactions' share, which a run's page lists beside the errors
 // retried (a run with 6 deadlocks, all retried, showed "errors 0" here, unlabelled).
-func historyHead(m HistoryMetric) string {
+func historyHead(m historyFigure) string {
 	if m.Name == "errors" {
 		return "errors (% failed)"
 	}

@@ -578,7 +578,7 @@ func (r *Report) smallMultiples() chart.Chart {
 	mk := func(id, title string, ms []*member) chart.Chart {
 		// Half a run of padding each side: the first and last runs' dots sit inside
 		// the frame, not on it.
-		c := chart.Chart{ID: id, Title: title, XLabel: "run order", XUnit: Unit{Suffix: "", Div: 1}, XWhole: true, YLabel: "tps", YUnit: tu, YZero: true, Width: w, Height: h,
+		c := chart.Chart{ID: id, Title: title, XLabel: "run order", XUnit: scaleUnit{Suffix: "", Div: 1}, XWhole: true, YLabel: "tps", YUnit: tu, YZero: true, Width: w, Height: h,
 			XRange: chart.Fixed(0.5, float64(max(len(e.Members), 2))+0.5)}
 		series := map[string]int{}
 		for _, m := range ms {
@@ -746,7 +746,7 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 // timeAxis is the x axis every time chart of a run shares.
 type timeAxis struct {
 	end   float64 // seconds
-	unit  Unit
+	unit  scaleUnit
 	label string
 	marks []chart.Ref // during_run hooks
 }
@@ -763,9 +763,9 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 	if watched(d) {
 		end = samplesEnd(d)
 	}
-	xu, xl := Unit{Suffix: "", Div: 1}, "time since start (s)"
+	xu, xl := scaleUnit{Suffix: "", Div: 1}, "time since start (s)"
 	if end > 1200 {
-		xu, xl = Unit{Suffix: "", Div: 60}, "time since start (min)"
+		xu, xl = scaleUnit{Suffix: "", Div: 60}, "time since start (min)"
 	}
 	var bands []chart.Band
 	for i := 0; i < len(d.Points); i++ {
@@ -914,9 +914,9 @@ func judgedTPS(d *RunData, p Point) float64 {
 
 // judgedLatency is a point's latency percentiles of what the run is judged by: every
 // transaction, or the judged type's or group's own (NaN where the point has none).
-func judgedLatency(d *RunData, p Point) PointLatency {
+func judgedLatency(d *RunData, p Point) pointPercentiles {
 	if d.Judge == "" || len(d.Run.TxnTypes) <= 1 {
-		return PointLatency{p.P50, p.P95, p.P99, p.Max}
+		return pointPercentiles{p.P50, p.P95, p.P99, p.Max}
 	}
 	if l, ok := p.GroupLat[d.Judge]; ok {
 		return l
@@ -924,7 +924,7 @@ func judgedLatency(d *RunData, p Point) PointLatency {
 	if i := slices.Index(d.Run.TxnTypes, d.Judge); i >= 0 && i < len(p.TypeLat) {
 		return p.TypeLat[i]
 	}
-	return PointLatency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	return pointPercentiles{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
 }
 
 // judgedName says what a judged run's figures count, for chart subtitles: "" when
@@ -996,9 +996,9 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 			}
 		}
 	}
-	xu, xl := Unit{Suffix: "", Div: 1}, "time since the run's start (s)"
+	xu, xl := scaleUnit{Suffix: "", Div: 1}, "time since the run's start (s)"
 	if end > 1200 {
-		xu, xl = Unit{Suffix: "", Div: 60}, "time since the run's start (min)"
+		xu, xl = scaleUnit{Suffix: "", Div: 60}, "time since the run's start (min)"
 	}
 	tu, lu := unitFor(kindCount, tpsAll...), unitFor(kindMillis, latAll...)
 	var figs []chart.Chart

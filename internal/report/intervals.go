@@ -18,8 +18,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// IntervalRow is one transaction type (or "all") in one interval.
-type IntervalRow struct {
+// intervalTxnRow is one transaction type (or "all") in one interval.
+type intervalTxnRow struct {
 	Interval   int              `json:"interval"`
 	StartS     float64          `json:"start_s"`
 	EndS       float64          `json:"end_s"`
@@ -41,12 +41,12 @@ type IntervalRow struct {
 
 // intervalRows flattens a run's intervals: per interval one "all" row, then one per
 // transaction type when there are several.
-func intervalRows(run *store.Run, ivs []*measure.Interval) []IntervalRow {
-	var rows []IntervalRow
+func intervalRows(run *store.Run, ivs []*measure.Interval) []intervalTxnRow {
+	var rows []intervalTxnRow
 	for _, iv := range ivs {
 		secs := iv.Seconds()
-		mk := func(t *measure.TypeInterval, name string, reconnects int64) IntervalRow {
-			r := IntervalRow{
+		mk := func(t *measure.TypeInterval, name string, reconnects int64) intervalTxnRow {
+			r := intervalTxnRow{
 				Interval: iv.Index, StartS: iv.Start.Seconds(), EndS: iv.End.Seconds(), Warmup: iv.Warmup, Type: name,
 				OK: t.OK, Failed: t.Failed, Errors: t.ErrorTotal(), Retries: t.Retries, Reconnects: reconnects,
 				Late: t.Late, Dropped: t.Dropped, Latency: measure.LatencyOf(t.Latency),
@@ -92,7 +92,7 @@ var csvHeader = []string{"interval", "start_s", "end_s", "warmup", "type", "tps"
 	"service_p50_ms", "service_p99_ms"}
 
 // writeIntervalsCSV writes rows as CSV with a header.
-func writeIntervalsCSV(w io.Writer, rows []IntervalRow) error {
+func writeIntervalsCSV(w io.Writer, rows []intervalTxnRow) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(csvHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -112,18 +112,18 @@ func writeIntervalsCSV(w io.Writer, rows []IntervalRow) error {
 }
 
 // writeIntervalsJSON writes the run's identity and its rows as one JSON document.
-func writeIntervalsJSON(w io.Writer, run *store.Run, rows []IntervalRow) error {
+func writeIntervalsJSON(w io.Writer, run *store.Run, rows []intervalTxnRow) error {
 	if rows == nil {
-		rows = []IntervalRow{}
+		rows = []intervalTxnRow{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		RunID     int64         `json:"run_id"`
-		Workload  string        `json:"workload"`
-		Status    string        `json:"status"`
-		IntervalS float64       `json:"interval_s"`
-		Intervals []IntervalRow `json:"intervals"`
+		RunID     int64            `json:"run_id"`
+		Workload  string           `json:"workload"`
+		Status    string           `json:"status"`
+		IntervalS float64          `json:"interval_s"`
+		Intervals []intervalTxnRow `json:"intervals"`
 	}{run.ID, run.Workload, run.Status, run.Interval.Seconds(), rows})
 }
 

@@ -124,7 +124,7 @@ func elapsedOf(ivs []*measure.Interval) float64 {
 	return ivs[len(ivs)-1].End.Seconds()
 }
 
-func rowsElapsed(rows []IntervalRow) float64 {
+func rowsElapsed(rows []intervalTxnRow) float64 {
 	if len(rows) == 0 {
 		return 0
 	}

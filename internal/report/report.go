@@ -132,7 +132,7 @@ func (r *Report) Files() ([]file, error) {
 	}
 	// The page and the summary through the format registry, as every command renders.
 	for _, f := range []struct{ name, format string }{{"index.html", "html"}, {"summary.md", "markdown"}} {
-		if err := add(f.name, func(b *bytes.Buffer) error { return Render(context.Background(), b, f.format, kindReport, r) }); err != nil {
+		if err := add(f.name, func(b *bytes.Buffer) error { return renderFormat(context.Background(), b, f.format, kindReport, r) }); err != nil {
 			return nil, err
 		}
 	}

@@ -34,7 +34,7 @@ type RunData struct {
 	Points []Point
 	Group  int
 	// Rows are every interval at full resolution, as `fathom export` writes them.
-	Rows []IntervalRow
+	Rows []intervalTxnRow
 	// Distribution is the latency percentile spectrum of the measured intervals;
 	// Distributions each type's and client group's, by name, when there are several
 	// types (a judged run draws its judged one).
@@ -94,8 +94,8 @@ type Point struct {
 	// TxnTypes order, and GroupLat each client group's (its types' histograms merged):
 	// a judged run's latency over time counts only what it is judged by. Both are nil
 	// for a run of one type.
-	TypeLat    []PointLatency
-	GroupLat   map[string]PointLatency
+	TypeLat    []pointPercentiles
+	GroupLat   map[string]pointPercentiles
 	ErrorsPS   float64 // failed attempts per second (all classes but canceled)
 	RetriesPS  float64
 	FailedPS   float64
@@ -104,16 +104,16 @@ type Point struct {
 	Dropped    int64
 }
 
-// PointLatency is the percentiles of one point's latencies, in milliseconds (NaN when
+// pointPercentiles is the percentiles of one point's latencies, in milliseconds (NaN when
 // the point has none).
-type PointLatency struct{ P50, P95, P99, Max float64 }
+type pointPercentiles struct{ P50, P95, P99, Max float64 }
 
-func pointLatency(s *measure.Sparse, pq []int64) PointLatency {
+func pointLatency(s *measure.Sparse, pq []int64) pointPercentiles {
 	if s.TotalCount() == 0 {
-		return PointLatency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+		return pointPercentiles{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
 	}
 	s.Quantiles(pointQuantiles, pq)
-	return PointLatency{nsToMs(pq[0]), nsToMs(pq[1]), nsToMs(pq[2]), nsToMs(pq[3])}
+	return pointPercentiles{nsToMs(pq[0]), nsToMs(pq[1]), nsToMs(pq[2]), nsToMs(pq[3])}
 }
 
 // percentile is one point of a latency distribution.
@@ -186,7 +186,7 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 		if nt > 1 {
 			rowsPer += nt
 		}
-		d.Rows = make([]IntervalRow, 0, rowsPer*len(ivs))
+		d.Rows = make([]intervalTxnRow, 0, rowsPer*len(ivs))
 		d.Points = make([]Point, 0, (len(ivs)+d.Group-1)/d.Group+1)
 	}
 	a := newRunAccum(d, dec)
@@ -307,13 +307,13 @@ func (a *runAccum) flush() {
 // (which it empties).
 func (a *runAccum) flushTypes() {
 	pt := &a.pt
-	pt.TypeLat = make([]PointLatency, a.nt)
+	pt.TypeLat = make([]pointPercentiles, a.nt)
 	for i := range a.grpT {
 		pt.TypeLat[i] = pointLatency(a.grpT[i].View(), a.pq)
 	}
 	for k, g := range a.groups {
 		if pt.GroupLat == nil {
-			pt.GroupLat = map[string]PointLatency{}
+			pt.GroupLat = map[string]pointPercentiles{}
 		}
 		pt.GroupLat[g] = pointLatency(a.grpG[k].View(), a.pq)
 		a.grpG[k].Reset()
@@ -481,8 +481,8 @@ func (a *runAccum) allFigures() (*measure.Figures, *measure.Figures) {
 
 // intervalRow is one row of an interval: all types' (name "all", with the
 // interval's reconnects rc) or one type's.
-func intervalRow(iv *store.EncodedInterval, ivSecs float64, c *measure.Counts, l *measure.Figures, s *measure.Figures, name string, rc int64) IntervalRow {
-	r := IntervalRow{Interval: iv.Index, StartS: iv.Start.Seconds(), EndS: iv.End.Seconds(), Warmup: iv.Warmup, Type: name,
+func intervalRow(iv *store.EncodedInterval, ivSecs float64, c *measure.Counts, l *measure.Figures, s *measure.Figures, name string, rc int64) intervalTxnRow {
+	r := intervalTxnRow{Interval: iv.Index, StartS: iv.Start.Seconds(), EndS: iv.End.Seconds(), Warmup: iv.Warmup, Type: name,
 		OK: c.OK, Failed: c.Failed, Errors: c.ErrorTotal(), Retries: c.Retries, Reconnects: rc, Late: c.Late, Dropped: c.Dropped,
 		Latency: l.Latency()}
 	if ivSecs > 0 {

@@ -217,11 +217,11 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 		l := all.Latency
 		p.P50, p.P95, p.P99, p.Max = nsToMs(l.ValueAtQuantile(50)), nsToMs(l.ValueAtQuantile(95)), nsToMs(l.ValueAtQuantile(99)), nsToMs(l.ValueAtQuantile(100))
 		if len(m.Types) > 1 {
-			pl := func(h *hdr.Histogram) PointLatency {
+			pl := func(h *hdr.Histogram) pointPercentiles {
 				if h.TotalCount() == 0 {
-					return PointLatency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+					return pointPercentiles{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
 				}
-				return PointLatency{nsToMs(h.ValueAtQuantile(50)), nsToMs(h.ValueAtQuantile(95)), nsToMs(h.ValueAtQuantile(99)), nsToMs(h.ValueAtQuantile(100))}
+				return pointPercentiles{nsToMs(h.ValueAtQuantile(50)), nsToMs(h.ValueAtQuantile(95)), nsToMs(h.ValueAtQuantile(99)), nsToMs(h.ValueAtQuantile(100))}
 			}
 			for i := range m.Types {
 				p.TypeLat = append(p.TypeLat, pl(m.Types[i].Latency))
@@ -234,7 +234,7 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 					}
 				}
 				if p.GroupLat == nil {
-					p.GroupLat = map[string]PointLatency{}
+					p.GroupLat = map[string]pointPercentiles{}
 				}
 				p.GroupLat[g] = pl(h)
 			}

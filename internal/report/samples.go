@@ -405,7 +405,7 @@ func drawMetricChart(d *RunData, c metricPlot, ds []drawnMetric, ax timeAxis, ba
 }
 
 // metricAxis is the y label and unit of a metric chart.
-func metricAxis(unit, kind string, vals []float64) (string, Unit) {
+func metricAxis(unit, kind string, vals []float64) (string, scaleUnit) {
 	per := ""
 	if kind == "counter" && unit != "%" {
 		per = "/s"
@@ -414,7 +414,7 @@ func metricAxis(unit, kind string, vals []float64) (string, Unit) {
 	case "bytes":
 		return "bytes" + per, unitFor(kindBytes, vals...)
 	case "%":
-		return "percent", Unit{Suffix: "", Div: 1}
+		return "percent", scaleUnit{Suffix: "", Div: 1}
 	case "ms":
 		return "ms" + per, unitFor(kindCount, vals...)
 	case "", "bool":

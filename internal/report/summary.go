@@ -135,15 +135,15 @@ func writeErrors(w io.Writer, run *store.Run, s *measure.Summary) {
 	}
 	fmt.Fprintf(w, "first errors (distinct by class, code and message; times counted in the measured intervals):\n")
 	for i, e := range s.FirstErrors {
-		fmt.Fprintf(w, "  %d. %s\n     %s\n", i+1, ErrorHead(e), errorSeenAt(e))
+		fmt.Fprintf(w, "  %d. %s\n     %s\n", i+1, errorHeadline(e), errorSeenAt(e))
 	}
 	if s.ErrorsUnlisted > 0 {
 		fmt.Fprintf(w, "  and %d more errors, none of these\n", s.ErrorsUnlisted)
 	}
 }
 
-// ErrorHead is a distinct error's class, code and message in one line.
-func ErrorHead(e measure.SeenError) string {
+// errorHeadline is a distinct error's class, code and message in one line.
+func errorHeadline(e measure.SeenError) string {
 	h := e.Class
 	if e.Code != "" {
 		h += " " + e.Code

@@ -77,7 +77,7 @@ func (r *Report) writeCellsCSV(w io.Writer) error {
 		head = append(head, a.Name)
 	}
 	head = append(head, "runs", "n")
-	for _, m := range Metrics {
+	for _, m := range displayMetrics {
 		u := map[int]string{kindCount: "", kindMillis: "_ms", kindPercent: "_pct"}[metricKind(m)]
 		head = append(head, m+u+"_median", m+u+"_min", m+u+"_max", m+u+"_ci_lo", m+u+"_ci_hi")
 	}
