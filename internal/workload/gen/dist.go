@@ -114,8 +114,8 @@ func NewDistKind(k Kind, lo, hi int64, p Params) (*Dist, error) {
 	return d, nil
 }
 
-// Kind is the distribution's kind.
-func (d *Dist) Kind() Kind { return d.kind }
+// distKind is the distribution's kind.
+func (d *Dist) distKind() Kind { return d.kind }
 
 // min and Max are the bounds of the range.
 func (d *Dist) min() int64 { return d.lo }

@@ -187,7 +187,7 @@ func TestSpecialShape(t *testing.T) {
 func TestDistNames(t *testing.T) {
 	for _, name := range kinds() {
 		d, err := newDist(strings.ToUpper(name), 1, 10, DefaultParams())
-		if err != nil || d.Kind().String() != name {
+		if err != nil || d.distKind().String() != name {
 			t.Errorf("NewDist(%q): %v, %v", name, d, err)
 		}
 	}
