@@ -18,7 +18,7 @@ import (
 // the same values. Once every statement has run once, a transaction allocates nothing
 // in -M prepared and extended (-M simple builds each statement's text, as pgbench).
 type worker struct {
-	w      *Workload
+	w      *scriptWorkload
 	id     int
 	st     *state
 	conn   target.Conn
@@ -53,7 +53,7 @@ type cmdTime struct {
 }
 
 // NewWorker returns client id's worker; its random stream comes from seed and id.
-func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
+func (w *scriptWorkload) NewWorker(id int, seed uint64) workload.Worker {
 	k := &worker{
 		w:     w,
 		id:    id,
