@@ -21,18 +21,18 @@ type file struct {
 	Data        []byte // the file's text, for provenance
 	Name        string
 	Description string
-	Params      []*Param
+	Params      []*paramSpec
 	Sequences   []*sequence
-	Tables      []*Table
-	Txns        []*Txn
-	Groups      []*Group
+	Tables      []*tableSpec
+	Txns        []*txnSpec
+	Groups      []*groupSpec
 	// Thresholds are the file's pass/fail bars (thresholds:), as --threshold's.
 	Thresholds []measure.Threshold
 }
 
-// Param is a workload option: a default that --set overrides. A parameter with presets
+// paramSpec is a workload option: a default that --set overrides. A parameter with presets
 // selects, by its value, defaults for other parameters.
-type Param struct {
+type paramSpec struct {
 	Name    string
 	Default string
 	Help    string
@@ -62,8 +62,8 @@ type sequence struct {
 	AfterLine   int
 }
 
-// Table is a table definition with its data.
-type Table struct {
+// tableSpec is a table definition with its data.
+type tableSpec struct {
 	Name       string
 	Line       int
 	Columns    []*column
@@ -101,8 +101,8 @@ type columnGen struct {
 	Gen    *genDef
 }
 
-// Txn is a transaction type.
-type Txn struct {
+// txnSpec is a transaction type.
+type txnSpec struct {
 	Name   string
 	Line   int
 	Weight *yaml.Node // nil: 1
@@ -143,18 +143,18 @@ type step struct {
 	IDLine   int
 	Repeat   *genDef // nil: once
 	Steps    []*step
-	Arms     []*Arm
+	Arms     []*armSpec
 }
 
-// Arm is one branch of a branch step, taken with a probability.
-type Arm struct {
+// armSpec is one branch of a branch step, taken with a probability.
+type armSpec struct {
 	Line        int
 	Probability *yaml.Node
 	Steps       []*step
 }
 
-// Group is a kind of client.
-type Group struct {
+// groupSpec is a kind of client.
+type groupSpec struct {
 	Name         string
 	Line         int
 	Clients      *yaml.Node // nil: 1
@@ -244,10 +244,10 @@ func coversAll[V any](m map[string]V, names []string) bool {
 var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 var wlNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
-// Decode decodes a workload file strictly: it reports every unknown key, wrong type,
+// decodeFile decodes a workload file strictly: it reports every unknown key, wrong type,
 // missing field and duplicate name at once, each with its line. Decoding needs no
 // parameter values; Resolve checks what depends on them.
-func Decode(path string, data []byte) (*file, error) {
+func decodeFile(path string, data []byte) (*file, error) {
 	f, p := decode(path, data)
 	if err := p.Err(path); err != nil {
 		return nil, err
@@ -255,11 +255,11 @@ func Decode(path string, data []byte) (*file, error) {
 	return f, nil
 }
 
-// Check decodes a file and resolves it with its parameters' defaults, and reports
+// checkFile decodes a file and resolves it with its parameters' defaults, and reports
 // every problem of both steps at once: it is `fathom workload check`. The resolver
 // also runs over the parts of a file that decoded, so that a typo in one place does
 // not hide a mistake in another.
-func Check(path string, data []byte) (*file, error) {
+func checkFile(path string, data []byte) (*file, error) {
 	f, p := decode(path, data)
 	r := newResolver(f, nil)
 	p.Merge(&r.p)
@@ -453,7 +453,7 @@ func (d *decoder) params(n *yaml.Node) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		p := &Param{Name: d.name(k, "parameter name"), Line: k.Line}
+		p := &paramSpec{Name: d.name(k, "parameter name"), Line: k.Line}
 		for _, q := range d.f.Params {
 			if q.Name == p.Name && p.Name != "" {
 				d.p.At(k, "parameter %s is defined twice", p.Name)
@@ -555,8 +555,8 @@ func (d *decoder) seqFields(v *yaml.Node, s *sequence, what string) {
 	}
 }
 
-func (d *decoder) table(n *yaml.Node) *Table {
-	t := &Table{Line: yamlfile.Deref(n).Line}
+func (d *decoder) table(n *yaml.Node) *tableSpec {
+	t := &tableSpec{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, "a table", "name", "columns", "primary_key", "indexes", "ddl", "rows", "load")
 	if v, ok := m["name"]; ok {
 		t.Name = d.name(v, "table name")
@@ -597,7 +597,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 }
 
 // tableColumns decodes a table's columns, each defined once.
-func (d *decoder) tableColumns(t *Table, v *yaml.Node, what string) {
+func (d *decoder) tableColumns(t *tableSpec, v *yaml.Node, what string) {
 	for _, it := range d.list(v, what+" columns") {
 		c := d.column(it, what)
 		for _, o := range t.Columns {
@@ -611,7 +611,7 @@ func (d *decoder) tableColumns(t *Table, v *yaml.Node, what string) {
 
 // columnPrimaryKeys reconciles columns marked primary_key with the table's
 // primary_key list: without a list, the marked columns make it.
-func (d *decoder) columnPrimaryKeys(t *Table, what string) {
+func (d *decoder) columnPrimaryKeys(t *tableSpec, what string) {
 	for _, c := range t.Columns {
 		if c.PrimaryKey {
 			if t.PKLine != 0 && !slices.Contains(t.PrimaryKey, c.Name) {
@@ -644,7 +644,7 @@ func (d *decoder) index(it *yaml.Node, what string) *index {
 }
 
 // tableLoad decodes a table's load: a map of columns to generators, which needs rows.
-func (d *decoder) tableLoad(t *Table, v *yaml.Node, what string) {
+func (d *decoder) tableLoad(t *tableSpec, v *yaml.Node, what string) {
 	v = yamlfile.Deref(v)
 	if v == nil || v.Kind != yaml.MappingNode {
 		d.p.At(v, "%s load must map columns to generators, not %s", what, describe(v))
@@ -661,7 +661,7 @@ func (d *decoder) tableLoad(t *Table, v *yaml.Node, what string) {
 }
 
 // checkTableColumns checks that the columns named in keys and loads exist.
-func (d *decoder) checkTableColumns(t *Table, what string) {
+func (d *decoder) checkTableColumns(t *tableSpec, what string) {
 	has := func(c string) bool {
 		for _, col := range t.Columns {
 			if strings.EqualFold(col.Name, c) {
@@ -732,8 +732,8 @@ func (d *decoder) column(n *yaml.Node, what string) *column {
 // portableTypes are target.Dialect's portable column types.
 var portableTypes = []string{"int", "integer", "bigint", "serial", "bigserial", "char", "varchar", "text", "timestamp", "decimal", "boolean", "bytes", "double"}
 
-func (d *decoder) txn(n *yaml.Node) *Txn {
-	t := &Txn{Line: yamlfile.Deref(n).Line}
+func (d *decoder) txn(n *yaml.Node) *txnSpec {
+	t := &txnSpec{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, "a transaction", "name", "weight", "autocommit", "values", "steps")
 	if v, ok := m["name"]; ok {
 		t.Name = d.name(v, "transaction name")
@@ -894,7 +894,7 @@ func (d *decoder) stepSQL(s *step, v *yaml.Node, what string) {
 // branchStep decodes a branch's arms, each with a probability and steps.
 func (d *decoder) branchStep(s *step, n *yaml.Node, what string) {
 	for _, it := range d.list(n, what+" branch") {
-		a := &Arm{Line: yamlfile.Deref(it).Line}
+		a := &armSpec{Line: yamlfile.Deref(it).Line}
 		am := d.fields(it, what+" branch arm", "probability", "steps")
 		if x, ok := am["probability"]; ok {
 			a.Probability = d.number(x, "probability")
@@ -911,8 +911,8 @@ func (d *decoder) branchStep(s *step, n *yaml.Node, what string) {
 	}
 }
 
-func (d *decoder) group(n *yaml.Node) *Group {
-	g := &Group{Line: yamlfile.Deref(n).Line}
+func (d *decoder) group(n *yaml.Node) *groupSpec {
+	g := &groupSpec{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, "a group", "name", "clients", "rate", "transactions_per_client", "transactions")
 	if v, ok := m["name"]; ok {
 		g.Name = d.name(v, "group name")
@@ -1188,7 +1188,7 @@ func (d *decoder) checkGroups() {
 // of their own, and that a default names one of the presets.
 func (d *decoder) checkPresets() {
 	f := d.f
-	params := map[string]*Param{}
+	params := map[string]*paramSpec{}
 	for _, p := range f.Params {
 		params[p.Name] = p
 	}

@@ -57,7 +57,7 @@ type resolver struct {
 func (r *resolver) params(given workload.Params) {
 	w := r.w
 	w.opts = map[string]string{}
-	byName := map[string]*Param{}
+	byName := map[string]*paramSpec{}
 	for _, p := range r.f.Params {
 		w.opts[p.Name] = p.Default
 		byName[p.Name] = p
@@ -238,7 +238,7 @@ var sqlWord = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
 // ddlParams puts the parameters' values into a table's own CREATE TABLE statements
 // (ENGINE=$engine): a string parameter where the workload allows it. A $word that
 // names no parameter is left as written (PostgreSQL's $tag$ quoting).
-func (r *resolver) ddlParams(ft *Table) map[string]string {
+func (r *resolver) ddlParams(ft *tableSpec) map[string]string {
 	if len(ft.DDL) == 0 {
 		return ft.DDL
 	}

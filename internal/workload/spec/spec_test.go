@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/ba
 
 // check decodes and resolves a file with its defaults, as `fathom workload check` does.
 func check(path string, data []byte) error {
-	_, err := Check(path, data)
+	_, err := checkFile(path, data)
 	return err
 }
 
@@ -112,7 +112,7 @@ func TestShippedFilesResolve(t *testing.T) {
 
 func TestSetOverrides(t *testing.T) {
 	data, file, _ := files.Read("fanout")
-	f, err := Decode(file, data)
+	f, err := decodeFile(file, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestSetOverrides(t *testing.T) {
 
 func TestYCSBMixes(t *testing.T) {
 	data, file, _ := files.Read("ycsb")
-	f, err := Decode(file, data)
+	f, err := decodeFile(file, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func stats(t *testing.T, g valueGen, n int) (mean, sd float64, vals []int64) {
 func resolveGen(t *testing.T, src string) valueGen {
 	t.Helper()
 	file := "name: g\nparams: {n: 1000}\ntransactions:\n  - name: x\n    steps:\n      - sql: SELECT :v\n        values:\n          v: " + src + "\n"
-	f, err := Decode("g.yaml", []byte(file))
+	f, err := decodeFile("g.yaml", []byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +467,7 @@ transactions:
           a: {sequence: ids}
           b: {latest: {sequence: ids, window: 5}}
 `
-	f, err := Decode("s.yaml", []byte(file))
+	f, err := decodeFile("s.yaml", []byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,7 +499,7 @@ transactions:
 // not allocate once warmed up.
 func TestNextDrawsOnce(t *testing.T) {
 	data, file, _ := files.Read("fanout")
-	f, _ := Decode(file, data)
+	f, _ := decodeFile(file, data)
 	w, err := resolve(f, workload.Params{"fanout": "100", "jitter": "10"})
 	if err != nil {
 		t.Fatal(err)
@@ -560,7 +560,7 @@ func FuzzDecode(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		file, err := Decode("fuzz.yaml", data)
+		file, err := decodeFile("fuzz.yaml", data)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || len(e.Problems) == 0 {
@@ -596,7 +596,7 @@ func maxOpsAll(w *Workload) int64 {
 
 func TestDescribe(t *testing.T) {
 	data, file, _ := files.Read("fanout")
-	f, _ := Decode(file, data)
+	f, _ := decodeFile(file, data)
 	w, err := resolve(f, workload.Params{"writers": "36"})
 	if err != nil {
 		t.Fatal(err)

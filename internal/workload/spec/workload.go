@@ -132,7 +132,7 @@ var (
 // Load decodes a workload file's content into a spec that the registry and the CLI
 // use like a built-in's: Options lists the file's parameters, New resolves them.
 func Load(path string, data []byte) (*workload.Spec, error) {
-	f, err := Check(path, data)
+	f, err := checkFile(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func CheckFile(path string) (*Workload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload file: %w", err)
 	}
-	f, err := Check(path, data)
+	f, err := checkFile(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -211,8 +211,8 @@ func (w *Workload) Tables() []string {
 // options name its parameters, the file says what they meant.
 func (w *Workload) source() (path string, data []byte) { return w.file.Path, w.file.Data }
 
-// File is the decoded file the workload was resolved from.
-func (w *Workload) File() *file { return w.file }
+// sourceFile is the decoded file the workload was resolved from.
+func (w *Workload) sourceFile() *file { return w.file }
 
 // Options returns every parameter with its effective value.
 func (w *Workload) Options() map[string]string {
