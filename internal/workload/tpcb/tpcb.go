@@ -93,8 +93,8 @@ func (w *Workload) Name() string { return variants[w.v].name }
 // Tables names the four pgbench tables (the prepare marker's keys).
 func (w *Workload) Tables() []string { return slices.Clone(tableNames) }
 
-// Scale is the scale in effect: given, detected by Setup, or 0 before either.
-func (w *Workload) Scale() int64 { return w.scale }
+// scaleInEffect is the scale in effect: given, detected by Setup, or 0 before either.
+func (w *Workload) scaleInEffect() int64 { return w.scale }
 
 // Options reports the scale; it is empty until given or detected.
 func (w *Workload) Options() map[string]string {

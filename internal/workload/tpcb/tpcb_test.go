@@ -34,7 +34,7 @@ func TestOptions(t *testing.T) {
 			t.Errorf("%v: %v", c.params, err)
 			continue
 		}
-		if got := w.(*Workload).Scale(); got != c.scale {
+		if got := w.(*Workload).scaleInEffect(); got != c.scale {
 			t.Errorf("%v: scale %d, want %d", c.params, got, c.scale)
 		}
 	}
