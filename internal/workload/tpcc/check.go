@@ -222,7 +222,7 @@ func checkData(ctx context.Context, conn target.Conn) (*checkResult, error) {
 
 // CheckData implements workload.DataChecker with the conditions of clause 3.3.2
 // (package function CheckData), one part per warehouse.
-func (w *Workload) CheckData(ctx context.Context, conn target.Conn) (*workload.DataReport, error) {
+func (w *tpccWorkload) CheckData(ctx context.Context, conn target.Conn) (*workload.DataReport, error) {
 	for _, name := range tableNames {
 		ok, err := tableExists(ctx, conn, name)
 		if err != nil {

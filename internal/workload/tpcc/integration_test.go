@@ -155,7 +155,7 @@ func TestTPCC(t *testing.T) {
 
 func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn target.Conn) {
 	const nw = 2
-	wl, err := New(workload.Params{"warehouses": fmt.Sprint(nw)})
+	wl, err := newWorkload(workload.Params{"warehouses": fmt.Sprint(nw)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +229,8 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 	if err := run.Setup(ctx, conn); err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
-	if run.Warehouses() != nw || run.Options()["isolation"] == "" {
-		t.Errorf("Setup detected %d warehouses, isolation %q", run.Warehouses(), run.Options()["isolation"])
+	if run.warehousesInEffect() != nw || run.Options()["isolation"] == "" {
+		t.Errorf("Setup detected %d warehouses, isolation %q", run.warehousesInEffect(), run.Options()["isolation"])
 	}
 	const stockSums = "SELECT sum(s_ytd), sum(s_order_cnt), sum(s_remote_cnt) FROM stock"
 	stock0 := sums(t, ctx, conn, stockSums)
@@ -246,7 +246,7 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 	for i, c := range totals {
 		all += c.OK
 		if c.Failed > 0 {
-			t.Errorf("%s: %d failed (errors by class %v); run %+v", TxnNames()[i], c.Failed, c.Errors, res.Errors)
+			t.Errorf("%s: %d failed (errors by class %v); run %+v", txnNameList()[i], c.Failed, c.Errors, res.Errors)
 		}
 	}
 	if all != 600 {
@@ -320,7 +320,7 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 		if i == txnNewOrder {
 			k = newOrders
 		}
-		share("mix: "+TxnNames()[i], k, all, p)
+		share("mix: "+txnNameList()[i], k, all, p)
 	}
 	share("rolled-back new-orders", totals[txnNewOrderRollback].OK, newOrders, 0.01)
 	lines := count(t, ctx, conn, "SELECT count(*) FROM order_line WHERE ol_o_id > 3000")
@@ -354,7 +354,7 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 // writes): the error must keep its class (a constraint, not retried), the district's
 // update must roll back with the transaction, and the connection must serve the next
 // transaction.
-func testFailedWrite(t *testing.T, ctx context.Context, tgt target.Target, wl *Workload) {
+func testFailedWrite(t *testing.T, ctx context.Context, tgt target.Target, wl *tpccWorkload) {
 	t.Helper()
 	conn, err := tgt.Connect(ctx)
 	if err != nil {
@@ -411,9 +411,9 @@ func testFailedWrite(t *testing.T, ctx context.Context, tgt target.Target, wl *W
 }
 
 // New0 is a workload with every option left to detection.
-func New0(t *testing.T) *Workload {
+func New0(t *testing.T) *tpccWorkload {
 	t.Helper()
-	w, err := New(nil)
+	w, err := newWorkload(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +482,7 @@ func TestPartitions(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			wl, err := New(workload.Params{"warehouses": "2"})
+			wl, err := newWorkload(workload.Params{"warehouses": "2"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,7 +58,7 @@ func (k *worker) Wait() time.Duration {
 }
 
 // RunNotes says what keying and think times imply for the run's NOPM.
-func (w *Workload) RunNotes(clients int) []string {
+func (w *tpccWorkload) RunNotes(clients int) []string {
 	if !w.keying {
 		return nil
 	}

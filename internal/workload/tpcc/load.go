@@ -32,7 +32,7 @@ const (
 
 func stream(wid int64, s int) uint64 { return uint64(wid)<<8 | uint64(s) }
 
-func (w *Workload) rnd(wid int64, s int) *gen.Rand { return gen.New(loadSeed, stream(wid, s)) }
+func (w *tpccWorkload) rnd(wid int64, s int) *gen.Rand { return gen.New(loadSeed, stream(wid, s)) }
 
 // arena holds the text values of one row: fields are appended and sliced, and it is
 // large enough that appending never moves the earlier fields.
@@ -60,7 +60,7 @@ func (a *arena) str(s string) target.Value {
 
 // olCounts draws O_OL_CNT (5 to 15) of every order of a warehouse, from a stream of
 // its own so that the number of order lines is known before loading.
-func (w *Workload) olCounts(wid int64) *[districtsPerWarehouse][ordersPerDistrict]uint8 {
+func (w *tpccWorkload) olCounts(wid int64) *[districtsPerWarehouse][ordersPerDistrict]uint8 {
 	var c [districtsPerWarehouse][ordersPerDistrict]uint8
 	r := w.rnd(wid, sOrderCount)
 	for d := range c {
@@ -96,7 +96,7 @@ func (pr *progress) add(table string, n int64) {
 // PostgreSQL; then secondary indexes, foreign keys (--foreign-keys) and statistics.
 // A prepare killed part-way leaves the marker workload.Prepare writes; preparing
 // again starts over.
-func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
+func (w *tpccWorkload) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
 	nw := w.warehouses
 	if nw == 0 {
 		nw = 1
@@ -147,7 +147,7 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 }
 
 // createTables creates the nine tables, with their primary keys when pkFirst.
-func (w *Workload) createTables(ctx context.Context, conn target.Conn, d *target.Dialect, defs []target.Table, pkFirst bool, nw int64) error {
+func (w *tpccWorkload) createTables(ctx context.Context, conn target.Conn, d *target.Dialect, defs []target.Table, pkFirst bool, nw int64) error {
 	for _, tb := range defs {
 		stmts, err := w.createSQL(d, tb, pkFirst, nw)
 		if err != nil {
@@ -164,7 +164,7 @@ func (w *Workload) createTables(ctx context.Context, conn target.Conn, d *target
 
 // newProgress counts the rows each table will have (order lines drawn ahead) and
 // reports every table at 0.
-func (w *Workload) newProgress(nw int64, p workload.Progress) *progress {
+func (w *tpccWorkload) newProgress(nw int64, p workload.Progress) *progress {
 	var lines int64
 	for wid := int64(1); wid <= nw; wid++ {
 		for _, ds := range w.olCounts(wid) {
@@ -188,7 +188,7 @@ func (w *Workload) newProgress(nw int64, p workload.Progress) *progress {
 
 // loadWarehouses loads the warehouses, several at a time on their own connections
 // (one on a single-writer target); conn is the first loader's.
-func (w *Workload) loadWarehouses(ctx context.Context, t target.Target, conn target.Conn, d *target.Dialect, nw int64, now time.Time, pr *progress) error {
+func (w *tpccWorkload) loadWarehouses(ctx context.Context, t target.Target, conn target.Conn, d *target.Dialect, nw int64, now time.Time, pr *progress) error {
 	loaders := min(int64(w.loaders), nw)
 	if d.SingleWriter {
 		loaders = 1
@@ -244,7 +244,7 @@ feed:
 
 // finishTables adds what comes after loading: primary keys (when not declared
 // first), secondary indexes, foreign keys (--foreign-keys) and statistics.
-func (w *Workload) finishTables(ctx context.Context, conn target.Conn, d *target.Dialect, defs []target.Table, pkFirst bool) error {
+func (w *tpccWorkload) finishTables(ctx context.Context, conn target.Conn, d *target.Dialect, defs []target.Table, pkFirst bool) error {
 	if !pkFirst {
 		for _, tb := range defs {
 			if sql := d.AddPrimaryKey(tb); sql != "" {
@@ -306,7 +306,7 @@ func load(ctx context.Context, conn target.Conn, pr *progress, table string, col
 }
 
 // loadItems loads ITEM: 100,000 items, I_DATA "ORIGINAL" in 10%.
-func (w *Workload) loadItems(ctx context.Context, conn target.Conn, pr *progress) error {
+func (w *tpccWorkload) loadItems(ctx context.Context, conn target.Conn, pr *progress) error {
 	r := w.rnd(0, sItem)
 	a := newArena()
 	return load(ctx, conn, pr, tItem, []string{"i_id", "i_im_id", "i_name", "i_price", "i_data"}, items, func(row []target.Value, i int64) {
@@ -320,7 +320,7 @@ func (w *Workload) loadItems(ctx context.Context, conn target.Conn, pr *progress
 }
 
 // loadWarehouse loads one warehouse and everything that belongs to it.
-func (w *Workload) loadWarehouse(ctx context.Context, conn target.Conn, wid int64, now time.Time, pr *progress) error {
+func (w *tpccWorkload) loadWarehouse(ctx context.Context, conn target.Conn, wid int64, now time.Time, pr *progress) error {
 	a := newArena()
 	wv := target.Int64(wid)
 	astr := func(r *gen.Rand, x, y int64) target.Value {

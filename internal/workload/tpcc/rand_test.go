@@ -167,7 +167,7 @@ func within(k, n int64, p float64) bool {
 // sets: the mix, New-Order's 1% rollbacks with the unused item last and 1% remote
 // lines, Payment's 15% remote customers and 60% by last name, the inputs' ranges.
 func TestInputs(t *testing.T) {
-	w, err := New(workload.Params{"warehouses": "5"})
+	w, err := newWorkload(workload.Params{"warehouses": "5"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestInputs(t *testing.T) {
 	}
 
 	// One warehouse: nothing is remote. Another mix; all_warehouses spreads the home.
-	w1, _ := New(workload.Params{"mix": "10,10,20,30,30", "all_warehouses": "on"})
+	w1, _ := newWorkload(workload.Params{"mix": "10,10,20,30,30", "all_warehouses": "on"})
 	w1.warehouses = 1
 	k1 := w1.NewWorker(0, 1).(*worker)
 	var t1 [numTxn]int64
@@ -304,11 +304,11 @@ func TestOptions(t *testing.T) {
 		{workload.Params{"all_warehouses": "maybe"}, "not on or off"},
 		{workload.Params{"scale": "3"}, "workload tpcc has no option scale"},
 	} {
-		if _, err := New(c.p); err == nil || !strings.Contains(err.Error(), c.err) {
+		if _, err := newWorkload(c.p); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%v: %v, want %q", c.p, err, c.err)
 		}
 	}
-	w, err := New(workload.Params{"warehouses": "3"})
+	w, err := newWorkload(workload.Params{"warehouses": "3"})
 	if err != nil || w.Options()["warehouses"] != "3" || w.Options()["mix"] != defaultMix || len(w.TxnTypes()) != 6 {
 		t.Errorf("%v %v", w.Options(), err)
 	}
@@ -322,15 +322,15 @@ func TestKeying(t *testing.T) {
 	if c := ceilingPerTerminal([5]int{45, 43, 4, 4, 4}) * terminalsPerWarehouse; math.Abs(c-12.86) > 0.005 {
 		t.Errorf("ceiling %.4f per warehouse, the spec's is 12.86", c)
 	}
-	if _, err := New(workload.Params{"keying": "on", "all_warehouses": "on"}); err == nil || !strings.Contains(err.Error(), "leave all_warehouses off") {
+	if _, err := newWorkload(workload.Params{"keying": "on", "all_warehouses": "on"}); err == nil || !strings.Contains(err.Error(), "leave all_warehouses off") {
 		t.Errorf("keying with all_warehouses: %v", err)
 	}
-	off, _ := New(workload.Params{"warehouses": "2"})
+	off, _ := newWorkload(workload.Params{"warehouses": "2"})
 	off.warehouses = 2
 	if d := off.NewWorker(0, 1).(*worker).Wait(); d != 0 || off.RunNotes(20) != nil {
 		t.Errorf("keying off: wait %s, notes %v", d, off.RunNotes(20))
 	}
-	w, err := New(workload.Params{"warehouses": "2", "keying": "on"})
+	w, err := newWorkload(workload.Params{"warehouses": "2", "keying": "on"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ var warehouseColumn = map[string]string{
 // warehouses (nw/partitions each, rounded up) or by hash: declarative partitions on
 // PostgreSQL, PARTITION BY on MySQL. Every primary key includes the warehouse, as
 // both require of a partitioned table's unique keys.
-func (w *Workload) createSQL(d *target.Dialect, tb target.Table, pkFirst bool, nw int64) ([]string, error) {
+func (w *tpccWorkload) createSQL(d *target.Dialect, tb target.Table, pkFirst bool, nw int64) ([]string, error) {
 	sql, err := d.CreateTable(tb, pkFirst)
 	if err != nil {
 		return nil, err

@@ -92,7 +92,7 @@ type line struct {
 
 // worker runs the five transactions for one client.
 type worker struct {
-	w        *Workload
+	w        *tpccWorkload
 	r        *gen.Rand
 	c        constants
 	nw       int64
@@ -142,7 +142,7 @@ type worker struct {
 // NewWorker returns the state of client id. Its home warehouse is id mod W + 1
 // (round-robin over the clients) unless all_warehouses is on; the run's NURand C
 // values come from the seed alone, so every client uses the same ones.
-func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
+func (w *tpccWorkload) NewWorker(id int, seed uint64) workload.Worker {
 	nw := w.warehouses
 	if nw == 0 {
 		nw = 1
