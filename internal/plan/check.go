@@ -45,15 +45,6 @@ func ReadFile(path string) (*Plan, error) {
 	return Read(path, dir, data)
 }
 
-// verify checks what the file alone cannot say: that every cell's workload exists and
-// accepts its options, and, for instances, that the installed server knows each
-// setting. It touches no server.
-func (p *Plan) verify() error {
-	var probs problems
-	p.check(&probs)
-	return probs.Err(p.Path)
-}
-
 func (p *Plan) check(probs *problems) {
 	if n := p.numCells() * p.Repetitions; n > maxRuns || n < 0 {
 		probs.Add(0, "the plan has more than %d runs (cells × repetitions): split it", maxRuns)

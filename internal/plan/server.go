@@ -64,9 +64,6 @@ func (s *Server) Name() string {
 // Redacted is the DSN without password.
 func (s *Server) Redacted() string { return s.redacted }
 
-// kindName is postgres or mysql.
-func (s *Server) kindName() string { return s.kind }
-
 // Connect opens one connection for settings, hooks and checks.
 func (s *Server) Connect(ctx context.Context) (target.Conn, error) {
 	t, err := s.open(s.dsn, target.Config{ConnectTimeout: 10 * time.Second, AppName: "fathom"})

@@ -120,9 +120,6 @@ func (f *Format) kindOf(kinds []Kind) Kind {
 	return ""
 }
 
-// renders reports whether f renders kind.
-func (f *Format) renders(k Kind) bool { return f.Render[k] != nil }
-
 // Choice is a format resolved for a command: the format and the kind of model it
 // renders there.
 type Choice struct {

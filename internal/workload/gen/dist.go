@@ -117,12 +117,6 @@ func NewDistKind(k Kind, lo, hi int64, p Params) (*Dist, error) {
 // distKind is the distribution's kind.
 func (d *Dist) distKind() Kind { return d.kind }
 
-// min and Max are the bounds of the range.
-func (d *Dist) min() int64 { return d.lo }
-
-// max is the upper bound of the range.
-func (d *Dist) max() int64 { return d.hi }
-
 // Next draws one value in [Min, Max].
 func (d *Dist) Next(g *Rand) int64 {
 	switch d.kind {

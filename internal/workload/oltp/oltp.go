@@ -208,9 +208,6 @@ func (w *oltpWorkload) Tables() []string {
 	return names
 }
 
-// tableSize is the rows per table in effect: given, detected, or 0 before either.
-func (w *oltpWorkload) tableSize() int64 { return w.cfg.tableSize }
-
 // Options reports the script's options, table_size as detected once known.
 func (w *oltpWorkload) Options() map[string]string {
 	out := maps.Clone(w.opts)

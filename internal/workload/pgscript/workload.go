@@ -281,9 +281,6 @@ func (w *scriptWorkload) hasScript(name string) bool {
 	return false
 }
 
-// parsedScripts returns the parsed scripts in transaction-type order.
-func (w *scriptWorkload) parsedScripts() []*script { return w.scripts }
-
 // Name is "pgbench:" and the scripts, e.g. pgbench:tpcb-like or pgbench:a.sql+b.sql.
 func (w *scriptWorkload) Name() string {
 	names := make([]string, len(w.scripts))

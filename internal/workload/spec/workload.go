@@ -207,13 +207,6 @@ func (w *Workload) Tables() []string {
 	return names
 }
 
-// source returns the path and text of the workload file, for provenance: a run's
-// options name its parameters, the file says what they meant.
-func (w *Workload) source() (path string, data []byte) { return w.file.Path, w.file.Data }
-
-// sourceFile is the decoded file the workload was resolved from.
-func (w *Workload) sourceFile() *file { return w.file }
-
 // Options returns every parameter with its effective value.
 func (w *Workload) Options() map[string]string {
 	out := make(map[string]string, len(w.opts))

@@ -178,12 +178,6 @@ func (t *redisTarget) Sockets() string { return t.sockets.Sockets() }
 // Transport says how the connections so far reach the server (target.Transporter).
 func (t *redisTarget) Transport() string { return t.sockets.Transport() }
 
-// where is the server's address or socket path, for messages.
-func (t *redisTarget) where() string { return t.d.addr }
-
-// db is the database number the target selects.
-func (t *redisTarget) db() int { return t.d.db }
-
 // password is the password the target authenticates with, to be masked wherever it
 // might appear ("" without one).
 func (t *redisTarget) password() string { return t.d.password }
