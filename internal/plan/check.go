@@ -17,7 +17,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload/spec"
 )
 
-// Read decodes a plan and checks it (Check), reporting every problem of both at once:
+// Read decodes a plan and checks it (check), reporting every problem of both at once:
 // what decoded is checked too, so that one typo does not hide another mistake.
 func Read(path, dir string, data []byte) (*Plan, error) {
 	p, probs := decode(path, dir, data)
