@@ -108,7 +108,7 @@ func (c *coordinator) gather(ctx context.Context) error {
 	if errors.Is(err, store.ErrTaken) && c.st != nil {
 		// A job of that name whose coordinator is gone is closed (its agents' late
 		// intervals merged into its run) and the name taken anew.
-		rec, rerr := Recover(ctx, c.st, c.plan.Name, c.plan.LossTimeout)
+		rec, rerr := recoverRun(ctx, c.st, c.plan.Name, c.plan.LossTimeout)
 		if rerr == nil {
 			c.plan.Events.Event(Closed{Recovered: rec})
 			err = c.as.CreateAgentJob(ctx, &c.job)

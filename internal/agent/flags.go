@@ -132,7 +132,7 @@ func (f *Flags) Execute(ctx context.Context, storeURL secret.DSN, h Host) error 
 		if f.Run != "" {
 			return errkind.Usagef("--recover closes a run; --run joins one: give one of them")
 		}
-		rec, err := Recover(ctx, st, f.Recover, f.LossTimeout)
+		rec, err := recoverRun(ctx, st, f.Recover, f.LossTimeout)
 		if err != nil {
 			return err
 		}

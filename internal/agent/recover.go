@@ -23,13 +23,13 @@ type Recovered struct {
 	Silently time.Duration // how long the coordinator had been silent
 }
 
-// Recover closes the open job name whose coordinator is gone (silent for longer than
+// recoverRun closes the open job name whose coordinator is gone (silent for longer than
 // stale, and its run no longer held by a live writer): it asks the agents to stop,
 // waits up to stale for them to end (marking the silent ones lost), merges every
 // agent interval the coordinator left unmerged into the run, exactly as the
 // coordinator would have, and ends the run interrupted, saying so, and the job, so
 // that the name can be used again. A job whose coordinator is alive is refused.
-func Recover(ctx context.Context, st store.Store, name string, stale time.Duration) (*Recovered, error) {
+func recoverRun(ctx context.Context, st store.Store, name string, stale time.Duration) (*Recovered, error) {
 	as, err := agentStore(st)
 	if err != nil {
 		return nil, err

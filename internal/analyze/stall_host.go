@@ -8,9 +8,9 @@ import (
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
-// HostLoad says how loaded the host fathom ran on was (its OS collector samples that
+// hostLoadSummary says how loaded the host fathom ran on was (its OS collector samples that
 // host): a saturated client host can make throughput dips that are fathom's own.
-type HostLoad struct {
+type hostLoadSummary struct {
 	// Saturated: the median run queue was at least twice the CPUs, or the median
 	// steal at least 10%.
 	Saturated bool `json:"saturated"`
@@ -30,11 +30,11 @@ const (
 	metricSteal    = collect.OSCPUStealPct
 )
 
-func (h HostLoad) metrics() []string { return []string{metricRunQueue, metricSteal} }
+func (h hostLoadSummary) metrics() []string { return []string{metricRunQueue, metricSteal} }
 
 // hostLoad summarises the host's load over the intervals keep accepts; ok is false
 // when the run queue was not sampled.
-func hostLoad(ms []store.MetricSeries, keep func(int) bool) (HostLoad, bool) {
+func hostLoad(ms []store.MetricSeries, keep func(int) bool) (hostLoadSummary, bool) {
 	var rq, cpus, steal []float64
 	for i := range ms {
 		ser := &ms[i]
@@ -59,9 +59,9 @@ func hostLoad(ms []store.MetricSeries, keep func(int) bool) (HostLoad, bool) {
 		}
 	}
 	if len(rq) == 0 || len(cpus) == 0 {
-		return HostLoad{}, false
+		return hostLoadSummary{}, false
 	}
-	h := HostLoad{RunQueue: stallMedian(rq), CPUs: stallMedian(cpus)}
+	h := hostLoadSummary{RunQueue: stallMedian(rq), CPUs: stallMedian(cpus)}
 	if len(steal) > 0 {
 		h.StealPct = stallMedian(steal)
 	}
@@ -75,10 +75,10 @@ func hostLoad(ms []store.MetricSeries, keep func(int) bool) (HostLoad, bool) {
 
 // RunHostLoad is a stored run's client-host load over its measured intervals (warm-up
 // left out); ok is false when the run has no OS samples.
-func RunHostLoad(ctx context.Context, st store.Store, run *store.Run) (HostLoad, bool, error) {
+func RunHostLoad(ctx context.Context, st store.Store, run *store.Run) (hostLoadSummary, bool, error) {
 	ms, err := st.MetricSeries(ctx, run.ID, metricRunQueue, metricCPUs, metricSteal)
 	if err != nil || len(ms) == 0 {
-		return HostLoad{}, false, err
+		return hostLoadSummary{}, false, err
 	}
 	warm := map[int]bool{}
 	if ivs, err := st.EncodedIntervals(ctx, run); err == nil {
@@ -94,7 +94,7 @@ func RunHostLoad(ctx context.Context, st store.Store, run *store.Run) (HostLoad,
 
 // Warning is the line to print when the host was saturated ("" when not), after a
 // benchmark: its clients ran on this host.
-func (h HostLoad) Warning() string {
+func (h hostLoadSummary) Warning() string {
 	if !h.Saturated {
 		return ""
 	}
@@ -103,7 +103,7 @@ func (h HostLoad) Warning() string {
 
 // WatchWarning is the line for a watch session, which has no clients: what a
 // saturated host may distort is the sampling ("" when not saturated).
-func (h HostLoad) WatchWarning() string {
+func (h hostLoadSummary) WatchWarning() string {
 	if !h.Saturated {
 		return ""
 	}

@@ -40,15 +40,15 @@ type Match struct {
 	Settings                []store.StallSetting
 }
 
-// During summarises a metric over a stall's intervals: its mean (a rate for counters),
+// duringStall summarises a metric over a stall's intervals: its mean (a rate for counters),
 // its extreme in the direction of the change, its maximum, and the baseline's median.
-type During struct {
+type duringStall struct {
 	Mean, Peak, Max, Base float64
 	d                     stallDuring
 }
 
 // Change says how the metric moved ("from 2/s to 40/s").
-func (d During) Change() string { return stallChange(d.d) }
+func (d duringStall) Change() string { return stallChange(d.d) }
 
 // Attributor is a pattern's view of the run around a stall.
 type Attributor struct{ a *stallAttributor }
@@ -65,16 +65,18 @@ func (x Attributor) Happened(name string, window []int) bool { return x.a.happen
 func (x Attributor) BaselineShare(name string) float64 { return x.a.baselineShare(name) }
 
 // Up is the metric in window when it rose unusually (MinScore robust spreads).
-func (x Attributor) Up(name string, window []int) (During, bool) { return during(x.a.up(name, window)) }
+func (x Attributor) Up(name string, window []int) (duringStall, bool) {
+	return during(x.a.up(name, window))
+}
 
 // Rise is the metric over the stall when it rose by at least minDelta over the
 // baseline.
-func (x Attributor) Rise(name string, st *store.Stall, minDelta float64) (During, bool) {
+func (x Attributor) Rise(name string, st *store.Stall, minDelta float64) (duringStall, bool) {
 	return during(x.a.rise(name, st, minDelta))
 }
 
 // During is the metric over window, however it moved.
-func (x Attributor) During(name string, window []int) (During, bool) {
+func (x Attributor) During(name string, window []int) (duringStall, bool) {
 	return during(x.a.during(name, window))
 }
 
@@ -91,8 +93,8 @@ func (x Attributor) Minimum(name string, window []int) (float64, bool) {
 // Setting is a governing setting as recorded, with a hint for the reader.
 func (x Attributor) Setting(name, hint string) store.StallSetting { return x.a.setting(name, hint) }
 
-func during(d stallDuring, ok bool) (During, bool) {
-	out := During{Mean: d.mean, Peak: d.peak, Max: d.max, d: d}
+func during(d stallDuring, ok bool) (duringStall, bool) {
+	out := duringStall{Mean: d.mean, Peak: d.peak, Max: d.max, d: d}
 	if d.ms != nil {
 		out.Base = d.ms.base
 	}

@@ -380,7 +380,7 @@ func (a *stallAttributor) stoppedIntervals(st *store.Stall, w []int) int {
 }
 
 // hostDuring is the host's load over a stall's own intervals.
-func (a *stallAttributor) hostDuring(st *store.Stall) (HostLoad, bool) {
+func (a *stallAttributor) hostDuring(st *store.Stall) (hostLoadSummary, bool) {
 	return hostLoad(a.in.Metrics, func(i int) bool { return i >= st.FirstInterval && i <= st.LastInterval })
 }
 

@@ -96,12 +96,12 @@ func logChoose(n, k int) float64 {
 	return a - b - c
 }
 
-// MedianCI returns the narrowest symmetric order-statistic interval
+// medianCI returns the narrowest symmetric order-statistic interval
 // [x(k), x(n+1-k)] (1-based) whose coverage of the population median is at least
 // confidence, with that exact coverage 1 - 2·P(B ≤ k-1), B ~ Binomial(n, 1/2).
 // ok is false when even [min, max] covers less than confidence (n < 6 at 95%).
 // sorted must be in ascending order.
-func MedianCI(sorted []float64, confidence float64) (lo, hi, coverage float64, ok bool) {
+func medianCI(sorted []float64, confidence float64) (lo, hi, coverage float64, ok bool) {
 	n := len(sorted)
 	best, cdf, bestCDF := 0, 0.0, 0.0
 	// cdf is P(B ≤ k-1), summed term by term as binomialHalfCDF sums it (the same
@@ -125,8 +125,8 @@ func MedianCI(sorted []float64, confidence float64) (lo, hi, coverage float64, o
 	return sorted[best-1], sorted[n-best], 1 - 2*bestCDF, true
 }
 
-// MinSamplesForCI is the smallest sample whose [min, max] reaches confidence.
-func MinSamplesForCI(confidence float64) int {
+// minSamplesForCI is the smallest sample whose [min, max] reaches confidence.
+func minSamplesForCI(confidence float64) int {
 	for n := 1; n < 64; n++ {
 		if 1-2*binomialHalfCDF(n, 0) >= confidence-1e-12 {
 			return n
@@ -154,11 +154,11 @@ func Summarize(xs []float64, confidence float64) Summary {
 	sum.Median = QuantileSorted(s, 0.5)
 	sum.Min, sum.Max = s[0], s[len(s)-1]
 	sum.Q1, sum.Q3 = QuantileSorted(s, 0.25), QuantileSorted(s, 0.75)
-	if lo, hi, cov, ok := MedianCI(s, confidence); ok {
+	if lo, hi, cov, ok := medianCI(s, confidence); ok {
 		sum.HasCI, sum.Lo, sum.Hi, sum.Coverage = true, lo, hi, cov
 	} else {
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("need ≥ %d values for a %s confidence interval (have %d)",
-			MinSamplesForCI(confidence), percent(confidence), len(s)))
+			minSamplesForCI(confidence), percent(confidence), len(s)))
 	}
 	return sum
 }

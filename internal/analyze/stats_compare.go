@@ -38,7 +38,7 @@ func Compare(metric string, a, b []float64, alpha, confidence float64) Compariso
 		c.Warnings = append(c.Warnings, "no values on one side")
 		return c
 	}
-	t := MannWhitney(a, b)
+	t := mannWhitney(a, b)
 	c.P, c.Exact = t.P, t.Exact
 	c.Significant = t.P < alpha
 	if t.MinP >= 1 && c.A.Min == c.A.Max && c.B.Min == c.B.Max && c.A.Min == c.B.Min {
@@ -54,12 +54,12 @@ func Compare(metric string, a, b []float64, alpha, confidence float64) Compariso
 // significance level alpha (4 at 0.05: the most extreme of C(8,4) = 70 orderings has
 // p = 2/70).
 func MinSamplesPerSide(alpha float64) int {
-	for n := 1; n <= ExactUTestLimit/2; n++ {
+	for n := 1; n <= exactUTestLimit/2; n++ {
 		if 2/math.Exp(logChoose(2*n, n)) < alpha {
 			return n
 		}
 	}
-	return ExactUTestLimit / 2
+	return exactUTestLimit / 2
 }
 
 func dropNaN(xs []float64) []float64 {

@@ -7,11 +7,11 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// KWTest is a Kruskal–Wallis H test over several groups: do they come from one
+// kwTest is a Kruskal–Wallis H test over several groups: do they come from one
 // distribution? H is corrected for ties; P is from the chi-squared distribution with
 // DF = groups − 1 (as scipy.stats.kruskal computes it; with fewer than 5 values a
 // group the approximation is rough, and Warnings say so).
-type KWTest struct {
+type kwTest struct {
 	H        float64  `json:"h"`
 	DF       int      `json:"df"`
 	P        float64  `json:"p"`
@@ -21,7 +21,7 @@ type KWTest struct {
 
 // KruskalWallis tests groups of values (NaN values dropped; empty groups left out).
 // P is NaN when fewer than two groups have values or every value is the same.
-func KruskalWallis(groups [][]float64) KWTest {
+func KruskalWallis(groups [][]float64) kwTest {
 	type obs struct {
 		v float64
 		g int
@@ -42,7 +42,7 @@ func KruskalWallis(groups [][]float64) KWTest {
 			sizes[gi] = n
 		}
 	}
-	t := KWTest{DF: k - 1, N: len(all), H: math.NaN(), P: math.NaN()}
+	t := kwTest{DF: k - 1, N: len(all), H: math.NaN(), P: math.NaN()}
 	if k < 2 {
 		return t
 	}

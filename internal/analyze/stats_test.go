@@ -73,7 +73,7 @@ func TestMedianCIKnownValues(t *testing.T) {
 			t.Errorf("n=%d conf %v: [%v, %v] coverage %v, want [%v, %v] %v", c.n, c.conf, s.Lo, s.Hi, s.Coverage, c.lo, c.hi, c.coverage)
 		}
 	}
-	if n := MinSamplesForCI(0.95); n != 6 {
+	if n := minSamplesForCI(0.95); n != 6 {
 		t.Errorf("MinSamplesForCI(0.95) = %d, want 6", n)
 	}
 	if n := MinSamplesPerSide(0.05); n != 4 {
@@ -102,12 +102,12 @@ func TestMannWhitneyKnownValues(t *testing.T) {
 		// P(U ≤ 6) = 24/70, so p = 48/70.
 		{"interleaved", []float64{1, 3, 5, 7}, []float64{2, 4, 6, 8}, 6, 48.0 / 70, true, 2.0 / 70},
 	} {
-		r := MannWhitney(c.a, c.b)
+		r := mannWhitney(c.a, c.b)
 		if r.U != c.u || !near(r.P, c.p, 1e-12) || r.Exact != c.exact || !near(r.MinP, c.minP, 1e-12) {
 			t.Errorf("%s: U %v p %v exact %v minP %v, want U %v p %v exact %v minP %v", c.name, r.U, r.P, r.Exact, r.MinP, c.u, c.p, c.exact, c.minP)
 		}
 	}
-	if r := MannWhitney(nil, []float64{1}); !math.IsNaN(r.P) {
+	if r := mannWhitney(nil, []float64{1}); !math.IsNaN(r.P) {
 		t.Errorf("empty side: p %v", r.P)
 	}
 }
@@ -161,11 +161,11 @@ func TestMannWhitneyExactMatchesEnumeration(t *testing.T) {
 		for j := range b {
 			b[j] = float64(rng.IntN(levels) + rng.IntN(2))
 		}
-		got, want := MannWhitney(a, b).P, bruteP(a, b)
+		got, want := mannWhitney(a, b).P, bruteP(a, b)
 		if !near(got, want, 1e-9) {
 			t.Fatalf("a=%v b=%v: exact p %v, enumeration %v", a, b, got, want)
 		}
-		if back := MannWhitney(b, a).P; !near(back, got, 1e-9) {
+		if back := mannWhitney(b, a).P; !near(back, got, 1e-9) {
 			t.Fatalf("a=%v b=%v: p not symmetric: %v vs %v", a, b, got, back)
 		}
 	}
@@ -180,12 +180,12 @@ func TestMannWhitneyNormalApproximation(t *testing.T) {
 		a[i] = float64(2 * i)
 		b[i] = float64(2*i+1) + 6
 	}
-	exact := MannWhitney(a, b)
+	exact := mannWhitney(a, b)
 	if !exact.Exact {
 		t.Fatal("20+20 should be exact")
 	}
 	// Same data, one more value each: normal approximation.
-	approx := MannWhitney(append(a, 40), append(b, 47))
+	approx := mannWhitney(append(a, 40), append(b, 47))
 	if approx.Exact {
 		t.Fatal("21+21 should be approximate")
 	}
@@ -205,7 +205,7 @@ func TestMannWhitneyNormalApproximation(t *testing.T) {
 		s1 = append(s1, float64(i))
 		s2 = append(s2, float64(i+25))
 	}
-	r := MannWhitney(s1, s2)
+	r := mannWhitney(s1, s2)
 	if want := math.Erfc(312.0 / math.Sqrt(2656.25) / math.Sqrt2); r.U != 0 || !near(r.P, want, 1e-9) || r.P > 2e-9 {
 		t.Errorf("separated 25v25: U %v p %v want %v", r.U, r.P, want)
 	}
@@ -258,7 +258,7 @@ func FuzzMannWhitney(f *testing.F) {
 				b = append(b, float64(d%8))
 			}
 		}
-		r := MannWhitney(a, b)
+		r := mannWhitney(a, b)
 		if !(r.P >= 0 && r.P <= 1) || r.MinP > r.P+1e-12 {
 			t.Fatalf("a=%v b=%v: p %v minP %v", a, b, r.P, r.MinP)
 		}
@@ -282,7 +282,7 @@ func TestMedianCIMatchesDefinition(t *testing.T) {
 			for k := 1; k <= (n+1)/2 && 1-2*binomialHalfCDF(n, k-1) >= conf-1e-12; k++ {
 				best = k
 			}
-			lo, hi, cov, ok := MedianCI(xs, conf)
+			lo, hi, cov, ok := medianCI(xs, conf)
 			if ok != (best > 0) {
 				t.Fatalf("n=%d conf %g: ok %v, want %v", n, conf, ok, best > 0)
 			}

@@ -5,12 +5,12 @@ import (
 	"slices"
 )
 
-// ExactUTestLimit is the largest combined sample size for which MannWhitney computes
+// exactUTestLimit is the largest combined sample size for which MannWhitney computes
 // the exact permutation distribution; larger samples use the normal approximation.
-const ExactUTestLimit = 40
+const exactUTestLimit = 40
 
-// UTest is the result of a two-sided Mann–Whitney U (Wilcoxon rank-sum) test.
-type UTest struct {
+// uTest is the result of a two-sided Mann–Whitney U (Wilcoxon rank-sum) test.
+type uTest struct {
 	N1, N2 int
 	// U counts the pairs (a, b) with a > b, ties counting one half.
 	U float64
@@ -72,11 +72,11 @@ func midranks(a, b []float64) (ra, rb []int, ties float64) {
 	return ra, rb, ties
 }
 
-// MannWhitney runs a two-sided Mann–Whitney U test of a against b. It needs at least
+// mannWhitney runs a two-sided Mann–Whitney U test of a against b. It needs at least
 // one value on each side; otherwise P is NaN. NaN values must not be passed.
-func MannWhitney(a, b []float64) UTest {
+func mannWhitney(a, b []float64) uTest {
 	n1, n2 := len(a), len(b)
-	t := UTest{N1: n1, N2: n2, P: math.NaN(), MinP: math.NaN()}
+	t := uTest{N1: n1, N2: n2, P: math.NaN(), MinP: math.NaN()}
 	if n1 == 0 || n2 == 0 {
 		return t
 	}
@@ -87,7 +87,7 @@ func MannWhitney(a, b []float64) UTest {
 	}
 	n := n1 + n2
 	t.U = float64(r1)/2 - float64(n1*(n1+1))/2
-	if n <= ExactUTestLimit {
+	if n <= exactUTestLimit {
 		t.Exact = true
 		t.P, t.MinP = exactRankSumP(append(slices.Clone(ra), rb...), n1, r1)
 		return t

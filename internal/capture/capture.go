@@ -117,11 +117,11 @@ var (
 // complete (the digest text of a long statement is cut off with "...", and a list it
 // folds that digestSQL could not unfold has one too).
 func keep(s Statement) bool {
-	return dmlRE.MatchString(s.SQL) && len(Tables(s.SQL)) > 0 && !internalRE.MatchString(s.SQL) && !strings.Contains(s.SQL, "...")
+	return dmlRE.MatchString(s.SQL) && len(tables(s.SQL)) > 0 && !internalRE.MatchString(s.SQL) && !strings.Contains(s.SQL, "...")
 }
 
-// Select filters the statements and keeps the top ones, busiest first.
-func Select(all []Statement, src *Source, o Options) []Statement {
+// selectTop filters the statements and keeps the top ones, busiest first.
+func selectTop(all []Statement, src *Source, o Options) []Statement {
 	top := o.Top
 	if top <= 0 {
 		top = 10
@@ -158,7 +158,7 @@ func Select(all []Statement, src *Source, o Options) []Statement {
 }
 
 // Capture reads the statistics on tgt and returns the workload to write.
-func Capture(ctx context.Context, tgt target.Target, o Options) (*Workload, error) {
+func Capture(ctx context.Context, tgt target.Target, o Options) (*workload, error) {
 	if o.By != "" && o.By != "calls" && o.By != "time" {
 		return nil, fmt.Errorf("--by %q: use calls or time", o.By)
 	}
@@ -171,7 +171,7 @@ func Capture(ctx context.Context, tgt target.Target, o Options) (*Workload, erro
 	if err != nil {
 		return nil, err
 	}
-	st := Select(all, &src, o)
+	st := selectTop(all, &src, o)
 	if len(st) == 0 {
 		return nil, fmt.Errorf("%w: %s holds no DML statements of the application (%d statements read, all left out); run the application (or reset the statistics and run it) first%s", ErrNotAvailable, src.What, len(all), hint(o))
 	}

@@ -17,7 +17,7 @@ func TestRewrite(t *testing.T) {
 		{"SELECT x FROM t a WHERE a.k IN ($1, $2) AND $3 < a.m", "SELECT x FROM t a WHERE a.k IN (:p1, :p2) AND :p3 < a.m", []string{"k", "k", "m"}},
 		{"SELECT '$1 ?' FROM t WHERE v = $1 AND w = $1", "SELECT '$1 ?' FROM t WHERE v = :p1 AND w = :p1", []string{"v"}},
 	} {
-		got, params := Rewrite(c.in)
+		got, params := rewrite(c.in)
 		var cols []string
 		for _, p := range params {
 			cols = append(cols, p.Column)
@@ -26,7 +26,7 @@ func TestRewrite(t *testing.T) {
 			t.Errorf("Rewrite(%q) = %q %q, want %q %q", c.in, got, cols, c.out, c.cols)
 		}
 	}
-	if got := Tables("SELECT a FROM `s`.`t1` JOIN t2 ON x WHERE y IN (SELECT z FROM t3)"); !reflect.DeepEqual(got, []string{"t1", "t2", "t3"}) {
+	if got := tables("SELECT a FROM `s`.`t1` JOIN t2 ON x WHERE y IN (SELECT z FROM t3)"); !reflect.DeepEqual(got, []string{"t1", "t2", "t3"}) {
 		t.Errorf("Tables = %q", got)
 	}
 }
@@ -44,11 +44,11 @@ func TestSelect(t *testing.T) {
 		{SQL: "DELETE FROM t WHERE id = $1", Calls: 10, TotalMs: 2},
 	}
 	src := Source{}
-	st := Select(all, &src, Options{Top: 2})
+	st := selectTop(all, &src, Options{Top: 2})
 	if len(st) != 2 || st[0].Calls != 60 || st[1].Calls != 30 || src.DroppedByTop != 1 || src.Skipped != 6 {
 		t.Errorf("by calls: %+v, %+v", st, src)
 	}
-	st = Select(all, &Source{}, Options{Top: 1, By: "time"})
+	st = selectTop(all, &Source{}, Options{Top: 1, By: "time"})
 	if len(st) != 1 || st[0].TotalMs != 50 {
 		t.Errorf("by time: %+v", st)
 	}

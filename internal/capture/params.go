@@ -120,21 +120,21 @@ var keywords = map[string]bool{"select": true, "from": true, "where": true, "and
 var comparison = map[string]bool{"=": true, "<": true, ">": true, "<=": true, ">=": true, "<>": true, "!=": true,
 	"+": true, "-": true, "*": true, "/": true, "like": true}
 
-// Param is one placeholder of a statement: the name it gets and the column it is
+// param is one placeholder of a statement: the name it gets and the column it is
 // compared with or written to ("" when none was found), or LIMIT/OFFSET.
-type Param struct {
+type param struct {
 	Name   string
 	Column string
 	Limit  bool
 	Ref    int // which value of a logged call it takes: N of $N, or the ?'s place (from 1)
 }
 
-// Rewrite replaces the statement's placeholders with named values (:p1 …) and says
+// rewrite replaces the statement's placeholders with named values (:p1 …) and says
 // which column each one goes with.
-func Rewrite(sql string) (string, []Param) {
+func rewrite(sql string) (string, []param) {
 	toks := tokenize(sql)
 	var b strings.Builder
-	var params []Param
+	var params []param
 	seen := map[string]string{} // $N → name
 	last, marks := 0, 0
 	for i, t := range toks {
@@ -151,7 +151,7 @@ func Rewrite(sql string) (string, []Param) {
 			if t.text != "?" {
 				seen[t.text] = name
 			}
-			p := Param{Name: name, Column: columnFor(toks, i), Ref: marks}
+			p := param{Name: name, Column: columnFor(toks, i), Ref: marks}
 			if t.text != "?" {
 				p.Ref, _ = strconv.Atoi(t.text[1:])
 			}
@@ -239,8 +239,8 @@ func insertColumn(toks []token, pos int) string {
 
 var tableRE = regexp.MustCompile("(?i)\\b(?:from|join|update|into)\\s+([A-Za-z_`\"][A-Za-z0-9_.`\"$]*)")
 
-// Tables names the tables a statement reads or writes, unqualified and lower-cased.
-func Tables(sql string) []string {
+// tables names the tables a statement reads or writes, unqualified and lower-cased.
+func tables(sql string) []string {
 	var out []string
 	for _, m := range tableRE.FindAllStringSubmatch(sql, -1) {
 		t := strings.ToLower(strings.NewReplacer("`", "", "\"", "").Replace(m[1]))
@@ -278,9 +278,9 @@ func (g Generator) intRange() (lo, hi int64, ok bool) {
 	return lo, hi, err == nil
 }
 
-// Infer builds the generator of each parameter from the data: the range of an
+// infer builds the generator of each parameter from the data: the range of an
 // integer column, the lengths of a text column, the range of a numeric one.
-func Infer(ctx context.Context, conn target.Conn, r Reader, tables []string, params []Param) []Generator {
+func infer(ctx context.Context, conn target.Conn, r Reader, tables []string, params []param) []Generator {
 	out := make([]Generator, len(params))
 	for i, p := range params {
 		switch {

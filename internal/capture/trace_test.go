@@ -87,7 +87,7 @@ func TestGroup(t *testing.T) {
 	if len(w.Txns) != 2 || w.Unfinished != 1 {
 		t.Fatalf("%d transactions, %d unfinished: %+v", len(w.Txns), w.Unfinished, w.Txns)
 	}
-	var tx, auto CapturedTxn
+	var tx, auto capturedTxn
 	for _, x := range w.Txns {
 		if x.Autocommit {
 			auto = x

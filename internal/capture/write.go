@@ -13,14 +13,14 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// Workload is a captured workload, ready to write.
-type Workload struct {
+// workload is a captured workload, ready to write.
+type workload struct {
 	Name       string
 	Source     Source
 	By         string
 	Top        int
-	Statements []CapturedStatement // the kept statements
-	Txns       []CapturedTxn       // the transactions written, busiest first
+	Statements []capturedStatement // the kept statements
+	Txns       []capturedTxn       // the transactions written, busiest first
 	// Grouped: the transactions come from a log's sessions (not one per statement).
 	Grouped    bool
 	Unfinished int64 // transactions open at the end of the log, left out
@@ -28,16 +28,16 @@ type Workload struct {
 	LeftOut    int64 // transactions of kinds beyond --top
 }
 
-// CapturedStatement is one kept statement.
-type CapturedStatement struct {
+// capturedStatement is one kept statement.
+type capturedStatement struct {
 	Statement
 	Text   string // with named values (:p1 …)
-	Params []Param
+	Params []param
 	Share  float64 // of the kept statements' calls
 }
 
-// CapturedTxn is one transaction of the captured workload.
-type CapturedTxn struct {
+// capturedTxn is one transaction of the captured workload.
+type capturedTxn struct {
 	Name       string
 	Count      int64 // times seen (the weight)
 	Share      float64
@@ -45,11 +45,11 @@ type CapturedTxn struct {
 	RolledBack int64
 	Steps      []string   // SQL with the transaction's value names
 	Stmts      []int      // the kept statement of each step
-	Values     []NamedGen // the transaction's values, drawn once per run of it
+	Values     []namedGen // the transaction's values, drawn once per run of it
 }
 
-// NamedGen is a value of a transaction and its generator.
-type NamedGen struct {
+// namedGen is a value of a transaction and its generator.
+type namedGen struct {
 	Name string
 	Generator
 }
@@ -65,8 +65,8 @@ var (
 // statements are grouped into the transactions the sessions ran, values that were the
 // same across a transaction's statements become one, and each value's distribution is
 // fitted to the values observed, the data's range bounding it.
-func Build(ctx context.Context, conn target.Conn, st []Statement, events []Event, src Source, o Options) *Workload {
-	w := &Workload{Name: o.Name, Source: src, By: o.By, Top: o.Top}
+func Build(ctx context.Context, conn target.Conn, st []Statement, events []Event, src Source, o Options) *workload {
+	w := &workload{Name: o.Name, Source: src, By: o.By, Top: o.Top}
 	if w.Name == "" {
 		w.Name = "captured"
 	}
@@ -79,9 +79,9 @@ func Build(ctx context.Context, conn target.Conn, st []Statement, events []Event
 	}
 	kept := map[string]int{}
 	for i, s := range st {
-		text, params := Rewrite(s.SQL)
+		text, params := rewrite(s.SQL)
 		kept[s.SQL] = i
-		w.Statements = append(w.Statements, CapturedStatement{Statement: s, Text: text, Params: params, Share: float64(s.Calls) / float64(max(total, 1))})
+		w.Statements = append(w.Statements, capturedStatement{Statement: s, Text: text, Params: params, Share: float64(s.Calls) / float64(max(total, 1))})
 	}
 	infer := func(i int) []Generator {
 		if conn == nil {
@@ -91,15 +91,15 @@ func Build(ctx context.Context, conn target.Conn, st []Statement, events []Event
 			}
 			return gens
 		}
-		return Infer(ctx, conn, o.Reader, Tables(w.Statements[i].SQL), w.Statements[i].Params)
+		return infer(ctx, conn, o.Reader, tables(w.Statements[i].SQL), w.Statements[i].Params)
 	}
 	if events == nil {
 		for i, s := range w.Statements {
-			t := CapturedTxn{Name: stmtName(i, s.SQL), Count: s.Calls, Share: s.Share, Autocommit: true, Stmts: []int{i}}
+			t := capturedTxn{Name: stmtName(i, s.SQL), Count: s.Calls, Share: s.Share, Autocommit: true, Stmts: []int{i}}
 			gens := infer(i)
 			t.Steps = []string{s.Text}
 			for j, p := range s.Params {
-				t.Values = append(t.Values, NamedGen{p.Name, gens[j]})
+				t.Values = append(t.Values, namedGen{p.Name, gens[j]})
 			}
 			w.Txns = append(w.Txns, t)
 		}
@@ -134,9 +134,9 @@ func Build(ctx context.Context, conn target.Conn, st []Statement, events []Event
 
 // buildTxn makes a shape a transaction: one value per class of parameters that carried
 // the same values, named after its column, fitted to the values observed.
-func (w *Workload) buildTxn(i int, sh *shape, total int64, infer func(int) []Generator) CapturedTxn {
+func (w *workload) buildTxn(i int, sh *shape, total int64, infer func(int) []Generator) capturedTxn {
 	first := w.Statements[sh.steps[0]]
-	t := CapturedTxn{Name: stmtName(i, first.SQL), Count: sh.count, Share: float64(sh.count) / float64(max(total, 1)),
+	t := capturedTxn{Name: stmtName(i, first.SQL), Count: sh.count, Share: float64(sh.count) / float64(max(total, 1)),
 		Autocommit: !sh.explicit, RolledBack: sh.rolled, Stmts: sh.steps}
 	if len(sh.steps) > 1 {
 		t.Name = fmt.Sprintf("t%d_%d_statements", i+1, len(sh.steps))
@@ -179,7 +179,7 @@ func (w *Workload) buildTxn(i int, sh *shape, total int64, infer func(int) []Gen
 				gen.Comment += fmt.Sprintf("; range from %s", strings.SplitN(data.Comment, ":", 2)[0])
 			}
 		}
-		t.Values = append(t.Values, NamedGen{name, gen})
+		t.Values = append(t.Values, namedGen{name, gen})
 	}
 	k := 0
 	for _, s := range sh.steps {
@@ -195,7 +195,7 @@ func (w *Workload) buildTxn(i int, sh *shape, total int64, infer func(int) []Gen
 }
 
 func stmtName(i int, sql string) string {
-	tables := Tables(sql)
+	tables := tables(sql)
 	name := fmt.Sprintf("q%d_%s", i+1, strings.ToLower(strings.Fields(sql)[0]))
 	if len(tables) > 0 {
 		name += "_" + tables[0]
@@ -206,7 +206,7 @@ func stmtName(i int, sql string) string {
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
 
 // Write writes the workload file.
-func (w *Workload) Write(out io.Writer) error {
+func (w *workload) Write(out io.Writer) error {
 	var b strings.Builder
 	s := w.Source
 	fmt.Fprintf(&b, "# Captured by fathom capture from %s.\n", s.What)

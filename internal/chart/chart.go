@@ -177,32 +177,32 @@ type Box struct {
 	Points Floats  `json:"points"`
 }
 
-// Range is a fixed stretch of an axis.
-type Range struct {
+// axisRange is a fixed stretch of an axis.
+type axisRange struct {
 	Min float64 `json:"min"`
 	Max float64 `json:"max"`
 }
 
 // Fixed is the range lo–hi.
-func Fixed(lo, hi float64) *Range { return &Range{lo, hi} }
+func Fixed(lo, hi float64) *axisRange { return &axisRange{lo, hi} }
 
 // Chart is one chart of any kind.
 type Chart struct {
-	Kind     string   `json:"kind"` // KindLine when ""
-	ID       string   `json:"id"`
-	Title    string   `json:"title"`
-	Subtitle string   `json:"subtitle,omitempty"`
-	Caption  string   `json:"caption,omitempty"` // the sentence under the chart (not drawn in it)
-	XLabel   string   `json:"xlabel"`
-	YLabel   string   `json:"ylabel"`
-	XScale   string   `json:"xscale"` // ScaleLinear when ""
-	YScale   string   `json:"yscale"` // ScaleLinear when ""
-	XUnit    Unit     `json:"xunit"`
-	YUnit    Unit     `json:"yunit"`
-	XRange   *Range   `json:"xrange,omitempty"` // fixed x range; nil: the data's
-	YZero    bool     `json:"yzero,omitempty"`  // the y axis starts at 0
-	XWhole   bool     `json:"xwhole,omitempty"` // x values are counts (run order): no fractional ticks
-	Series   []Series `json:"series"`
+	Kind     string     `json:"kind"` // KindLine when ""
+	ID       string     `json:"id"`
+	Title    string     `json:"title"`
+	Subtitle string     `json:"subtitle,omitempty"`
+	Caption  string     `json:"caption,omitempty"` // the sentence under the chart (not drawn in it)
+	XLabel   string     `json:"xlabel"`
+	YLabel   string     `json:"ylabel"`
+	XScale   string     `json:"xscale"` // ScaleLinear when ""
+	YScale   string     `json:"yscale"` // ScaleLinear when ""
+	XUnit    Unit       `json:"xunit"`
+	YUnit    Unit       `json:"yunit"`
+	XRange   *axisRange `json:"xrange,omitempty"` // fixed x range; nil: the data's
+	YZero    bool       `json:"yzero,omitempty"`  // the y axis starts at 0
+	XWhole   bool       `json:"xwhole,omitempty"` // x values are counts (run order): no fractional ticks
+	Series   []Series   `json:"series"`
 	// Annotations: shaded bands (warm-up, stalls) and reference lines.
 	Bands  []Band `json:"bands,omitempty"`
 	HLines []Ref  `json:"hlines,omitempty"`

@@ -37,8 +37,8 @@ type Check struct {
 	Name       string // shortname: the first word of the output and the perfdata label
 	Mode       string
 	Expression string
-	Warning    Range
-	Critical   Range
+	Warning    thresholdRange
+	Critical   thresholdRange
 	UOM        string
 	Min, Max   *float64
 	// Baseline is the status of a run that has no previous run to compare with, or
@@ -52,7 +52,7 @@ type Check struct {
 	MinReplicas    int    // PostgreSQL primary: standbys expected (default 1)
 	// WarningBytes and CriticalBytes are thresholds on the bytes of WAL a standby has
 	// not replayed (PostgreSQL primary, replication-lag mode).
-	WarningBytes, CriticalBytes Range
+	WarningBytes, CriticalBytes thresholdRange
 
 	expr *expression
 }

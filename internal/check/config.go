@@ -166,7 +166,7 @@ func (cc configCheck) check() (*Check, error) {
 
 // Thresholds parses the warning and critical thresholds given either as Nagios ranges
 // or in the comparison form, not both.
-func Thresholds(warning, critical, cmpWarning, cmpCritical string) (w, c Range, err error) {
+func Thresholds(warning, critical, cmpWarning, cmpCritical string) (w, c thresholdRange, err error) {
 	if warning != "" && cmpWarning != "" {
 		return w, c, errors.New("give the warning threshold once: as a range (-w) or as a comparison (--comparison_warning)")
 	}

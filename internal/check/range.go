@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Range is a Nagios plugin threshold range (monitoring-plugins' "Threshold and ranges"):
+// thresholdRange is a Nagios plugin threshold range (monitoring-plugins' "Threshold and ranges"):
 //
 //	10      alert if the value is < 0 or > 10
 //	10:     alert if < 10
@@ -17,7 +17,7 @@ import (
 //	@10:20  alert if 10 <= value <= 20
 //
 // The zero Range is "not set" and never alerts.
-type Range struct {
+type thresholdRange struct {
 	Start, End float64 // -Inf / +Inf for an open side
 	Inside     bool    // '@': alert inside [Start, End] instead of outside
 	set        bool
@@ -41,15 +41,15 @@ func ParseNumber(s string) (float64, bool) {
 
 // parseRange parses a threshold in Nagios range syntax. An empty string is a Range
 // that is not set.
-func parseRange(s string) (Range, error) {
+func parseRange(s string) (thresholdRange, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return Range{}, nil
+		return thresholdRange{}, nil
 	}
-	bad := func(why string) (Range, error) {
-		return Range{}, fmt.Errorf("threshold %q: %s; use Nagios ranges: 10, 10:, ~:10, 10:20 or @10:20", s, why)
+	bad := func(why string) (thresholdRange, error) {
+		return thresholdRange{}, fmt.Errorf("threshold %q: %s; use Nagios ranges: 10, 10:, ~:10, 10:20 or @10:20", s, why)
 	}
-	r := Range{set: true}
+	r := thresholdRange{set: true}
 	body := t
 	if strings.HasPrefix(body, "@") {
 		r.Inside = true
@@ -99,7 +99,7 @@ func parseRange(s string) (Range, error) {
 }
 
 // MustRange is ParseRange for constants; it panics on a malformed range.
-func MustRange(s string) Range {
+func MustRange(s string) thresholdRange {
 	r, err := parseRange(s)
 	if err != nil {
 		panic(err)
@@ -108,11 +108,11 @@ func MustRange(s string) Range {
 }
 
 // IsSet reports whether the range was given.
-func (r Range) IsSet() bool { return r.set }
+func (r thresholdRange) IsSet() bool { return r.set }
 
 // Alert reports whether v is outside the range (inside with '@'). A NaN always alerts
 // when the range is set.
-func (r Range) Alert(v float64) bool {
+func (r thresholdRange) Alert(v float64) bool {
 	if !r.set {
 		return false
 	}
@@ -124,9 +124,9 @@ func (r Range) Alert(v float64) bool {
 }
 
 // String is the range in canonical Nagios syntax ("" when not set).
-func (r Range) String() string { return r.text }
+func (r thresholdRange) String() string { return r.text }
 
-func (r Range) format() string {
+func (r thresholdRange) format() string {
 	var b strings.Builder
 	if r.Inside {
 		b.WriteByte('@')
@@ -148,7 +148,7 @@ func (r Range) format() string {
 
 // describe says in words why v alerts, for status messages: "> 80", "< 10",
 // "inside 10:20", "= 0".
-func (r Range) describe(v float64) string {
+func (r thresholdRange) describe(v float64) string {
 	if !r.set {
 		return ""
 	}
@@ -179,19 +179,19 @@ var comparison = regexp.MustCompile(`^\s*(>=|<=|==|!=|=|>|<)\s*(\S+)\s*$`)
 // parseComparison turns the comparison form of --comparison_warning and
 // --comparison_critical ("> 75": alert when the value is greater than 75) into the
 // equivalent Nagios range. An empty string is a Range that is not set.
-func parseComparison(s string) (Range, error) {
+func parseComparison(s string) (thresholdRange, error) {
 	if strings.TrimSpace(s) == "" {
-		return Range{}, nil
+		return thresholdRange{}, nil
 	}
 	m := comparison.FindStringSubmatch(s)
 	if m == nil {
-		return Range{}, fmt.Errorf("comparison %q: want an operator and a number, like \"> 75\", \">= 75\", \"< 10\", \"<= 10\", \"== 0\" or \"!= 0\"", s)
+		return thresholdRange{}, fmt.Errorf("comparison %q: want an operator and a number, like \"> 75\", \">= 75\", \"< 10\", \"<= 10\", \"== 0\" or \"!= 0\"", s)
 	}
 	n, ok := ParseNumber(m[2])
 	if !ok {
-		return Range{}, fmt.Errorf("comparison %q: %q is not a number", s, m[2])
+		return thresholdRange{}, fmt.Errorf("comparison %q: %q is not a number", s, m[2])
 	}
-	r := Range{set: true, Start: math.Inf(-1), End: math.Inf(1)}
+	r := thresholdRange{set: true, Start: math.Inf(-1), End: math.Inf(1)}
 	switch m[1] {
 	case ">": // alert outside ~:n
 		r.End = n

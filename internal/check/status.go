@@ -68,7 +68,7 @@ type Perf struct {
 	Label      string
 	Value      float64
 	UOM        string
-	Warn, Crit Range
+	Warn, Crit thresholdRange
 	Min, Max   *float64
 }
 

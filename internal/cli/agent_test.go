@@ -31,7 +31,7 @@ func TestAgentsBadInput(t *testing.T) {
 		{"negative agents", nil, []string{"run", "--agents", "-1", "--store", pg}, "--agents -1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			oneLine(t, fathom(t, c.env, nil, c.args...), ExitUsage, c.want)
+			oneLine(t, fathom(t, c.env, nil, c.args...), exitUsage, c.want)
 		})
 	}
 }
@@ -44,7 +44,7 @@ func TestAgentsLoopback(t *testing.T) {
 	if r := fathom(t, nil, nil, "prepare", "--workload", "tpcb", "--scale", "1", "--target", target); r.code != 0 {
 		t.Fatalf("prepare: %s", r.stderr)
 	}
-	oneLine(t, fathom(t, nil, nil, "run", "--workload", "tpcb", "--agents", "3", "-c", "2", "--store", st, "--target", target), ExitUsage, "2 clients cannot be split over 3 agents")
+	oneLine(t, fathom(t, nil, nil, "run", "--workload", "tpcb", "--agents", "3", "-c", "2", "--store", st, "--target", target), exitUsage, "2 clients cannot be split over 3 agents")
 	name := fmt.Sprintf("loop-%d", time.Now().UnixNano())
 	var wg sync.WaitGroup
 	agents := make([]result, 3)

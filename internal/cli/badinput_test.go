@@ -30,49 +30,49 @@ func TestBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"unknown command", []string{"frobnicate"}, ExitUsage, "unknown command"},
-		{"unknown workload", []string{"run", "--target", sqlite, "--workload", "nope"}, ExitUsage, "nope"},
-		{"unknown flag", []string{"run", "--clients-please", "3"}, ExitUsage, "unknown flag"},
-		{"unknown workload option", []string{"run", "--target", sqlite, "--set", "bogus=1"}, ExitUsage, "bogus"},
-		{"zero clients", []string{"run", "--target", sqlite, "-c", "0"}, ExitUsage, "clients must be at least 1"},
-		{"negative rate", []string{"run", "--target", sqlite, "-R", "-5"}, ExitUsage, "rate"},
-		{"bad duration", []string{"run", "--target", sqlite, "-T", "soon"}, ExitUsage, "not a duration"},
-		{"time and transactions", []string{"run", "--target", sqlite, "-T", "5", "-t", "10"}, ExitUsage, "either --time or --transactions"},
-		{"zero max tries", []string{"run", "--target", sqlite, "--max-tries", "0"}, ExitUsage, "max-tries"},
-		{"bad scale", []string{"prepare", "--target", sqlite, "--scale", "0"}, ExitUsage, "scale"},
-		{"bad label", []string{"run", "--target", sqlite, "--label", "nokey"}, ExitUsage, "key=value"},
-		{"malformed DSN", []string{"run", "--target", "postgres://bob:hunter2@[::1/x"}, ExitUsage, "postgres"},
-		{"unknown scheme", []string{"run", "--target", "oracle://scott:tiger@db/x"}, ExitUsage, "unknown target"},
-		{"tables missing", []string{"run", "--target", sqlite, "--workload", "tpcb"}, ExitFailure, "fathom prepare"},
-		{"server not listening", []string{"run", "--target", "postgres://bob:hunter2@127.0.0.1:1/x?connect_timeout=2"}, ExitFailure, "cannot connect"},
-		{"mysql not listening", []string{"run", "--target", "mysql://bob:hunter2@127.0.0.1:1/x"}, ExitFailure, "cannot connect"},
-		{"no such run", []string{"show", "999"}, ExitUsage, "999"},
-		{"bad run id", []string{"show", "abc"}, ExitUsage, "not a run id"},
-		{"export format", []string{"export", "1", "--format", "xml"}, ExitUsage, "csv, json"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "unknown command"},
+		{"unknown workload", []string{"run", "--target", sqlite, "--workload", "nope"}, exitUsage, "nope"},
+		{"unknown flag", []string{"run", "--clients-please", "3"}, exitUsage, "unknown flag"},
+		{"unknown workload option", []string{"run", "--target", sqlite, "--set", "bogus=1"}, exitUsage, "bogus"},
+		{"zero clients", []string{"run", "--target", sqlite, "-c", "0"}, exitUsage, "clients must be at least 1"},
+		{"negative rate", []string{"run", "--target", sqlite, "-R", "-5"}, exitUsage, "rate"},
+		{"bad duration", []string{"run", "--target", sqlite, "-T", "soon"}, exitUsage, "not a duration"},
+		{"time and transactions", []string{"run", "--target", sqlite, "-T", "5", "-t", "10"}, exitUsage, "either --time or --transactions"},
+		{"zero max tries", []string{"run", "--target", sqlite, "--max-tries", "0"}, exitUsage, "max-tries"},
+		{"bad scale", []string{"prepare", "--target", sqlite, "--scale", "0"}, exitUsage, "scale"},
+		{"bad label", []string{"run", "--target", sqlite, "--label", "nokey"}, exitUsage, "key=value"},
+		{"malformed DSN", []string{"run", "--target", "postgres://bob:hunter2@[::1/x"}, exitUsage, "postgres"},
+		{"unknown scheme", []string{"run", "--target", "oracle://scott:tiger@db/x"}, exitUsage, "unknown target"},
+		{"tables missing", []string{"run", "--target", sqlite, "--workload", "tpcb"}, exitFailure, "fathom prepare"},
+		{"server not listening", []string{"run", "--target", "postgres://bob:hunter2@127.0.0.1:1/x?connect_timeout=2"}, exitFailure, "cannot connect"},
+		{"mysql not listening", []string{"run", "--target", "mysql://bob:hunter2@127.0.0.1:1/x"}, exitFailure, "cannot connect"},
+		{"no such run", []string{"show", "999"}, exitUsage, "999"},
+		{"bad run id", []string{"show", "abc"}, exitUsage, "not a run id"},
+		{"export format", []string{"export", "1", "--format", "xml"}, exitUsage, "csv, json"},
 		// Values that cannot be right (issue 11): refused as flags, before anything.
-		{"zero time", []string{"run", "--target", sqlite, "-T", "0"}, ExitUsage, "above zero"},
-		{"zero transactions", []string{"run", "--target", sqlite, "-t", "0"}, ExitUsage, "above zero"},
-		{"negative transactions", []string{"run", "--target", sqlite, "-t", "-3"}, ExitUsage, "above zero"},
-		{"zero reconnect timeout", []string{"run", "--target", sqlite, "--reconnect-timeout", "0"}, ExitUsage, "reconnect-timeout"},
-		{"negative reconnect timeout", []string{"run", "--target", sqlite, "--reconnect-timeout", "-5s"}, ExitUsage, "negative"},
-		{"zero connect timeout", []string{"run", "--target", sqlite, "--connect-timeout", "0s"}, ExitUsage, "connect-timeout"},
-		{"zero report interval", []string{"run", "--target", sqlite, "-P", "0"}, ExitUsage, "report-interval"},
-		{"zero collect timeout", []string{"run", "--target", sqlite, "--collect-timeout", "0"}, ExitUsage, "collect-timeout"},
-		{"latency limit without rate", []string{"run", "--target", sqlite, "-L", "5ms"}, ExitUsage, "goes with --rate"},
-		{"zero latency limit", []string{"run", "--target", sqlite, "-R", "10", "-L", "0"}, ExitUsage, "latency-limit"},
-		{"zero stall window", []string{"run", "--target", sqlite, "--stall-window", "0"}, ExitUsage, "stall-window"},
-		{"stall threshold above 1", []string{"run", "--target", sqlite, "--stall-threshold", "1.5"}, ExitUsage, "fraction"},
-		{"zero stalls window", []string{"stalls", "1", "--window", "0"}, ExitUsage, "window"},
-		{"zero watch time", []string{"watch", "--target", sqlite, "-T", "0"}, ExitUsage, "above zero"},
-		{"zero heartbeat interval", []string{"heartbeat", "--target", "postgres://u@127.0.0.1:1/x", "--interval", "0"}, ExitUsage, "interval"},
-		{"more clients than open files", []string{"run", "--target", sqlite, "-c", "100000"}, ExitUsage, "ulimit -n"},
+		{"zero time", []string{"run", "--target", sqlite, "-T", "0"}, exitUsage, "above zero"},
+		{"zero transactions", []string{"run", "--target", sqlite, "-t", "0"}, exitUsage, "above zero"},
+		{"negative transactions", []string{"run", "--target", sqlite, "-t", "-3"}, exitUsage, "above zero"},
+		{"zero reconnect timeout", []string{"run", "--target", sqlite, "--reconnect-timeout", "0"}, exitUsage, "reconnect-timeout"},
+		{"negative reconnect timeout", []string{"run", "--target", sqlite, "--reconnect-timeout", "-5s"}, exitUsage, "negative"},
+		{"zero connect timeout", []string{"run", "--target", sqlite, "--connect-timeout", "0s"}, exitUsage, "connect-timeout"},
+		{"zero report interval", []string{"run", "--target", sqlite, "-P", "0"}, exitUsage, "report-interval"},
+		{"zero collect timeout", []string{"run", "--target", sqlite, "--collect-timeout", "0"}, exitUsage, "collect-timeout"},
+		{"latency limit without rate", []string{"run", "--target", sqlite, "-L", "5ms"}, exitUsage, "goes with --rate"},
+		{"zero latency limit", []string{"run", "--target", sqlite, "-R", "10", "-L", "0"}, exitUsage, "latency-limit"},
+		{"zero stall window", []string{"run", "--target", sqlite, "--stall-window", "0"}, exitUsage, "stall-window"},
+		{"stall threshold above 1", []string{"run", "--target", sqlite, "--stall-threshold", "1.5"}, exitUsage, "fraction"},
+		{"zero stalls window", []string{"stalls", "1", "--window", "0"}, exitUsage, "window"},
+		{"zero watch time", []string{"watch", "--target", sqlite, "-T", "0"}, exitUsage, "above zero"},
+		{"zero heartbeat interval", []string{"heartbeat", "--target", "postgres://u@127.0.0.1:1/x", "--interval", "0"}, exitUsage, "interval"},
+		{"more clients than open files", []string{"run", "--target", sqlite, "-c", "100000"}, exitUsage, "ulimit -n"},
 		// Issue 15's bad inputs.
-		{"empty store", []string{"run", "--target", sqlite, "--store", ""}, ExitUsage, "store path is empty"},
-		{"empty store for runs", []string{"runs", "--store", ""}, ExitUsage, "store path is empty"},
-		{"negative max points", []string{"report", "last", "--max-points", "-1"}, ExitUsage, "max-points"},
-		{"bad status filter", []string{"runs", "--status", "done"}, ExitUsage, "complete, interrupted, failed, aborted or running"},
-		{"bad postgres port", []string{"run", "--target", "postgres://bob:hunter2@127.0.0.1:99999/x"}, ExitUsage, "port is not a number from 1 to 65535"},
-		{"bad postgres port word", []string{"run", "--target", "host=127.0.0.1 port=abc password=hunter2"}, ExitUsage, "port is not a number from 1 to 65535"},
+		{"empty store", []string{"run", "--target", sqlite, "--store", ""}, exitUsage, "store path is empty"},
+		{"empty store for runs", []string{"runs", "--store", ""}, exitUsage, "store path is empty"},
+		{"negative max points", []string{"report", "last", "--max-points", "-1"}, exitUsage, "max-points"},
+		{"bad status filter", []string{"runs", "--status", "done"}, exitUsage, "complete, interrupted, failed, aborted or running"},
+		{"bad postgres port", []string{"run", "--target", "postgres://bob:hunter2@127.0.0.1:99999/x"}, exitUsage, "port is not a number from 1 to 65535"},
+		{"bad postgres port word", []string{"run", "--target", "host=127.0.0.1 port=abc password=hunter2"}, exitUsage, "port is not a number from 1 to 65535"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -87,7 +87,7 @@ func TestBadInput(t *testing.T) {
 			}
 			r := fathom(t, env, nil, args...)
 			oneLine(t, r, c.code, c.want)
-			if c.code == ExitUsage && c.args[0] != "show" {
+			if c.code == exitUsage && c.args[0] != "show" {
 				// Nothing was spent before the refusal: no target or store created.
 				for _, p := range []string{strings.TrimPrefix(own, "sqlite:"), env["FATHOM_STORE"]} {
 					if _, err := os.Stat(p); err == nil {
@@ -121,7 +121,7 @@ func TestWrongPassword(t *testing.T) {
 		defer db.ExecContext(ctx, "DROP USER IF EXISTS 'fathom_pw'@'%'")
 		u.User = url.UserPassword("fathom_pw", "Wr0ngPassw0rd")
 		r := fathom(t, storeEnv(t), nil, "run", "--target", u.String())
-		oneLine(t, r, ExitFailure, "cannot connect")
+		oneLine(t, r, exitFailure, "cannot connect")
 		if !strings.Contains(r.stderr, "password") || strings.Contains(r.stderr, "Wr0ngPassw0rd") {
 			t.Errorf("want a password hint without the password: %q", r.stderr)
 		}
@@ -154,7 +154,7 @@ func TestHelpTextsAndSuggestions(t *testing.T) {
 		{[]string{"run", "--target", "sqlite:" + filepath.Join(t.TempDir(), "t.db"), "--collect", "os_proces"}, "did you mean os_process?"},
 	} {
 		r := fathom(t, env, nil, c.args...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 			t.Errorf("%v: %d %q, want one line with %q", c.args, r.code, r.stderr, c.want)
 		}
 	}
@@ -166,14 +166,14 @@ func TestHelpTextsAndSuggestions(t *testing.T) {
 	if r := fathom(t, env, nil, "run", "-w", "oltp_point_select", "--target", tgt, "-T", "1", "-q", "--label", "series=nightly"); r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
 	}
-	if r := fathom(t, env, nil, "history", "nightlly"); r.code != ExitUsage || !strings.Contains(r.stderr, "(did you mean nightly?)") {
+	if r := fathom(t, env, nil, "history", "nightlly"); r.code != exitUsage || !strings.Contains(r.stderr, "(did you mean nightly?)") {
 		t.Errorf("history nightlly: %d %q", r.code, r.stderr)
 	}
 	// A report's axis, from the runs' labels.
 	if r := fathom(t, env, nil, "run", "-w", "oltp_point_select", "--target", tgt, "-T", "1", "-q", "--label", "series=nightly"); r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
 	}
-	if r := fathom(t, env, nil, "report", "1-2", "--axis", "serie", "-o", filepath.Join(t.TempDir(), "r")); r.code != ExitUsage || !strings.Contains(r.stderr, "(did you mean series?)") {
+	if r := fathom(t, env, nil, "report", "1-2", "--axis", "serie", "-o", filepath.Join(t.TempDir(), "r")); r.code != exitUsage || !strings.Contains(r.stderr, "(did you mean series?)") {
 		t.Errorf("report --axis serie: %d %q", r.code, r.stderr)
 	}
 }
@@ -216,12 +216,12 @@ func TestStorePathMistakes(t *testing.T) {
 		code        int
 		want        string
 	}{
-		{"empty", "", ExitUsage, "store path is empty"},
-		{"directory", dir, ExitUsage, "is a directory"},
-		{"not sqlite", garbage, ExitUsage, "is not a SQLite database"},
-		{"damaged", damaged, ExitFailure, "is damaged"},
-		{"foreign", foreign, ExitUsage, "tables of its own but not a fathom results database"},
-		{"under a file", filepath.Join(garbage, "x.db"), ExitUsage, garbage + " is a file, not a directory"},
+		{"empty", "", exitUsage, "store path is empty"},
+		{"directory", dir, exitUsage, "is a directory"},
+		{"not sqlite", garbage, exitUsage, "is not a SQLite database"},
+		{"damaged", damaged, exitFailure, "is damaged"},
+		{"foreign", foreign, exitUsage, "tables of its own but not a fathom results database"},
+		{"under a file", filepath.Join(garbage, "x.db"), exitUsage, garbage + " is a file, not a directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, args := range [][]string{{"runs"}, {"run", "--target", sqlite}} {
@@ -239,7 +239,7 @@ func TestStorePathMistakes(t *testing.T) {
 	t.Run("question mark", func(t *testing.T) {
 		odd := filepath.Join(dir, "what?is#this%20.db")
 		r := fathom(t, map[string]string{"FATHOM_STORE": odd}, nil, "run", "--target", sqlite, "-w", "oltp_point_select", "--table-size", "10", "-T", "1", "-q")
-		if r.code != ExitFailure || !strings.Contains(r.stderr, "fathom prepare") { // the target is not prepared; the store opened
+		if r.code != exitFailure || !strings.Contains(r.stderr, "fathom prepare") { // the target is not prepared; the store opened
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
 		if r := fathom(t, nil, nil, "prepare", "--target", sqlite, "-w", "oltp_point_select", "--table-size", "10"); r.code != 0 {
@@ -289,7 +289,7 @@ func TestStorePathMistakes(t *testing.T) {
 			cmd.Stderr = &stderr
 			err := cmd.Run()
 			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != ExitUsage || !strings.Contains(stderr.String(), c.want) {
+			if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(stderr.String(), c.want) {
 				t.Errorf("as nobody, runs --store %s: %v, %q; want exit 2 and %q", c.path, err, stderr.String(), c.want)
 			}
 		}

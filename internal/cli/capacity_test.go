@@ -68,7 +68,7 @@ func TestClientsBeyondServerLimit(t *testing.T) {
 		t.Run(c.kind, func(t *testing.T) {
 			max := queryInt(t, c.dsn, c.maxQ)
 			r := fathom(t, storeEnv(t), nil, "run", "--target", c.dsn, "-w", "oltp_point_select", "-c", strconv.Itoa(max+1))
-			oneLine(t, r, ExitUsage, "max_connections is "+strconv.Itoa(max))
+			oneLine(t, r, exitUsage, "max_connections is "+strconv.Itoa(max))
 			if !strings.Contains(r.stderr, "raise max_connections on the server or use at most -c ") {
 				t.Errorf("no fix named: %q", r.stderr)
 			}
@@ -93,7 +93,7 @@ func TestTooManyClients(t *testing.T) {
 		u, _ := url.Parse(dsn)
 		u.User = url.User(name)
 		r := fathom(t, storeEnv(t), nil, "run", "--target", u.String(), "-w", "oltp_point_select", "-c", "3")
-		oneLine(t, r, ExitUsage, "the role's CONNECTION LIMIT is 2 and it has 0 other connections, room for 2): raise the role's limit (ALTER ROLE … CONNECTION LIMIT) or use at most -c 2")
+		oneLine(t, r, exitUsage, "the role's CONNECTION LIMIT is 2 and it has 0 other connections, room for 2): raise the role's limit (ALTER ROLE … CONNECTION LIMIT) or use at most -c 2")
 	})
 	t.Run("mysql account", func(t *testing.T) {
 		dsn := dbtest.MySQLDatabase(t, "too_many")
@@ -104,7 +104,7 @@ func TestTooManyClients(t *testing.T) {
 		u, _ := url.Parse(dsn)
 		u.User = url.User(name)
 		r := fathom(t, storeEnv(t), nil, "run", "--target", u.String(), "-w", "oltp_point_select", "-c", "3")
-		oneLine(t, r, ExitUsage, "the account's max_user_connections is 1, room for 1): raise the account's MAX_USER_CONNECTIONS")
+		oneLine(t, r, exitUsage, "the account's max_user_connections is 1, room for 1): raise the account's MAX_USER_CONNECTIONS")
 	})
 	t.Run("hint", func(t *testing.T) {
 		tgt, err := db.Open("postgres://u@127.0.0.1:5432/x", target.Config{})

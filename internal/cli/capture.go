@@ -48,9 +48,9 @@ func newCaptureCmd(env *Env) *cobra.Command {
 			}
 			w, err := capture.Capture(cmd.Context(), tgt, o)
 			if errors.Is(err, capture.ErrNotAvailable) {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			} else if err != nil {
-				return withCode(ExitFailure, fmt.Errorf("capturing from %s: %v", tgt.Redacted(), err))
+				return withCode(exitFailure, fmt.Errorf("capturing from %s: %v", tgt.Redacted(), err))
 			}
 			dst := io.Writer(env.Stdout)
 			if out != "" && out != "-" {
@@ -62,7 +62,7 @@ func newCaptureCmd(env *Env) *cobra.Command {
 				dst = f
 			}
 			if err := w.Write(dst); err != nil {
-				return withCode(ExitFailure, fmt.Errorf("writing %s: %v", out, err))
+				return withCode(exitFailure, fmt.Errorf("writing %s: %v", out, err))
 			}
 			if out != "" && out != "-" {
 				fmt.Fprintf(env.Stderr, "captured %d statements into %s; check it with `fathom workload check %s`\n", len(w.Statements), out, shellQuote(out))

@@ -163,10 +163,10 @@ func TestCaptureRoundTrip(t *testing.T) {
 func TestCaptureBadInput(t *testing.T) {
 	env := storeEnv(t)
 	sqlite := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
-	oneLine(t, fathom(t, env, nil, "capture", "--target", sqlite), ExitFailure, "keeps no statement statistics")
-	oneLine(t, fathom(t, env, nil, "capture", "--target", sqlite, "--by", "rows"), ExitUsage, "use calls or time")
-	oneLine(t, fathom(t, env, nil, "capture", "--target", sqlite, "--top", "0"), ExitUsage, "--top 0")
-	oneLine(t, fathom(t, env, nil, "capture", "--target", sqlite, "--slow-log", filepath.Join(t.TempDir(), "none.log")), ExitFailure, "reading the slow query log")
+	oneLine(t, fathom(t, env, nil, "capture", "--target", sqlite), exitFailure, "keeps no statement statistics")
+	oneLine(t, fathom(t, env, nil, "capture", "--target", sqlite, "--by", "rows"), exitUsage, "use calls or time")
+	oneLine(t, fathom(t, env, nil, "capture", "--target", sqlite, "--top", "0"), exitUsage, "--top 0")
+	oneLine(t, fathom(t, env, nil, "capture", "--target", sqlite, "--slow-log", filepath.Join(t.TempDir(), "none.log")), exitFailure, "reading the slow query log")
 }
 
 // checkSlowLogCapture captures from a MariaDB slow log that saw the 60/30/10 mix: the

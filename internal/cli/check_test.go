@@ -135,7 +135,7 @@ func TestCheckBadInput(t *testing.T) {
 		{[]string{"heartbeat", "mysql://u@h/db", "--interval", "1ms"}, "fathom: the heartbeat interval must be at least 10ms"},
 	} {
 		r := fathom(t, env, nil, tt.args...)
-		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, tt.want) {
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, tt.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q…", tt.args, r.code, r.stderr, tt.want)
 		}
 	}
@@ -261,7 +261,7 @@ func TestCheckRedis(t *testing.T) {
 	if r := fathom(t, env, nil, "check", "--target", dsn, "--mode", "connections"); !strings.Contains(r.stdout, "% of maxclients (") {
 		t.Errorf("connections on Redis: %q, want it to name maxclients", r.stdout)
 	}
-	if r := fathom(t, env, nil, "heartbeat", "--target", dsn, "--once"); r.code != ExitUsage || !strings.Contains(r.stderr, "not redis") {
+	if r := fathom(t, env, nil, "heartbeat", "--target", dsn, "--once"); r.code != exitUsage || !strings.Contains(r.stderr, "not redis") {
 		t.Errorf("heartbeat on Redis: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

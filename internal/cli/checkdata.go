@@ -47,10 +47,10 @@ listed; a score measured on such data is not valid); 1: the check could not be m
 			defer conn.Close()
 			rep, err := dc.CheckData(ctx, conn)
 			if errors.Is(err, workload.ErrNotPrepared) {
-				return withCode(ExitFailure, fmt.Errorf("%v in %s", err, tgt.Redacted()))
+				return withCode(exitFailure, fmt.Errorf("%v in %s", err, tgt.Redacted()))
 			}
 			if err != nil {
-				return withCode(ExitFailure, fmt.Errorf("checking the data of %s on %s: %v", wl.Name(), tgt.Redacted(), err))
+				return withCode(exitFailure, fmt.Errorf("checking the data of %s on %s: %v", wl.Name(), tgt.Redacted(), err))
 			}
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)
@@ -73,7 +73,7 @@ listed; a score measured on such data is not valid); 1: the check could not be m
 						bad = append(bad, p.Name)
 					}
 				}
-				return withCode(ExitInconsistent, fmt.Errorf("the %s data on %s is inconsistent: %d violations in %s; results measured on it are not valid (prepare again: fathom prepare -w %s)",
+				return withCode(exitInconsistent, fmt.Errorf("the %s data on %s is inconsistent: %d violations in %s; results measured on it are not valid (prepare again: fathom prepare -w %s)",
 					wl.Name(), tgt.Redacted(), len(rep.Violations), strings.Join(bad, ", "), wl.Name()))
 			}
 			return nil

@@ -62,7 +62,7 @@ func TestCheckDataTPCC(t *testing.T) {
 	conn.Close()
 
 	r = fathom(t, env, nil, "check-data", "-w", "tpcc", "--target", dsn)
-	oneLine(t, r, ExitInconsistent, "the tpcc data on "+dsn+" is inconsistent: 2 violations in warehouse 1")
+	oneLine(t, r, exitInconsistent, "the tpcc data on "+dsn+" is inconsistent: 2 violations in warehouse 1")
 	if !strings.Contains(r.stdout, "warehouse 1: INCONSISTENT (2)") || !strings.Contains(r.stdout, "condition 3 district 6: NEW_ORDER holds orders") {
 		t.Errorf("check-data output:\n%s", r.stdout)
 	}
@@ -75,11 +75,11 @@ func TestCheckDataTPCC(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("--json: %v\n%s", err, r.stdout)
 	}
-	if r.code != ExitInconsistent || rep.OK || len(rep.Parts) != 1 || len(rep.Violations) != 2 ||
+	if r.code != exitInconsistent || rep.OK || len(rep.Parts) != 1 || len(rep.Violations) != 2 ||
 		rep.Violations[0].Rule != "condition 3" || rep.Violations[0].Where != "district 6" || rep.Violations[1].Rule != "condition 5" {
 		t.Errorf("--json: exit %d %+v", r.code, rep)
 	}
 
-	oneLine(t, fathom(t, env, nil, "check-data", "-w", "tpcb", "--target", dsn), ExitUsage, "workload tpcb has no data rules to check")
-	oneLine(t, fathom(t, env, nil, "check-data", "--target", "sqlite:"+filepath.Join(dir, "empty.db")), ExitFailure, "tables missing: item")
+	oneLine(t, fathom(t, env, nil, "check-data", "-w", "tpcb", "--target", dsn), exitUsage, "workload tpcb has no data rules to check")
+	oneLine(t, fathom(t, env, nil, "check-data", "--target", "sqlite:"+filepath.Join(dir, "empty.db")), exitFailure, "tables missing: item")
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload"
 )
 
-// DefaultTarget is the embedded SQLite database used when --target is not given.
-const DefaultTarget = "sqlite:fathom-target.db"
+// defaultTarget is the embedded SQLite database used when --target is not given.
+const defaultTarget = "sqlite:fathom-target.db"
 
 // targetOpts are the flags every command that talks to a database shares.
 type targetOpts struct {
@@ -51,7 +51,7 @@ func (o *targetOpts) register(fs *pflag.FlagSet, env *Env) {
 	o.getenv = env.Getenv
 	def := env.Getenv("FATHOM_TARGET")
 	if def == "" {
-		def = DefaultTarget
+		def = defaultTarget
 	}
 	fs.StringVar(&o.target, "target", def, "database: postgres://…, mysql://…[?socket=…], sqlite:PATH, redis://host:port/db (also $FATHOM_TARGET; Redis password also $REDISCLI_AUTH)")
 	fs.StringVarP(&o.workload, "workload", "w", "tpcb", "workload `name` or workload file (see: fathom workloads)")

@@ -63,7 +63,7 @@ experiment cells (exp:NAME:clients=16,variant=on).`,
 				}
 				data, err := report.LoadRuns(ctx, st, sel.Runs, maxPoints)
 				if err != nil {
-					return withCode(ExitFailure, err)
+					return withCode(exitFailure, err)
 				}
 				sides[i] = report.Side{Name: arg, Runs: data}
 				if judge == "" && sel.Exp != nil {

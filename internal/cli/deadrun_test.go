@@ -25,7 +25,7 @@ func TestHelperFathomProcess(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &args); err != nil {
 		os.Exit(99)
 	}
-	env := OSEnv()
+	env := osEnv()
 	env.Args = args
 	os.Exit(Run(context.Background(), env))
 }

@@ -275,8 +275,8 @@ func TestInterruptKeepsIntervals(t *testing.T) {
 	if took := time.Since(<-stopped); took > 10*time.Second {
 		t.Errorf("took %s to stop after the interrupt", took)
 	}
-	if r.code != ExitInterrupted {
-		t.Fatalf("exit %d, want %d: %s", r.code, ExitInterrupted, r.stderr)
+	if r.code != exitInterrupted {
+		t.Fatalf("exit %d, want %d: %s", r.code, exitInterrupted, r.stderr)
 	}
 	s := summary(t, r)
 	if s.Status != "interrupted" || s.Intervals < 3 || s.Transactions == 0 {

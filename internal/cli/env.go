@@ -55,8 +55,8 @@ func (e *Env) tuner() procset.Tuner {
 	return procset.Tuner{Process: &process, KeepGC: e.Getenv("GOGC") != ""}
 }
 
-// OSEnv returns the Env of this process.
-func OSEnv() *Env {
+// osEnv returns the Env of this process.
+func osEnv() *Env {
 	return &Env{
 		Args:       os.Args[1:],
 		Stdin:      os.Stdin,
@@ -86,7 +86,7 @@ func osInterrupts(ctx context.Context) (context.Context, context.CancelFunc) {
 func Main() {
 	stop := cpuProfile(os.Getenv("FATHOM_CPUPROFILE"))
 	stopMem := memProfile(os.Getenv("FATHOM_MEMPROFILE"))
-	code := Run(context.Background(), OSEnv())
+	code := Run(context.Background(), osEnv())
 	stop()
 	stopMem()
 	os.Exit(code)

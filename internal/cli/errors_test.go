@@ -38,8 +38,8 @@ func TestRejectedScriptSpeaks(t *testing.T) {
 			}
 			want := badStatement[tg.name]
 			r := fathom(t, env, nil, "run", "--target", dsn, "-f", script, "-c", "2", "-t", "5", "--json")
-			if r.code != ExitErrors {
-				t.Fatalf("exit %d, want %d (ExitErrors)\nstderr: %s", r.code, ExitErrors, r.stderr)
+			if r.code != exitErrors {
+				t.Fatalf("exit %d, want %d (ExitErrors)\nstderr: %s", r.code, exitErrors, r.stderr)
 			}
 			s := summary(t, r)
 			if s.Status != "failed" || !strings.Contains(s.Reason, want.msg) || !strings.Contains(s.Reason, want.code) {
@@ -173,8 +173,8 @@ func TestErrorsAmongSuccessesAndThreshold(t *testing.T) {
 			// The same seed draws the same values: the same errors.
 			low := fmt.Sprintf("%g", rate/2)
 			r = fathom(t, env, nil, append(args, "--max-error-rate", low+"%")...)
-			if r.code != ExitThreshold {
-				t.Fatalf("--max-error-rate %s%%: exit %d, want %d\n%s", low, r.code, ExitThreshold, r.stderr)
+			if r.code != exitThreshold {
+				t.Fatalf("--max-error-rate %s%%: exit %d, want %d\n%s", low, r.code, exitThreshold, r.stderr)
 			}
 			s = summary(t, r)
 			if s.Status != "failed" || !strings.Contains(s.Reason, "above the maximum of "+low+"%") || !strings.Contains(s.Reason, code) ||
@@ -203,8 +203,8 @@ func TestOneClientAborts(t *testing.T) {
 	}
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
 	r := fathom(t, env, nil, "run", "--target", dsn, "-f", script, "-c", "3", "-t", "50", "--json", "-q")
-	if r.code != ExitErrors {
-		t.Fatalf("exit %d, want %d\n%s", r.code, ExitErrors, r.stderr)
+	if r.code != exitErrors {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitErrors, r.stderr)
 	}
 	s := summary(t, r)
 	if s.Status != "failed" || s.ClientsAborted != 1 || !strings.Contains(s.Reason, "clients aborted: 1 of 3") || !strings.Contains(s.Reason, "abort.sql line 2") {

@@ -11,15 +11,15 @@ import (
 
 // Exit codes. check uses the Nagios codes separately.
 const (
-	ExitOK           = 0
-	ExitFailure      = 1   // the command could not do its job (server down, run failed)
-	ExitUsage        = 2   // the user asked for something that makes no sense
-	ExitErrors       = 3   // the run's transactions failed: none succeeded, or clients aborted
-	ExitThreshold    = 4   // the run passed a limit the user set (--max-error-rate)
-	ExitInconsistent = 5   // check-data: the workload's data breaks its rules
-	ExitRegression   = 6   // fathom regressions: the newest runs of a series regressed
-	ExitThresholds   = 7   // the run failed a --threshold (completed, or aborted by one with ;abort)
-	ExitInterrupted  = 130 // stopped by SIGINT/SIGTERM; what was measured is kept
+	exitOK           = 0
+	exitFailure      = 1   // the command could not do its job (server down, run failed)
+	exitUsage        = 2   // the user asked for something that makes no sense
+	exitErrors       = 3   // the run's transactions failed: none succeeded, or clients aborted
+	exitThreshold    = 4   // the run passed a limit the user set (--max-error-rate)
+	exitInconsistent = 5   // check-data: the workload's data breaks its rules
+	exitRegression   = 6   // fathom regressions: the newest runs of a series regressed
+	exitThresholds   = 7   // the run failed a --threshold (completed, or aborted by one with ;abort)
+	exitInterrupted  = 130 // stopped by SIGINT/SIGTERM; what was measured is kept
 )
 
 // exitError attaches an exit code to an error.
@@ -33,7 +33,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // usagef is a user mistake: exit 2 with one line.
 func usagef(format string, args ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
 // withCode attaches a code to err (nil stays nil).
@@ -46,7 +46,7 @@ func withCode(code int, err error) error {
 
 func codeOf(err error) int {
 	if err == nil {
-		return ExitOK
+		return exitOK
 	}
 	var e *exitError
 	if errors.As(err, &e) {
@@ -54,17 +54,17 @@ func codeOf(err error) int {
 	}
 	switch errkind.KindOf(err) {
 	case errkind.Usage:
-		return ExitUsage
+		return exitUsage
 	case errkind.Interrupted:
-		return ExitInterrupted
+		return exitInterrupted
 	case errkind.Errors:
-		return ExitErrors
+		return exitErrors
 	case errkind.Threshold:
-		return ExitThreshold
+		return exitThreshold
 	case errkind.Aborted:
-		return ExitThresholds
+		return exitThresholds
 	}
-	return ExitFailure
+	return exitFailure
 }
 
 // thresholdsError is exit 7 naming the run's failed --threshold bars (nil: none failed).
@@ -77,5 +77,5 @@ func thresholdsError(sum *measure.Summary) error {
 	for _, r := range failed {
 		parts = append(parts, r.String())
 	}
-	return withCode(ExitThresholds, fmt.Errorf("run %d failed %d of %d thresholds: %s", sum.RunID, len(failed), len(sum.Thresholds), strings.Join(parts, "; ")))
+	return withCode(exitThresholds, fmt.Errorf("run %d failed %d of %d thresholds: %s", sum.RunID, len(failed), len(sum.Thresholds), strings.Join(parts, "; ")))
 }

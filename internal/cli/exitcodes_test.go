@@ -22,11 +22,11 @@ func TestExitCodesAndNames(t *testing.T) {
 		if args[1] == "99" {
 			want = "not found"
 		}
-		oneLine(t, r, ExitUsage, want)
+		oneLine(t, r, exitUsage, want)
 	}
 	target := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
 	for w, near := range map[string]string{"tpcbb": "tpcb", "oltp_point_selct": "oltp_point_select", "redis_kv": "redis-kv"} {
-		oneLine(t, fathom(t, env, nil, "run", "-w", w, "--target", target), ExitUsage, "did you mean "+near+"?")
+		oneLine(t, fathom(t, env, nil, "run", "-w", w, "--target", target), exitUsage, "did you mean "+near+"?")
 	}
 	if r := fathom(t, env, nil, "run", "-w", "oltp", "--target", target); strings.Contains(r.stderr, "did you mean") {
 		t.Errorf("-w oltp is near several workloads, yet one was suggested: %q", r.stderr)

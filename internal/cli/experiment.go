@@ -133,7 +133,7 @@ func (o *experimentOpts) resumeExperiment(ctx context.Context, env *Env) error {
 func experimentThresholds(ctx context.Context, st store.Store, expID int64) error {
 	slots, err := st.ExperimentSlots(ctx, expID)
 	if err != nil {
-		return withCode(ExitFailure, fmt.Errorf("reading experiment %d's runs to check their thresholds: %v", expID, err))
+		return withCode(exitFailure, fmt.Errorf("reading experiment %d's runs to check their thresholds: %v", expID, err))
 	}
 	checked, failedRuns := 0, 0
 	var shown []string
@@ -177,7 +177,7 @@ func experimentThresholds(ctx context.Context, st store.Store, expID int64) erro
 	if failedRuns > len(shown) {
 		more = fmt.Sprintf("; %d more", failedRuns-len(shown))
 	}
-	return withCode(ExitThresholds, fmt.Errorf("experiment %d: %d of %d runs failed thresholds: %s%s", expID, failedRuns, checked, strings.Join(shown, " | "), more))
+	return withCode(exitThresholds, fmt.Errorf("experiment %d: %d of %d runs failed thresholds: %s%s", expID, failedRuns, checked, strings.Join(shown, " | "), more))
 }
 
 func (o *experimentOpts) options(env *Env) (experiment.Options, error) {

@@ -42,7 +42,7 @@ func newExperimentsCmd(env *Env) *cobra.Command {
 			}
 			exps, err := st.Experiments(ctx, limit)
 			if err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)
@@ -71,14 +71,14 @@ func showExperiment(ctx context.Context, env *Env, st store.Store, arg string, a
 	if asJSON {
 		v, err := report.ExperimentJSON(ctx, st, exp)
 		if err != nil {
-			return withCode(ExitFailure, err)
+			return withCode(exitFailure, err)
 		}
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
 	if err := report.WriteExperiment(ctx, env.Stdout, st, exp, report.ExperimentStatus(exp)); err != nil {
-		return withCode(ExitFailure, err)
+		return withCode(exitFailure, err)
 	}
 	return nil
 }
@@ -104,13 +104,13 @@ func experimentRef(arg string) (string, bool) {
 func showExperimentRef(ctx context.Context, env *Env, st store.Store, ref string, out report.Choice) error {
 	exp, err := experiment.Find(ctx, st, ref)
 	if err != nil {
-		if codeOf(err) == ExitUsage {
+		if codeOf(err) == exitUsage {
 			return usagef("%q is not a run id nor an experiment in %s: use a number from `fathom runs`, last, or a name from `fathom experiments`", ref, st.Path())
 		}
 		return err
 	}
 	if err := out.Write(ctx, env.Stdout, &report.ExperimentView{Exp: exp, Store: st}); err != nil {
-		return withCode(ExitFailure, err)
+		return withCode(exitFailure, err)
 	}
 	return nil
 }

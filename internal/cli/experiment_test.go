@@ -120,7 +120,7 @@ hooks:
     - {sql: VACUUM, shell: "true"}
 `)
 	r := fathom(t, env, nil, "experiment", bad)
-	if r.code != ExitUsage {
+	if r.code != exitUsage {
 		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"plan.yaml:3: unknown workload \"tpcbb\"", "plan.yaml:4: clients must be", "plan.yaml:6: matrix: unknown parameter \"clientz\"", "plan.yaml:9:"} {
@@ -136,12 +136,12 @@ hooks:
 	}
 	secret := writePlan(t, "experiment: s\ntarget: postgres://bob:hunter2@[::1/x\nworkload: tpcb\n")
 	r = fathom(t, env, nil, "experiment", "--check", secret)
-	if r.code != ExitUsage || strings.Contains(r.stderr, "hunter2") || !strings.Contains(r.stderr, "plan.yaml:2: target") {
+	if r.code != exitUsage || strings.Contains(r.stderr, "hunter2") || !strings.Contains(r.stderr, "plan.yaml:2: target") {
 		t.Errorf("bad DSN: exit %d: %s", r.code, r.stderr)
 	}
 	nocoll := writePlan(t, "experiment: c\ntarget: sqlite:x.db\nworkload: tpcb\ncollect: [os, nosuchcollector]\n")
 	r = fathom(t, env, nil, "experiment", "--check", nocoll)
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "plan.yaml:4: collect:") || !strings.Contains(r.stderr, "nosuchcollector") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "plan.yaml:4: collect:") || !strings.Contains(r.stderr, "nosuchcollector") {
 		t.Errorf("unknown collector: exit %d: %s", r.code, r.stderr)
 	}
 	good := writePlan(t, "experiment: good\ntarget: sqlite:x.db\nworkload: tpcb\ntransactions: 10\nrepetitions: 3\nmatrix: {clients: [1, 2]}\n")
@@ -150,9 +150,9 @@ hooks:
 		t.Errorf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = fathom(t, env, nil, "experiment", "--resume", "nosuch")
-	oneLine(t, r, ExitUsage, "nosuch")
+	oneLine(t, r, exitUsage, "nosuch")
 	r = fathom(t, env, nil, "experiment")
-	oneLine(t, r, ExitUsage, "needs a plan file")
+	oneLine(t, r, exitUsage, "needs a plan file")
 }
 
 // An experiment on SQLite: a 2-cell matrix repeated, sequential order, SQL and shell
@@ -327,7 +327,7 @@ hooks:
     - shell: 'if [ "$FATHOM_AXIS_VARIANT" = hooked ]; then echo boom from the hook; exit 3; fi'
 `)
 	r := fathom(t, env, nil, "experiment", "-q", plan)
-	if r.code != ExitFailure {
+	if r.code != exitFailure {
 		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{"boom from the hook", "exit status 3", "invalid value for parameter \"wal_level\"", "did not start"} {
@@ -436,7 +436,7 @@ matrix:
 		close(stop)
 	}()
 	r := fathomTee(t, env, stop, &out, "experiment", plan)
-	if r.code != ExitInterrupted || !strings.Contains(r.stderr, "--resume") {
+	if r.code != exitInterrupted || !strings.Contains(r.stderr, "--resume") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	st := openTestStore(t, env)
@@ -648,7 +648,7 @@ matrix:
 			}
 			// A setting the server does not have stops the plan before anything runs.
 			typo := fmt.Sprintf("experiment: typo\ntarget: %s\nworkload: tpcb\nsettings: {shared_bufers: 1MB}\n", dsn)
-			if r := fathom(t, env, nil, "experiment", writePlan(t, typo)); r.code != ExitUsage || !strings.Contains(r.stderr, "plan.yaml:4: setting shared_bufers") {
+			if r := fathom(t, env, nil, "experiment", writePlan(t, typo)); r.code != exitUsage || !strings.Contains(r.stderr, "plan.yaml:4: setting shared_bufers") {
 				t.Errorf("unknown setting: exit %d: %s", r.code, r.stderr)
 			}
 			before := map[bool]string{}
@@ -812,7 +812,7 @@ baseline: {mode: alpha}
 	if c.code != 0 || !strings.Contains(c.stdout, "cannot tell with n=1+1") || !strings.Contains(c.stdout, "query mode") {
 		t.Errorf("compare: %d\n%s%s", c.code, c.stdout, c.stderr)
 	}
-	if c := fathom(t, env, nil, "compare", "exp:order:clients=1,mode=alpha", "exp:order:clients=1,mode=zeta", "--judge", "nope"); c.code != ExitUsage ||
+	if c := fathom(t, env, nil, "compare", "exp:order:clients=1,mode=alpha", "exp:order:clients=1,mode=zeta", "--judge", "nope"); c.code != exitUsage ||
 		!strings.Contains(c.stderr, `judge "nope"`) {
 		t.Errorf("compare --judge nope: %d %s", c.code, c.stderr)
 	}

@@ -98,8 +98,8 @@ func TestFormatsForCI(t *testing.T) {
 	}
 	low := fmt.Sprintf("%g", ok.ErrorRate/2)
 	r = fathom(t, env, nil, append(args, "--max-error-rate", low)...)
-	if r.code != ExitThreshold {
-		t.Fatalf("--max-error-rate %s: exit %d, want %d\n%s", low, r.code, ExitThreshold, r.stderr)
+	if r.code != exitThreshold {
+		t.Fatalf("--max-error-rate %s: exit %d, want %d\n%s", low, r.code, exitThreshold, r.stderr)
 	}
 	bad := summary(t, r)
 
@@ -150,10 +150,10 @@ func TestFormatsForCI(t *testing.T) {
 	if get("show", "1", "--json") != get("show", "1", "-f", "json") || get("runs", "--json") != get("runs", "-f", "json") {
 		t.Error("--json and -f json differ")
 	}
-	oneLine(t, fathom(t, env, nil, "runs", "-f", "junit"), ExitUsage, "--format junit: fathom runs renders a run list, which junit does not: use text or json")
-	oneLine(t, fathom(t, env, nil, "compare", "1", "2", "-f", "html"), ExitUsage, "use text, markdown, csv, json, junit or openmetrics")
-	oneLine(t, fathom(t, env, nil, "export", "1", "--per-command", "-f", "junit"), ExitUsage, "use csv or json")
-	oneLine(t, fathom(t, env, nil, "show", "1", "--json", "-f", "csv"), ExitUsage, "--json and --format csv")
+	oneLine(t, fathom(t, env, nil, "runs", "-f", "junit"), exitUsage, "--format junit: fathom runs renders a run list, which junit does not: use text or json")
+	oneLine(t, fathom(t, env, nil, "compare", "1", "2", "-f", "html"), exitUsage, "use text, markdown, csv, json, junit or openmetrics")
+	oneLine(t, fathom(t, env, nil, "export", "1", "--per-command", "-f", "junit"), exitUsage, "use csv or json")
+	oneLine(t, fathom(t, env, nil, "show", "1", "--json", "-f", "csv"), exitUsage, "--json and --format csv")
 
 	// serve's downloads come from the same registry: the same bytes.
 	store, err := stores.Open(env["FATHOM_STORE"])

@@ -70,7 +70,7 @@ replica's clock: keep both servers' clocks synchronised (NTP).`,
 				defer stop()
 			}
 			if err := hb.Run(ctx, once); err != nil {
-				return withCode(ExitFailure, fmt.Errorf("heartbeat on %s: %v", tg.Redacted(), err))
+				return withCode(exitFailure, fmt.Errorf("heartbeat on %s: %v", tg.Redacted(), err))
 			}
 			if once {
 				fmt.Fprintf(env.Stdout, "heartbeat written for server id %d in %s\n", hb.ID(), table)

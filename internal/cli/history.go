@@ -137,7 +137,7 @@ func newRegressionsCmd(env *Env) *cobra.Command {
 		Long: fmt.Sprintf(`regressions looks for changes in a series (as history does) and answers for its newest
 runs (--newest): a change for the worse (tps down, latency or errors up) whose first run is one
 of them is a regression. Exit codes: %d no regression, %d regression, %d bad input, %d the store
-could not be read. A change is seen once --min-runs runs follow it.`, ExitOK, ExitRegression, ExitUsage, ExitFailure),
+could not be read. A change is seen once --min-runs runs follow it.`, exitOK, exitRegression, exitUsage, exitFailure),
 		Example: `  fathom regressions nightly-pgbench --newest 3
   fathom regressions last -f junit > regressions.xml`,
 		Args: cobra.ExactArgs(1),
@@ -173,7 +173,7 @@ could not be read. A change is seen once --min-runs runs follow it.`, ExitOK, Ex
 			h.Store = o.store.String()
 			r := report.CheckRegressions(h, newest)
 			if err := out.Write(ctx, env.Stdout, r); err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			if err := hook.send(ctx, r); err != nil {
 				return err
@@ -183,7 +183,7 @@ could not be read. A change is seen once --min-runs runs follow it.`, ExitOK, Ex
 				for _, f := range r.Found {
 					ms = append(ms, fmt.Sprintf("%s at run %d", f.Metric, f.RunID))
 				}
-				return withCode(ExitRegression, fmt.Errorf("series %s regressed: %s", h.ID, strings.Join(ms, ", ")))
+				return withCode(exitRegression, fmt.Errorf("series %s regressed: %s", h.ID, strings.Join(ms, ", ")))
 			}
 			return nil
 		},
@@ -247,11 +247,11 @@ func (w *webhookOpts) send(ctx context.Context, r *report.Regressions) error {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		host := req.URL.Host
-		return withCode(ExitFailure, fmt.Errorf("posting to the webhook on %s failed: %s", host, strings.ReplaceAll(err.Error(), w.url, host)))
+		return withCode(exitFailure, fmt.Errorf("posting to the webhook on %s failed: %s", host, strings.ReplaceAll(err.Error(), w.url, host)))
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return withCode(ExitFailure, fmt.Errorf("the webhook on %s answered %s", req.URL.Host, resp.Status))
+		return withCode(exitFailure, fmt.Errorf("the webhook on %s answered %s", req.URL.Host, resp.Status))
 	}
 	return nil
 }

@@ -132,8 +132,8 @@ func TestHistoryFindsASettingChange(t *testing.T) {
 	// p50 with tps: a commit's wait for its WAL flush shows in every transaction's
 	// latency, while tps on this shared machine also swings with the other load.
 	reg := fathom(t, env, nil, "regressions", h.Series, "--newest", "10", "--metric", "tps,p50")
-	if reg.code != ExitRegression || !strings.HasPrefix(reg.stdout, "REGRESSED") || !strings.Contains(reg.stdout, "setting commit_delay: 0 → 20000") {
-		t.Errorf("regressions --newest 10: exit %d, want %d, REGRESSED and the setting\n%s%s", reg.code, ExitRegression, reg.stdout, reg.stderr)
+	if reg.code != exitRegression || !strings.HasPrefix(reg.stdout, "REGRESSED") || !strings.Contains(reg.stdout, "setting commit_delay: 0 → 20000") {
+		t.Errorf("regressions --newest 10: exit %d, want %d, REGRESSED and the setting\n%s%s", reg.code, exitRegression, reg.stdout, reg.stderr)
 	}
 	if n := strings.Count(strings.TrimSpace(reg.stderr), "\n"); reg.stderr == "" || n != 0 {
 		t.Errorf("regressions: want one line on stderr, got %q", reg.stderr)
@@ -142,7 +142,7 @@ func TestHistoryFindsASettingChange(t *testing.T) {
 	var v struct {
 		Failures int `xml:"failures,attr"`
 	}
-	if err := xml.Unmarshal([]byte(junit.stdout), &v); err != nil || v.Failures < 1 || junit.code != ExitRegression {
+	if err := xml.Unmarshal([]byte(junit.stdout), &v); err != nil || v.Failures < 1 || junit.code != exitRegression {
 		t.Errorf("regressions -f junit: exit %d, %d failures (%v)\n%s", junit.code, v.Failures, err, junit.stdout)
 	}
 	if ok := fathom(t, env, nil, "regressions", h.Series, "--newest", "3", "--metric", "tps,p50"); ok.code != 0 || !strings.HasPrefix(ok.stdout, "OK") {
@@ -164,7 +164,7 @@ func TestHistoryBadInput(t *testing.T) {
 		{[]string{"regressions", "x", "--newest", "0"}, "--newest 0"},
 		{[]string{"regressions", "x", "-f", "csv"}, "--format csv"},
 	} {
-		oneLine(t, fathom(t, env, nil, c.args...), ExitUsage, c.want)
+		oneLine(t, fathom(t, env, nil, c.args...), exitUsage, c.want)
 	}
 	if r := fathom(t, env, nil, "history"); r.code != 0 || !strings.HasPrefix(r.stdout, "no runs in") {
 		t.Errorf("history on an empty store: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -229,7 +229,7 @@ func TestRegressionsWebhook(t *testing.T) {
 		return bodies[len(bodies)-1]
 	}
 	r := fathom(t, env, nil, "regressions", "nightly", "--newest", "4", "--webhook", hook.URL+"/T0/B0/secret", "--link", "https://bench.example.com")
-	if r.code != ExitRegression {
+	if r.code != exitRegression {
 		t.Fatalf("regressions: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	var got struct {
@@ -257,7 +257,7 @@ func TestRegressionsWebhook(t *testing.T) {
 		t.Errorf("slack payload %q (%v)", last(), err)
 	}
 	junit := fathom(t, env, nil, "regressions", "nightly", "--newest", "4", "-f", "junit")
-	if j := junitValid(t, junit.stdout); junit.code != ExitRegression || j.Failures != 1 || j.Tests != 3 {
+	if j := junitValid(t, junit.stdout); junit.code != exitRegression || j.Failures != 1 || j.Tests != 3 {
 		t.Errorf("regressions -f junit: exit %d, %d failures of %d\n%s", junit.code, j.Failures, j.Tests, junit.stdout)
 	}
 	n := len(bodies)
@@ -265,10 +265,10 @@ func TestRegressionsWebhook(t *testing.T) {
 		t.Errorf("nothing changed in the newest run: exit %d, %d posts (want none)", r.code, len(bodies)-n)
 	}
 	bad := fathom(t, env, nil, "regressions", "nightly", "--newest", "4", "--webhook", hook.URL+"/refuse/secret-token")
-	oneLine(t, bad, ExitFailure, "answered 403 Forbidden")
+	oneLine(t, bad, exitFailure, "answered 403 Forbidden")
 	if strings.Contains(bad.stderr, "secret-token") {
 		t.Errorf("the error shows the webhook's path: %q", bad.stderr)
 	}
-	oneLine(t, fathom(t, env, nil, "regressions", "nightly", "--webhook", "ftp://x"), ExitUsage, "--webhook: give an http:// or https:// URL")
-	oneLine(t, fathom(t, env, nil, "regressions", "nightly", "--webhook", hook.URL, "--webhook-format", "teams"), ExitUsage, `--webhook-format "teams"`)
+	oneLine(t, fathom(t, env, nil, "regressions", "nightly", "--webhook", "ftp://x"), exitUsage, "--webhook: give an http:// or https:// URL")
+	oneLine(t, fathom(t, env, nil, "regressions", "nightly", "--webhook", hook.URL, "--webhook-format", "teams"), exitUsage, `--webhook-format "teams"`)
 }

@@ -82,7 +82,7 @@ func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
 					inst.Env = env.Environ
 					if ports != nil {
 						if err := inst.SetPorts(ports); err != nil {
-							return withCode(ExitFailure, err)
+							return withCode(exitFailure, err)
 						}
 					}
 					return startExisting(ctx, env, inst, settings, cmd.Flags().Changed("set"), timeout)
@@ -106,11 +106,11 @@ func newInstanceStartCmd(env *Env, dir *string) *cobra.Command {
 			inst, err := instance.Create(ctx, instance.Options{Kind: k, Name: name, Dir: *dir, Version: ver, Bin: bin, Settings: settings, StartTimeout: timeout,
 				Owner: "fathom instance start", Env: env.Environ, Ports: ports})
 			if err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			if err := inst.Start(ctx); err != nil {
 				_ = inst.Remove(context.WithoutCancel(ctx))
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			printInstance(env, inst, "started")
 			return nil
@@ -138,7 +138,7 @@ func startExisting(ctx context.Context, env *Env, inst *instance.Instance, setti
 	if inst.Running() {
 		if reconfigure {
 			if err := inst.Restart(ctx); err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			printInstance(env, inst, "restarted")
 			return nil
@@ -147,7 +147,7 @@ func startExisting(ctx context.Context, env *Env, inst *instance.Instance, setti
 		return nil
 	}
 	if err := inst.Start(ctx); err != nil {
-		return withCode(ExitFailure, err)
+		return withCode(exitFailure, err)
 	}
 	printInstance(env, inst, "started")
 	return nil
@@ -185,7 +185,7 @@ func newInstanceStopCmd(env *Env, dir *string) *cobra.Command {
 			if all {
 				list, err := instance.List(*dir)
 				if err != nil {
-					return withCode(ExitFailure, err)
+					return withCode(exitFailure, err)
 				}
 				insts = list
 			} else {
@@ -202,7 +202,7 @@ func newInstanceStopCmd(env *Env, dir *string) *cobra.Command {
 			}
 			failed := instance.StopAll(ctx, insts, keep, env.Stdout, env.Stderr)
 			if len(failed) > 0 {
-				return withCode(ExitFailure, fmt.Errorf("could not stop %s", strings.Join(failed, ", ")))
+				return withCode(exitFailure, fmt.Errorf("could not stop %s", strings.Join(failed, ", ")))
 			}
 			return nil
 		},
@@ -221,7 +221,7 @@ func newInstanceListCmd(env *Env, dir *string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			list, err := instance.List(*dir)
 			if err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			return instance.WriteList(env.Stdout, list, asJSON, *dir)
 		},
@@ -266,7 +266,7 @@ the data set's size, as one line.`,
 			ctx := cmd.Context()
 			if !measure {
 				if err := inst.Restart(ctx); err != nil {
-					return withCode(ExitFailure, err)
+					return withCode(exitFailure, err)
 				}
 				printInstance(env, inst, "restarted")
 				return nil
@@ -280,7 +280,7 @@ the data set's size, as one line.`,
 			}
 			secs, loaded, err := rm.MeasureRestart(ctx, inst)
 			if err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			fmt.Fprintf(env.Stdout, "instance %s restarted: answering after %.3f s, %s\n", inst.Name, secs, loaded)
 			return nil

@@ -44,11 +44,11 @@ func TestInstanceCommands(t *testing.T) {
 	if list, _ := instance.List(dir); len(list) != 0 {
 		t.Errorf("left: %v", list)
 	}
-	oneLine(t, fathom(t, env, nil, "instance", "stop", "nosuch"), ExitUsage, "no instance named")
-	oneLine(t, fathom(t, env, nil, "instance", "start", "--kind", "oracle"), ExitUsage, "mariadb, postgres or redis")
-	oneLine(t, fathom(t, env, nil, "instance", "stop"), ExitUsage, "--all")
+	oneLine(t, fathom(t, env, nil, "instance", "stop", "nosuch"), exitUsage, "no instance named")
+	oneLine(t, fathom(t, env, nil, "instance", "start", "--kind", "oracle"), exitUsage, "mariadb, postgres or redis")
+	oneLine(t, fathom(t, env, nil, "instance", "stop"), exitUsage, "--all")
 	r = fathom(t, env, nil, "instance", "start", "--kind", "postgres", "--name", "broken", "--set", "shared_buffers=lots")
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "invalid value for parameter \"shared_buffers\"") {
+	if r.code != exitFailure || !strings.Contains(r.stderr, "invalid value for parameter \"shared_buffers\"") {
 		t.Errorf("bad setting: exit %d\n%s", r.code, r.stderr)
 	}
 	if list, _ := instance.List(dir); len(list) != 0 {

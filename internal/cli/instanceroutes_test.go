@@ -75,7 +75,7 @@ func TestInstanceStartPorts(t *testing.T) {
 		t.Errorf("--port %d: instance on %d, says\n%s", port, inst.Port, r.stdout)
 	}
 	// The same port again: taken, refused, nothing made.
-	oneLine(t, fathom(t, env, nil, "instance", "start", "--kind", "redis", "--name", "again", "--port", strconv.Itoa(port)), ExitFailure,
+	oneLine(t, fathom(t, env, nil, "instance", "start", "--kind", "redis", "--name", "again", "--port", strconv.Itoa(port)), exitFailure,
 		fmt.Sprintf("port %d is in use", port))
 
 	lo := freePorts(t, 3)
@@ -106,7 +106,7 @@ func TestInstanceStartPorts(t *testing.T) {
 		{[]string{"--port-range", "40010-40000"}, "--port-range: port range \"40010-40000\""},
 	} {
 		args := append([]string{"instance", "start", "--kind", "redis", "--name", "refused"}, tc.args...)
-		oneLine(t, fathom(t, env, nil, args...), ExitUsage, tc.want)
+		oneLine(t, fathom(t, env, nil, args...), exitUsage, tc.want)
 	}
 	if list, _ := instance.List(dir); len(list) != 2 {
 		t.Errorf("instances after the refusals: %d, want the 2 started", len(list))

@@ -202,7 +202,7 @@ func luaCommand(ctx context.Context, env *Env, o *targetOpts, name string) error
 		return usagef("%v", err)
 	}
 	if ok, err := sw.HasCommand(ctx, name); err != nil {
-		return withCode(ExitFailure, err)
+		return withCode(exitFailure, err)
 	} else if !ok {
 		return usagef("%s has no command %q (sysbench.cmdline.commands, or a function of that name for prepare and cleanup)", o.workload, name)
 	}
@@ -210,7 +210,7 @@ func luaCommand(ctx context.Context, env *Env, o *targetOpts, name string) error
 	ctx, stop := env.Interrupts(ctx)
 	defer stop()
 	if err := sw.Command(ctx, name, nil); err != nil {
-		return withCode(ExitFailure, fmt.Errorf("%s %s failed: %v", o.workload, name, err))
+		return withCode(exitFailure, fmt.Errorf("%s %s failed: %v", o.workload, name, err))
 	}
 	return nil
 }

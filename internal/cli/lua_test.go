@@ -65,14 +65,14 @@ func TestLuaScriptRoundTrip(t *testing.T) {
 					t.Errorf("prewarm: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 				}
 			} else {
-				oneLine(t, fathom(t, env, nil, "run", "-w", script, "--tables", "2", "prewarm", tgt), ExitFailure, "prewarm is currently MySQL only")
+				oneLine(t, fathom(t, env, nil, "run", "-w", script, "--tables", "2", "prewarm", tgt), exitFailure, "prewarm is currently MySQL only")
 			}
-			oneLine(t, fathom(t, env, nil, "run", "-w", script, "nosuch", tgt), ExitUsage, `has no command "nosuch"`)
+			oneLine(t, fathom(t, env, nil, "run", "-w", script, "nosuch", tgt), exitUsage, `has no command "nosuch"`)
 			r = fathom(t, env, nil, "cleanup", "-w", script, "--tables", "2", tgt)
 			if r.code != 0 || !strings.Contains(r.stdout, "Dropping table 'sbtest2'...") {
 				t.Errorf("cleanup: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
-			oneLine(t, fathom(t, env, nil, "run", "-w", script, "--tables", "2", "--events", "2", tgt), ExitFailure, "")
+			oneLine(t, fathom(t, env, nil, "run", "-w", script, "--tables", "2", "--events", "2", tgt), exitFailure, "")
 		})
 	}
 }
@@ -105,7 +105,7 @@ func TestLuaScriptMistakes(t *testing.T) {
 		{[]string{"run", "-w", filepath.Join(sysbenchDir, "oltp_read_only.lua"), "a", "b", tgt}, "one command at a time"},
 		{[]string{"run", "-w", filepath.Join(sysbenchDir, "oltp_read_only.lua"), "--db-driver=pgsql", tgt}, "--db-driver is not a fathom run flag: the database kind is the --target URL's scheme"},
 	} {
-		oneLine(t, fathom(t, env, nil, c.args...), ExitUsage, c.want)
+		oneLine(t, fathom(t, env, nil, c.args...), exitUsage, c.want)
 	}
 }
 
@@ -308,5 +308,5 @@ func TestLuaLegacyScript(t *testing.T) {
 	if s := summary(t, r); s.Transactions != 30 || s.Statements != 180 || s.Errors != 0 {
 		t.Errorf("%d transactions, %d statements, %d errors: want 30, 180, 0", s.Transactions, s.Statements, s.Errors)
 	}
-	oneLine(t, fathom(t, env, nil, "run", "-w", script, "--mysql-host=db1", tgt), ExitUsage, "--mysql-host is not a fathom run flag")
+	oneLine(t, fathom(t, env, nil, "run", "-w", script, "--mysql-host=db1", tgt), exitUsage, "--mysql-host is not a fathom run flag")
 }

@@ -202,6 +202,6 @@ func TestMetricsAddrBad(t *testing.T) {
 		{ln.Addr().String(), "address already in use"},
 	} {
 		r := fathom(t, env, nil, "run", "--workload", "tpcb", "--target", "sqlite:"+t.TempDir()+"/x.db", "--metrics-addr", c.addr)
-		oneLine(t, r, ExitUsage, c.want)
+		oneLine(t, r, exitUsage, c.want)
 	}
 }

@@ -108,7 +108,7 @@ func TestServerGoneFailsRunKeepsIntervals(t *testing.T) {
 				t.Errorf("the lost connection was not printed as it happened:\n%s", r.stderr)
 			}
 			r.stderr = strings.Join(rest, "")
-			oneLine(t, r, ExitFailure, "failed")
+			oneLine(t, r, exitFailure, "failed")
 			s := summary(t, r)
 			if s.Status != "failed" || !strings.Contains(s.Reason, "reconnect") || s.Transactions == 0 {
 				t.Fatalf("status %s reason %q, %d transactions", s.Status, s.Reason, s.Transactions)

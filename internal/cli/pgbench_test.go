@@ -39,7 +39,7 @@ func TestPgbenchScriptMistakes(t *testing.T) {
 		{[]string{"run", "-S", "-M", "fast", tgt}, "-M fast: use simple, extended or prepared"},
 		{[]string{"run", "-f", scriptFile(t, "sh.sql", "\\shell rm -rf /tmp/x\n"), tgt}, "allow them with --allow-shell"},
 	} {
-		oneLine(t, fathom(t, env, nil, c.args...), ExitUsage, c.want)
+		oneLine(t, fathom(t, env, nil, c.args...), exitUsage, c.want)
 	}
 }
 
@@ -69,7 +69,7 @@ func TestPgbenchScriptsRun(t *testing.T) {
 		t.Errorf("per-command latencies: %+v", s.PerCommand)
 	}
 	r = fathom(t, env, nil, "run", "-f", scriptFile(t, "undef.sql", "SELECT 1;\n\\set x :nope + 1\n"), "-t", "5", "-q", tgt)
-	if r.code != ExitErrors || !strings.Contains(r.stderr, "client 0 script undef.sql line 2 (\\set x :nope + 1): undefined variable \"nope\"") ||
+	if r.code != exitErrors || !strings.Contains(r.stderr, "client 0 script undef.sql line 2 (\\set x :nope + 1): undefined variable \"nope\"") ||
 		!strings.Contains(r.stderr, "clients aborted: 1 of 1") {
 		t.Errorf("undefined variable: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -129,5 +129,5 @@ func TestPerCommandExcludesWarmup(t *testing.T) {
 		t.Errorf("export --per-command: exit %d\n%s", csv.code, csv.stdout)
 	}
 	fathom(t, env, nil, "run", "-S", "-t", "5", "-q", tgt)
-	oneLine(t, fathom(t, env, nil, "export", "last", "--per-command"), ExitUsage, "has no per-command latencies")
+	oneLine(t, fathom(t, env, nil, "export", "last", "--per-command"), exitUsage, "has no per-command latencies")
 }

@@ -282,9 +282,9 @@ func TestPgbenchScriptDifferential(t *testing.T) {
 func fathomOutcome(r result, shell bool) pgbenchtest.Result {
 	o := pgbenchtest.Result{Debug: pgbenchtest.DebugLines(r.stderr)}
 	switch r.code {
-	case ExitOK:
+	case exitOK:
 		o.Class = pgbenchtest.OK
-	case ExitUsage:
+	case exitUsage:
 		o.Class = pgbenchtest.Refused
 	default:
 		o.Class = pgbenchtest.Aborted

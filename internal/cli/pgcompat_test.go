@@ -275,7 +275,7 @@ func TestForeignFlags(t *testing.T) {
 		{[]string{"prepare", "-w", "ycsb", "--fillfactor", "90"}, "takes no table options"},
 	} {
 		args := append(c.args, "--target", "sqlite:"+filepath.Join(t.TempDir(), "t.db"))
-		oneLine(t, fathom(t, env, nil, args...), ExitUsage, c.want)
+		oneLine(t, fathom(t, env, nil, args...), exitUsage, c.want)
 	}
 	// -j is accepted, with a note.
 	r := fathom(t, env, nil, "run", "-j", "4", "-t", "5", "-q", "--target", "sqlite:"+filepath.Join(t.TempDir(), "t.db"))
@@ -379,8 +379,8 @@ func TestTablesDetected(t *testing.T) {
 			if o := storedRun(t, env, s.RunID).Options; o["tables"] != "2" {
 				t.Errorf("--tables 2 on 3 tables ran with tables %q", o["tables"])
 			}
-			oneLine(t, fathom(t, env, nil, append([]string{"run", "--table-size", "600", "-t", "5"}, base...)...), ExitUsage, "sbtest1 has ids up to 500")
-			if r := fathom(t, env, nil, append([]string{"run", "--tables", "4", "-t", "5"}, base...)...); r.code != ExitFailure || !strings.Contains(r.stderr, "sbtest4") {
+			oneLine(t, fathom(t, env, nil, append([]string{"run", "--table-size", "600", "-t", "5"}, base...)...), exitUsage, "sbtest1 has ids up to 500")
+			if r := fathom(t, env, nil, append([]string{"run", "--tables", "4", "-t", "5"}, base...)...); r.code != exitFailure || !strings.Contains(r.stderr, "sbtest4") {
 				t.Errorf("--tables 4 on 3 tables: exit %d: %s", r.code, r.stderr)
 			}
 		})

@@ -401,7 +401,7 @@ func TestPgbenchCommandLineDifferential(t *testing.T) {
 		fa := measure(func() (bool, int64, int64, string) {
 			args := append([]string{"run", "--target", via.String(), "--json", "-q"}, expand(c.args, t.TempDir())...)
 			r := fathom(t, env, nil, args...)
-			if r.code == ExitUsage {
+			if r.code == exitUsage {
 				return true, 0, 0, lastLine(r.stderr)
 			}
 			if r.code != 0 {

@@ -87,5 +87,5 @@ func TestPortableBadValue(t *testing.T) {
 	env := storeEnv(t)
 	env["FATHOM_PORTABLE"] = "maybe"
 	r := fathom(t, env, nil, "run", "--target", "sqlite:"+t.TempDir()+"/x.db", "--workload", "oltp_point_select", "-T", "1s")
-	oneLine(t, r, ExitUsage, `FATHOM_PORTABLE="maybe": use 1`)
+	oneLine(t, r, exitUsage, `FATHOM_PORTABLE="maybe": use 1`)
 }

@@ -84,10 +84,10 @@ func newCleanupCmd(env *Env) *cobra.Command {
 			}
 			defer conn.Close()
 			if err := wl.Cleanup(cmd.Context(), conn); err != nil {
-				return withCode(ExitFailure, fmt.Errorf("cleanup failed: %v", err))
+				return withCode(exitFailure, fmt.Errorf("cleanup failed: %v", err))
 			}
 			if err := workload.ClearMarkers(cmd.Context(), tgt, conn, wl); err != nil {
-				return withCode(ExitFailure, fmt.Errorf("removing the prepare marker %s: %v", workload.MarkerTable, err))
+				return withCode(exitFailure, fmt.Errorf("removing the prepare marker %s: %v", workload.MarkerTable, err))
 			}
 			fmt.Fprintf(env.Stdout, "dropped the tables of %s on %s\n", wl.Name(), tgt.Redacted())
 			return nil

@@ -56,7 +56,7 @@ workload: redis-kv
 settings: {maxmemori: 1gb, daemonize: "no"}
 `)
 	r := fathom(t, env, nil, "experiment", bad)
-	if r.code != ExitUsage || strings.Contains(r.stdout, "run 1") {
+	if r.code != exitUsage || strings.Contains(r.stdout, "run 1") {
 		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"plan.yaml:4: setting maxmemori: Redis 7", "has no such setting (did you mean maxmemory?)",
@@ -71,7 +71,7 @@ workload: redis-kv
 settings: {appendfsinc: always, port: 7000}
 `)
 	r = fathom(t, env, nil, "experiment", "--check", inst)
-	if r.code != ExitUsage {
+	if r.code != exitUsage {
 		t.Fatalf("instance plan: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"plan.yaml:4: setting appendfsinc: Redis 7", "(did you mean appendfsync?)", "setting port: fathom sets an instance's port itself"} {

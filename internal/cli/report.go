@@ -64,7 +64,7 @@ rep label or in the order the runs ran.`,
 			if out != "" {
 				// Refuse a directory or file fathom may not write before reading anything.
 				if err := report.CanWrite(out, []string{"index.html", "summary.md"}, force); err != nil {
-					return withCode(ExitUsage, err)
+					return withCode(exitUsage, err)
 				}
 			}
 			st, err := openStore(path)
@@ -78,10 +78,10 @@ rep label or in the order the runs ran.`,
 			}
 			data, err := report.LoadRuns(ctx, st, sel.Runs, maxPoints)
 			if err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			if err := report.LoadSamples(ctx, st, db.Figures(), data, true); err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			if judge == "" && sel.Exp != nil {
 				judge = sel.Exp.Judge
@@ -100,7 +100,7 @@ rep label or in the order the runs ran.`,
 			}
 			if sel.Exp != nil {
 				if rep.Restarts, err = report.ExperimentRestarts(ctx, st, sel.Exp); err != nil {
-					return withCode(ExitFailure, err)
+					return withCode(exitFailure, err)
 				}
 			}
 			if out == "" {
@@ -108,14 +108,14 @@ rep label or in the order the runs ran.`,
 			}
 			files, err := rep.Files()
 			if err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			index, err := report.WriteDir(out, files, force)
 			if err != nil {
 				if errors.Is(err, safefile.ErrUnsafe) {
-					return withCode(ExitUsage, err)
+					return withCode(exitUsage, err)
 				}
-				return withCode(ExitFailure, fmt.Errorf("writing the report: %v", err))
+				return withCode(exitFailure, fmt.Errorf("writing the report: %v", err))
 			}
 			fmt.Fprintln(env.Stdout, index)
 			return nil

@@ -42,7 +42,7 @@ func TestReportOutput(t *testing.T) {
 	}
 	refused := func(name, want string, r result) {
 		t.Helper()
-		if r.code != ExitUsage || !strings.Contains(r.stderr, want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		if r.code != exitUsage || !strings.Contains(r.stderr, want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line with %q", name, r.code, r.stderr, want)
 		}
 	}
@@ -93,7 +93,7 @@ func TestStoreOfAnotherUser(t *testing.T) {
 		{"report", "last", "--store", theirs},
 	} {
 		r := fathom(t, map[string]string{}, nil, args...)
-		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, "fathom: refusing "+theirs+": it belongs to uid") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, "fathom: refusing "+theirs+": it belongs to uid") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 refusing the store", args, r.code, r.stderr)
 		}
 	}

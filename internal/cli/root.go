@@ -32,7 +32,7 @@ func Run(ctx context.Context, env *Env) int {
 	code := codeOf(err)
 	// After a command that did its work (or was stopped): a command refused or failed
 	// says its one line and nothing else.
-	if code == ExitOK || code == ExitInterrupted {
+	if code == exitOK || code == exitInterrupted {
 		warnCommandLinePasswords(env.Args, env.Stderr)
 		if cmd != nil {
 			oldStoreNote(cmd, env)

@@ -305,7 +305,7 @@ func measuredLatency(ctx context.Context, st store.Store, id int64) (*hdr.Histog
 func (o *runOpts) runError(err error) error {
 	var np *run.NotPreparedError
 	if errors.As(err, &np) {
-		return withCode(ExitFailure, fmt.Errorf("%v: run `fathom prepare --workload %s%s --target %s` first", np, o.workload, o.sizeFlags(), shellQuote(np.Target)))
+		return withCode(exitFailure, fmt.Errorf("%v: run `fathom prepare --workload %s%s --target %s` first", np, o.workload, o.sizeFlags(), shellQuote(np.Target)))
 	}
 	return err
 }

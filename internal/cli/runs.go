@@ -25,7 +25,7 @@ func storeError(err error) error {
 	if errors.Is(err, store.ErrPath) || errors.Is(err, store.ErrUnsupported) || errors.Is(err, safefile.ErrUnsafe) || errors.Is(err, storecopy.ErrSelect) {
 		return usagef("%v", err)
 	}
-	return withCode(ExitFailure, err)
+	return withCode(exitFailure, err)
 }
 
 func newRunsCmd(env *Env) *cobra.Command {
@@ -66,7 +66,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 			defer st.Close()
 			runs, err := runsOf(cmd.Context(), st, f)
 			if err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			if out.Name != "json" {
 				// The JSON keeps the runs as stored; the table shows a run whose

@@ -47,7 +47,7 @@ func TestServeBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			env := storeEnv(t)
 			r := fathom(t, env, nil, c.args...)
-			oneLine(t, r, ExitUsage, c.want)
+			oneLine(t, r, exitUsage, c.want)
 			if strings.Contains(r.stderr, "hunter2") {
 				t.Errorf("the token shows: %s", r.stderr)
 			}
@@ -113,7 +113,7 @@ func TestServeStartsAndStops(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != ExitOK {
+		if code != exitOK {
 			t.Errorf("exit %d after the interrupt (stderr %q)", code, errb.String())
 		}
 	case <-time.After(time.Minute):

@@ -45,8 +45,8 @@ func TestSIGHUPStopsRunGracefully(t *testing.T) {
 		t.Errorf("took %s to stop after SIGHUP", took)
 	}
 	r := result{code, out.String(), errb.String()}
-	if r.code != ExitInterrupted {
-		t.Fatalf("exit %d, want %d (interrupted): %s", r.code, ExitInterrupted, r.stderr)
+	if r.code != exitInterrupted {
+		t.Fatalf("exit %d, want %d (interrupted): %s", r.code, exitInterrupted, r.stderr)
 	}
 	s := summary(t, r)
 	if s.Status != "interrupted" || s.Intervals < 3 || s.Transactions == 0 {

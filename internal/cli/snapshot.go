@@ -75,7 +75,7 @@ anything is sampled.`,
 				return run.ConnectError(tgt, err)
 			}
 			if ctx.Err() != nil {
-				return withCode(ExitInterrupted, fmt.Errorf("snapshot interrupted: nothing written"))
+				return withCode(exitInterrupted, fmt.Errorf("snapshot interrupted: nothing written"))
 			}
 			if archive {
 				err = b.WriteTarGz(out)
@@ -83,7 +83,7 @@ anything is sampled.`,
 				err = b.WriteDir(out)
 			}
 			if err != nil {
-				return withCode(ExitFailure, fmt.Errorf("writing the snapshot: %v", err))
+				return withCode(exitFailure, fmt.Errorf("writing the snapshot: %v", err))
 			}
 			fmt.Fprintf(env.Stdout, "snapshot written to %s: %d files", out, len(b.Files))
 			if len(b.Errors) > 0 {
@@ -99,7 +99,7 @@ anything is sampled.`,
 	fs := cmd.Flags()
 	def := env.Getenv("FATHOM_TARGET")
 	if def == "" {
-		def = DefaultTarget
+		def = defaultTarget
 	}
 	fs.StringVar(&dsn, "target", def, "database: postgres://…, mysql://…, sqlite:PATH (also $FATHOM_TARGET)")
 	fs.StringVarP(&out, "output", "o", "", "directory, or FILE.tar.gz (default fathom-snapshot-DATE-TIME.tar.gz)")

@@ -59,15 +59,15 @@ func TestSnapshotOutputUnwritable(t *testing.T) {
 	}
 	for _, out := range []string{filepath.Join(file, "sub") + "/", filepath.Join(file, "sub", "x.tar.gz"), file} {
 		r := fathom(t, map[string]string{}, nil, "snapshot", "--target", "postgres://nobody@127.0.0.1:1/none", "--connect-timeout", "60s", "-o", out)
-		if r.code != ExitUsage {
-			t.Errorf("-o %s: exit %d, want %d\n%s", out, r.code, ExitUsage, r.stderr)
+		if r.code != exitUsage {
+			t.Errorf("-o %s: exit %d, want %d\n%s", out, r.code, exitUsage, r.stderr)
 		}
 		msg := strings.TrimSpace(r.stderr)
 		if strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "-o "+out) || strings.Contains(msg, "snapshot of") {
 			t.Errorf("-o %s: want one line naming it, before sampling:\n%s", out, r.stderr)
 		}
 	}
-	if r := fathom(t, map[string]string{}, nil, "snapshot", "--target", "postgres://nobody@127.0.0.1:1/none", "-n", "1", "-o", filepath.Join(dir, "x")); r.code != ExitUsage || !strings.Contains(r.stderr, "--samples 1") {
+	if r := fathom(t, map[string]string{}, nil, "snapshot", "--target", "postgres://nobody@127.0.0.1:1/none", "-n", "1", "-o", filepath.Join(dir, "x")); r.code != exitUsage || !strings.Contains(r.stderr, "--samples 1") {
 		t.Errorf("--samples 1: %d %s", r.code, r.stderr)
 	}
 }

@@ -88,7 +88,7 @@ func newStoreUploadCmd(env *Env) *cobra.Command {
 				if errors.Is(err, durable.ErrSpool) || errors.Is(err, os.ErrNotExist) {
 					return usagef("%v", err)
 				}
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			if !cmd.Flags().Changed("store") && env.Getenv("FATHOM_STORE") == "" {
 				path = stores.DSN(belongs)
@@ -106,7 +106,7 @@ func newStoreUploadCmd(env *Env) *cobra.Command {
 				if errors.Is(err, durable.ErrSpool) {
 					return usagef("%v", err)
 				}
-				return withCode(ExitFailure, fmt.Errorf("%v (what was written stays written: run the upload again)", err))
+				return withCode(exitFailure, fmt.Errorf("%v (what was written stays written: run the upload again)", err))
 			}
 			fmt.Fprintln(env.Stdout, up.Line(file))
 			return nil

@@ -50,18 +50,18 @@ stored analysis (the one reports and fathom show use); add --save to replace it.
 			}
 			stalls, _, analyzed, err := st.Stalls(cmd.Context(), run.ID)
 			if err != nil {
-				return withCode(ExitFailure, err)
+				return withCode(exitFailure, err)
 			}
 			retry := o.Threshold != 0 || o.Window != 0
 			switch {
 			case !analyzed || retry && save:
 				if stalls, err = analyze.AnalyzeStored(cmd.Context(), st, run, p, db.StallOf(run.TargetKind)); err != nil {
-					return withCode(ExitFailure, err)
+					return withCode(exitFailure, err)
 				}
 			case retry:
 				in, err := analyze.StallsFromStore(cmd.Context(), st, run, db.StallOf(run.TargetKind))
 				if err != nil {
-					return withCode(ExitFailure, err)
+					return withCode(exitFailure, err)
 				}
 				stalls = analyze.FindStalls(in, p)
 			}

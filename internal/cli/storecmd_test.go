@@ -40,13 +40,13 @@ func TestStoreCopyAnonymizeFlags(t *testing.T) {
 		{[]string{"--anonymize", "--pseudonym-key", short}, "fewer than 16"},
 	} {
 		r := fathom(t, nil, nil, append([]string{"store", "copy", src, dst}, c.args...)...)
-		oneLine(t, r, ExitUsage, c.want)
+		oneLine(t, r, exitUsage, c.want)
 		if strings.Contains(r.stderr, "0123456789abcdef") {
 			t.Errorf("the key shows: %s", r.stderr)
 		}
 	}
 	r := fathom(t, nil, nil, "store", "copy", src, dst, "--anonymize", "--keep-hardware", "--pseudonym-key", good)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "copied 0 runs") {
+	if r.code != exitOK || !strings.Contains(r.stdout, "copied 0 runs") {
 		t.Errorf("copy with a key: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -324,8 +324,8 @@ func TestStoreOutageOverBound(t *testing.T) {
 	s := newOutageStore(t)
 	r := outageRun(t, s, "2m", []string{"--store-outage", "3s"}, func() { s.proxy.Cut() })
 	t.Logf("the run printed on stderr:\n%s", r.stderr)
-	if r.code != ExitFailure {
-		t.Fatalf("exit %d, want %d: %s", r.code, ExitFailure, r.stderr)
+	if r.code != exitFailure {
+		t.Fatalf("exit %d, want %d: %s", r.code, exitFailure, r.stderr)
 	}
 	sum := summary(t, r)
 	m := uploadLine.FindStringSubmatch(r.stderr)
@@ -365,7 +365,7 @@ func TestStoreOutageOverBound(t *testing.T) {
 	t.Logf("%d intervals stored before the upload, %d printed; reason: %s", len(before), sum.Intervals, run.Reason)
 	// A file for another store is refused in one line.
 	other := fathom(t, map[string]string{"FATHOM_STORE": s.direct}, nil, "store", "upload", file)
-	if other.code != ExitUsage || !strings.Contains(other.stderr, "holds writes for") {
+	if other.code != exitUsage || !strings.Contains(other.stderr, "holds writes for") {
 		t.Errorf("upload to another store: exit %d: %s", other.code, other.stderr)
 	}
 }

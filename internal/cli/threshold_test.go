@@ -25,7 +25,7 @@ func TestRunThresholds(t *testing.T) {
 		t.Fatalf("passing thresholds: exit %d\n%s%s", ok.code, ok.stdout, ok.stderr)
 	}
 	bad := run("--threshold", "tps>100000000", "--threshold", "p99<60s")
-	oneLine(t, bad, ExitThresholds, "failed 1 of 2 thresholds: tps>100000000: ")
+	oneLine(t, bad, exitThresholds, "failed 1 of 2 thresholds: tps>100000000: ")
 	if !strings.Contains(bad.stdout, "✗ tps>100000000: ") || !strings.Contains(bad.stdout, "thresholds: 1 of 2 passed") {
 		t.Errorf("the summary does not show the failed threshold:\n%s", bad.stdout)
 	}
@@ -48,6 +48,6 @@ func TestRunThresholds(t *testing.T) {
 	if !strings.Contains(junit.stdout, `<testcase name="threshold tps&gt;100000000"`) || !strings.Contains(junit.stdout, `type="threshold"`) {
 		t.Errorf("JUnit of the run lacks the failed threshold:\n%s", junit.stdout)
 	}
-	oneLine(t, run("--threshold", "p98<2ms"), ExitUsage, `unknown metric "p98"`)
-	oneLine(t, run("--threshold", "tps"), ExitUsage, "e.g. p99<20ms")
+	oneLine(t, run("--threshold", "p98<2ms"), exitUsage, `unknown metric "p98"`)
+	oneLine(t, run("--threshold", "tps"), exitUsage, "e.g. p99<20ms")
 }

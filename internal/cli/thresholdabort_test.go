@@ -24,8 +24,8 @@ func TestRunThresholdAbort(t *testing.T) {
 	}
 	// No tpcb transaction takes under a microsecond: the bar fails from the start.
 	r := fathom(t, env, nil, append([]string{"run", "-c", "2", "-T", "60s", "-q", "--threshold", "tps>0", "--threshold", "p99<1us;abort=2s"}, base...)...)
-	if r.code != ExitThresholds {
-		t.Fatalf("exit %d, want %d\n%s\n%s", r.code, ExitThresholds, r.stdout, r.stderr)
+	if r.code != exitThresholds {
+		t.Fatalf("exit %d, want %d\n%s\n%s", r.code, exitThresholds, r.stdout, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "stopping the run: threshold p99<1us;abort=2s failed: p99 ") || !strings.Contains(r.stderr, "aborted: threshold p99<1us;abort=2s failed") {
 		t.Errorf("stderr does not say why the run stopped:\n%s", r.stderr)
@@ -59,7 +59,7 @@ func TestRunThresholdAbort(t *testing.T) {
 	if ok.code != 0 || !strings.Contains(ok.stdout, "✓ p99<60s;abort=1s") {
 		t.Errorf("passing abort threshold: exit %d\n%s\n%s", ok.code, ok.stdout, ok.stderr)
 	}
-	oneLine(t, fathom(t, env, nil, append([]string{"run", "--threshold", "p99<20ms;halt"}, base...)...), ExitUsage, `unknown option "halt"`)
+	oneLine(t, fathom(t, env, nil, append([]string{"run", "--threshold", "p99<20ms;halt"}, base...)...), exitUsage, `unknown option "halt"`)
 }
 
 // TestPlanThresholds: a plan's thresholds apply to each of its runs: checked and
@@ -81,8 +81,8 @@ repetitions: 2
 thresholds: ["tps>0", "p99<1us;abort=1s"]
 `)
 	r := fathom(t, env, nil, "experiment", "-q", plan)
-	if r.code != ExitThresholds || !strings.Contains(r.stderr, "2 of 2 runs failed thresholds") || !strings.Contains(r.stderr, "(aborted): p99<1us;abort=1s: ") {
-		t.Fatalf("exit %d, want %d\n%s\n%s", r.code, ExitThresholds, r.stdout, r.stderr)
+	if r.code != exitThresholds || !strings.Contains(r.stderr, "2 of 2 runs failed thresholds") || !strings.Contains(r.stderr, "(aborted): p99<1us;abort=1s: ") {
+		t.Fatalf("exit %d, want %d\n%s\n%s", r.code, exitThresholds, r.stdout, r.stderr)
 	}
 	st := openTestStore(t, env)
 	exp, err := st.ExperimentByName(context.Background(), "bars")
@@ -101,7 +101,7 @@ thresholds: ["tps>0", "p99<1us;abort=1s"]
 	}
 	// A bad threshold is a plan problem with its line.
 	bad := writePlan(t, "experiment: bad\ntarget: "+dsn+"\nworkload: tpcb\nthresholds: [\"p98<2ms\"]\n")
-	if c := fathom(t, env, nil, "experiment", "--check", bad); c.code != ExitUsage || !strings.Contains(c.stderr, "plan.yaml:4: ") || !strings.Contains(c.stderr, `unknown metric "p98"`) {
+	if c := fathom(t, env, nil, "experiment", "--check", bad); c.code != exitUsage || !strings.Contains(c.stderr, "plan.yaml:4: ") || !strings.Contains(c.stderr, `unknown metric "p98"`) {
 		t.Errorf("bad threshold in a plan: exit %d\n%s", c.code, c.stderr)
 	}
 }
@@ -139,7 +139,7 @@ transactions:
 		t.Fatalf("prepare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r := fathom(t, env, nil, append([]string{"run", "-T", "1s", "-q", "--threshold", "errors<1%"}, base...)...)
-	oneLine(t, r, ExitThresholds, "failed 1 of 3 thresholds: p99<1us: ")
+	oneLine(t, r, exitThresholds, "failed 1 of 3 thresholds: p99<1us: ")
 	if !strings.Contains(r.stdout, "thresholds: 2 of 3 passed") || !strings.Contains(r.stdout, "✓ errors<1%") || !strings.Contains(r.stdout, "✓ tps>0") {
 		t.Errorf("summary:\n%s", r.stdout)
 	}

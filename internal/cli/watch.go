@@ -49,7 +49,7 @@ commits, MySQL's statements). Without -T it runs until Ctrl-C.`,
 	fs := cmd.Flags()
 	def := env.Getenv("FATHOM_TARGET")
 	if def == "" {
-		def = DefaultTarget
+		def = defaultTarget
 	}
 	fs.StringVar(&o.target, "target", def, "database: postgres://…, mysql://…, sqlite:PATH (also $FATHOM_TARGET)")
 	storeFlag(fs, env, &o.store)

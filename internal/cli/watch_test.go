@@ -234,15 +234,15 @@ func TestSamplingBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"watch", "--target", sqlite, "--collect", "pg_lock"}, ExitUsage, `unknown collector "pg_lock"`},
-		{[]string{"watch", "--target", sqlite, "-P", "10ms"}, ExitUsage, "at least 100ms"},
-		{[]string{"watch", "--target", "oracle://x"}, ExitUsage, "unknown target"},
-		{[]string{"watch", "--target", "postgres://nobody:pw@127.0.0.1:1/x?sslmode=disable", "--connect-timeout", "1s"}, ExitFailure, "cannot connect"},
-		{[]string{"run", "--target", sqlite, "--collect", "nosuch"}, ExitUsage, `unknown collector "nosuch"`},
-		{[]string{"run", "--target", sqlite, "--stall-threshold", "2"}, ExitUsage, "stall-threshold"},
-		{[]string{"snapshot", "--target", sqlite, "-i", "10ms"}, ExitUsage, "at least 1s"},
-		{[]string{"snapshot", "--target", sqlite, "-o", "/dev/null/x.tar.gz"}, ExitUsage, "not a directory"},
-		{[]string{"stalls", "99", "--store", db}, ExitUsage, "run 99"},
+		{[]string{"watch", "--target", sqlite, "--collect", "pg_lock"}, exitUsage, `unknown collector "pg_lock"`},
+		{[]string{"watch", "--target", sqlite, "-P", "10ms"}, exitUsage, "at least 100ms"},
+		{[]string{"watch", "--target", "oracle://x"}, exitUsage, "unknown target"},
+		{[]string{"watch", "--target", "postgres://nobody:pw@127.0.0.1:1/x?sslmode=disable", "--connect-timeout", "1s"}, exitFailure, "cannot connect"},
+		{[]string{"run", "--target", sqlite, "--collect", "nosuch"}, exitUsage, `unknown collector "nosuch"`},
+		{[]string{"run", "--target", sqlite, "--stall-threshold", "2"}, exitUsage, "stall-threshold"},
+		{[]string{"snapshot", "--target", sqlite, "-i", "10ms"}, exitUsage, "at least 1s"},
+		{[]string{"snapshot", "--target", sqlite, "-o", "/dev/null/x.tar.gz"}, exitUsage, "not a directory"},
+		{[]string{"stalls", "99", "--store", db}, exitUsage, "run 99"},
 	}
 	for _, tc := range cases {
 		r := fathom(t, map[string]string{"FATHOM_STORE": db}, nil, tc.args...)
@@ -275,7 +275,7 @@ func TestSnapshotCommand(t *testing.T) {
 	if st, err := os.Stat(out); err != nil || st.Size() < 1000 {
 		t.Errorf("archive %v %v", st, err)
 	}
-	if r := fathom(t, map[string]string{}, nil, "snapshot", "--target", dsn, "-i", "1s", "-o", out); r.code != ExitUsage || !strings.Contains(r.stderr, "already exists") {
+	if r := fathom(t, map[string]string{}, nil, "snapshot", "--target", dsn, "-i", "1s", "-o", out); r.code != exitUsage || !strings.Contains(r.stderr, "already exists") {
 		t.Errorf("existing archive: %d %s", r.code, r.stderr)
 	}
 	// SQLite: the file and the host only.

@@ -100,9 +100,6 @@ func (s *Sampler) Start(ctx context.Context) *sample.Server {
 	return s.srv
 }
 
-// Server is what Start learnt.
-func (s *Sampler) Server() *sample.Server { return s.srv }
-
 func (s *Sampler) connect(ctx context.Context) (target.Conn, error) {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()

@@ -40,14 +40,14 @@ func SQLiteDSN(t testing.TB) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "target.db")
 }
 
-// Target is a named test DSN, for table tests over all three targets.
-type Target struct {
+// target is a named test DSN, for table tests over all three targets.
+type target struct {
 	Name string
 	DSN  func(t testing.TB) string
 }
 
 // All lists the three targets; use t.Run(tg.Name, …) and call tg.DSN(t) inside.
-var All = []Target{
+var All = []target{
 	{"sqlite", SQLiteDSN},
 	{"postgres", PostgresDSN},
 	{"mysql", MySQLDSN},

@@ -30,18 +30,18 @@ const (
 	Aborted
 )
 
-// Error is an engine error with its kind. Errors without one are failures.
-type Error struct {
+// kindError is an engine error with its kind. Errors without one are failures.
+type kindError struct {
 	Kind Kind
 	Err  error
 }
 
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
+func (e *kindError) Error() string { return e.Err.Error() }
+func (e *kindError) Unwrap() error { return e.Err }
 
 // Usagef is a caller's mistake.
 func Usagef(format string, args ...any) error {
-	return &Error{Kind: Usage, Err: fmt.Errorf(format, args...)}
+	return &kindError{Kind: Usage, Err: fmt.Errorf(format, args...)}
 }
 
 // WithKind attaches a kind to err (nil stays nil).
@@ -49,7 +49,7 @@ func WithKind(k Kind, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &Error{Kind: k, Err: err}
+	return &kindError{Kind: k, Err: err}
 }
 
 // KindOf is the kind of err: Failed unless it says otherwise (0 for nil).
@@ -57,7 +57,7 @@ func KindOf(err error) Kind {
 	if err == nil {
 		return 0
 	}
-	var e *Error
+	var e *kindError
 	if errors.As(err, &e) {
 		return e.Kind
 	}

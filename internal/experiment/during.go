@@ -79,8 +79,8 @@ func (d *during) add(list *[]error, err error) {
 	*list = append(*list, err)
 }
 
-// Clock is the run's OnClock.
-func (d *during) Clock(start time.Time) {
+// onClock is the run's OnClock.
+func (d *during) onClock(start time.Time) {
 	select {
 	case d.clock <- start:
 	default:
@@ -110,7 +110,7 @@ func (d *during) clockOf() func(time.Time) {
 	if d == nil {
 		return nil
 	}
-	return d.Clock
+	return d.onClock
 }
 
 // measureRestarts restarts each instance of the slot from each file the plan's

@@ -116,8 +116,8 @@ type RunDone struct {
 	Status, Reason string
 }
 
-// Done: the experiment ended.
-type Done struct{ Outcome *Outcome }
+// done: the experiment ended.
+type done struct{ Outcome *Outcome }
 
 // NothingToResume: Resume was asked for an experiment that is complete.
 type NothingToResume struct {
@@ -181,7 +181,7 @@ func (Prepared) event()        {}
 func (HookRan) event()         {}
 func (RunFinished) event()     {}
 func (RunDone) event()         {}
-func (Done) event()            {}
+func (done) event()            {}
 func (NothingToResume) event() {}
 func (Warning) event()         {}
 func (GoesOn) event()          {}

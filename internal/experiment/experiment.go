@@ -493,7 +493,7 @@ func (x *experimentRun) execute(ctx context.Context) (out *Outcome, err error) {
 			x.warn("could not record the end of experiment %d: %v", x.exp.ID, ferr)
 		}
 		out = &Outcome{Experiment: x.exp, Status: status, Elapsed: x.now().Sub(x.started)}
-		x.emit(Done{Outcome: out})
+		x.emit(done{Outcome: out})
 		switch status {
 		case "interrupted":
 			err = errkind.WithKind(errkind.Interrupted, fmt.Errorf("experiment %d interrupted; finished runs are kept: continue with `fathom experiment --resume %d`", x.exp.ID, x.exp.ID))

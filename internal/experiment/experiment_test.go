@@ -209,7 +209,7 @@ func TestListenerEvents(t *testing.T) {
 	if s, ok := ev[0].(Started); !ok || s.Runs != 4 || s.ToRun != 4 || s.Cells != 2 || s.Name != "events" {
 		t.Errorf("first event %#v", ev[0])
 	}
-	if d, ok := ev[len(ev)-1].(Done); !ok || d.Outcome != oc || d.Outcome.Status != "complete" {
+	if d, ok := ev[len(ev)-1].(done); !ok || d.Outcome != oc || d.Outcome.Status != "complete" {
 		t.Errorf("last event %#v", ev[len(ev)-1])
 	}
 	var started, finished, done, prepared int

@@ -108,7 +108,7 @@ type Instance struct {
 	Env []string `json:"-"`
 
 	startTimeout time.Duration
-	proc         *Process // the server process when this fathom started it (MariaDB, Redis)
+	proc         *process // the server process when this fathom started it (MariaDB, Redis)
 }
 
 // Names of files inside an instance directory.

@@ -144,8 +144,8 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// Process is a server this fathom started and waits for.
-type Process struct {
+// process is a server this fathom started and waits for.
+type process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
@@ -153,11 +153,11 @@ type Process struct {
 
 // StartProcess starts a server prepared by Daemon; the instance keeps it, so that
 // Stop can wait for it.
-func (i *Instance) StartProcess(cmd *exec.Cmd) (*Process, error) {
+func (i *Instance) StartProcess(cmd *exec.Cmd) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &Process{cmd: cmd, done: make(chan struct{})}
+	p := &process{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -167,7 +167,7 @@ func (i *Instance) StartProcess(cmd *exec.Cmd) (*Process, error) {
 }
 
 // Exited reports whether the process has ended.
-func (p *Process) Exited() bool {
+func (p *process) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -177,10 +177,10 @@ func (p *Process) Exited() bool {
 }
 
 // Done is closed when the process has ended.
-func (p *Process) Done() <-chan struct{} { return p.done }
+func (p *process) Done() <-chan struct{} { return p.done }
 
 // ExitText says how the process ended.
-func (p *Process) ExitText() string {
+func (p *process) ExitText() string {
 	if p.err == nil {
 		return "exit status 0"
 	}
@@ -214,7 +214,7 @@ func processAlive(pid int) bool {
 func ProcessAlive(pid int) bool { return pid > 0 && processAlive(pid) }
 
 // waitGone waits until pid has exited or the timeout passes.
-func waitGone(ctx context.Context, pid int, p *Process, timeout time.Duration) bool {
+func waitGone(ctx context.Context, pid int, p *process, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if p != nil {
@@ -248,7 +248,7 @@ func (i *Instance) StopProcess(ctx context.Context, prog string, grace time.Dura
 	if pid == 0 || !processAlive(pid) {
 		return false, nil
 	}
-	var p *Process
+	var p *process
 	if i.proc != nil && i.proc.cmd.Process.Pid == pid {
 		p = i.proc
 	}
@@ -324,4 +324,4 @@ func (i *Instance) LogSince(mark int64) string {
 }
 
 // Pid is the process's id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *process) Pid() int { return p.cmd.Process.Pid }

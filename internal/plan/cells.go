@@ -12,7 +12,7 @@ import (
 // Cell is one combination of axis values with every parameter resolved.
 type Cell struct {
 	Index  int
-	Coords []Coord // the cell's value on each axis, in axis order
+	Coords []coord // the cell's value on each axis, in axis order
 
 	Workload     string
 	Options      []KV // workload options
@@ -39,9 +39,9 @@ type Cell struct {
 	InstanceValue string
 }
 
-// Coord is a cell's value on one axis. Axis is the axis's short name (ShortAxis):
+// coord is a cell's value on one axis. Axis is the axis's short name (ShortAxis):
 // synchronous_commit for settings.synchronous_commit.
-type Coord struct {
+type coord struct {
 	Axis  string `json:"axis"`
 	Value string `json:"value"`
 }
@@ -119,11 +119,11 @@ func (p *Plan) Cells() []*Cell {
 			idx[a] = rem % len(p.Axes[a].Values)
 			rem /= len(p.Axes[a].Values)
 		}
-		params := append([]Param(nil), p.Base...)
-		var coords []Coord
+		params := append([]param(nil), p.Base...)
+		var coords []coord
 		for a, ax := range p.Axes {
 			av := ax.Values[idx[a]]
-			coords = append(coords, Coord{Axis: ShortAxis(ax.Name), Value: av.Label})
+			coords = append(coords, coord{Axis: ShortAxis(ax.Name), Value: av.Label})
 			params = overlay(params, av.Params)
 		}
 		cell := resolve(params)
@@ -140,7 +140,7 @@ func (p *Plan) Cells() []*Cell {
 
 // overlay applies over to params: a key set again replaces the earlier value, and
 // duration and transactions replace each other.
-func overlay(params, over []Param) []Param {
+func overlay(params, over []param) []param {
 	drop := map[string]bool{}
 	for _, o := range over {
 		drop[o.Key] = true
@@ -161,7 +161,7 @@ func overlay(params, over []Param) []Param {
 }
 
 // resolve turns checked parameters into a cell (values were checked when decoded).
-func resolve(params []Param) *Cell {
+func resolve(params []param) *Cell {
 	c := &Cell{Clients: 1, Interval: time.Second, MaxTries: 1, QueryMode: "prepared", Instances: 1}
 	for _, prm := range params {
 		v := prm.Value
@@ -179,13 +179,13 @@ func resolve(params []Param) *Cell {
 		case prm.Key == "transactions":
 			c.Transactions, _ = strconv.ParseInt(v, 10, 64)
 		case prm.Key == "duration":
-			c.Duration, _ = ParseDuration(v)
+			c.Duration, _ = parseDuration(v)
 		case prm.Key == "warmup":
-			c.Warmup, _ = ParseDuration(v)
+			c.Warmup, _ = parseDuration(v)
 		case prm.Key == "latency_limit":
-			c.LatencyLimit, _ = ParseDuration(v)
+			c.LatencyLimit, _ = parseDuration(v)
 		case prm.Key == "report_interval":
-			c.Interval, _ = ParseDuration(v)
+			c.Interval, _ = parseDuration(v)
 		case prm.Key == "rate":
 			c.Rate, _ = strconv.ParseFloat(v, 64)
 		case prm.Key == "query_mode":
@@ -208,8 +208,8 @@ func resolve(params []Param) *Cell {
 	return c
 }
 
-// Slot is one run of the schedule: a cell and a repetition (1-based).
-type Slot struct {
+// slot is one run of the schedule: a cell and a repetition (1-based).
+type slot struct {
 	Index      int
 	Cell       int
 	Repetition int
@@ -219,9 +219,9 @@ type Slot struct {
 // that drift over time (caches warming, disks filling) spreads over all cells instead
 // of masquerading as an effect; random shuffles each round with seed; sequential runs
 // all repetitions of a cell before the next cell.
-func Schedule(cells, reps int, order string, seed uint64) []Slot {
-	var out []Slot
-	add := func(c, r int) { out = append(out, Slot{Index: len(out), Cell: c, Repetition: r}) }
+func Schedule(cells, reps int, order string, seed uint64) []slot {
+	var out []slot
+	add := func(c, r int) { out = append(out, slot{Index: len(out), Cell: c, Repetition: r}) }
 	switch order {
 	case OrderSequential:
 		for c := 0; c < cells; c++ {

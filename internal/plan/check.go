@@ -17,7 +17,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload/spec"
 )
 
-// Read decodes a plan and checks it (Check), reporting every problem of both at once:
+// Read decodes a plan and checks it (check), reporting every problem of both at once:
 // what decoded is checked too, so that one typo does not hide another mistake.
 func Read(path, dir string, data []byte) (*Plan, error) {
 	p, probs := decode(path, dir, data)
@@ -36,7 +36,7 @@ func ReadFile(path string) (*Plan, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			msg = "no such file"
 		}
-		return nil, &Error{File: path, Problems: []Problem{{Line: 0, Msg: msg}}}
+		return nil, &Error{File: path, Problems: []problem{{Line: 0, Msg: msg}}}
 	}
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
@@ -45,17 +45,8 @@ func ReadFile(path string) (*Plan, error) {
 	return Read(path, dir, data)
 }
 
-// Check checks what the file alone cannot say: that every cell's workload exists and
-// accepts its options, and, for instances, that the installed server knows each
-// setting. It touches no server.
-func (p *Plan) Check() error {
-	var probs problems
-	p.check(&probs)
-	return probs.Err(p.Path)
-}
-
 func (p *Plan) check(probs *problems) {
-	if n := p.NumCells() * p.Repetitions; n > maxRuns || n < 0 {
+	if n := p.numCells() * p.Repetitions; n > maxRuns || n < 0 {
 		probs.Add(0, "the plan has more than %d runs (cells × repetitions): split it", maxRuns)
 		return
 	}
@@ -115,7 +106,7 @@ func binHint(in *Instance) string {
 func (p *Plan) checkInstanceAxis(probs *problems) {
 	values := p.InstanceValues()
 	sameKind := p.Kind() != ""
-	var shared []Param
+	var shared []param
 	if sameKind {
 		shared = append(shared, p.Base...)
 		for _, ax := range p.Axes {
@@ -142,7 +133,7 @@ func (p *Plan) checkInstanceAxis(probs *problems) {
 			continue
 		}
 		v, _ := in.ServerVersion()
-		params := append(append([]Param(nil), shared...), av.Params...)
+		params := append(append([]param(nil), shared...), av.Params...)
 		p.checkSettingsOf(probs, params, kind, cat, fmt.Sprintf("%s %s", serverName(in.Kind), v), true)
 	}
 }
@@ -150,9 +141,9 @@ func (p *Plan) checkInstanceAxis(probs *problems) {
 // maxRuns bounds the runs of one plan.
 const maxRuns = 100000
 
-// NumCells is the number of cells (product of the axes' lengths), capped just above
+// numCells is the number of cells (product of the axes' lengths), capped just above
 // maxRuns.
-func (p *Plan) NumCells() int {
+func (p *Plan) numCells() int {
 	n := 1
 	for _, ax := range p.Axes {
 		n *= len(ax.Values)
@@ -277,7 +268,7 @@ func (p *Plan) checkSettings(probs *problems, cat SettingsCatalog, server string
 }
 
 // checkSettingsOf checks the settings among params, for a server of kind.
-func (p *Plan) checkSettingsOf(probs *problems, params []Param, kindName string, cat SettingsCatalog, server string, managed bool) {
+func (p *Plan) checkSettingsOf(probs *problems, params []param, kindName string, cat SettingsCatalog, server string, managed bool) {
 	rules := rulesOf(kindName)
 	kind := rules.Instance
 	names := make([]string, 0, len(cat))

@@ -258,7 +258,7 @@ func (d *decoder) baseline(n *yaml.Node) {
 		if !ok {
 			continue
 		}
-		var ax *Axis
+		var ax *axis
 		for _, a := range d.p.Axes {
 			if a.Name == k.Value || ShortAxis(a.Name) == k.Value {
 				ax = a
@@ -371,16 +371,16 @@ func (d *decoder) instanceSpec(n *yaml.Node, what string, top bool) *Instance {
 }
 
 // param appends a checked parameter.
-func (d *decoder) param(list *[]Param, key, value string, n *yaml.Node) {
+func (d *decoder) param(list *[]param, key, value string, n *yaml.Node) {
 	if msg := checkParam(key, value); msg != "" {
 		d.probs.At(n, "%s", msg)
 		return
 	}
-	*list = append(*list, Param{Key: key, Value: value, Line: n.Line})
+	*list = append(*list, param{Key: key, Value: value, Line: n.Line})
 }
 
 // paramMap reads options: or settings: as parameters options.NAME / settings.NAME.
-func (d *decoder) paramMap(list *[]Param, what string, n *yaml.Node) {
+func (d *decoder) paramMap(list *[]param, what string, n *yaml.Node) {
 	m, ok := d.mapping(n, what)
 	if !ok {
 		return
@@ -412,7 +412,7 @@ func (d *decoder) paramMap(list *[]Param, what string, n *yaml.Node) {
 				d.probs.At(v, "setting %s: the value must be one line", k.Value)
 				continue
 			}
-			*list = append(*list, Param{Key: what + "." + name, Value: s, Line: v.Line})
+			*list = append(*list, param{Key: what + "." + name, Value: s, Line: v.Line})
 		}
 	}
 }
@@ -439,7 +439,7 @@ func (d *decoder) matrix(n *yaml.Node) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		name := k.Value
-		ax := &Axis{Name: name, Line: k.Line}
+		ax := &axis{Name: name, Line: k.Line}
 		if isParamAxis(name) {
 			ok = d.paramAxis(ax, k, v, owner)
 		} else {
@@ -462,7 +462,7 @@ func isParamAxis(name string) bool {
 
 // paramAxis decodes the list of values of an axis named by the parameter it sets
 // (clients: [1, 2, 4]). It returns false when the axis is unusable and is left out.
-func (d *decoder) paramAxis(ax *Axis, k, v *yaml.Node, owner map[string]string) bool {
+func (d *decoder) paramAxis(ax *axis, k, v *yaml.Node, owner map[string]string) bool {
 	name := ax.Name
 	key := name
 	if strings.HasPrefix(name, "settings.") {
@@ -508,7 +508,7 @@ func (d *decoder) paramAxis(ax *Axis, k, v *yaml.Node, owner map[string]string) 
 // namedAxis decodes an axis of the user's naming, whose named values each bundle
 // parameters (server: {pg: {target: …}, maria: {…}}). It returns false when the axis
 // is unusable and is left out.
-func (d *decoder) namedAxis(ax *Axis, k, v *yaml.Node, owner map[string]string) bool {
+func (d *decoder) namedAxis(ax *axis, k, v *yaml.Node, owner map[string]string) bool {
 	name := ax.Name
 	if !axisRE.MatchString(name) {
 		d.probs.At(k, "matrix: %q is not a parameter (clients, duration, transactions, warmup, rate, query_mode, workload, instances, options.NAME, settings.NAME) nor a name for an axis of named values (letters, digits, _)", name)
@@ -560,7 +560,7 @@ func (d *decoder) namedAxis(ax *Axis, k, v *yaml.Node, owner map[string]string) 
 }
 
 // checkAxisName checks a decoded axis has values and a name of its own in results.
-func (d *decoder) checkAxisName(ax *Axis, k *yaml.Node) {
+func (d *decoder) checkAxisName(ax *axis, k *yaml.Node) {
 	name := ax.Name
 	if len(ax.Values) == 0 {
 		d.probs.At(k, "matrix %s has no values", name)
@@ -581,7 +581,7 @@ func (d *decoder) axisSetsEverywhere(key string) bool {
 	for _, ax := range d.p.Axes {
 		n := 0
 		for _, av := range ax.Values {
-			if slices.ContainsFunc(av.Params, func(p Param) bool { return p.Key == key }) {
+			if slices.ContainsFunc(av.Params, func(p param) bool { return p.Key == key }) {
 				n++
 			}
 		}
@@ -729,7 +729,7 @@ func (d *decoder) measureRestart(n *yaml.Node) {
 			continue
 		}
 		switch {
-		case s != RestartRDB && s != RestartAOF && s != RestartAOFPlain:
+		case s != restartRDB && s != RestartAOF && s != RestartAOFPlain:
 			d.probs.At(it, "measure_restart: %q is not a file Redis restarts from: use rdb, aof (with the RDB preamble) or aof-plain", s)
 		case slices.Contains(d.p.MeasureRestart, s):
 			d.probs.At(it, "measure_restart: %s is listed twice", s)
@@ -852,7 +852,7 @@ func (d *decoder) when(n *yaml.Node, what string) map[string][]string {
 	out := map[string][]string{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
-		var ax *Axis
+		var ax *axis
 		var names []string
 		for _, a := range d.p.Axes {
 			names = append(names, ShortAxis(a.Name))
@@ -935,8 +935,8 @@ func (d *decoder) checkCombination() {
 }
 
 // allParams lists the base parameters and those of every axis value.
-func (p *Plan) allParams() []Param {
-	out := append([]Param(nil), p.Base...)
+func (p *Plan) allParams() []param {
+	out := append([]param(nil), p.Base...)
 	for _, ax := range p.Axes {
 		for _, av := range ax.Values {
 			out = append(out, av.Params...)
@@ -987,7 +987,7 @@ func (d *decoder) duration(n *yaml.Node, what string, def time.Duration) time.Du
 	if !ok {
 		return def
 	}
-	v, err := ParseDuration(s)
+	v, err := parseDuration(s)
 	if err != nil {
 		d.probs.At(n, "%s: %v", what, err)
 		return def

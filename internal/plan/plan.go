@@ -44,8 +44,8 @@ type Plan struct {
 
 	// Base holds the parameters every cell starts from (workload, options.*,
 	// settings.*, clients, duration …) in file order.
-	Base []Param
-	Axes []*Axis
+	Base []param
+	Axes []*axis
 	// Baseline is the value comparisons along an axis start from, by short axis name
 	// (default: the axis's first value listed); Judge is the transaction type or
 	// client group a cell is judged by ("" every transaction).
@@ -67,7 +67,7 @@ type Plan struct {
 	ConnectTimeout   time.Duration
 	ReconnectTimeout time.Duration
 	Labels           map[string]string
-	Hooks            Hooks
+	Hooks            hooks
 	// CollectOff turns off sampling server and OS metrics during runs; CollectOnly
 	// limits it to these collectors or sources (as fathom run's --collect).
 	CollectOff  bool
@@ -99,16 +99,16 @@ type Instance struct {
 	Line     int
 }
 
-// Param is one parameter of a run as written: a key (clients, duration, workload,
+// param is one parameter of a run as written: a key (clients, duration, workload,
 // instances, options.NAME, settings.NAME …) and its value.
-type Param struct {
+type param struct {
 	Key   string
 	Value string
 	Line  int
 }
 
-// Axis is one dimension of the matrix.
-type Axis struct {
+// axis is one dimension of the matrix.
+type axis struct {
 	Name string
 	Line int
 	// Named axes have labelled values, each setting one or more parameters (e.g.
@@ -121,7 +121,7 @@ type Axis struct {
 type AxisValue struct {
 	Label  string
 	Line   int
-	Params []Param
+	Params []param
 	// Instance is the throwaway instance the value's cells run on (an axis of
 	// instances), nil otherwise.
 	Instance *Instance
@@ -187,8 +187,8 @@ func (h *Hook) Kind() string {
 	return "shell"
 }
 
-// Hooks are the plan's hooks by phase.
-type Hooks struct {
+// hooks are the plan's hooks by phase.
+type hooks struct {
 	BeforeExperiment []*Hook
 	BeforeRun        []*Hook
 	DuringRun        []*Hook // each fires at its At into every run
@@ -211,7 +211,7 @@ const (
 // with its RDB preamble (aof-use-rdb-preamble yes, Redis's default) and the AOF as
 // commands only (aof-use-rdb-preamble no).
 const (
-	RestartRDB      = "rdb"
+	restartRDB      = "rdb"
 	RestartAOF      = "aof"
 	RestartAOFPlain = "aof-plain"
 )
@@ -377,7 +377,7 @@ func checkTransactions(_, value string) string {
 }
 
 func checkDurationParam(key, value string) string {
-	d, err := ParseDuration(value)
+	d, err := parseDuration(value)
 	if err != nil {
 		return fmt.Sprintf("%s: %v", key, err)
 	}
@@ -412,9 +412,9 @@ func checkWorkload(_, value string) string {
 	return ""
 }
 
-// ParseDuration accepts Go durations ("250ms", "1m30s") and, like pgbench and
+// parseDuration accepts Go durations ("250ms", "1m30s") and, like pgbench and
 // sysbench, a plain number of seconds ("60", "0.5").
-func ParseDuration(s string) (time.Duration, error) {
+func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		if f < 0 || f > 1e9 {

@@ -5,7 +5,7 @@ import "github.com/fathom-lab/fathom/internal/yamlfile"
 // Problem, Error and the collector of problems are shared with the other files fathom
 // reads (package yamlfile).
 type (
-	Problem  = yamlfile.Problem
+	problem  = yamlfile.Problem
 	Error    = yamlfile.Error
 	problems = yamlfile.List
 )

@@ -64,9 +64,6 @@ func (s *Server) Name() string {
 // Redacted is the DSN without password.
 func (s *Server) Redacted() string { return s.redacted }
 
-// Kind is postgres or mysql.
-func (s *Server) Kind() string { return s.kind }
-
 // Connect opens one connection for settings, hooks and checks.
 func (s *Server) Connect(ctx context.Context) (target.Conn, error) {
 	t, err := s.open(s.dsn, target.Config{ConnectTimeout: 10 * time.Second, AppName: "fathom"})
@@ -93,13 +90,13 @@ func (c *closingConn) Close() error {
 	return err
 }
 
-// Change says what Apply did.
-type Change struct {
+// change says what Apply did.
+type change struct {
 	Action string // unchanged, started, reloaded, set, restarted
 	Why    string // for restarted: the setting that needed it, or "restart: each"
 }
 
-func (c Change) String() string {
+func (c change) String() string {
 	if c.Why != "" {
 		return c.Action + " (" + c.Why + ")"
 	}
@@ -165,10 +162,10 @@ func toInstance(settings []KV) []instance.Setting {
 // Apply makes settings the server's settings: starts a stopped instance with them, or
 // changes a running server's, restarting it when a changed setting needs that or when
 // restartEach is set. On an external server the plan's restart command restarts it.
-func (s *Server) Apply(ctx context.Context, settings []KV, restartEach bool) (Change, error) {
+func (s *Server) Apply(ctx context.Context, settings []KV, restartEach bool) (change, error) {
 	settings, err := s.normalize(settings)
 	if err != nil {
-		return Change{}, err
+		return change{}, err
 	}
 	if s.Inst != nil {
 		return s.applyManaged(ctx, settings, restartEach)
@@ -176,14 +173,14 @@ func (s *Server) Apply(ctx context.Context, settings []KV, restartEach bool) (Ch
 	return s.applyExternal(ctx, settings, restartEach)
 }
 
-func (s *Server) applyManaged(ctx context.Context, settings []KV, restartEach bool) (Change, error) {
+func (s *Server) applyManaged(ctx context.Context, settings []KV, restartEach bool) (change, error) {
 	inst := s.Inst
 	if !inst.Running() {
 		if err := inst.Configure(toInstance(settings)); err != nil {
-			return Change{}, err
+			return change{}, err
 		}
 		if err := inst.Start(ctx); err != nil {
-			return Change{}, err
+			return change{}, err
 		}
 		s.applied = settings
 		var names []string
@@ -194,63 +191,63 @@ func (s *Server) applyManaged(ctx context.Context, settings []KV, restartEach bo
 			// A fresh server has never stopped: one restart makes the
 			// shutdown-and-startup the setting acts on, under the cell's value.
 			if err := inst.Restart(ctx); err != nil {
-				return Change{}, err
+				return change{}, err
 			}
-			return Change{Action: "started and restarted", Why: strings.Join(late, ", ") + " acts at shutdown"}, nil
+			return change{Action: "started and restarted", Why: strings.Join(late, ", ") + " acts at shutdown"}, nil
 		}
-		return Change{Action: "started"}, nil
+		return change{Action: "started"}, nil
 	}
 	changed, removed := diff(s.applied, settings)
 	if len(changed) == 0 && !restartEach {
-		return Change{Action: "unchanged"}, nil
+		return change{Action: "unchanged"}, nil
 	}
 	why := "restart: each"
 	needRestart := restartEach
 	if !needRestart {
 		n, err := s.needsRestart(ctx, changed)
 		if err != nil {
-			return Change{}, err
+			return change{}, err
 		}
 		if n != "" {
 			needRestart, why = true, n+" needs a restart"
 		}
 	}
 	if err := inst.Configure(toInstance(settings)); err != nil {
-		return Change{}, err
+		return change{}, err
 	}
 	if late := actsAtShutdown(s.kind, changed); len(late) > 0 {
 		// The restart that applies a shutdown-time setting stops the server under the
 		// old value; a second one stops it under the cell's own.
 		if err := inst.Restart(ctx); err != nil {
-			return Change{}, err
+			return change{}, err
 		}
 		if err := inst.Restart(ctx); err != nil {
-			return Change{}, err
+			return change{}, err
 		}
 		s.applied = settings
-		return Change{Action: "restarted twice", Why: strings.Join(late, ", ") + " acts at shutdown"}, nil
+		return change{Action: "restarted twice", Why: strings.Join(late, ", ") + " acts at shutdown"}, nil
 	}
 	if needRestart {
 		if err := inst.Restart(ctx); err != nil {
-			return Change{}, err
+			return change{}, err
 		}
 		s.applied = settings
-		return Change{Action: "restarted", Why: why}, nil
+		return change{Action: "restarted", Why: why}, nil
 	}
 	if s.set.ReloadManaged() {
 		if err := inst.Reload(ctx); err != nil {
-			return Change{}, err
+			return change{}, err
 		}
 		s.applied = settings
-		return Change{Action: s.set.LiveAction()}, nil
+		return change{Action: s.set.LiveAction()}, nil
 	}
 	if err := s.withConn(ctx, func(conn target.Conn) error {
 		return s.set.SetLive(ctx, conn, s.Name(), values(settings), changed, removed, s.original)
 	}); err != nil {
-		return Change{}, err
+		return change{}, err
 	}
 	s.applied = settings
-	return Change{Action: s.set.LiveAction()}, nil
+	return change{Action: s.set.LiveAction()}, nil
 }
 
 // withConn runs f on a new connection to the server.
@@ -291,13 +288,13 @@ func (e *RestartNeeded) Error() string {
 	return fmt.Sprintf("setting %s needs a server restart: give restart_command in the plan (how to restart this server)", e.Setting)
 }
 
-func (s *Server) applyExternal(ctx context.Context, settings []KV, restartEach bool) (Change, error) {
+func (s *Server) applyExternal(ctx context.Context, settings []KV, restartEach bool) (change, error) {
 	changed, removed := diff(s.applied, settings)
 	if len(changed) == 0 && !restartEach {
-		return Change{Action: "unchanged"}, nil
+		return change{Action: "unchanged"}, nil
 	}
 	if err := s.remember(ctx, changed); err != nil {
-		return Change{}, err
+		return change{}, err
 	}
 	need := ""
 	if restartEach {
@@ -308,7 +305,7 @@ func (s *Server) applyExternal(ctx context.Context, settings []KV, restartEach b
 		n, err = s.set.Persist(ctx, conn, s.Name(), values(settings), changed, removed, s.original, need != "")
 		return err
 	}); err != nil {
-		return Change{}, err
+		return change{}, err
 	}
 	if n != "" && need == "" {
 		need = n + " needs a restart"
@@ -318,20 +315,20 @@ func (s *Server) applyExternal(ctx context.Context, settings []KV, restartEach b
 	}
 	if need == "" {
 		s.applied = settings
-		return Change{Action: s.set.LiveAction()}, nil
+		return change{Action: s.set.LiveAction()}, nil
 	}
 	late := actsAtShutdown(s.kind, changed)
 	if len(late) > 0 && need == "" {
 		need = strings.Join(late, ", ") + " acts at shutdown"
 	}
 	if err := s.restart(ctx, settings, need); err != nil {
-		return Change{}, err
+		return change{}, err
 	}
 	action := "restarted"
 	if len(late) > 0 {
 		// The first restart stopped the server under the old value.
 		if err := s.restart(ctx, settings, need); err != nil {
-			return Change{}, err
+			return change{}, err
 		}
 		action, need = "restarted twice", strings.Join(late, ", ")+" acts at shutdown"
 	}
@@ -341,11 +338,11 @@ func (s *Server) applyExternal(ctx context.Context, settings []KV, restartEach b
 		if err := s.withConn(ctx, func(conn target.Conn) error {
 			return s.set.AfterRestart(ctx, conn, s.Name(), settings)
 		}); err != nil {
-			return Change{}, err
+			return change{}, err
 		}
 	}
 	s.applied = settings
-	return Change{Action: action, Why: need}, nil
+	return change{Action: action, Why: need}, nil
 }
 
 // remember records, before fathom first changes a setting on an external server, what
@@ -471,7 +468,7 @@ func (s *Server) Verify(ctx context.Context, settings []KV, wait time.Duration) 
 			return effs, nil
 		}
 		if time.Now().After(deadline) {
-			nie := &NotInEffect{Server: s.Name(), Settings: bad}
+			nie := &notInEffect{Server: s.Name(), Settings: bad}
 			if s.Inst != nil {
 				nie.Log = s.Inst.LogTail(8)
 			}
@@ -485,14 +482,14 @@ func (s *Server) Verify(ctx context.Context, settings []KV, wait time.Duration) 
 	}
 }
 
-// NotInEffect lists settings the server did not take.
-type NotInEffect struct {
+// notInEffect lists settings the server did not take.
+type notInEffect struct {
 	Server   string
 	Settings []Effective
 	Log      string
 }
 
-func (e *NotInEffect) Error() string {
+func (e *notInEffect) Error() string {
 	var parts []string
 	for _, s := range e.Settings {
 		if s.Note != "" {

@@ -63,10 +63,10 @@ func (p *Plan) Warnings() []string {
 			}
 		}
 	}
-	if vals := p.InstanceValues(); len(vals) > 0 && p.NumCells() > len(vals) && p.Restart != "each" {
+	if vals := p.InstanceValues(); len(vals) > 0 && p.numCells() > len(vals) && p.Restart != "each" {
 		ws = append(ws, fmt.Sprintf("each value of %s has an instance of its own, stopped while other values' cells run: a run right after a switch starts on a freshly started server (cold caches), a run after one of its own value's does not. restart: each starts every run so", ShortAxis(p.InstanceAxis)))
 	}
-	if p.Repetitions == 1 && p.Order == OrderInterleaved && p.NumCells() > 1 {
+	if p.Repetitions == 1 && p.Order == OrderInterleaved && p.numCells() > 1 {
 		ws = append(ws, "repetitions: 1 with order: interleaved runs each configuration once, in cell order: there is nothing to interleave, so any drift over time (caches warming, tables growing) is confounded with the axes. Use repetitions: 2 or more, or order: random to at least shuffle the cells")
 	}
 	return ws

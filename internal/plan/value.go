@@ -55,10 +55,10 @@ func pgBaseUnit(unit string) (float64, bool) {
 	return n * m, ok
 }
 
-// SameValue reports whether a requested setting value is what the server reports,
+// sameValue reports whether a requested setting value is what the server reports,
 // for the values every server shares: the same text in any case, or booleans written
 // differently. The kinds' comparisons (SamePostgresValue, SameMySQLValue) start here.
-func SameValue(requested, effective, vartype string) bool {
+func sameValue(requested, effective, vartype string) bool {
 	r, e := strings.TrimSpace(requested), strings.TrimSpace(effective)
 	if r == e || strings.EqualFold(r, e) {
 		return true
@@ -74,7 +74,7 @@ func SameValue(requested, effective, vartype string) bool {
 // SamePostgresValue is SameValue for PostgreSQL: effective is pg_settings.setting in
 // its unit (pg_settings.unit) and vartype is pg_settings.vartype.
 func SamePostgresValue(requested, effective, unit, vartype string) bool {
-	if SameValue(requested, effective, vartype) {
+	if sameValue(requested, effective, vartype) {
 		return true
 	}
 	r, e := strings.TrimSpace(requested), strings.TrimSpace(effective)
@@ -113,7 +113,7 @@ func SamePostgresValue(requested, effective, unit, vartype string) bool {
 // SameMySQLValue is SameValue for MySQL/MariaDB: effective is @@GLOBAL.name, and sizes
 // may be written with K, M, G suffixes.
 func SameMySQLValue(requested, effective string) bool {
-	if SameValue(requested, effective, "") {
+	if sameValue(requested, effective, "") {
 		return true
 	}
 	r, e := strings.TrimSpace(requested), strings.TrimSpace(effective)

@@ -17,12 +17,12 @@ func TestAxisQuantities(t *testing.T) {
 		kind int
 		nums []float64
 	}{
-		{[]string{"128MB", "16MB", "1GB", "512kB"}, true, KindBytes, []float64{128 << 20, 16 << 20, 1 << 30, 512 << 10}},
-		{[]string{"64M", "1G"}, true, KindBytes, []float64{64 << 20, 1 << 30}},
-		{[]string{"250ms", "2s", "1min"}, true, KindMillis, []float64{250, 2000, 60000}},
-		{[]string{"30s", "5m", "1h"}, true, KindMillis, []float64{30000, 300000, 3600000}},
-		{[]string{"10", "1", "2.5"}, true, KindCount, []float64{10, 1, 2.5}},
-		{[]string{"100/s", "2000/s"}, true, KindCount, []float64{100, 2000}},
+		{[]string{"128MB", "16MB", "1GB", "512kB"}, true, kindBytes, []float64{128 << 20, 16 << 20, 1 << 30, 512 << 10}},
+		{[]string{"64M", "1G"}, true, kindBytes, []float64{64 << 20, 1 << 30}},
+		{[]string{"250ms", "2s", "1min"}, true, kindMillis, []float64{250, 2000, 60000}},
+		{[]string{"30s", "5m", "1h"}, true, kindMillis, []float64{30000, 300000, 3600000}},
+		{[]string{"10", "1", "2.5"}, true, kindCount, []float64{10, 1, 2.5}},
+		{[]string{"100/s", "2000/s"}, true, kindCount, []float64{100, 2000}},
 		{[]string{"relaxed", "durable"}, false, 0, nil},
 		{[]string{"16MB", "250ms"}, false, 0, nil},  // two kinds
 		{[]string{"16384", "128MB"}, false, 0, nil}, // a bare number beside a unit: PostgreSQL pages?
@@ -57,12 +57,12 @@ func sizeSweep(t *testing.T) []*RunData {
 	return loadFixture(t, st, ids)
 }
 
-func planSpecs(data []*RunData, baseline string) ([]AxisSpec, []MemberSpec) {
-	axes := []AxisSpec{{Name: "shared_buffers", Values: []string{"64MB", "1GB", "16MB", "512kB"}},
+func planSpecs(data []*RunData, baseline string) ([]axisSpec, []memberSpec) {
+	axes := []axisSpec{{Name: "shared_buffers", Values: []string{"64MB", "1GB", "16MB", "512kB"}},
 		{Name: "durability", Values: []string{"relaxed", "durable"}, Baseline: baseline}}
-	var specs []MemberSpec
+	var specs []memberSpec
 	for _, d := range data {
-		specs = append(specs, MemberSpec{Data: d, Values: map[string]string{"shared_buffers": d.Run.Labels["shared_buffers"],
+		specs = append(specs, memberSpec{Data: d, Values: map[string]string{"shared_buffers": d.Run.Labels["shared_buffers"],
 			"durability": d.Run.Labels["durability"]}})
 	}
 	return axes, specs
@@ -71,14 +71,14 @@ func planSpecs(data []*RunData, baseline string) ([]AxisSpec, []MemberSpec) {
 func TestAxisOrderAndBaseline(t *testing.T) {
 	data := sizeSweep(t)
 	axes, specs := planSpecs(data, "")
-	e, err := NewExperiment("sizes", axes, specs)
+	e, err := newExperiment("sizes", axes, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sb, dur := e.Axes[0], e.Axes[1]
 	// The baseline (the first value listed) first, the others by size; the scaling
 	// curve's lines run by size whatever the order of the cells.
-	if got := strings.Join(sb.Values, " "); got != "64MB 512kB 16MB 1GB" || !sb.Numeric || sb.Kind != KindBytes {
+	if got := strings.Join(sb.Values, " "); got != "64MB 512kB 16MB 1GB" || !sb.Numeric || sb.Kind != kindBytes {
 		t.Errorf("shared_buffers: %q numeric %v kind %d; want the baseline 64MB first, then sorted by size", got, sb.Numeric, sb.Kind)
 	}
 	if got := strings.Join(e.Cells[0].Values, " "); got != "64MB relaxed" {
@@ -100,7 +100,7 @@ func TestAxisOrderAndBaseline(t *testing.T) {
 	if got := strings.Join(dur.Values, " "); got != "relaxed durable" || dur.Numeric || dur.Baseline != "relaxed" {
 		t.Errorf("durability: %q baseline %q; want plan order, relaxed first", got, dur.Baseline)
 	}
-	if err := e.CompareAxis("durability"); err != nil {
+	if err := e.compareAxis("durability"); err != nil {
 		t.Fatal(err)
 	}
 	// relaxed (A, ~100 tps) → durable (B, ~50 tps): a fall, whatever the alphabet says.
@@ -111,26 +111,26 @@ func TestAxisOrderAndBaseline(t *testing.T) {
 	}
 	// The plan (or --baseline) can name the other side.
 	axes, specs = planSpecs(data, "durable")
-	e2, err := NewExperiment("sizes", axes, specs)
+	e2, err := newExperiment("sizes", axes, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = e2.CompareAxis("durability")
+	_ = e2.compareAxis("durability")
 	if c := e2.Comparisons[0]; !strings.HasSuffix(c.A.Name, "=durable") || c.Metrics[0].DeltaPct <= 0 {
 		t.Errorf("baseline durable: A %s, change %v", c.A.Name, c.Metrics[0].DeltaPct)
 	}
 	axes[1].Baseline = "fast"
-	if _, err := NewExperiment("sizes", axes, specs); err == nil || !strings.Contains(err.Error(), "no such value") {
+	if _, err := newExperiment("sizes", axes, specs); err == nil || !strings.Contains(err.Error(), "no such value") {
 		t.Errorf("unknown baseline: %v", err)
 	}
 
 	// The report draws a curve against shared_buffers with ticks in a size unit.
-	r, err := NewWithExperiment(e, Options{CompareBy: "durability"})
+	r, err := newWithExperiment(e, Options{CompareBy: "durability"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var page bytes.Buffer
-	if err := r.WriteHTML(&page); err != nil {
+	if err := r.writeHTML(&page); err != nil {
 		t.Fatal(err)
 	}
 	p := page.String()
@@ -145,10 +145,10 @@ func TestAxisOrderAndBaseline(t *testing.T) {
 	}
 	golden(t, "sizes-index.outline", []byte(htmlOutline(p)))
 	var md bytes.Buffer
-	_ = r.WriteMarkdown(&md)
+	_ = r.writeMarkdown(&md)
 	golden(t, "sizes-summary.md", md.Bytes())
 	// Label-grouped runs: named values in the order they first ran, sizes by size.
-	g, err := GroupRuns("", data, nil, map[string]string{"durability": "durable"})
+	g, err := groupRuns("", data, nil, map[string]string{"durability": "durable"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,28 +175,28 @@ func TestJudge(t *testing.T) {
 	if len(d.Groups) != 2 || d.Groups["writers"].Transactions != d.Summary.ByTxn["writers/write"].Transactions {
 		t.Fatalf("groups %+v", d.Groups)
 	}
-	all := MetricOf(d, MetricTPS)
-	note := JudgeNote(data)
+	all := metricOf(d, metricTPS)
+	note := judgeNote(data)
 	if !strings.Contains(note, "every transaction of every client group") || !strings.Contains(note, "--judge writers") {
 		t.Errorf("default note: %q", note)
 	}
 	if err := SetJudge(data, "writers"); err != nil {
 		t.Fatal(err)
 	}
-	w := MetricOf(d, MetricTPS)
+	w := metricOf(d, metricTPS)
 	if !(w > 0 && w < all) || math.Abs(w-d.Groups["writers"].TPS) > 1e-9 {
 		t.Errorf("judged by writers: %v of %v", w, all)
 	}
-	if p := MetricOf(d, MetricP99); p != d.Groups["writers"].Latency.P99 {
+	if p := metricOf(d, metricP99); p != d.Groups["writers"].Latency.P99 {
 		t.Errorf("p99 %v, want the writers' %v", p, d.Groups["writers"].Latency.P99)
 	}
-	if n := JudgeNote(data); !strings.Contains(n, "client group writers") {
+	if n := judgeNote(data); !strings.Contains(n, "client group writers") {
 		t.Errorf("judged note %q", n)
 	}
 	if err := SetJudge(data, "readers/lookup"); err != nil {
 		t.Fatal(err)
 	}
-	if v := MetricOf(d, MetricTPS); v != d.Summary.ByTxn["readers/lookup"].TPS {
+	if v := metricOf(d, metricTPS); v != d.Summary.ByTxn["readers/lookup"].TPS {
 		t.Errorf("type judge: %v", v)
 	}
 	if err := SetJudge(data, "writer"); err == nil || !strings.Contains(err.Error(), "writers, writers/write") && !strings.Contains(err.Error(), "writers") {
@@ -240,7 +240,7 @@ func TestCompareShowsChangeForAnyN(t *testing.T) {
 	// are both in ms (issue 30: "837 µs" above "2.74 ms").
 	units := map[string]bool{}
 	for _, m := range c.Metrics {
-		if metricKind(m.Metric) != KindMillis {
+		if metricKind(m.Metric) != kindMillis {
 			continue
 		}
 		_, a, b := c.metricCells(m)
@@ -262,7 +262,7 @@ func FuzzParseQuantity(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		v, kind, ok := parseQuantity(s)
-		if ok && (math.IsNaN(v) || kind != KindCount && kind != KindBytes && kind != KindMillis) {
+		if ok && (math.IsNaN(v) || kind != kindCount && kind != kindBytes && kind != kindMillis) {
 			t.Errorf("%q: %v kind %d", s, v, kind)
 		}
 		if nums, _, ok := axisQuantities([]string{s, s}); ok && len(nums) != 2 {

@@ -15,13 +15,13 @@ var axisUnits = map[string]struct {
 	kind int
 	mult float64
 }{
-	"b": {KindBytes, 1}, "kb": {KindBytes, 1 << 10}, "k": {KindBytes, 1 << 10}, "kib": {KindBytes, 1 << 10},
-	"mb": {KindBytes, 1 << 20}, "m": {KindBytes, 1 << 20}, "mib": {KindBytes, 1 << 20},
-	"gb": {KindBytes, 1 << 30}, "g": {KindBytes, 1 << 30}, "gib": {KindBytes, 1 << 30},
-	"tb": {KindBytes, 1 << 40}, "t": {KindBytes, 1 << 40}, "tib": {KindBytes, 1 << 40},
-	"ns": {KindMillis, 1e-6}, "us": {KindMillis, 1e-3}, "µs": {KindMillis, 1e-3}, "ms": {KindMillis, 1},
-	"s": {KindMillis, 1e3}, "sec": {KindMillis, 1e3}, "min": {KindMillis, 60e3}, "h": {KindMillis, 3600e3}, "d": {KindMillis, 86400e3},
-	"/s": {KindCount, 1}, "tps": {KindCount, 1},
+	"b": {kindBytes, 1}, "kb": {kindBytes, 1 << 10}, "k": {kindBytes, 1 << 10}, "kib": {kindBytes, 1 << 10},
+	"mb": {kindBytes, 1 << 20}, "m": {kindBytes, 1 << 20}, "mib": {kindBytes, 1 << 20},
+	"gb": {kindBytes, 1 << 30}, "g": {kindBytes, 1 << 30}, "gib": {kindBytes, 1 << 30},
+	"tb": {kindBytes, 1 << 40}, "t": {kindBytes, 1 << 40}, "tib": {kindBytes, 1 << 40},
+	"ns": {kindMillis, 1e-6}, "us": {kindMillis, 1e-3}, "µs": {kindMillis, 1e-3}, "ms": {kindMillis, 1},
+	"s": {kindMillis, 1e3}, "sec": {kindMillis, 1e3}, "min": {kindMillis, 60e3}, "h": {kindMillis, 3600e3}, "d": {kindMillis, 86400e3},
+	"/s": {kindCount, 1}, "tps": {kindCount, 1},
 }
 
 // parseQuantity reads "128MB", "250ms", "1.5", "100/s" as a number in its kind's base
@@ -41,11 +41,11 @@ func parseQuantity(v string) (float64, int, bool) {
 	}
 	suffix := strings.TrimSpace(s[i:])
 	if suffix == "" {
-		return f, KindCount, true
+		return f, kindCount, true
 	}
 	// Case decides one suffix: "M" is MySQL's megabyte (64M), "m" Go's minute (5m).
 	if suffix == "m" {
-		return f * 60e3, KindMillis, true
+		return f * 60e3, kindMillis, true
 	}
 	u, ok := axisUnits[strings.ToLower(suffix)]
 	if !ok {
@@ -77,7 +77,7 @@ func axisQuantities(values []string) (nums []float64, kind int, ok bool) {
 	}
 	switch {
 	case bare == len(values):
-		kind = KindCount
+		kind = kindCount
 	case bare > 0:
 		return nil, 0, false
 	}

@@ -54,11 +54,11 @@ func TestReportInBrowser(t *testing.T) {
 	checkReadable(t, browse(t, bin, r, "report-knee.png", 1360, 900, readableChecks...).extra)
 	// A numeric axis with units, listed out of order in the plan.
 	axes, specs := planSpecs(sizeSweep(t), "")
-	e, err := NewExperiment("sizes", axes, specs)
+	e, err := newExperiment("sizes", axes, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = NewWithExperiment(e, Options{Generated: "fathom test"})
+	r, err = newWithExperiment(e, Options{Generated: "fathom test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 // experiment's cells, as sentences for every page that shows them: what else differs
 // between the runs than the axes (as fathom compare lists it), and repetitions too few
 // for any difference between two cells to be significant.
-func (e *Experiment) Cautions() []string {
+func (e *experiment) Cautions() []string {
 	var out []string
-	if vs := e.OtherDifferences(); len(vs) > 0 {
+	if vs := e.otherDifferences(); len(vs) > 0 {
 		var parts []string
 		for _, v := range vs {
 			parts = append(parts, fmt.Sprintf("%s (%s)", v.Key, strings.Join(v.Values, ", ")))
@@ -32,8 +32,8 @@ func (e *Experiment) Cautions() []string {
 	return out
 }
 
-// Variation is one field of the runs' provenance with the values it takes.
-type Variation struct {
+// variation is one field of the runs' provenance with the values it takes.
+type variation struct {
 	Key    string   `json:"key"`
 	Values []string `json:"values"`
 }
@@ -42,11 +42,11 @@ type Variation struct {
 // in an experiment run by a plan they differ only where an axis says so.
 var planKeys = []string{"workload", "clients", "mode", "length", "query mode", "max tries", "latency limit (-L)", "warm-up", "interval"}
 
-// OtherDifferences lists the provenance fields (those fathom compare shows) whose
+// otherDifferences lists the provenance fields (those fathom compare shows) whose
 // values differ between the experiment's runs, besides the axes themselves. For runs
 // grouped by labels every field counts; for a plan's runs, only what the plan does
 // not set (server version, host, tool version, target).
-func (e *Experiment) OtherDifferences() []Variation {
+func (e *experiment) otherDifferences() []variation {
 	seen := map[string]map[string]bool{}
 	for _, m := range e.Members {
 		for k, v := range provenance(m.Data) {
@@ -56,7 +56,7 @@ func (e *Experiment) OtherDifferences() []Variation {
 			seen[k][v] = true
 		}
 	}
-	var out []Variation
+	var out []variation
 	for k, vs := range seen {
 		if len(vs) < 2 || e.axisKey(k) {
 			continue
@@ -73,7 +73,7 @@ func (e *Experiment) OtherDifferences() []Variation {
 			values = append(values, v)
 		}
 		sort.Strings(values)
-		out = append(out, Variation{Key: k, Values: values})
+		out = append(out, variation{Key: k, Values: values})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
@@ -81,7 +81,7 @@ func (e *Experiment) OtherDifferences() []Variation {
 
 // determined tells whether some axis fixes a provenance field: every run with the
 // same value of that axis has the same value of the field.
-func (e *Experiment) determined(key string) bool {
+func (e *experiment) determined(key string) bool {
 	for i := range e.Axes {
 		seen, ok := map[string]string{}, true
 		for _, m := range e.Members {
@@ -101,7 +101,7 @@ func (e *Experiment) determined(key string) bool {
 
 // axisKey tells the provenance fields that are an axis: its label, or clients, rate
 // (the mode) and workload when they are axes; repetition labels are no difference.
-func (e *Experiment) axisKey(k string) bool {
+func (e *experiment) axisKey(k string) bool {
 	for _, r := range repLabels {
 		if k == "label."+r {
 			return true
@@ -122,7 +122,7 @@ func (e *Experiment) axisKey(k string) bool {
 // them to be significant: the smallest p-value a two-sided Mann–Whitney U test can
 // give with n and m values is 2/C(n+m, n), which is 0.1 for 3 against 3 and 0.029
 // for 4 against 4 (α is 0.05).
-func (e *Experiment) fewRepetitions() string {
+func (e *experiment) fewRepetitions() string {
 	if len(e.Cells) < 2 {
 		return ""
 	}

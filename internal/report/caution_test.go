@@ -19,7 +19,7 @@ func TestCautions(t *testing.T) {
 	data := loadFixture(t, st, ids)
 	data[1].Run.QueryMode, data[1].Run.Warmup = "prepared", 5*time.Second
 	data[0].Run.QueryMode = "simple"
-	e, err := GroupRuns("", data, nil, nil)
+	e, err := groupRuns("", data, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,12 +33,12 @@ func TestCautions(t *testing.T) {
 	if strings.Contains(cs, "label.try") {
 		t.Error("the axis itself is named as a difference")
 	}
-	r, err := NewWithExperiment(e, Options{Generated: "fathom test"})
+	r, err := newWithExperiment(e, Options{Generated: "fathom test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var page strings.Builder
-	if err := r.WriteHTML(&page); err != nil {
+	if err := r.writeHTML(&page); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(page.String(), `<ul class="warnings cautions"><li>The runs differ in more than the axis try`) {
@@ -55,11 +55,11 @@ func TestCautions(t *testing.T) {
 	}
 	st, ids = newFixtureStore(t, many)
 	data = loadFixture(t, st, ids)
-	var specs []MemberSpec
+	var specs []memberSpec
 	for _, d := range data {
-		specs = append(specs, MemberSpec{Data: d, Values: map[string]string{"durability": d.Run.Labels["sc"]}})
+		specs = append(specs, memberSpec{Data: d, Values: map[string]string{"durability": d.Run.Labels["sc"]}})
 	}
-	e, err = NewExperiment("plan", []AxisSpec{{Name: "durability", Values: []string{"on", "off"}}}, specs)
+	e, err = newExperiment("plan", []axisSpec{{Name: "durability", Values: []string{"on", "off"}}}, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestCautions(t *testing.T) {
 	}
 	data[0].Run.ServerVersion = "16.1"
 	// Three a cell cannot tell two cells apart (smallest p 0.1).
-	e, err = NewExperiment("plan", []AxisSpec{{Name: "durability", Values: []string{"on", "off"}}}, specs[:6])
+	e, err = newExperiment("plan", []axisSpec{{Name: "durability", Values: []string{"on", "off"}}}, specs[:6])
 	if err != nil {
 		t.Fatal(err)
 	}

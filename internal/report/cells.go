@@ -18,8 +18,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
-// CellRow is one line of an experiment's cell table.
-type CellRow struct {
+// cellRow is one line of an experiment's cell table.
+type cellRow struct {
 	Cell     int           `json:"cell"`
 	Key      string        `json:"key"`
 	Coords   []store.Coord `json:"coords"`
@@ -44,8 +44,8 @@ type CellRow struct {
 	Judge string `json:"judge,omitempty"`
 }
 
-// ExperimentRows are the cells of an experiment with their figures, and its slots.
-func ExperimentRows(ctx context.Context, st store.Store, exp *store.Experiment) ([]*CellRow, []store.ExperimentSlot, error) {
+// experimentRows are the cells of an experiment with their figures, and its slots.
+func experimentRows(ctx context.Context, st store.Store, exp *store.Experiment) ([]*cellRow, []store.ExperimentSlot, error) {
 	cells, err := st.ExperimentCells(ctx, exp.ID)
 	if err != nil {
 		return nil, nil, err
@@ -54,9 +54,9 @@ func ExperimentRows(ctx context.Context, st store.Store, exp *store.Experiment) 
 	if err != nil {
 		return nil, nil, err
 	}
-	rows := make([]*CellRow, len(cells))
+	rows := make([]*cellRow, len(cells))
 	for i, c := range cells {
-		rows[i] = &CellRow{Cell: c.Cell, Key: c.Key, Coords: c.Coords}
+		rows[i] = &cellRow{Cell: c.Cell, Key: c.Key, Coords: c.Coords}
 	}
 	type vals struct{ tps, p95, p99, late, drop, svc []float64 }
 	v := make([]vals, len(cells))
@@ -100,13 +100,13 @@ func ExperimentRows(ctx context.Context, st store.Store, exp *store.Experiment) 
 	for i, d := range data {
 		c := runCell[i]
 		rows[c].Judge = exp.Judge
-		v[c].tps = append(v[c].tps, MetricOf(d, MetricTPS))
-		v[c].p95 = append(v[c].p95, MetricOf(d, MetricP95))
-		v[c].p99 = append(v[c].p99, MetricOf(d, MetricP99))
+		v[c].tps = append(v[c].tps, metricOf(d, metricTPS))
+		v[c].p95 = append(v[c].p95, metricOf(d, metricP95))
+		v[c].p99 = append(v[c].p99, metricOf(d, metricP99))
 		if d.Run.Rate > 0 {
-			v[c].late = append(v[c].late, MetricOf(d, MetricLate))
-			v[c].drop = append(v[c].drop, MetricOf(d, MetricDropped))
-			v[c].svc = append(v[c].svc, MetricOf(d, MetricSvcP99))
+			v[c].late = append(v[c].late, metricOf(d, metricLate))
+			v[c].drop = append(v[c].drop, metricOf(d, metricDropped))
+			v[c].svc = append(v[c].svc, metricOf(d, metricSvcP99))
 		}
 	}
 	for i, r := range rows {
@@ -129,7 +129,7 @@ func ExperimentRows(ctx context.Context, st store.Store, exp *store.Experiment) 
 // baselineOrder puts the cell rows in the order the report's charts draw the cells:
 // on each axis the baseline (the plan's, else the first value listed) first, then the
 // values as the plan lists them; the first row is the baselines' cell.
-func baselineOrder(axes []store.ExperimentAxis, rows []*CellRow) {
+func baselineOrder(axes []store.ExperimentAxis, rows []*cellRow) {
 	rank := map[string]map[string]int{}
 	for _, a := range axes {
 		m := map[string]int{}
@@ -157,8 +157,8 @@ func baselineOrder(axes []store.ExperimentAxis, rows []*CellRow) {
 
 // writeExperimentTable prints the cell table: axis values, repetitions done, median
 // TPS (with the range over repetitions), median p95 and p99, errors.
-func WriteExperimentTable(ctx context.Context, w io.Writer, st store.Store, exp *store.Experiment) error {
-	rows, _, err := ExperimentRows(ctx, st, exp)
+func writeExperimentTable(ctx context.Context, w io.Writer, st store.Store, exp *store.Experiment) error {
+	rows, _, err := experimentRows(ctx, st, exp)
 	if err != nil {
 		return err
 	}
@@ -218,12 +218,12 @@ func WriteExperimentTable(ctx context.Context, w io.Writer, st store.Store, exp 
 	if err != nil {
 		return err
 	}
-	return WriteRestartTable(w, exp, restarts)
+	return writeRestartTable(w, exp, restarts)
 }
 
 // ExperimentJSON is what fathom show --json prints for an experiment.
 func ExperimentJSON(ctx context.Context, st store.Store, exp *store.Experiment) (any, error) {
-	rows, slots, err := ExperimentRows(ctx, st, exp)
+	rows, slots, err := experimentRows(ctx, st, exp)
 	if err != nil {
 		return nil, err
 	}
@@ -241,8 +241,8 @@ func ExperimentJSON(ctx context.Context, st store.Store, exp *store.Experiment) 
 	}
 	return struct {
 		Experiment *store.Experiment      `json:"experiment"`
-		Cells      []*CellRow             `json:"cells"`
-		Restarts   []RestartRow           `json:"restarts,omitempty"`
+		Cells      []*cellRow             `json:"cells"`
+		Restarts   []restartRow           `json:"restarts,omitempty"`
 		Slots      []store.ExperimentSlot `json:"slots"`
 		Hooks      []store.ExperimentHook `json:"hooks"`
 		Warnings   []string               `json:"warnings"`
@@ -303,10 +303,10 @@ func WriteExperiment(ctx context.Context, w io.Writer, st store.Store, exp *stor
 		fmt.Fprintf(w, "  %s\n", exp.Reason)
 	}
 	fmt.Fprintln(w)
-	if err := WriteExperimentTable(ctx, w, st, exp); err != nil {
+	if err := writeExperimentTable(ctx, w, st, exp); err != nil {
 		return err
 	}
-	_, slots, err := ExperimentRows(ctx, st, exp)
+	_, slots, err := experimentRows(ctx, st, exp)
 	if err != nil {
 		return err
 	}
@@ -364,7 +364,7 @@ func WriteExperimentEnd(ctx context.Context, w io.Writer, st store.Store, id int
 	}
 	fmt.Fprintf(w, "\nexperiment %d %q %s: %d of %d runs complete, %d failed, in %s\n", exp.ID, exp.Name, status,
 		exp.Complete, exp.Slots, exp.Failed, elapsed.Round(time.Second))
-	err = WriteExperimentTable(ctx, w, st, exp)
+	err = writeExperimentTable(ctx, w, st, exp)
 	fmt.Fprintf(w, "\nmore: `fathom experiments %d`, `fathom report exp:%d`\n", exp.ID, exp.ID)
 	return err
 }

@@ -22,8 +22,8 @@ type Side struct {
 	Runs []*RunData
 }
 
-// RunIDs lists the side's runs.
-func (s *Side) RunIDs() []int64 {
+// runIDs lists the side's runs.
+func (s *Side) runIDs() []int64 {
 	ids := make([]int64, 0, len(s.Runs))
 	for _, r := range s.Runs {
 		ids = append(ids, r.Run.ID)
@@ -31,18 +31,18 @@ func (s *Side) RunIDs() []int64 {
 	return ids
 }
 
-// Difference is a provenance field whose values differ between the sides.
-type Difference struct {
+// difference is a provenance field whose values differ between the sides.
+type difference struct {
 	Key string   `json:"key"`
 	A   []string `json:"a"` // distinct values on side A, sorted
 	B   []string `json:"b"`
 }
 
-// Comparison compares per-run metrics of two sides, benchstat style.
-type Comparison struct {
+// comparison compares per-run metrics of two sides, benchstat style.
+type comparison struct {
 	Title       string
 	A, B        Side
-	Differences []Difference
+	Differences []difference
 	Metrics     []analyze.Comparison
 	Alpha       float64
 	Confidence  float64
@@ -55,24 +55,24 @@ type Comparison struct {
 }
 
 // Compare compares a (the baseline) with b.
-func Compare(title string, a, b Side) *Comparison {
-	c := &Comparison{Title: title, A: a, B: b, Alpha: analyze.DefaultAlpha, Confidence: analyze.DefaultConfidence}
-	c.Differences = Differences(a.Runs, b.Runs)
-	c.JudgeNote = JudgeNote(append(slices.Clone(a.Runs), b.Runs...))
-	metrics := Metrics
+func Compare(title string, a, b Side) *comparison {
+	c := &comparison{Title: title, A: a, B: b, Alpha: analyze.DefaultAlpha, Confidence: analyze.DefaultConfidence}
+	c.Differences = differences(a.Runs, b.Runs)
+	c.JudgeNote = judgeNote(append(slices.Clone(a.Runs), b.Runs...))
+	metrics := displayMetrics
 	for _, r := range append(slices.Clone(a.Runs), b.Runs...) {
 		if r.Run.Rate > 0 {
-			metrics = append(slices.Clone(Metrics), OpenLoopMetrics...)
+			metrics = append(slices.Clone(displayMetrics), openLoopMetrics...)
 			break
 		}
 	}
 	for _, m := range metrics {
 		var xa, xb []float64
 		for _, r := range a.Runs {
-			xa = append(xa, MetricOf(r, m))
+			xa = append(xa, metricOf(r, m))
 		}
 		for _, r := range b.Runs {
-			xb = append(xb, MetricOf(r, m))
+			xb = append(xb, metricOf(r, m))
 		}
 		c.Metrics = append(c.Metrics, analyze.Compare(m, xa, xb, c.Alpha, c.Confidence))
 	}
@@ -135,13 +135,13 @@ func provenance(d *RunData) map[string]string {
 // run on servers of different kinds (a plan's axis of targets or instances: PostgreSQL
 // against MariaDB): each has its own, and listing every one against "(none)" buried
 // the differences that mean something.
-func foldOtherKinds(ds []Difference) []Difference {
-	kinds := slices.IndexFunc(ds, func(d Difference) bool { return d.Key == "target" })
+func foldOtherKinds(ds []difference) []difference {
+	kinds := slices.IndexFunc(ds, func(d difference) bool { return d.Key == "target" })
 	if kinds < 0 || slices.Contains(ds[kinds].A, "(none)") || slices.Contains(ds[kinds].B, "(none)") {
 		return ds
 	}
 	none := func(v []string) bool { return len(v) == 1 && v[0] == "(none)" }
-	var out []Difference
+	var out []difference
 	na, nb := 0, 0
 	for _, d := range ds {
 		switch {
@@ -159,12 +159,12 @@ func foldOtherKinds(ds []Difference) []Difference {
 	count := func(n int, kinds []string) string {
 		return fmt.Sprintf("%d of %s's own", n, strings.Join(kinds, "/"))
 	}
-	return append(out, Difference{Key: "settings of one server kind", A: []string{count(na, ds[kinds].A)}, B: []string{count(nb, ds[kinds].B)}})
+	return append(out, difference{Key: "settings of one server kind", A: []string{count(na, ds[kinds].A)}, B: []string{count(nb, ds[kinds].B)}})
 }
 
-// Differences lists the provenance fields whose values differ between a and b.
+// differences lists the provenance fields whose values differ between a and b.
 // Within a side, several values are listed together.
-func Differences(a, b []*RunData) []Difference {
+func differences(a, b []*RunData) []difference {
 	collect := func(runs []*RunData) map[string]map[string]bool {
 		m := map[string]map[string]bool{}
 		for _, r := range runs {
@@ -197,7 +197,7 @@ func Differences(a, b []*RunData) []Difference {
 	for k := range mb {
 		keys[k] = true
 	}
-	var out []Difference
+	var out []difference
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		va, vb := setList(ma[k]), setList(mb[k])
 		if len(va) == 0 {
@@ -207,7 +207,7 @@ func Differences(a, b []*RunData) []Difference {
 			vb = []string{"(none)"}
 		}
 		if strings.Join(va, "\x00") != strings.Join(vb, "\x00") {
-			out = append(out, Difference{Key: k, A: va, B: vb})
+			out = append(out, difference{Key: k, A: va, B: vb})
 		}
 	}
 	out = foldOtherKinds(out)
@@ -257,7 +257,7 @@ func idList(ids []int64) string {
 // metricCells formats one metric row's medians and intervals in the unit every
 // metric of its kind shares in this comparison: the latency rows (p50, p95, p99 and
 // service times) all in ms, say, so that a column never mixes µs and ms.
-func (c *Comparison) metricCells(m analyze.Comparison) (unit Unit, a, b string) {
+func (c *comparison) metricCells(m analyze.Comparison) (unit scaleUnit, a, b string) {
 	kind := metricKind(m.Metric)
 	var vals []float64
 	for _, o := range c.Metrics {
@@ -265,13 +265,13 @@ func (c *Comparison) metricCells(m analyze.Comparison) (unit Unit, a, b string) 
 			vals = append(vals, o.A.Median, o.B.Median, o.A.Hi, o.B.Hi)
 		}
 	}
-	unit = UnitFor(kind, vals...)
+	unit = unitFor(kind, vals...)
 	f := func(s analyze.Summary) string {
 		if s.N == 0 {
 			return "–"
 		}
 		v := unit.Format(s.Median)
-		if kind == KindCount && unit.Suffix == "" {
+		if kind == kindCount && unit.Suffix == "" {
 			v += " tx/s"
 		}
 		if s.HasCI {
@@ -315,12 +315,12 @@ func minUTestP(n, m int) float64 {
 
 func nCell(m analyze.Comparison) string { return fmt.Sprintf("%d+%d", m.A.N, m.B.N) }
 
-func (c *Comparison) legend() string {
+func (c *comparison) legend() string {
 	return fmt.Sprintf("medians with %s confidence intervals (order statistics); change of the median from A to B; p from a two-sided Mann–Whitney U test; ~ where p ≥ %g (not told apart from noise); \"cannot tell\" where the sample sizes cannot reach it",
 		strings.TrimSuffix(strconv.FormatFloat(c.Confidence*100, 'f', 1, 64), ".0")+"%", c.Alpha)
 }
 
-func (c *Comparison) warnings() []string {
+func (c *comparison) warnings() []string {
 	var order []string
 	by := map[string][]string{}
 	for _, m := range c.Metrics {
@@ -347,7 +347,7 @@ func (c *Comparison) warnings() []string {
 }
 
 func sideLabel(s *Side) string {
-	ids := idList(s.RunIDs())
+	ids := idList(s.runIDs())
 	if s.Name == "" || s.Name == ids {
 		return ids
 	}
@@ -357,7 +357,7 @@ func sideLabel(s *Side) string {
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 // WriteText writes the comparison as an aligned text table.
-func (c *Comparison) WriteText(w io.Writer) error {
+func (c *comparison) WriteText(w io.Writer) error {
 	if c.Title != "" {
 		fmt.Fprintf(w, "%s\n", c.Title)
 	}
@@ -398,8 +398,8 @@ func (c *Comparison) WriteText(w io.Writer) error {
 
 func mdEsc(s string) string { return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s) }
 
-// WriteMarkdown writes the comparison as Markdown.
-func (c *Comparison) WriteMarkdown(w io.Writer, heading string) error {
+// writeMarkdown writes the comparison as Markdown.
+func (c *comparison) writeMarkdown(w io.Writer, heading string) error {
 	if c.Title != "" {
 		fmt.Fprintf(w, "%s %s\n\n", heading, mdEsc(c.Title))
 	}
@@ -435,9 +435,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer, heading string) error {
 var compareCSVHeader = []string{"comparison", "metric", "unit", "a_n", "a_median", "a_ci_lo", "a_ci_hi", "b_n", "b_median", "b_ci_lo", "b_ci_hi",
 	"delta_pct", "p_value", "exact", "significant", "warnings"}
 
-// WriteCompareCSV writes comparisons as CSV, one row per metric, in base units
+// writeCompareCSV writes comparisons as CSV, one row per metric, in base units
 // (tx/s, ms, %).
-func WriteCompareCSV(w io.Writer, cs []*Comparison) error {
+func writeCompareCSV(w io.Writer, cs []*comparison) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(compareCSVHeader)
 	f := func(v float64) string {
@@ -446,7 +446,7 @@ func WriteCompareCSV(w io.Writer, cs []*Comparison) error {
 		}
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	units := map[int]string{KindCount: "tx/s", KindMillis: "ms", KindPercent: "%"}
+	units := map[int]string{kindCount: "tx/s", kindMillis: "ms", kindPercent: "%"}
 	for _, c := range cs {
 		for _, m := range c.Metrics {
 			_ = cw.Write([]string{c.Title, m.Metric, units[metricKind(m.Metric)], strconv.Itoa(m.A.N), f(m.A.Median), f(m.A.Lo), f(m.A.Hi),
@@ -503,7 +503,7 @@ type jsonComparison struct {
 	B           jsonSide     `json:"b"`
 	Alpha       float64      `json:"alpha"`
 	Confidence  float64      `json:"confidence"`
-	Differences []Difference `json:"differences"`
+	Differences []difference `json:"differences"`
 	Judge       string       `json:"judge,omitempty"`
 	Metrics     []jsonMetric `json:"metrics"`
 	// Notes and Warnings are what the text says beside the table: how the runs are
@@ -514,7 +514,7 @@ type jsonComparison struct {
 
 // Incomplete says, for each run of either side that did not complete, that its
 // finished intervals are what is compared.
-func (c *Comparison) Incomplete() []string {
+func (c *comparison) Incomplete() []string {
 	var out []string
 	for _, side := range []*Side{&c.A, &c.B} {
 		for _, d := range side.Runs {
@@ -535,15 +535,15 @@ type jsonSide struct {
 	Runs []int64 `json:"runs"`
 }
 
-func (c *Comparison) toJSON() jsonComparison {
-	units := map[int]string{KindCount: "tx/s", KindMillis: "ms", KindPercent: "%"}
-	j := jsonComparison{Title: c.Title, A: jsonSide{c.A.Name, c.A.RunIDs()}, B: jsonSide{c.B.Name, c.B.RunIDs()},
+func (c *comparison) toJSON() jsonComparison {
+	units := map[int]string{kindCount: "tx/s", kindMillis: "ms", kindPercent: "%"}
+	j := jsonComparison{Title: c.Title, A: jsonSide{c.A.Name, c.A.runIDs()}, B: jsonSide{c.B.Name, c.B.runIDs()},
 		Alpha: c.Alpha, Confidence: c.Confidence, Differences: c.Differences}
 	if len(c.A.Runs) > 0 {
 		j.Judge = c.A.Runs[0].Judge
 	}
 	if j.Differences == nil {
-		j.Differences = []Difference{}
+		j.Differences = []difference{}
 	}
 	j.Notes = []string{}
 	if c.JudgeNote != "" {
@@ -563,7 +563,7 @@ func (c *Comparison) toJSON() jsonComparison {
 }
 
 // WriteJSON writes the comparison as an indented JSON document.
-func (c *Comparison) WriteJSON(w io.Writer) error {
+func (c *comparison) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(c.toJSON())

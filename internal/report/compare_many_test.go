@@ -50,18 +50,18 @@ func TestCompareByFourValues(t *testing.T) {
 				t.Errorf("notes: %s", notes)
 			}
 			tps := cmp.Metrics[0]
-			if tps.Metric != MetricTPS {
+			if tps.Metric != metricTPS {
 				t.Fatalf("first metric %s", tps.Metric)
 			}
 			// The adjusted p is never below the raw U test's.
 			var xa, xb []float64
 			for _, d := range cmp.A.Runs {
-				xa = append(xa, MetricOf(d, MetricTPS))
+				xa = append(xa, metricOf(d, metricTPS))
 			}
 			for _, d := range cmp.B.Runs {
-				xb = append(xb, MetricOf(d, MetricTPS))
+				xb = append(xb, metricOf(d, metricTPS))
 			}
-			raw := analyze.Compare(MetricTPS, xa, xb, tps.Alpha, analyze.DefaultConfidence).P
+			raw := analyze.Compare(metricTPS, xa, xb, tps.Alpha, analyze.DefaultConfidence).P
 			if tps.P < raw {
 				t.Errorf("%s: adjusted p %v below the raw %v", cmp.B.Name, tps.P, raw)
 			}
@@ -79,7 +79,7 @@ func TestCompareByFourValues(t *testing.T) {
 		// The overall test is the Kruskal–Wallis of the runs' throughputs.
 		groups := map[string][]float64{}
 		for _, d := range data {
-			groups[d.Run.Labels["persistence"]] = append(groups[d.Run.Labels["persistence"]], MetricOf(d, MetricTPS))
+			groups[d.Run.Labels["persistence"]] = append(groups[d.Run.Labels["persistence"]], metricOf(d, metricTPS))
 		}
 		kw := analyze.KruskalWallis([][]float64{groups["none"], groups["rdb"], groups["aof"], groups["both"]})
 		if want := ", " + pValue(kw.P) + ":"; !strings.Contains(e.Comparisons[0].Notes[1], want) {
@@ -148,7 +148,7 @@ func TestAllRunsBox(t *testing.T) {
 	}
 	var all []float64
 	for _, d := range data {
-		all = append(all, MetricOf(d, MetricTPS))
+		all = append(all, metricOf(d, metricTPS))
 	}
 	s := analyze.Summarize(all, analyze.DefaultConfidence)
 	if last.Median != s.Median || last.Min != s.Min || last.Max != s.Max || last.Q1 != s.Q1 || last.Q3 != s.Q3 {

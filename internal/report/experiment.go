@@ -20,24 +20,24 @@ import (
 // axis values form a cell. Today experiments are formed from runs grouped by their
 // labels (GroupRuns); when the store keeps experiments, NewExperiment takes their
 // members as they are.
-type Experiment struct {
+type experiment struct {
 	Name    string
-	Axes    []Axis
-	Members []*Member // in the order they ran
-	Cells   []*Cell   // in axis-value order
+	Axes    []axis
+	Members []*member // in the order they ran
+	Cells   []*cell   // in axis-value order
 	SLO     *SLO
-	Knees   []Knee
+	Knees   []knee
 	// Comparisons compare the two values of CompareBy within each combination of the
 	// other axes.
 	CompareBy   string
-	Comparisons []*Comparison
+	Comparisons []*comparison
 	// ByLabels is set when the runs were grouped by their labels (fathom report on
 	// runs) rather than run by a plan: then anything about them may differ.
 	ByLabels bool
 }
 
-// Axis is one dimension of an experiment.
-type Axis struct {
+// axis is one dimension of an experiment.
+type axis struct {
 	Name string
 	// Values in display order: the baseline first, then by quantity when every value is a number of one kind
 	// (8, 16, 32; 16MB, 1GB; 250ms, 2s), else in the order the plan listed them (or,
@@ -52,7 +52,7 @@ type Axis struct {
 }
 
 // Num is value v's position on a numeric axis.
-func (a *Axis) Num(v string) float64 {
+func (a *axis) Num(v string) float64 {
 	for i, x := range a.Values {
 		if x == v && i < len(a.Nums) {
 			return a.Nums[i]
@@ -61,7 +61,7 @@ func (a *Axis) Num(v string) float64 {
 	return math.NaN()
 }
 
-func (a *Axis) pos(v string) int {
+func (a *axis) pos(v string) int {
 	for i, x := range a.Values {
 		if x == v {
 			return i
@@ -70,17 +70,17 @@ func (a *Axis) pos(v string) int {
 	return len(a.Values)
 }
 
-// XUnit is the unit ticks of a numeric axis are shown in.
-func (a *Axis) XUnit() Unit {
-	if a.Kind == KindCount {
-		return Unit{Suffix: "", Div: 1}
+// xUnit is the unit ticks of a numeric axis are shown in.
+func (a *axis) xUnit() scaleUnit {
+	if a.Kind == kindCount {
+		return scaleUnit{Suffix: "", Div: 1}
 	}
-	return UnitFor(a.Kind, a.Nums...)
+	return unitFor(a.Kind, a.Nums...)
 }
 
 // Label is the axis name with the unit its ticks are in: "shared_buffers (MB)".
-func (a *Axis) Label() string {
-	if u := a.XUnit(); a.Numeric && u.Suffix != "" {
+func (a *axis) Label() string {
+	if u := a.xUnit(); a.Numeric && u.Suffix != "" {
 		return a.Name + " (" + u.Suffix + ")"
 	}
 	return a.Name
@@ -103,26 +103,26 @@ func ParseBaselines(s string) (map[string]string, error) {
 	return m, nil
 }
 
-// AxisSpec names an axis and, from a plan, its values in the order listed and the
+// axisSpec names an axis and, from a plan, its values in the order listed and the
 // baseline chosen.
-type AxisSpec struct {
+type axisSpec struct {
 	Name     string
 	Values   []string
 	Baseline string
 }
 
-// Member is one run of an experiment.
-type Member struct {
+// member is one run of an experiment.
+type member struct {
 	Data   *RunData
 	Values []string // one per axis
 	Rep    int      // repetition number, from 1
 	Seq    int      // position in the order the runs ran, from 1
 }
 
-// Cell is the runs of one combination of axis values, with statistics over them.
-type Cell struct {
+// cell is the runs of one combination of axis values, with statistics over them.
+type cell struct {
 	Values  []string
-	Members []*Member // by repetition
+	Members []*member // by repetition
 	TPS     analyze.Summary
 	P50     analyze.Summary // milliseconds
 	P95     analyze.Summary
@@ -132,8 +132,8 @@ type Cell struct {
 	MeetsSLO *bool
 }
 
-// Name is "clients=16 tpc=100", or "all runs" for an experiment without axes.
-func (c *Cell) Name(axes []Axis) string {
+// name is "clients=16 tpc=100", or "all runs" for an experiment without axes.
+func (c *cell) name(axes []axis) string {
 	if len(axes) == 0 {
 		return "all runs"
 	}
@@ -144,8 +144,8 @@ func (c *Cell) Name(axes []Axis) string {
 	return strings.Join(parts, " ")
 }
 
-// MemberSpec is how a caller describes a run's place in an experiment.
-type MemberSpec struct {
+// memberSpec is how a caller describes a run's place in an experiment.
+type memberSpec struct {
 	Data   *RunData
 	Values map[string]string
 	Rep    int // 0: numbered in run order within the cell
@@ -154,27 +154,27 @@ type MemberSpec struct {
 // repLabels name a repetition rather than an axis.
 var repLabels = []string{"rep", "repetition", "repeat", "iteration"}
 
-// GroupRuns forms an experiment from runs by their labels. axes names the axes in
+// groupRuns forms an experiment from runs by their labels. axes names the axes in
 // order; empty means every label whose value differs between the runs, and clients,
 // rate and workload when they differ (sweep axes first). A label named rep (or
 // repetition) numbers the repetitions; otherwise runs of a cell are numbered in the
 // order they ran.
-func GroupRuns(name string, data []*RunData, axes []string, baselines map[string]string) (*Experiment, error) {
+func groupRuns(name string, data []*RunData, axes []string, baselines map[string]string) (*experiment, error) {
 	if len(axes) == 0 {
 		axes = varyingAxes(data)
 	}
-	var specsOf []AxisSpec
+	var specsOf []axisSpec
 	for _, a := range axes {
-		specsOf = append(specsOf, AxisSpec{Name: a, Baseline: baselines[a]})
+		specsOf = append(specsOf, axisSpec{Name: a, Baseline: baselines[a]})
 	}
 	for a := range baselines {
 		if !slices.Contains(axes, a) {
 			return nil, fmt.Errorf("baseline %s=%s: the runs have no axis %s (axes: %s)", a, baselines[a], a, strings.Join(axes, ", "))
 		}
 	}
-	var specs []MemberSpec
+	var specs []memberSpec
 	for _, d := range data {
-		m := MemberSpec{Data: d, Values: map[string]string{}}
+		m := memberSpec{Data: d, Values: map[string]string{}}
 		for _, a := range axes {
 			v, ok := axisValue(d, a)
 			if !ok {
@@ -192,7 +192,7 @@ func GroupRuns(name string, data []*RunData, axes []string, baselines map[string
 		}
 		specs = append(specs, m)
 	}
-	e, err := NewExperiment(name, specsOf, specs)
+	e, err := newExperiment(name, specsOf, specs)
 	if e != nil {
 		e.ByLabels = true
 	}
@@ -259,9 +259,9 @@ func varyingAxes(data []*RunData) []string {
 	return axes
 }
 
-// NewExperiment builds an experiment's cells and statistics from its members.
-func NewExperiment(name string, axes []AxisSpec, specs []MemberSpec) (*Experiment, error) {
-	e := &Experiment{Name: name}
+// newExperiment builds an experiment's cells and statistics from its members.
+func newExperiment(name string, axes []axisSpec, specs []memberSpec) (*experiment, error) {
+	e := &experiment{Name: name}
 	// Members in the order they ran.
 	order := slices.Clone(specs)
 	sort.SliceStable(order, func(i, j int) bool {
@@ -272,7 +272,7 @@ func NewExperiment(name string, axes []AxisSpec, specs []MemberSpec) (*Experimen
 		return a.ID < b.ID
 	})
 	for _, a := range axes {
-		ax := Axis{Name: a.Name}
+		ax := axis{Name: a.Name}
 		seen := map[string]bool{}
 		for _, s := range order {
 			seen[s.Values[a.Name]] = true
@@ -315,16 +315,16 @@ func NewExperiment(name string, axes []AxisSpec, specs []MemberSpec) (*Experimen
 		ax.baselineFirst()
 		e.Axes = append(e.Axes, ax)
 	}
-	cells := map[string]*Cell{}
+	cells := map[string]*cell{}
 	for i, s := range order {
-		m := &Member{Data: s.Data, Rep: s.Rep, Seq: i + 1}
+		m := &member{Data: s.Data, Rep: s.Rep, Seq: i + 1}
 		for _, a := range axes {
 			m.Values = append(m.Values, s.Values[a.Name])
 		}
 		key := strings.Join(m.Values, "\x00")
 		c := cells[key]
 		if c == nil {
-			c = &Cell{Values: m.Values}
+			c = &cell{Values: m.Values}
 			cells[key] = c
 			e.Cells = append(e.Cells, c)
 		}
@@ -337,11 +337,11 @@ func NewExperiment(name string, axes []AxisSpec, specs []MemberSpec) (*Experimen
 	sort.SliceStable(e.Cells, func(i, j int) bool { return e.less(e.Cells[i].Values, e.Cells[j].Values) })
 	for _, c := range e.Cells {
 		sort.SliceStable(c.Members, func(i, j int) bool { return c.Members[i].Rep < c.Members[j].Rep })
-		c.TPS = analyze.Summarize(metricValues(c.Members, MetricTPS), analyze.DefaultConfidence)
-		c.P50 = analyze.Summarize(metricValues(c.Members, MetricP50), analyze.DefaultConfidence)
-		c.P95 = analyze.Summarize(metricValues(c.Members, MetricP95), analyze.DefaultConfidence)
-		c.P99 = analyze.Summarize(metricValues(c.Members, MetricP99), analyze.DefaultConfidence)
-		c.Errors = analyze.Summarize(metricValues(c.Members, MetricErrors), analyze.DefaultConfidence)
+		c.TPS = analyze.Summarize(metricValues(c.Members, metricTPS), analyze.DefaultConfidence)
+		c.P50 = analyze.Summarize(metricValues(c.Members, metricP50), analyze.DefaultConfidence)
+		c.P95 = analyze.Summarize(metricValues(c.Members, metricP95), analyze.DefaultConfidence)
+		c.P99 = analyze.Summarize(metricValues(c.Members, metricP99), analyze.DefaultConfidence)
+		c.Errors = analyze.Summarize(metricValues(c.Members, metricErrors), analyze.DefaultConfidence)
 	}
 	return e, nil
 }
@@ -351,7 +351,7 @@ func NewExperiment(name string, axes []AxisSpec, specs []MemberSpec) (*Experimen
 // reference first, where a reader looks for it. A numeric axis is otherwise in
 // ascending order; its charts with the values on the x axis place each at its value,
 // and its sweep lines are in ascending order (lines).
-func (a *Axis) baselineFirst() {
+func (a *axis) baselineFirst() {
 	i := slices.Index(a.Values, a.Baseline)
 	if i <= 0 {
 		return
@@ -363,7 +363,7 @@ func (a *Axis) baselineFirst() {
 	}
 }
 
-func (e *Experiment) less(a, b []string) bool {
+func (e *experiment) less(a, b []string) bool {
 	for i := range e.Axes {
 		if a[i] != b[i] {
 			return e.Axes[i].pos(a[i]) < e.Axes[i].pos(b[i])
@@ -372,7 +372,7 @@ func (e *Experiment) less(a, b []string) bool {
 	return false
 }
 
-func (e *Experiment) axisIndex(name string) int {
+func (e *experiment) axisIndex(name string) int {
 	for i, a := range e.Axes {
 		if a.Name == name {
 			return i
@@ -381,9 +381,9 @@ func (e *Experiment) axisIndex(name string) int {
 	return -1
 }
 
-// SweepAxis is the axis a scaling curve is drawn against: clients, else rate, else
+// sweepAxis is the axis a scaling curve is drawn against: clients, else rate, else
 // the first numeric axis; -1 when there is none.
-func (e *Experiment) SweepAxis() int {
+func (e *experiment) sweepAxis() int {
 	for _, n := range []string{"clients", "rate"} {
 		if i := e.axisIndex(n); i >= 0 && e.Axes[i].Numeric {
 			return i
@@ -398,7 +398,7 @@ func (e *Experiment) SweepAxis() int {
 }
 
 // lines groups cells by the values of every axis except skip: one line of a sweep.
-func (e *Experiment) lines(skip int) (names []string, cells [][]*Cell) {
+func (e *experiment) lines(skip int) (names []string, cells [][]*cell) {
 	idx := map[string]int{}
 	for _, c := range e.Cells {
 		var parts []string
@@ -428,60 +428,60 @@ func (e *Experiment) lines(skip int) (names []string, cells [][]*Cell) {
 
 // Metrics compared and tabulated, per run.
 const (
-	MetricTPS    = "tps"
-	MetricP50    = "p50"
-	MetricP95    = "p95"
-	MetricP99    = "p99"
-	MetricErrors = "errors"
+	metricTPS    = "tps"
+	metricP50    = "p50"
+	metricP95    = "p95"
+	metricP99    = "p99"
+	metricErrors = "errors"
 )
 
 // Open-loop metrics, compared when either side ran at a rate.
 const (
-	MetricLate    = "late"    // % of scheduled transactions that started late
-	MetricDropped = "dropped" // % of scheduled transactions that never started
-	MetricSvcP50  = "service_p50"
-	MetricSvcP99  = "service_p99"
+	metricLate    = "late"    // % of scheduled transactions that started late
+	metricDropped = "dropped" // % of scheduled transactions that never started
+	metricSvcP50  = "service_p50"
+	metricSvcP99  = "service_p99"
 )
 
-// Metrics in display order.
-var Metrics = []string{MetricTPS, MetricP50, MetricP95, MetricP99, MetricErrors}
+// displayMetrics in display order.
+var displayMetrics = []string{metricTPS, metricP50, metricP95, metricP99, metricErrors}
 
-// OpenLoopMetrics follow Metrics for runs at a rate.
-var OpenLoopMetrics = []string{MetricLate, MetricDropped, MetricSvcP50, MetricSvcP99}
+// openLoopMetrics follow Metrics for runs at a rate.
+var openLoopMetrics = []string{metricLate, metricDropped, metricSvcP50, metricSvcP99}
 
 var metricTitles = map[string]string{
-	MetricTPS: "throughput", MetricP50: "latency p50", MetricP95: "latency p95", MetricP99: "latency p99", MetricErrors: "errors",
-	MetricLate: "late starts", MetricDropped: "dropped", MetricSvcP50: "service time p50", MetricSvcP99: "service time p99",
+	metricTPS: "throughput", metricP50: "latency p50", metricP95: "latency p95", metricP99: "latency p99", metricErrors: "errors",
+	metricLate: "late starts", metricDropped: "dropped", metricSvcP50: "service time p50", metricSvcP99: "service time p99",
 }
 
 func metricKind(m string) int {
 	switch m {
-	case MetricTPS:
-		return KindCount
-	case MetricErrors, MetricLate, MetricDropped:
-		return KindPercent
+	case metricTPS:
+		return kindCount
+	case metricErrors, metricLate, metricDropped:
+		return kindPercent
 	}
-	return KindMillis
+	return kindMillis
 }
 
-// MetricOf is one run's value of a metric (latency in ms, errors in % of attempts),
+// metricOf is one run's value of a metric (latency in ms, errors in % of attempts),
 // counting the transactions the run is judged by (see SetJudge); NaN when the run
 // measured nothing of them.
-func MetricOf(d *RunData, m string) float64 {
+func metricOf(d *RunData, m string) float64 {
 	s := &d.Summary
 	if s.Intervals == 0 {
 		return math.NaN()
 	}
-	ts, errPct, ok := d.Judged()
+	ts, errPct, ok := d.judged()
 	if !ok {
 		return math.NaN()
 	}
 	switch m {
-	case MetricTPS:
+	case metricTPS:
 		return ts.TPS
-	case MetricErrors:
+	case metricErrors:
 		return errPct
-	case MetricLate, MetricDropped:
+	case metricLate, metricDropped:
 		if d.Run.Rate <= 0 {
 			return math.NaN()
 		}
@@ -490,15 +490,15 @@ func MetricOf(d *RunData, m string) float64 {
 			return math.NaN()
 		}
 		n := ts.Late
-		if m == MetricDropped {
+		if m == metricDropped {
 			n = ts.Dropped
 		}
 		return 100 * float64(n) / float64(sched)
-	case MetricSvcP50, MetricSvcP99:
+	case metricSvcP50, metricSvcP99:
 		if ts.Service == nil || ts.Transactions == 0 {
 			return math.NaN()
 		}
-		if m == MetricSvcP50 {
+		if m == metricSvcP50 {
 			return ts.Service.P50
 		}
 		return ts.Service.P99
@@ -507,20 +507,20 @@ func MetricOf(d *RunData, m string) float64 {
 		return math.NaN()
 	}
 	switch m {
-	case MetricP50:
+	case metricP50:
 		return ts.Latency.P50
-	case MetricP95:
+	case metricP95:
 		return ts.Latency.P95
-	case MetricP99:
+	case metricP99:
 		return ts.Latency.P99
 	}
 	return math.NaN()
 }
 
-// Judged is what the run is judged by: its totals over every transaction, or over
+// judged is what the run is judged by: its totals over every transaction, or over
 // one transaction type or group (SetJudge), with errors in percent of attempts; ok is
 // false when the run has no such type or group.
-func (d *RunData) Judged() (measure.TypeSummary, float64, bool) {
+func (d *RunData) judged() (measure.TypeSummary, float64, bool) {
 	if d.Judge == "" {
 		return d.Summary.TypeSummary, d.ErrorPct, true
 	}
@@ -547,7 +547,7 @@ func SetJudge(data []*RunData, judge string) error {
 		found := false
 		var names []string
 		for _, d := range data {
-			for _, g := range TxnGroups(d.Run.TxnTypes) {
+			for _, g := range txnGroups(d.Run.TxnTypes) {
 				if !slices.Contains(names, g) {
 					names = append(names, g)
 				}
@@ -571,10 +571,10 @@ func SetJudge(data []*RunData, judge string) error {
 	return nil
 }
 
-// JudgeNote says on the page what the runs' figures count: the judged type or group,
+// judgeNote says on the page what the runs' figures count: the judged type or group,
 // or, for a workload with client groups judged by all of them, each group's share of
 // the transactions and how to choose one.
-func JudgeNote(data []*RunData) string {
+func judgeNote(data []*RunData) string {
 	if len(data) == 0 {
 		return ""
 	}
@@ -589,7 +589,7 @@ func JudgeNote(data []*RunData) string {
 	tot := map[string]int64{}
 	var all int64
 	for _, d := range data {
-		for _, g := range TxnGroups(d.Run.TxnTypes) {
+		for _, g := range txnGroups(d.Run.TxnTypes) {
 			if !slices.Contains(groups, g) {
 				groups = append(groups, g)
 			}
@@ -608,10 +608,10 @@ func JudgeNote(data []*RunData) string {
 		strings.Join(shares, ", "), groups[0])
 }
 
-func metricValues(ms []*Member, m string) []float64 {
+func metricValues(ms []*member, m string) []float64 {
 	out := make([]float64, 0, len(ms))
 	for _, x := range ms {
-		out = append(out, MetricOf(x.Data, m))
+		out = append(out, metricOf(x.Data, m))
 	}
 	return out
 }
@@ -644,8 +644,8 @@ func ParseSLO(s string) (*SLO, error) {
 	return &SLO{Metric: metric, LimitMs: v * mult, Inclusive: m[2] == "<=", Text: metric + m[2] + m[3] + m[4]}, nil
 }
 
-// Value is the SLO's metric of a latency summary.
-func (s *SLO) Value(l measure.Latency) float64 {
+// value is the SLO's metric of a latency summary.
+func (s *SLO) value(l measure.Latency) float64 {
 	switch s.Metric {
 	case "p50":
 		return l.P50
@@ -663,8 +663,8 @@ func (s *SLO) Value(l measure.Latency) float64 {
 	return l.Mean
 }
 
-// Met reports whether a latency in ms meets the objective.
-func (s *SLO) Met(v float64) bool {
+// met reports whether a latency in ms meets the objective.
+func (s *SLO) met(v float64) bool {
 	if math.IsNaN(v) {
 		return false
 	}
@@ -674,8 +674,8 @@ func (s *SLO) Met(v float64) bool {
 	return v < s.LimitMs
 }
 
-// Knee is the highest throughput that met the SLO along one line of a sweep.
-type Knee struct {
+// knee is the highest throughput that met the SLO along one line of a sweep.
+type knee struct {
 	Line      string  // the other axes' values, "" when there are none
 	Axis      string  // the swept axis
 	Value     string  // the best cell's value on it; "" when no cell met the SLO
@@ -685,34 +685,34 @@ type Knee struct {
 	BreachMs  float64
 }
 
-func (e *Experiment) cellSLOValue(c *Cell) float64 {
+func (e *experiment) cellSLOValue(c *cell) float64 {
 	var xs []float64
 	for _, m := range c.Members {
 		if m.Data.Summary.Transactions > 0 {
-			xs = append(xs, e.SLO.Value(m.Data.Summary.Latency))
+			xs = append(xs, e.SLO.value(m.Data.Summary.Latency))
 		}
 	}
 	return analyze.Median(xs)
 }
 
-// ApplySLO marks which cells meet slo and finds the knee of each sweep line.
-func (e *Experiment) ApplySLO(slo *SLO) {
+// applySLO marks which cells meet slo and finds the knee of each sweep line.
+func (e *experiment) applySLO(slo *SLO) {
 	e.SLO = slo
 	e.Knees = nil
 	if slo == nil {
 		return
 	}
 	for _, c := range e.Cells {
-		ok := slo.Met(e.cellSLOValue(c))
+		ok := slo.met(e.cellSLOValue(c))
 		c.MeetsSLO = &ok
 	}
-	sweep := e.SweepAxis()
+	sweep := e.sweepAxis()
 	if sweep < 0 {
 		return
 	}
 	names, lines := e.lines(sweep)
 	for i, cells := range lines {
-		k := Knee{Line: names[i], Axis: e.Axes[sweep].Name}
+		k := knee{Line: names[i], Axis: e.Axes[sweep].Name}
 		best := -1
 		for j, c := range cells {
 			if *c.MeetsSLO && (best < 0 || c.TPS.Median > cells[best].TPS.Median) {
@@ -732,12 +732,12 @@ func (e *Experiment) ApplySLO(slo *SLO) {
 	}
 }
 
-// CompareAxis compares each value of axis with the axis's baseline (side A) within
+// compareAxis compares each value of axis with the axis's baseline (side A) within
 // each combination of the other axes. With more than two values, the p-values of the
 // comparisons against the baseline are adjusted (Holm–Bonferroni, per metric and
 // combination) and a Kruskal–Wallis test over all the values says whether they
 // differ at all; both are said on the page.
-func (e *Experiment) CompareAxis(axis string) error {
+func (e *experiment) compareAxis(axis string) error {
 	ai := e.axisIndex(axis)
 	if ai < 0 {
 		var names []string
@@ -771,7 +771,7 @@ func (e *Experiment) CompareAxis(axis string) error {
 		if len(a) == 0 {
 			continue
 		}
-		var cmps []*Comparison
+		var cmps []*comparison
 		for _, v := range others {
 			b := byValue[v]
 			if len(b) == 0 {
@@ -798,7 +798,7 @@ func (e *Experiment) CompareAxis(axis string) error {
 // adjustAgainstBaseline applies Holm–Bonferroni to the p-values of comparisons that
 // share a baseline, metric by metric, and warns where the repetitions are too few for
 // any adjusted difference to be significant.
-func adjustAgainstBaseline(cmps []*Comparison) {
+func adjustAgainstBaseline(cmps []*comparison) {
 	m := len(cmps)
 	for k := range cmps[0].Metrics {
 		ps := make([]float64, m)
@@ -841,13 +841,13 @@ func logBinom(n, k int) float64 {
 // and p99 latency, as sentences for the page.
 func overallTest(axis string, values []string, byValue map[string][]*RunData) []string {
 	var out []string
-	for _, metric := range []string{MetricTPS, MetricP99} {
+	for _, metric := range []string{metricTPS, metricP99} {
 		var groups [][]float64
 		n := 0
 		for _, v := range values {
 			var xs []float64
 			for _, d := range byValue[v] {
-				xs = append(xs, MetricOf(d, metric))
+				xs = append(xs, metricOf(d, metric))
 			}
 			if len(xs) > 0 {
 				n++
@@ -871,12 +871,12 @@ func overallTest(axis string, values []string, byValue map[string][]*RunData) []
 	return out
 }
 
-// DefaultCompareAxis is the axis compared when none is named: the first non-sweep axis
+// defaultCompareAxis is the axis compared when none is named: the first non-sweep axis
 // with exactly two values; else the first non-sweep axis with more (each value against
 // the baseline); else the only axis, even a sweep (a one-setting sweep is compared
 // value by value against its baseline, as the page's baseline line says); else "".
-func (e *Experiment) DefaultCompareAxis() string {
-	sweep := e.SweepAxis()
+func (e *experiment) defaultCompareAxis() string {
+	sweep := e.sweepAxis()
 	for i, a := range e.Axes {
 		if i != sweep && len(a.Values) == 2 {
 			return a.Name

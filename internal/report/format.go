@@ -23,7 +23,7 @@ const (
 	KindCommands   Kind = "run's per-command latencies" // *RunView: fathom export --per-command
 	KindComparison Kind = "comparison"                  // *Comparison: fathom compare
 	KindExperiment Kind = "experiment"                  // *ExperimentView: fathom show EXPERIMENT
-	KindReport     Kind = "report"                      // *Report: fathom report's index.html and summary.md
+	kindReport     Kind = "report"                      // *Report: fathom report's index.html and summary.md
 )
 
 // Renderer writes one kind of model in one format. v is the kind's type (see Kind);
@@ -96,8 +96,8 @@ func registry(fs ...Format) formatRegistry {
 	return r
 }
 
-// Formats lists every format in registry order.
-func Formats() []*Format { return slices.Clone(formats.order) }
+// formatList lists every format in registry order.
+func formatList() []*Format { return slices.Clone(formats.order) }
 
 // FormatNames lists the formats that render at least one of kinds, in registry order.
 func FormatNames(kinds ...Kind) []string {
@@ -119,9 +119,6 @@ func (f *Format) kindOf(kinds []Kind) Kind {
 	}
 	return ""
 }
-
-// Renders reports whether f renders kind.
-func (f *Format) Renders(k Kind) bool { return f.Render[k] != nil }
 
 // Choice is a format resolved for a command: the format and the kind of model it
 // renders there.
@@ -160,8 +157,8 @@ func Choose(what, name string, kinds ...Kind) (Choice, error) {
 	return Choice{Format: f, Kind: k}, nil
 }
 
-// Render writes v, a model of kind k, in the format named name.
-func Render(ctx context.Context, w io.Writer, name string, k Kind, v any) error {
+// renderFormat writes v, a model of kind k, in the format named name.
+func renderFormat(ctx context.Context, w io.Writer, name string, k Kind, v any) error {
 	f := formats.byName[name]
 	if f == nil || f.Render[k] == nil {
 		return fmt.Errorf("report: no %s renderer for a %s", name, k)

@@ -7,10 +7,10 @@ import "io"
 var csvFormat = Format{
 	Name: "csv", MediaType: "text/csv; charset=utf-8", Ext: ".csv",
 	Render: map[Kind]Renderer{
-		KindIntervals: plain(func(w io.Writer, v *RunView) error { return WriteIntervalsCSV(w, IntervalRows(v.Run, v.Intervals)) }),
-		KindCommands:  plain(func(w io.Writer, v *RunView) error { return WriteCommands(w, v.Run, v.Summary, "csv") }),
-		KindComparison: plain(func(w io.Writer, c *Comparison) error {
-			return WriteCompareCSV(w, []*Comparison{c})
+		KindIntervals: plain(func(w io.Writer, v *runView) error { return writeIntervalsCSV(w, intervalRows(v.Run, v.Intervals)) }),
+		KindCommands:  plain(func(w io.Writer, v *runView) error { return writeCommands(w, v.Run, v.Summary, "csv") }),
+		KindComparison: plain(func(w io.Writer, c *comparison) error {
+			return writeCompareCSV(w, []*comparison{c})
 		}),
 	},
 }

@@ -5,7 +5,7 @@ package report
 var htmlFormat = Format{
 	Name: "html", MediaType: "text/html; charset=utf-8", Ext: ".html",
 	Render: map[Kind]Renderer{
-		KindReport:  method((*Report).WriteHTML),
+		kindReport:  method((*Report).writeHTML),
 		KindHistory: method((*History).writeHTMLFile),
 	},
 }

@@ -15,11 +15,11 @@ var jsonFormat = Format{
 	Render: map[Kind]Renderer{
 		KindRuns: plain(func(w io.Writer, l *RunList) error { return writeJSON(w, l.Runs) }),
 		KindRun:  render(writeRunJSON),
-		KindIntervals: plain(func(w io.Writer, v *RunView) error {
-			return WriteIntervalsJSON(w, v.Run, IntervalRows(v.Run, v.Intervals))
+		KindIntervals: plain(func(w io.Writer, v *runView) error {
+			return writeIntervalsJSON(w, v.Run, intervalRows(v.Run, v.Intervals))
 		}),
-		KindCommands:   plain(func(w io.Writer, v *RunView) error { return WriteCommands(w, v.Run, v.Summary, "json") }),
-		KindComparison: method((*Comparison).WriteJSON),
+		KindCommands:   plain(func(w io.Writer, v *runView) error { return writeCommands(w, v.Run, v.Summary, "json") }),
+		KindComparison: method((*comparison).WriteJSON),
 		KindExperiment: render(func(ctx context.Context, w io.Writer, e *ExperimentView) error {
 			v, err := ExperimentJSON(ctx, e.Store, e.Exp)
 			if err != nil {
@@ -37,10 +37,10 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // writeRunJSON is `fathom show RUN --json`: the run, its summary and how it was sampled.
-func writeRunJSON(ctx context.Context, w io.Writer, v *RunView) error {
+func writeRunJSON(ctx context.Context, w io.Writer, v *runView) error {
 	var sampling *SamplingJSON
 	if v.Store != nil {
-		sampling = SamplingFor(ctx, v.Store, v.Run)
+		sampling = samplingFor(ctx, v.Store, v.Run)
 	}
 	return writeJSON(w, struct {
 		Run      *store.Run       `json:"run"`

@@ -6,7 +6,7 @@ import "io"
 var markdownFormat = Format{
 	Name: "markdown", Aliases: []string{"md"}, MediaType: "text/markdown; charset=utf-8", Ext: ".md",
 	Render: map[Kind]Renderer{
-		KindComparison: plain(func(w io.Writer, c *Comparison) error { return c.WriteMarkdown(w, "##") }),
-		KindReport:     method((*Report).WriteMarkdown),
+		KindComparison: plain(func(w io.Writer, c *comparison) error { return c.writeMarkdown(w, "##") }),
+		kindReport:     method((*Report).writeMarkdown),
 	},
 }

@@ -25,7 +25,7 @@ import (
 func TestFormatRegistry(t *testing.T) {
 	// Every format renders something, under a name and aliases of its own.
 	seen := map[string]bool{}
-	for _, f := range Formats() {
+	for _, f := range formatList() {
 		if len(f.Render) == 0 || f.MediaType == "" || !strings.HasPrefix(f.Ext, ".") {
 			t.Errorf("format %q: renders %d kinds, media type %q, extension %q", f.Name, len(f.Render), f.MediaType, f.Ext)
 		}
@@ -80,13 +80,13 @@ func TestFormatRegistry(t *testing.T) {
 		t.Error("media types by extension")
 	}
 	// A renderer given the wrong model says so rather than panicking.
-	if err := Render(context.Background(), io.Discard, "junit", KindRun, &Comparison{}); err == nil {
+	if err := renderFormat(context.Background(), io.Discard, "junit", KindRun, &comparison{}); err == nil {
 		t.Error("a comparison rendered as a run")
 	}
 }
 
 // compareFixture is TestCompareGolden's two sides: six runs each, B slower.
-func compareFixture(t *testing.T) *Comparison {
+func compareFixture(t *testing.T) *comparison {
 	t.Helper()
 	var runs []fixtureRun
 	for i := 0; i < 12; i++ {
@@ -115,13 +115,13 @@ func compareFixture(t *testing.T) *Comparison {
 // runViews are two stored runs as show and export see them, each with one failed
 // transaction in 100: the first within its --max-error-rate of 2%, the second
 // failed by its 0.5%, as run.Execute leaves them.
-func runViews(t *testing.T) []*RunView {
+func runViews(t *testing.T) []*runView {
 	t.Helper()
 	st, ids := newFixtureStore(t, []fixtureRun{
 		{clients: 4, types: []string{"read", "write"}, intervals: 8, warmup: 2, tps: 200, latencyMs: 2, errEvery: 50, failEvery: 100, seed: 3, labels: map[string]string{"ci": "main"}},
 		{clients: 4, intervals: 8, warmup: 2, tps: 200, latencyMs: 2, errEvery: 50, failEvery: 100, seed: 4},
 	})
-	var vs []*RunView
+	var vs []*runView
 	for i, id := range ids {
 		v, err := LoadRunView(context.Background(), st, db.Figures(), strconv.FormatInt(id, 10))
 		if err != nil {
@@ -145,7 +145,7 @@ func runViews(t *testing.T) []*RunView {
 func render1(t *testing.T, format string, k Kind, v any) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := Render(context.Background(), &b, format, k, v); err != nil {
+	if err := renderFormat(context.Background(), &b, format, k, v); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

@@ -12,7 +12,7 @@ var textFormat = Format{
 	Render: map[Kind]Renderer{
 		KindRuns:       plain(writeRunListText),
 		KindRun:        render(writeRunText),
-		KindComparison: method((*Comparison).WriteText),
+		KindComparison: method((*comparison).WriteText),
 		KindExperiment: render(func(ctx context.Context, w io.Writer, e *ExperimentView) error {
 			return WriteExperiment(ctx, w, e.Store, e.Exp, ExperimentStatus(e.Exp))
 		}),
@@ -24,20 +24,20 @@ func writeRunListText(w io.Writer, l *RunList) error {
 	if len(l.Runs) == 0 {
 		f := l.Filter
 		if f.Workload != "" || f.Status != "" || len(f.Labels) > 0 {
-			_, err := fmt.Fprintf(w, "no runs in %s match %s: see `fathom runs` for all\n", l.Store, DescribeFilter(f))
+			_, err := fmt.Fprintf(w, "no runs in %s match %s: see `fathom runs` for all\n", l.Store, describeFilter(f))
 			return err
 		}
 		_, err := fmt.Fprintf(w, "no runs in %s yet: try `fathom quickstart`\n", l.Store)
 		return err
 	}
-	WriteRuns(w, l.Runs)
+	writeRuns(w, l.Runs)
 	return nil
 }
 
 // writeRunText is `fathom show RUN`: provenance, warnings, summary and, for a sampled
 // run, its collectors, key metrics and stalls.
-func writeRunText(ctx context.Context, w io.Writer, v *RunView) error {
-	WriteProvenance(w, v.Run)
+func writeRunText(ctx context.Context, w io.Writer, v *runView) error {
+	writeProvenance(w, v.Run)
 	for _, s := range v.Run.Warnings {
 		fmt.Fprintf(w, "  warning:  %s\n", s)
 	}
@@ -51,5 +51,5 @@ func writeRunText(ctx context.Context, w io.Writer, v *RunView) error {
 	if keys == nil {
 		keys = KindFigures(nil).keyMetrics(v.Run.TargetKind)
 	}
-	return WriteSampling(ctx, w, v.Store, v.Run, keys)
+	return writeSampling(ctx, w, v.Store, v.Run, keys)
 }

@@ -27,17 +27,17 @@ const (
 	KindRegressions Kind = "regression check" // *Regressions: fathom regressions
 )
 
-// HistoryMetric is a figure followed over a series: its name (what --metric takes),
+// historyFigure is a figure followed over a series: its name (what --metric takes),
 // unit, and which way is better.
-type HistoryMetric struct {
+type historyFigure struct {
 	Name         string
 	Unit         string
 	HigherBetter bool
 	of           func(s *measure.Summary) float64
 }
 
-// HistoryMetrics are the figures a series can follow, in display order.
-var HistoryMetrics = []HistoryMetric{
+// historyMetrics are the figures a series can follow, in display order.
+var historyMetrics = []historyFigure{
 	{"tps", "tx/s", true, func(s *measure.Summary) float64 { return s.TPS }},
 	{"p50", "ms", false, func(s *measure.Summary) float64 { return s.Latency.P50 }},
 	{"p95", "ms", false, func(s *measure.Summary) float64 { return s.Latency.P95 }},
@@ -51,13 +51,13 @@ var HistoryMetrics = []HistoryMetric{
 var DefaultHistoryMetrics = []string{"tps", "p99", "errors"}
 
 // historyMetric finds a metric by name.
-func historyMetric(name string) (HistoryMetric, bool) {
-	for _, m := range HistoryMetrics {
+func historyMetric(name string) (historyFigure, bool) {
+	for _, m := range historyMetrics {
 		if m.Name == name {
 			return m, true
 		}
 	}
-	return HistoryMetric{}, false
+	return historyFigure{}, false
 }
 
 // CheckHistoryMetrics is a usage error naming the metrics that exist when one of
@@ -66,7 +66,7 @@ func CheckHistoryMetrics(names []string) error {
 	for _, n := range names {
 		if _, ok := historyMetric(n); !ok {
 			var all []string
-			for _, m := range HistoryMetrics {
+			for _, m := range historyMetrics {
 				all = append(all, m.Name)
 			}
 			return errkind.Usagef("--metric %q%s: use %s", n, suggest.Hint(n, all), orList(all))
@@ -109,7 +109,7 @@ const NearbyRuns = 2
 // History is one series over time with its change points.
 type History struct {
 	ID      string                `json:"series"`
-	Key     SeriesKey             `json:"key"`
+	Key     seriesKey             `json:"key"`
 	Title   string                `json:"title"`
 	Metrics []string              `json:"metrics"` // the metrics changes were looked for in
 	Points  []HistoryPoint        `json:"points"`
@@ -122,7 +122,7 @@ type History struct {
 
 // BuildHistory makes the history of runs (one series, any order) and looks for
 // changes in metrics with o. Only complete runs with a summary are points.
-func BuildHistory(id string, key SeriesKey, runs []*store.Run, metrics []string, o analyze.ChangeOptions) (*History, error) {
+func BuildHistory(id string, key seriesKey, runs []*store.Run, metrics []string, o analyze.ChangeOptions) (*History, error) {
 	if err := CheckHistoryMetrics(metrics); err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func BuildHistory(id string, key SeriesKey, runs []*store.Run, metrics []string,
 			continue
 		}
 		p := HistoryPoint{RunID: r.ID, StartedAt: r.StartedAt, Values: map[string]float64{}, Run: r}
-		for _, m := range HistoryMetrics {
+		for _, m := range historyMetrics {
 			p.Values[m.Name] = m.of(&s)
 		}
 		h.Points = append(h.Points, p)
@@ -167,7 +167,7 @@ func BuildHistory(id string, key SeriesKey, runs []*store.Run, metrics []string,
 				worse = c.After.Median > c.Before.Median
 			}
 			h.Changes = append(h.Changes, HistoryChange{Metric: name, Unit: m.Unit, RunID: after.RunID, PrevRunID: before.RunID,
-				Change: c, Worse: worse, Changed: nonNil(ProvenanceDiff(before.Run, after.Run)), Nearby: nearby(h.Points, c.Index)})
+				Change: c, Worse: worse, Changed: nonNil(provenanceDiff(before.Run, after.Run)), Nearby: nearby(h.Points, c.Index)})
 		}
 	}
 	slices.SortStableFunc(h.Changes, func(a, b HistoryChange) int { return cmp.Compare(a.Index, b.Index) })
@@ -182,7 +182,7 @@ func nearby(ps []HistoryPoint, at int) []string {
 		if i == at {
 			continue
 		}
-		if d := ProvenanceDiff(ps[i-1].Run, ps[i].Run); len(d) > 0 {
+		if d := provenanceDiff(ps[i-1].Run, ps[i].Run); len(d) > 0 {
 			out = append(out, fmt.Sprintf("between runs %d and %d: %s", ps[i-1].RunID, ps[i].RunID, strings.Join(d, "; ")))
 		}
 	}
@@ -196,8 +196,8 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// SeriesSummary is one series in a list of them.
-type SeriesSummary struct {
+// seriesSummary is one series in a list of them.
+type seriesSummary struct {
 	ID        string    `json:"series"`
 	Title     string    `json:"title"`
 	Runs      int       `json:"runs"`
@@ -206,29 +206,29 @@ type SeriesSummary struct {
 	LastStart time.Time `json:"last_started_at"`
 }
 
-// SeriesList is every series in a store, the most recently run first.
-type SeriesList struct {
-	Series []SeriesSummary `json:"series"`
+// seriesList is every series in a store, the most recently run first.
+type seriesList struct {
+	Series []seriesSummary `json:"series"`
 	Store  string          `json:"store,omitempty"`
 }
 
 var seriesIDPattern = regexp.MustCompile(`^s[0-9a-f]{10}$`)
 
 // ListSeries groups every stored run into its series.
-func ListSeries(ctx context.Context, st store.Store, keyLabels []string) (*SeriesList, error) {
+func ListSeries(ctx context.Context, st store.Store, keyLabels []string) (*seriesList, error) {
 	runs, err := st.Runs(ctx, store.RunFilter{})
 	if err != nil {
 		return nil, errkind.WithKind(errkind.Failed, err)
 	}
-	byID := map[string]*SeriesSummary{}
-	l := &SeriesList{Series: []SeriesSummary{}, Store: st.Path()}
+	byID := map[string]*seriesSummary{}
+	l := &seriesList{Series: []seriesSummary{}, Store: st.Path()}
 	for i := len(runs) - 1; i >= 0; i-- { // oldest first
 		r := &runs[i]
 		k := KeyOf(r, keyLabels)
 		id := k.ID()
 		s := byID[id]
 		if s == nil {
-			s = &SeriesSummary{ID: id, Title: k.String(), FirstRun: r.ID}
+			s = &seriesSummary{ID: id, Title: k.String(), FirstRun: r.ID}
 			byID[id] = s
 		}
 		s.Runs++
@@ -237,15 +237,15 @@ func ListSeries(ctx context.Context, st store.Store, keyLabels []string) (*Serie
 	for _, s := range byID {
 		l.Series = append(l.Series, *s)
 	}
-	slices.SortFunc(l.Series, func(a, b SeriesSummary) int { return cmp.Compare(b.LastRun, a.LastRun) })
+	slices.SortFunc(l.Series, func(a, b seriesSummary) int { return cmp.Compare(b.LastRun, a.LastRun) })
 	return l, nil
 }
 
 // LoadSeries finds a series' runs by what the user gave: a series name (a run's
 // --series), a series id (s and 10 hex digits, from `fathom history`), or a run (an
 // id or last), meaning that run's series.
-func LoadSeries(ctx context.Context, st store.Store, arg string, keyLabels []string) (string, SeriesKey, []*store.Run, error) {
-	var key SeriesKey
+func LoadSeries(ctx context.Context, st store.Store, arg string, keyLabels []string) (string, seriesKey, []*store.Run, error) {
+	var key seriesKey
 	var candidates []store.Run
 	var err error
 	switch {
@@ -276,7 +276,7 @@ func LoadSeries(ctx context.Context, st store.Store, arg string, keyLabels []str
 			}
 			candidates, err = st.Runs(ctx, f)
 		} else {
-			key = SeriesKey{Name: arg}
+			key = seriesKey{Name: arg}
 			candidates, err = st.Runs(ctx, store.RunFilter{Labels: map[string]string{SeriesLabel: arg}})
 		}
 		if err != nil {

@@ -16,15 +16,15 @@ import (
 // as they are: text, markdown-free JSON and CSV for a series and a list of series;
 // text, JSON and JUnit for a regression check.
 func init() {
-	textFormat.Render[KindHistory] = method((*History).WriteText)
-	textFormat.Render[KindSeriesList] = method((*SeriesList).WriteText)
-	textFormat.Render[KindRegressions] = method((*Regressions).WriteText)
+	textFormat.Render[KindHistory] = method((*History).writeText)
+	textFormat.Render[KindSeriesList] = method((*seriesList).writeText)
+	textFormat.Render[KindRegressions] = method((*Regressions).writeText)
 	jsonFormat.Render[KindHistory] = plain(func(w io.Writer, h *History) error { return writeJSON(w, h) })
-	jsonFormat.Render[KindSeriesList] = plain(func(w io.Writer, l *SeriesList) error { return writeJSON(w, l) })
+	jsonFormat.Render[KindSeriesList] = plain(func(w io.Writer, l *seriesList) error { return writeJSON(w, l) })
 	jsonFormat.Render[KindRegressions] = plain(func(w io.Writer, r *Regressions) error { return writeJSON(w, r) })
-	csvFormat.Render[KindHistory] = method((*History).WriteCSV)
-	csvFormat.Render[KindSeriesList] = method((*SeriesList).WriteCSV)
-	junitFormat.Render[KindRegressions] = method((*Regressions).WriteJUnit)
+	csvFormat.Render[KindHistory] = method((*History).writeCSV)
+	csvFormat.Render[KindSeriesList] = method((*seriesList).writeCSV)
+	junitFormat.Render[KindRegressions] = method((*Regressions).writeJUnit)
 }
 
 // MarshalJSON writes a change with null for what has no value (an interval too few
@@ -73,9 +73,9 @@ func (h *History) detectionLine() string {
 		strings.Join(h.Metrics, ", "), alpha, perms, magText, minSize)
 }
 
-// WriteText writes the series as a table, one run a line, with its changes marked
+// writeText writes the series as a table, one run a line, with its changes marked
 // (▲ better, ▼ worse) and explained below.
-func (h *History) WriteText(w io.Writer) error {
+func (h *History) writeText(w io.Writer) error {
 	fmt.Fprintf(w, "Series %s: %s\n", h.ID, h.Title)
 	if len(h.Points) == 0 {
 		fmt.Fprintf(w, "no complete runs (%d not complete)\n", h.NotComplete)
@@ -98,13 +98,13 @@ func (h *History) WriteText(w io.Writer) error {
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "run\tstarted (UTC)\t"
-	for _, m := range HistoryMetrics {
+	for _, m := range historyMetrics {
 		header += m.Name + " " + m.Unit + "\t"
 	}
 	fmt.Fprintln(tw, header+" \t")
 	for _, p := range h.Points {
 		line := strconv.FormatInt(p.RunID, 10) + "\t" + p.StartedAt.UTC().Format(historyTime) + "\t"
-		for _, m := range HistoryMetrics {
+		for _, m := range historyMetrics {
 			line += fmtValue(p.Values[m.Name]) + "\t"
 		}
 		mark := ""
@@ -142,12 +142,12 @@ func confidenceOf(h *History) float64 {
 	return 0.95
 }
 
-// WriteCSV writes one row per run: its id, start, the figures, and the changes that
+// writeCSV writes one row per run: its id, start, the figures, and the changes that
 // start at it.
-func (h *History) WriteCSV(w io.Writer) error {
+func (h *History) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	header := []string{"series", "run_id", "started_at"}
-	for _, m := range HistoryMetrics {
+	for _, m := range historyMetrics {
 		header = append(header, m.Name)
 	}
 	if err := cw.Write(append(header, "changes")); err != nil {
@@ -159,7 +159,7 @@ func (h *History) WriteCSV(w io.Writer) error {
 	}
 	for _, p := range h.Points {
 		row := []string{h.ID, strconv.FormatInt(p.RunID, 10), p.StartedAt.UTC().Format(time.RFC3339Nano)}
-		for _, m := range HistoryMetrics {
+		for _, m := range historyMetrics {
 			row = append(row, strconv.FormatFloat(p.Values[m.Name], 'f', -1, 64))
 		}
 		if err := cw.Write(append(row, strings.Join(marks[p.RunID], "; "))); err != nil {
@@ -170,8 +170,8 @@ func (h *History) WriteCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// WriteText lists the series, the most recently run first.
-func (l *SeriesList) WriteText(w io.Writer) error {
+// writeText lists the series, the most recently run first.
+func (l *seriesList) writeText(w io.Writer) error {
 	if len(l.Series) == 0 {
 		_, err := fmt.Fprintf(w, "no runs in %s\n", l.Store)
 		return err
@@ -184,8 +184,8 @@ func (l *SeriesList) WriteText(w io.Writer) error {
 	return tw.Flush()
 }
 
-// WriteCSV writes one row per series.
-func (l *SeriesList) WriteCSV(w io.Writer) error {
+// writeCSV writes one row per series.
+func (l *seriesList) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"series", "runs", "first_run", "last_run", "last_started_at", "title"})
 	for _, s := range l.Series {
@@ -196,9 +196,9 @@ func (l *SeriesList) WriteCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// WriteText is the answer for a CI log: REGRESSED or OK, each regression with its
+// writeText is the answer for a CI log: REGRESSED or OK, each regression with its
 // figures and what changed, and what the check cannot see.
-func (r *Regressions) WriteText(w io.Writer) error {
+func (r *Regressions) writeText(w io.Writer) error {
 	h := r.History
 	verdict := "OK: no regression"
 	if r.Regressed() {
@@ -229,9 +229,9 @@ func runIDList(ids []int64) string {
 	return "(" + strings.Join(s, ", ") + ")"
 }
 
-// WriteJUnit is one suite for the series, one test case per metric watched: it fails
+// writeJUnit is one suite for the series, one test case per metric watched: it fails
 // when that metric changed for the worse in the newest runs.
-func (r *Regressions) WriteJUnit(w io.Writer) error {
+func (r *Regressions) writeJUnit(w io.Writer) error {
 	h := r.History
 	su := junitSuite{Name: "fathom history " + h.ID + ": " + h.Title, Time: junitTime(0),
 		Properties: []junitProperty{{"series", h.ID}, {"runs", strconv.Itoa(len(h.Points))}, {"newest_runs", runIDList(r.NewestRuns)}}}

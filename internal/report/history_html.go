@@ -40,7 +40,7 @@ type historyPage struct {
 // historyHead is a metric's column head with its unit: "p99 (ms)", and "errors (%
 // failed)": the failed transactions' share, which a run's page lists beside the errors
 // retried (a run with 6 deadlocks, all retried, showed "errors 0" here, unlabelled).
-func historyHead(m HistoryMetric) string {
+func historyHead(m historyFigure) string {
 	if m.Name == "errors" {
 		return "errors (% failed)"
 	}
@@ -52,7 +52,7 @@ func WriteHistoryHTML(w io.Writer, h *History, o HistoryPage) error {
 	p := historyPage{H: h, Static: o.Static, Metric: o.Metric}
 	units := map[string]string{}
 	var heads []string
-	for _, m := range HistoryMetrics {
+	for _, m := range historyMetrics {
 		p.Metrics = append(p.Metrics, m.Name)
 		units[m.Name] = m.Unit
 		heads = append(heads, historyHead(m))

@@ -32,8 +32,8 @@ import (
 // SeriesLabel is the label naming a run's series explicitly (fathom run --series).
 const SeriesLabel = "series"
 
-// SeriesKey is what makes runs comparable.
-type SeriesKey struct {
+// seriesKey is what makes runs comparable.
+type seriesKey struct {
 	Name         string            `json:"name,omitempty"` // the series label, when the run has one
 	Workload     string            `json:"workload,omitempty"`
 	Options      map[string]string `json:"options,omitempty"`
@@ -50,11 +50,11 @@ type SeriesKey struct {
 var notKeyLabels = map[string]bool{"rep": true, "note": true, SeriesLabel: true}
 
 // KeyOf is run r's series key; keyLabels are labels the reader counts as part of it.
-func KeyOf(r *store.Run, keyLabels []string) SeriesKey {
+func KeyOf(r *store.Run, keyLabels []string) seriesKey {
 	if name := r.Labels[SeriesLabel]; name != "" {
-		return SeriesKey{Name: name}
+		return seriesKey{Name: name}
 	}
-	k := SeriesKey{Workload: r.Workload, Options: r.Options, TargetKind: r.TargetKind, Target: r.Target,
+	k := seriesKey{Workload: r.Workload, Options: r.Options, TargetKind: r.TargetKind, Target: r.Target,
 		Clients: r.Clients, Rate: r.Rate, Duration: r.Duration, Transactions: r.Transactions}
 	if len(k.Options) == 0 {
 		k.Options = nil
@@ -80,7 +80,7 @@ func KeyOf(r *store.Run, keyLabels []string) SeriesKey {
 
 // ID names the series in one word: its name when it has one, else "s" and 10 hex
 // digits of the key's hash (stable: the key's JSON has its maps sorted).
-func (k SeriesKey) ID() string {
+func (k seriesKey) ID() string {
 	if k.Name != "" {
 		return k.Name
 	}
@@ -90,7 +90,7 @@ func (k SeriesKey) ID() string {
 }
 
 // String describes the key for a person: "tpcb scale=10 · postgres://u@h/db · 8 clients · 30s".
-func (k SeriesKey) String() string {
+func (k seriesKey) String() string {
 	if k.Name != "" {
 		return k.Name
 	}
@@ -124,10 +124,10 @@ func (k SeriesKey) String() string {
 	return strings.Join(parts, " · ")
 }
 
-// ProvenanceDiff lists what differs between two runs of a series besides their
+// provenanceDiff lists what differs between two runs of a series besides their
 // figures: server version, settings, fathom's version, host, workload options,
 // target, labels. Each line reads "what: before → after".
-func ProvenanceDiff(a, b *store.Run) []string {
+func provenanceDiff(a, b *store.Run) []string {
 	var out []string
 	add := func(what, x, y string) {
 		if x != y {

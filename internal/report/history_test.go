@@ -144,7 +144,7 @@ func TestHistoryOutputs(t *testing.T) {
 	h := testHistory(t)
 	for _, f := range []string{"text", "csv", "json"} {
 		var b bytes.Buffer
-		if err := Render(context.Background(), &b, f, KindHistory, h); err != nil {
+		if err := renderFormat(context.Background(), &b, f, KindHistory, h); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		golden(t, "history."+f, b.Bytes())
@@ -175,7 +175,7 @@ func TestHistoryOutputs(t *testing.T) {
 	}
 	for _, f := range []string{"text", "junit", "json"} {
 		var b bytes.Buffer
-		if err := Render(context.Background(), &b, f, KindRegressions, reg); err != nil {
+		if err := renderFormat(context.Background(), &b, f, KindRegressions, reg); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		if f == "junit" {
@@ -197,12 +197,12 @@ func TestHistoryOutputs(t *testing.T) {
 func TestHistoryHTMLFile(t *testing.T) {
 	h := testHistory(t)
 	var b bytes.Buffer
-	if err := Render(context.Background(), &b, "html", KindHistory, h); err != nil {
+	if err := renderFormat(context.Background(), &b, "html", KindHistory, h); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
-	if n := strings.Count(page, `<svg class="history"`); n != len(HistoryMetrics) {
-		t.Errorf("%d charts, want one per metric (%d)", n, len(HistoryMetrics))
+	if n := strings.Count(page, `<svg class="history"`); n != len(historyMetrics) {
+		t.Errorf("%d charts, want one per metric (%d)", n, len(historyMetrics))
 	}
 	for _, bad := range []string{`href="/`, "/ui/app.css", "/api/"} {
 		if strings.Contains(page, bad) {

@@ -112,9 +112,9 @@ type htmlPage struct {
 	Runs                        []htmlRun
 }
 
-// WriteHTML writes index.html: one self-contained page (inline SVG, embedded data,
+// writeHTML writes index.html: one self-contained page (inline SVG, embedded data,
 // no scripts or network) that prints well.
-func (r *Report) WriteHTML(w io.Writer) error {
+func (r *Report) writeHTML(w io.Writer) error {
 	p := htmlPage{Title: r.Title, Generated: r.Generated, Selection: r.Selection, CSS: template.CSS(reportCSS), Defs: template.HTML(chart.SVGDefs)}
 	data, err := json.Marshal(r.embeddedData())
 	if err != nil {
@@ -151,7 +151,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		if e.SLO != nil {
 			p.SLO = e.SLO.Text
 			for _, k := range e.Knees {
-				p.Knees = append(p.Knees, k.Sentence(e.SLO))
+				p.Knees = append(p.Knees, k.sentence(e.SLO))
 			}
 		}
 		p.CompareBy = e.CompareBy
@@ -159,16 +159,16 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			p.Comparisons = append(p.Comparisons, htmlComparisonOf(c))
 		}
 	}
-	p.JudgeNote = JudgeNote(r.Runs)
+	p.JudgeNote = judgeNote(r.Runs)
 	if r.Experiment == nil && r.SLO != nil {
 		d := r.Runs[0]
-		v := r.SLO.Value(d.Summary.Latency)
+		v := r.SLO.value(d.Summary.Latency)
 		verdict := "met"
-		if !r.SLO.Met(v) {
+		if !r.SLO.met(v) {
 			verdict = "not met"
 		}
 		p.SLO = r.SLO.Text
-		p.Knees = []string{fmt.Sprintf("%s %s: %s %s", r.SLO.Text, verdict, r.SLO.Metric, UnitFor(KindMillis, v).Format(v))}
+		p.Knees = []string{fmt.Sprintf("%s %s: %s %s", r.SLO.Text, verdict, r.SLO.Metric, unitFor(kindMillis, v).Format(v))}
 	}
 	p.RunsTable = r.runsTable()
 	for i, d := range r.Runs {
@@ -226,7 +226,7 @@ func (r *Report) embeddedData() any {
 	return out
 }
 
-func htmlComparisonOf(c *Comparison) htmlComparison {
+func htmlComparisonOf(c *comparison) htmlComparison {
 	h := htmlComparison{Title: c.Title, A: sideLabel(&c.A), B: sideLabel(&c.B),
 		Legend: c.legend(), Warnings: c.warnings(), JudgeNote: c.JudgeNote, Notes: c.Notes}
 	for _, d := range c.Differences {
@@ -247,7 +247,7 @@ func htmlComparisonOf(c *Comparison) htmlComparison {
 }
 
 // member is the run's place in the experiment, nil for a report of one run.
-func (r *Report) member(d *RunData) *Member {
+func (r *Report) member(d *RunData) *member {
 	if r.Experiment == nil {
 		return nil
 	}
@@ -273,7 +273,7 @@ func (r *Report) cellOf(d *RunData) string {
 }
 
 // lat shows a latency in the unit that suits it: "21.8 ms", not "0.0218 s".
-func lat(v float64) string { return UnitFor(KindMillis, v).Format(v) }
+func lat(v float64) string { return unitFor(kindMillis, v).Format(v) }
 
 // perMinText is a per-minute rate, or "–" when the run has none (ok is 0).
 func perMinText(v, ok float64) string {
@@ -285,7 +285,7 @@ func perMinText(v, ok float64) string {
 
 func (r *Report) runsTable() htmlTable {
 	t := htmlTable{Head: []string{"run"}, Numeric: []bool{true}}
-	var axes []Axis
+	var axes []axis
 	if r.Experiment != nil {
 		axes = r.Experiment.Axes
 	}
@@ -302,7 +302,7 @@ func (r *Report) runsTable() htmlTable {
 		judged = " (" + j + ")"
 	}
 	// The clients column, unless an axis already is the client count.
-	clientsCol := !slices.ContainsFunc(axes, func(a Axis) bool { return a.Name == "clients" })
+	clientsCol := !slices.ContainsFunc(axes, func(a axis) bool { return a.Name == "clients" })
 	t.Head = append(t.Head, "started (UTC)", "status", "workload")
 	t.Numeric = append(t.Numeric, false, false, false)
 	if clientsCol {
@@ -324,16 +324,16 @@ func (r *Report) runsTable() htmlTable {
 	}
 	var tps, v50, v95, v99, vmax []float64
 	for _, d := range r.Runs {
-		ts, _, _ := d.Judged()
+		ts, _, _ := d.judged()
 		tps = append(tps, ts.TPS)
 		v50, v95, v99, vmax = append(v50, ts.Latency.P50), append(v95, ts.Latency.P95), append(v99, ts.Latency.P99), append(vmax, ts.Latency.Max)
 	}
-	tu := UnitFor(KindCount, tps...)
+	tu := unitFor(kindCount, tps...)
 	// One unit per latency column, chosen from all its values.
-	u50, u95, u99, umax := ColumnUnit(v50...), ColumnUnit(v95...), ColumnUnit(v99...), ColumnUnit(vmax...)
+	u50, u95, u99, umax := columnUnit(v50...), columnUnit(v95...), columnUnit(v99...), columnUnit(vmax...)
 	for _, d := range r.Runs {
 		s := d.Summary
-		ts, _, _ := d.Judged()
+		ts, _, _ := d.judged()
 		s.TPS = ts.TPS
 		l := ts.Latency
 		row := []string{strconv.FormatInt(d.Run.ID, 10)}
@@ -383,7 +383,7 @@ func (r *Report) cellTable() *htmlTable {
 	for _, c := range e.Cells {
 		tps = append(tps, c.TPS.Max)
 	}
-	tu := UnitFor(KindCount, tps...)
+	tu := unitFor(kindCount, tps...)
 	open := false
 	for _, m := range e.Members {
 		open = open || m.Data.Run.Rate > 0
@@ -405,8 +405,8 @@ func (r *Report) cellTable() *htmlTable {
 		row = append(row, strconv.Itoa(c.TPS.N), tu.Format(c.TPS.Median), tu.Number(c.TPS.Min)+" – "+tu.Number(c.TPS.Max), ci,
 			lat(c.P50.Median), lat(c.P95.Median), lat(c.P99.Median), num(c.Errors.Median)+"%")
 		if open {
-			row = append(row, num(summarizeMembers(c.Members, MetricLate).Median)+"%", num(summarizeMembers(c.Members, MetricDropped).Median)+"%",
-				lat(summarizeMembers(c.Members, MetricSvcP99).Median))
+			row = append(row, num(summarizeMembers(c.Members, metricLate).Median)+"%", num(summarizeMembers(c.Members, metricDropped).Median)+"%",
+				lat(summarizeMembers(c.Members, metricSvcP99).Median))
 		}
 		mark := ""
 		if c.MeetsSLO != nil {
@@ -430,19 +430,19 @@ func (r *Report) experimentCharts() []chart.Chart {
 	var figs []chart.Chart
 	tpsMax := 0.0
 	for _, m := range e.Members {
-		tpsMax = math.Max(tpsMax, MetricOf(m.Data, MetricTPS))
+		tpsMax = math.Max(tpsMax, metricOf(m.Data, metricTPS))
 	}
-	tu := UnitFor(KindCount, tpsMax)
+	tu := unitFor(kindCount, tpsMax)
 	// Box plot of TPS per cell.
 	box := &chart.Chart{Kind: chart.KindBox, ID: "exp-box", Title: "Throughput per cell across repetitions", YLabel: "transactions per second", YUnit: tu,
 		Subtitle: "box: quartiles and median; whiskers: min and max; dots: each run", Caption: "TPS of every run, grouped by cell."}
 	for _, c := range e.Cells {
-		box.Boxes = append(box.Boxes, chart.Box{Label: c.Name(e.Axes), Min: c.TPS.Min, Q1: c.TPS.Q1, Median: c.TPS.Median, Q3: c.TPS.Q3, Max: c.TPS.Max,
-			Points: metricValues(c.Members, MetricTPS)})
+		box.Boxes = append(box.Boxes, chart.Box{Label: c.name(e.Axes), Min: c.TPS.Min, Q1: c.TPS.Q1, Median: c.TPS.Median, Q3: c.TPS.Q3, Max: c.TPS.Max,
+			Points: metricValues(c.Members, metricTPS)})
 	}
 	if len(e.Cells) > 1 {
 		// Beside the cells, one box over every run: the spread the study saw as a whole.
-		all := metricValues(e.Members, MetricTPS)
+		all := metricValues(e.Members, metricTPS)
 		s := summarize(all)
 		box.Boxes = append(box.Boxes, chart.Box{Label: "all runs", Min: s.Min, Q1: s.Q1, Median: s.Median, Q3: s.Q3, Max: s.Max, Points: all})
 		box.Caption = "TPS of every run, grouped by cell; the last box is every run together."
@@ -458,7 +458,7 @@ func (r *Report) experimentCharts() []chart.Chart {
 		g := &chart.Chart{Kind: chart.KindBars, ID: "exp-bars", YLabel: "median transactions per second", YUnit: tu, XLabel: e.Axes[0].Name,
 			Caption: "Bars grouped by " + e.Axes[0].Name + "."}
 		g.Categories = e.Axes[0].Values
-		var second *Axis
+		var second *axis
 		names := []string{""}
 		if len(e.Axes) >= 2 {
 			second = &e.Axes[1]
@@ -479,13 +479,13 @@ func (r *Report) experimentCharts() []chart.Chart {
 		g.Subtitle = strings.TrimSpace(g.Subtitle + " whiskers: 95% CI of the median where n ≥ 6")
 		for _, gv := range g.Categories {
 			for si, sv := range names {
-				var ms []*Member
+				var ms []*member
 				for _, c := range e.Cells {
 					if c.Values[0] == gv && (second == nil || c.Values[1] == sv) {
 						ms = append(ms, c.Members...)
 					}
 				}
-				s := summarizeMembers(ms, MetricTPS)
+				s := summarizeMembers(ms, metricTPS)
 				ser := &g.Series[si]
 				ser.Y, ser.Lo, ser.Hi = append(ser.Y, s.Median), append(ser.Lo, s.Lo), append(ser.Hi, s.Hi)
 			}
@@ -494,12 +494,12 @@ func (r *Report) experimentCharts() []chart.Chart {
 	}
 
 	// Scaling curve against the sweep axis.
-	if sw := e.SweepAxis(); sw >= 0 {
+	if sw := e.sweepAxis(); sw >= 0 {
 		names, lines := e.lines(sw)
 		ax := e.Axes[sw]
 		// A count (clients, transactions) has no fractional ticks: "2.25 clients" is no value of it.
-		whole := ax.Kind == KindCount
-		tc := &chart.Chart{ID: "exp-scaling-tps", Title: "Throughput against " + ax.Name, XLabel: ax.Label(), XUnit: ax.XUnit(), XWhole: whole,
+		whole := ax.Kind == kindCount
+		tc := &chart.Chart{ID: "exp-scaling-tps", Title: "Throughput against " + ax.Name, XLabel: ax.Label(), XUnit: ax.xUnit(), XWhole: whole,
 			YLabel: "median transactions per second", YUnit: tu, YZero: true, Caption: "The scaling curve: median TPS of each cell."}
 		var latAll []float64
 		for _, c := range e.Cells {
@@ -508,8 +508,8 @@ func (r *Report) experimentCharts() []chart.Chart {
 		if e.SLO != nil {
 			latAll = append(latAll, e.SLO.LimitMs)
 		}
-		lu := UnitFor(KindMillis, latAll...)
-		lc := &chart.Chart{ID: "exp-scaling-latency", Title: "Latency against " + ax.Name, XLabel: ax.Label(), XUnit: ax.XUnit(), XWhole: whole, YLabel: "median latency",
+		lu := unitFor(kindMillis, latAll...)
+		lc := &chart.Chart{ID: "exp-scaling-latency", Title: "Latency against " + ax.Name, XLabel: ax.Label(), XUnit: ax.xUnit(), XWhole: whole, YLabel: "median latency",
 			YUnit: lu, YZero: true, Subtitle: "p99 solid markers, p95 open markers", Caption: "Median p95 and p99 latency of each cell."}
 		for i, cells := range lines {
 			var x, y, y95, y99 []float64
@@ -549,7 +549,7 @@ func (r *Report) experimentCharts() []chart.Chart {
 	return figs
 }
 
-func summarizeMembers(ms []*Member, metric string) analyzeSummaryAlias {
+func summarizeMembers(ms []*member, metric string) analyzeSummaryAlias {
 	return summarize(metricValues(ms, metric))
 }
 
@@ -559,9 +559,9 @@ func (r *Report) smallMultiples() chart.Chart {
 	e := r.Experiment
 	tpsMax := 0.0
 	for _, m := range e.Members {
-		tpsMax = math.Max(tpsMax, MetricOf(m.Data, MetricTPS))
+		tpsMax = math.Max(tpsMax, metricOf(m.Data, metricTPS))
 	}
-	tu := UnitFor(KindCount, tpsMax)
+	tu := unitFor(kindCount, tpsMax)
 	// Panel size from the number of panels: a few get room, many stay small enough
 	// to sit side by side.
 	panels := 1
@@ -575,10 +575,10 @@ func (r *Report) smallMultiples() chart.Chart {
 	case panels <= 4:
 		w, h = 380, 240
 	}
-	mk := func(id, title string, ms []*Member) chart.Chart {
+	mk := func(id, title string, ms []*member) chart.Chart {
 		// Half a run of padding each side: the first and last runs' dots sit inside
 		// the frame, not on it.
-		c := chart.Chart{ID: id, Title: title, XLabel: "run order", XUnit: Unit{Suffix: "", Div: 1}, XWhole: true, YLabel: "tps", YUnit: tu, YZero: true, Width: w, Height: h,
+		c := chart.Chart{ID: id, Title: title, XLabel: "run order", XUnit: scaleUnit{Suffix: "", Div: 1}, XWhole: true, YLabel: "tps", YUnit: tu, YZero: true, Width: w, Height: h,
 			XRange: chart.Fixed(0.5, float64(max(len(e.Members), 2))+0.5)}
 		series := map[string]int{}
 		for _, m := range ms {
@@ -601,7 +601,7 @@ func (r *Report) smallMultiples() chart.Chart {
 				c.Series = append(c.Series, chart.Series{Name: key, Points: true, Style: style})
 			}
 			c.Series[i].X = append(c.Series[i].X, float64(m.Seq))
-			c.Series[i].Y = append(c.Series[i].Y, MetricOf(m.Data, MetricTPS))
+			c.Series[i].Y = append(c.Series[i].Y, metricOf(m.Data, metricTPS))
 		}
 		return c
 	}
@@ -611,7 +611,7 @@ func (r *Report) smallMultiples() chart.Chart {
 		return m
 	}
 	for i, v := range e.Axes[0].Values {
-		var ms []*Member
+		var ms []*member
 		for _, m := range e.Members {
 			if m.Values[0] == v {
 				ms = append(ms, m)
@@ -632,22 +632,22 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 		h.Title = fmt.Sprintf("Run %d: %s (%s, %d clients, %s)", run.ID, c, run.Workload, run.Clients, statusText(d))
 	}
 	s := d.Summary
-	lu := UnitFor(KindMillis, s.Latency.P50, s.Latency.P99)
+	lu := unitFor(kindMillis, s.Latency.P50, s.Latency.P99)
 	h.Facts = [][2]string{
 		{"measured", fmt.Sprintf("%s s in %d intervals", num(s.Seconds), s.Intervals)},
-		{"throughput", UnitFor(KindCount, s.TPS).Format(s.TPS) + " tx/s, " + UnitFor(KindCount, s.QPS).Format(s.QPS) + " statements/s"},
+		{"throughput", unitFor(kindCount, s.TPS).Format(s.TPS) + " tx/s, " + unitFor(kindCount, s.QPS).Format(s.QPS) + " statements/s"},
 		{"latency", fmt.Sprintf("p50 %s, p95 %s, p99 %s, max %s", lu.Format(s.Latency.P50), lu.Format(s.Latency.P95), lu.Format(s.Latency.P99),
-			UnitFor(KindMillis, s.Latency.Max).Format(s.Latency.Max))},
+			unitFor(kindMillis, s.Latency.Max).Format(s.Latency.Max))},
 		{"errors", fmt.Sprintf("%s; failed %d, retries %d, reconnects %d", errorText(d), s.Failed, s.Retries, s.Reconnects)},
 	}
 	if j := judgedName(d); j != "" {
 		// The headline is what the run is judged by; every transaction follows.
-		if js, errPct, ok := d.Judged(); ok {
-			ju := UnitFor(KindMillis, js.Latency.P50, js.Latency.P95, js.Latency.P99, js.Latency.Max)
+		if js, errPct, ok := d.judged(); ok {
+			ju := unitFor(kindMillis, js.Latency.P50, js.Latency.P95, js.Latency.P99, js.Latency.Max)
 			h.Facts[1][0], h.Facts[2][0] = "throughput (every transaction)", "latency (every transaction)"
 			h.Facts = append([][2]string{h.Facts[0],
 				{"judged by", "the " + j + ": the figures below it count every transaction"},
-				{"throughput (" + d.Judge + ")", UnitFor(KindCount, js.TPS).Format(js.TPS) + " tx/s"},
+				{"throughput (" + d.Judge + ")", unitFor(kindCount, js.TPS).Format(js.TPS) + " tx/s"},
 				{"latency (" + d.Judge + ")", fmt.Sprintf("p50 %s, p95 %s, p99 %s, max %s", ju.Format(js.Latency.P50), ju.Format(js.Latency.P95),
 					ju.Format(js.Latency.P99), ju.Format(js.Latency.Max))},
 				{"errors (" + d.Judge + ")", fmt.Sprintf("%d (%s%% of attempts)", js.Errors, num(errPct))}}, h.Facts[1:]...)
@@ -657,7 +657,7 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 		h.Facts = append(h.Facts, [2]string{"open loop", fmt.Sprintf("late %d, dropped %d; latency counts from the intended start", s.Late, s.Dropped)})
 	}
 	h.Facts = append(h.Facts, errorFacts(d)...)
-	if rows := ErrorRows(&s); len(rows) > 0 {
+	if rows := errorRows(&s); len(rows) > 0 {
 		h.Errors = &htmlTable{Head: errorHead, Numeric: []bool{true, false, false, false, true, false}, Rows: rows}
 	}
 	if len(run.TxnTypes) > 1 {
@@ -668,7 +668,7 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 			tpsV, p50V, p95V = append(tpsV, ts.TPS), append(p50V, ts.Latency.P50), append(p95V, ts.Latency.P95)
 			p99V, maxV = append(p99V, ts.Latency.P99), append(maxV, ts.Latency.Max)
 		}
-		tu, u50, u95, u99, umax := UnitFor(KindCount, tpsV...), ColumnUnit(p50V...), ColumnUnit(p95V...), ColumnUnit(p99V...), ColumnUnit(maxV...)
+		tu, u50, u95, u99, umax := unitFor(kindCount, tpsV...), columnUnit(p50V...), columnUnit(p95V...), columnUnit(p99V...), columnUnit(maxV...)
 		t := &htmlTable{Head: []string{"type", "tps", "p50", "p95", "p99", "max", "errors"}, Numeric: []bool{false, true, true, true, true, true, true}}
 		for _, n := range run.TxnTypes {
 			ts := s.ByTxn[n]
@@ -716,9 +716,9 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 		case len(d.Stalls) == 0:
 			h.StallNote = "Stalls: none (throughput never fell below the threshold of its rolling median)."
 		default:
-			kept, folded := FoldClientHost(d.Stalls)
+			kept, folded := foldClientHost(d.Stalls)
 			h.StallNote = fmt.Sprintf("Stalls: %d, shaded with diagonal hatching on every time chart (warm-up is plain grey). Details as `fathom show %d` prints them:", len(kept), run.ID)
-			if n := ClientHostNote(folded); n != "" {
+			if n := clientHostNote(folded); n != "" {
 				h.StallNote = "Warning: " + n + ". " + h.StallNote
 			}
 			h.Stalls = stallRows(d)
@@ -727,7 +727,7 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 			h.StallNote = "Warning: " + d.HostWarning + ". " + h.StallNote
 		}
 		var flat []string
-		var mgs []MetricGroup
+		var mgs []metricGroup
 		mgs, flat = r.metricGroups(d, ax, bands)
 		for _, g := range mgs {
 			hg := htmlMetricGroup{Title: g.Title}
@@ -746,7 +746,7 @@ func (r *Report) htmlRunOf(d *RunData, open bool) htmlRun {
 // timeAxis is the x axis every time chart of a run shares.
 type timeAxis struct {
 	end   float64 // seconds
-	unit  Unit
+	unit  scaleUnit
 	label string
 	marks []chart.Ref // during_run hooks
 }
@@ -763,9 +763,9 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 	if watched(d) {
 		end = samplesEnd(d)
 	}
-	xu, xl := Unit{Suffix: "", Div: 1}, "time since start (s)"
+	xu, xl := scaleUnit{Suffix: "", Div: 1}, "time since start (s)"
 	if end > 1200 {
-		xu, xl = Unit{Suffix: "", Div: 60}, "time since start (min)"
+		xu, xl = scaleUnit{Suffix: "", Div: 60}, "time since start (min)"
 	}
 	var bands []chart.Band
 	for i := 0; i < len(d.Points); i++ {
@@ -800,7 +800,7 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 			vals = append(vals, s.Y...)
 		}
 		return &chart.Chart{ID: id + "-" + suffix, Title: title, Subtitle: sub, XLabel: xl, XUnit: xu, YLabel: ylabel,
-			YUnit: UnitFor(kind, vals...), YZero: true, Bands: bands, VLines: markRefs(d), Series: ss, XRange: chart.Fixed(0, end)}
+			YUnit: unitFor(kind, vals...), YZero: true, Bands: bands, VLines: markRefs(d), Series: ss, XRange: chart.Fixed(0, end)}
 	}
 	var tput []chart.Series
 	judged := judgedName(d)
@@ -826,8 +826,8 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 		tput = append(tput, series("tps", 0, func(p Point) float64 { return p.TPS }))
 	}
 	var charts []*chart.Chart
-	tc := base("tps", "Throughput over time", "transactions per second", KindCount, tput)
-	lat := base("latency", "Latency over time", "latency", KindMillis, []chart.Series{
+	tc := base("tps", "Throughput over time", "transactions per second", kindCount, tput)
+	lat := base("latency", "Latency over time", "latency", kindMillis, []chart.Series{
 		series("p99", 0, func(p Point) float64 { return judgedLatency(d, p).P99 }),
 		series("p95", 1, func(p Point) float64 { return judgedLatency(d, p).P95 }),
 		series("p50", 2, func(p Point) float64 { return judgedLatency(d, p).P50 }),
@@ -840,11 +840,11 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 	charts = append(charts, tc)
 	if r.SLO != nil {
 		lat.HLines = append(lat.HLines, chart.Ref{At: r.SLO.LimitMs, Label: "objective " + r.SLO.Text})
-		lat.YUnit = UnitFor(KindMillis, append(lat.Series[0].Y, r.SLO.LimitMs)...)
+		lat.YUnit = unitFor(kindMillis, append(lat.Series[0].Y, r.SLO.LimitMs)...)
 	}
 	charts = append(charts, lat)
 
-	errs := base("errors", "Errors, retries and reconnects over time", "per second", KindCount, []chart.Series{
+	errs := base("errors", "Errors, retries and reconnects over time", "per second", kindCount, []chart.Series{
 		series("errors/s", 0, func(p Point) float64 { return p.ErrorsPS }),
 		series("retries/s", 1, func(p Point) float64 { return p.RetriesPS }),
 		series("failed tx/s", 2, func(p Point) float64 { return p.FailedPS }),
@@ -864,7 +864,7 @@ func (r *Report) runCharts(d *RunData) ([]*chart.Chart, timeAxis, []chart.Band) 
 	for _, p := range spectrum {
 		x, y = append(x, p.Percentile), append(y, p.Ms)
 	}
-	dist.YUnit = UnitFor(KindMillis, y...)
+	dist.YUnit = unitFor(kindMillis, y...)
 	if logWorthy(y) {
 		// A tail more than 100 times the fastest latency flattens the body of the
 		// distribution on a linear axis: a log axis shows both.
@@ -914,9 +914,9 @@ func judgedTPS(d *RunData, p Point) float64 {
 
 // judgedLatency is a point's latency percentiles of what the run is judged by: every
 // transaction, or the judged type's or group's own (NaN where the point has none).
-func judgedLatency(d *RunData, p Point) PointLatency {
+func judgedLatency(d *RunData, p Point) pointPercentiles {
 	if d.Judge == "" || len(d.Run.TxnTypes) <= 1 {
-		return PointLatency{p.P50, p.P95, p.P99, p.Max}
+		return pointPercentiles{p.P50, p.P95, p.P99, p.Max}
 	}
 	if l, ok := p.GroupLat[d.Judge]; ok {
 		return l
@@ -924,7 +924,7 @@ func judgedLatency(d *RunData, p Point) PointLatency {
 	if i := slices.Index(d.Run.TxnTypes, d.Judge); i >= 0 && i < len(p.TypeLat) {
 		return p.TypeLat[i]
 	}
-	return PointLatency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	return pointPercentiles{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
 }
 
 // judgedName says what a judged run's figures count, for chart subtitles: "" when
@@ -943,9 +943,9 @@ func judgedName(d *RunData) string {
 // middle run of an odd count, both middle runs of an even count (their mean is the
 // median, and neither alone is the cell: two repetitions of 98.7 and 1,897 tps have a
 // median of 998 that no run had), each with why it was chosen.
-func medianMembers(c *Cell) ([]*Member, []string) {
+func medianMembers(c *cell) ([]*member, []string) {
 	ms := slices.Clone(c.Members)
-	sort.SliceStable(ms, func(i, j int) bool { return MetricOf(ms[i].Data, MetricTPS) < MetricOf(ms[j].Data, MetricTPS) })
+	sort.SliceStable(ms, func(i, j int) bool { return metricOf(ms[i].Data, metricTPS) < metricOf(ms[j].Data, metricTPS) })
 	n := len(ms)
 	switch {
 	case n == 0:
@@ -967,12 +967,12 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 	if len(e.Cells) < 2 {
 		return "", nil
 	}
-	groups := [][]*Cell{e.Cells}
+	groups := [][]*cell{e.Cells}
 	var titles []string
 	if len(e.Cells) > 8 && len(e.Axes) > 1 {
 		groups = nil
 		for _, v := range e.Axes[0].Values {
-			var g []*Cell
+			var g []*cell
 			for _, c := range e.Cells {
 				if c.Values[0] == v {
 					g = append(g, c)
@@ -996,11 +996,11 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 			}
 		}
 	}
-	xu, xl := Unit{Suffix: "", Div: 1}, "time since the run's start (s)"
+	xu, xl := scaleUnit{Suffix: "", Div: 1}, "time since the run's start (s)"
 	if end > 1200 {
-		xu, xl = Unit{Suffix: "", Div: 60}, "time since the run's start (min)"
+		xu, xl = scaleUnit{Suffix: "", Div: 60}, "time since the run's start (min)"
 	}
-	tu, lu := UnitFor(KindCount, tpsAll...), UnitFor(KindMillis, latAll...)
+	tu, lu := unitFor(kindCount, tpsAll...), unitFor(kindMillis, latAll...)
 	var figs []chart.Chart
 	for gi, cells := range groups {
 		suffix := ""
@@ -1013,7 +1013,7 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 			XLabel: xl, XUnit: xu, YLabel: "p99 latency", YUnit: lu, YZero: true, XRange: chart.Fixed(0, end)}
 		if e.SLO != nil {
 			lc.HLines = append(lc.HLines, chart.Ref{At: e.SLO.LimitMs, Label: "objective " + e.SLO.Text})
-			lc.YUnit = UnitFor(KindMillis, append(latAll, e.SLO.LimitMs)...)
+			lc.YUnit = unitFor(kindMillis, append(latAll, e.SLO.LimitMs)...)
 		}
 		if j := judgedName(r.Runs[0]); j != "" {
 			tc.Subtitle = "judged by the " + j + ": only its transactions"
@@ -1023,7 +1023,7 @@ func (r *Report) timeOverlays() (string, []chart.Chart) {
 		for _, c := range cells {
 			ms, why := medianMembers(c)
 			for k, m := range ms {
-				name := fmt.Sprintf("%s (run %d, %s)", c.Name(e.Axes), m.Data.Run.ID, why[k])
+				name := fmt.Sprintf("%s (run %d, %s)", c.name(e.Axes), m.Data.Run.ID, why[k])
 				ts := chart.Series{Name: name, Style: style}
 				ls := chart.Series{Name: name, Style: style}
 				style++

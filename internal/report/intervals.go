@@ -18,8 +18,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// IntervalRow is one transaction type (or "all") in one interval.
-type IntervalRow struct {
+// intervalTxnRow is one transaction type (or "all") in one interval.
+type intervalTxnRow struct {
 	Interval   int              `json:"interval"`
 	StartS     float64          `json:"start_s"`
 	EndS       float64          `json:"end_s"`
@@ -39,14 +39,14 @@ type IntervalRow struct {
 	Service    *measure.Latency `json:"service_ms,omitempty"`
 }
 
-// IntervalRows flattens a run's intervals: per interval one "all" row, then one per
+// intervalRows flattens a run's intervals: per interval one "all" row, then one per
 // transaction type when there are several.
-func IntervalRows(run *store.Run, ivs []*measure.Interval) []IntervalRow {
-	var rows []IntervalRow
+func intervalRows(run *store.Run, ivs []*measure.Interval) []intervalTxnRow {
+	var rows []intervalTxnRow
 	for _, iv := range ivs {
 		secs := iv.Seconds()
-		mk := func(t *measure.TypeInterval, name string, reconnects int64) IntervalRow {
-			r := IntervalRow{
+		mk := func(t *measure.TypeInterval, name string, reconnects int64) intervalTxnRow {
+			r := intervalTxnRow{
 				Interval: iv.Index, StartS: iv.Start.Seconds(), EndS: iv.End.Seconds(), Warmup: iv.Warmup, Type: name,
 				OK: t.OK, Failed: t.Failed, Errors: t.ErrorTotal(), Retries: t.Retries, Reconnects: reconnects,
 				Late: t.Late, Dropped: t.Dropped, Latency: measure.LatencyOf(t.Latency),
@@ -91,8 +91,8 @@ var csvHeader = []string{"interval", "start_s", "end_s", "warmup", "type", "tps"
 	"reconnects", "late", "dropped", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "mean_ms",
 	"service_p50_ms", "service_p99_ms"}
 
-// WriteIntervalsCSV writes rows as CSV with a header.
-func WriteIntervalsCSV(w io.Writer, rows []IntervalRow) error {
+// writeIntervalsCSV writes rows as CSV with a header.
+func writeIntervalsCSV(w io.Writer, rows []intervalTxnRow) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(csvHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -111,26 +111,26 @@ func WriteIntervalsCSV(w io.Writer, rows []IntervalRow) error {
 	return cw.Error()
 }
 
-// WriteIntervalsJSON writes the run's identity and its rows as one JSON document.
-func WriteIntervalsJSON(w io.Writer, run *store.Run, rows []IntervalRow) error {
+// writeIntervalsJSON writes the run's identity and its rows as one JSON document.
+func writeIntervalsJSON(w io.Writer, run *store.Run, rows []intervalTxnRow) error {
 	if rows == nil {
-		rows = []IntervalRow{}
+		rows = []intervalTxnRow{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		RunID     int64         `json:"run_id"`
-		Workload  string        `json:"workload"`
-		Status    string        `json:"status"`
-		IntervalS float64       `json:"interval_s"`
-		Intervals []IntervalRow `json:"intervals"`
+		RunID     int64            `json:"run_id"`
+		Workload  string           `json:"workload"`
+		Status    string           `json:"status"`
+		IntervalS float64          `json:"interval_s"`
+		Intervals []intervalTxnRow `json:"intervals"`
 	}{run.ID, run.Workload, run.Status, run.Interval.Seconds(), rows})
 }
 
-// WriteCommands writes a run's per-command latencies (-r) as CSV (one row a command,
+// writeCommands writes a run's per-command latencies (-r) as CSV (one row a command,
 // in milliseconds, the window they cover on every row) or JSON; a run without them
 // is the user's mistake.
-func WriteCommands(w io.Writer, run *store.Run, sum *measure.Summary, format string) error {
+func writeCommands(w io.Writer, run *store.Run, sum *measure.Summary, format string) error {
 	if len(sum.PerCommand) == 0 {
 		return errkind.Usagef("run %d has no per-command latencies: they are kept for runs of pgbench scripts with -r", run.ID)
 	}
@@ -155,8 +155,8 @@ func WriteCommands(w io.Writer, run *store.Run, sum *measure.Summary, format str
 	return cw.Error()
 }
 
-// WriteProvenance prints where a run's numbers come from.
-func WriteProvenance(w io.Writer, run *store.Run) {
+// writeProvenance prints where a run's numbers come from.
+func writeProvenance(w io.Writer, run *store.Run) {
 	fmt.Fprintf(w, "run %d (%s)\n", run.ID, run.UUID)
 	fmt.Fprintf(w, "  status:   %s", run.Status)
 	if run.Reason != "" {

@@ -99,7 +99,7 @@ func TestJudgeAppliesToRunCharts(t *testing.T) {
 	if !strings.Contains(facts["judged by"], "client group writers") {
 		t.Errorf("facts do not say what the run is judged by: %v", h.Facts)
 	}
-	wantTPS := UnitFor(KindCount, w.TPS).Format(w.TPS) + " tx/s"
+	wantTPS := unitFor(kindCount, w.TPS).Format(w.TPS) + " tx/s"
 	if facts["throughput (writers)"] != wantTPS {
 		t.Errorf("judged throughput %q, want %q", facts["throughput (writers)"], wantTPS)
 	}

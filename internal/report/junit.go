@@ -22,10 +22,10 @@ import (
 var junitFormat = Format{
 	Name: "junit", MediaType: "application/xml", Ext: ".xml",
 	Render: map[Kind]Renderer{
-		KindRun: plain(func(w io.Writer, v *RunView) error {
+		KindRun: plain(func(w io.Writer, v *runView) error {
 			return writeJUnit(w, []junitSuite{runSuite(v.Run, v.Summary, elapsedOf(v.Intervals))})
 		}),
-		KindComparison: plain(func(w io.Writer, c *Comparison) error {
+		KindComparison: plain(func(w io.Writer, c *comparison) error {
 			var suites []junitSuite
 			for _, side := range []*Side{&c.A, &c.B} {
 				for _, d := range side.Runs {
@@ -124,7 +124,7 @@ func elapsedOf(ivs []*measure.Interval) float64 {
 	return ivs[len(ivs)-1].End.Seconds()
 }
 
-func rowsElapsed(rows []IntervalRow) float64 {
+func rowsElapsed(rows []intervalTxnRow) float64 {
 	if len(rows) == 0 {
 		return 0
 	}
@@ -207,7 +207,7 @@ func regression(m analyze.Comparison) bool {
 	if !m.Significant || m.A.N == 0 || m.B.N == 0 {
 		return false
 	}
-	if metricKind(m.Metric) == KindCount {
+	if metricKind(m.Metric) == kindCount {
 		return m.B.Median < m.A.Median
 	}
 	return m.B.Median > m.A.Median
@@ -216,7 +216,7 @@ func regression(m analyze.Comparison) bool {
 // compareSuite is a comparison as a test suite: one case per metric, failing on a
 // significant regression, skipped where the data cannot tell, with what differs
 // between the sides as properties.
-func compareSuite(c *Comparison) junitSuite {
+func compareSuite(c *comparison) junitSuite {
 	su := junitSuite{Name: "compare " + sideLabel(&c.A) + " with " + sideLabel(&c.B), Time: junitTime(0)}
 	su.Properties = []junitProperty{{"a", sideLabel(&c.A)}, {"b", sideLabel(&c.B)},
 		{"alpha", strconv.FormatFloat(c.Alpha, 'f', -1, 64)}, {"confidence", strconv.FormatFloat(c.Confidence, 'f', -1, 64)}}

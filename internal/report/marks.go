@@ -8,8 +8,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
-// Mark is a moment in a run: a during_run hook of its experiment firing.
-type Mark struct {
+// mark is a moment in a run: a during_run hook of its experiment firing.
+type mark struct {
 	At    float64 `json:"at_s"` // seconds on the run's clock
 	Label string  `json:"label"`
 	OK    bool    `json:"ok"`
@@ -79,7 +79,7 @@ func loadMarks(ctx context.Context, st store.Store, data []*RunData) error {
 			if !h.OK {
 				label += " (failed)"
 			}
-			d.Marks = append(d.Marks, Mark{At: h.At.Seconds(), Label: label, OK: h.OK})
+			d.Marks = append(d.Marks, mark{At: h.At.Seconds(), Label: label, OK: h.OK})
 		}
 	}
 	return nil

@@ -18,9 +18,9 @@ type RunList struct {
 	Store  string
 }
 
-// RunView is one stored run (KindRun, KindIntervals, KindCommands): its record, its
+// runView is one stored run (KindRun, KindIntervals, KindCommands): its record, its
 // finished intervals and their summary.
-type RunView struct {
+type runView struct {
 	Run       *store.Run
 	Intervals []*measure.Interval
 	Summary   *measure.Summary
@@ -34,12 +34,12 @@ type RunView struct {
 
 // LoadRunView reads a run (an id, or last) as show and export render it; figs gives
 // its kind's key metrics.
-func LoadRunView(ctx context.Context, st store.Store, figs KindFigures, arg string) (*RunView, error) {
+func LoadRunView(ctx context.Context, st store.Store, figs KindFigures, arg string) (*runView, error) {
 	run, ivs, sum, err := LoadRun(ctx, st, arg)
 	if err != nil {
 		return nil, err
 	}
-	return &RunView{Run: run, Intervals: ivs, Summary: sum, Store: st, KeyMetrics: figs.keyMetrics(run.TargetKind)}, nil
+	return &runView{Run: run, Intervals: ivs, Summary: sum, Store: st, KeyMetrics: figs.keyMetrics(run.TargetKind)}, nil
 }
 
 // ExperimentView is a stored experiment as `fathom show` renders it (KindExperiment);

@@ -25,12 +25,12 @@ import (
 var openMetricsFormat = Format{
 	Name: "openmetrics", Aliases: []string{"om"}, MediaType: "application/openmetrics-text; version=1.0.0; charset=utf-8", Ext: ".om.txt",
 	Render: map[Kind]Renderer{
-		KindRun: plain(func(w io.Writer, v *RunView) error {
+		KindRun: plain(func(w io.Writer, v *runView) error {
 			var om omSet
 			om.run(v.Run, v.Summary, elapsedOf(v.Intervals))
 			return om.write(w)
 		}),
-		KindComparison: plain(func(w io.Writer, c *Comparison) error {
+		KindComparison: plain(func(w io.Writer, c *comparison) error {
 			var om omSet
 			om.comparison(c)
 			return om.write(w)
@@ -183,7 +183,7 @@ func (o *omSet) run(r *store.Run, s *measure.Summary, elapsed float64) {
 
 // comparison adds each run's figures and the comparison's: the medians of each side
 // with their confidence intervals, the change, the p-value and the verdicts.
-func (o *omSet) comparison(c *Comparison) {
+func (o *omSet) comparison(c *comparison) {
 	var end time.Time
 	for _, side := range []*Side{&c.A, &c.B} {
 		for _, d := range side.Runs {
@@ -200,9 +200,9 @@ func (o *omSet) comparison(c *Comparison) {
 	for _, m := range c.Metrics {
 		name, help, scale := "fathom_compare_latency_seconds", "median of the side's runs (stat=median) and its confidence interval (ci_lo, ci_hi), in seconds", 1e-3
 		switch metricKind(m.Metric) {
-		case KindCount:
+		case kindCount:
 			name, help, scale = "fathom_compare_tps", "median throughput of the side's runs (stat=median) and its confidence interval (ci_lo, ci_hi)", 1
-		case KindPercent:
+		case kindPercent:
 			name, help, scale = "fathom_compare_ratio", "median ratio of the side's runs (stat=median) and its confidence interval (ci_lo, ci_hi)", 1e-2
 		}
 		for _, sd := range []struct {

@@ -9,7 +9,7 @@ import (
 // Overlays draws every run of both sides on one time axis (seconds since each run's
 // start): throughput and p99 latency, side A solid, side B dashed. serve's compare
 // page draws these.
-func (c *Comparison) Overlays() []chart.Chart {
+func (c *comparison) Overlays() []chart.Chart {
 	tps := chart.Chart{ID: "compare-tps", Title: "Throughput over time", XLabel: "time since start (s)", YLabel: "transactions per second", YZero: true}
 	p99 := chart.Chart{ID: "compare-p99", Title: "p99 latency over time", XLabel: "time since start (s)", YLabel: "latency", YZero: true}
 	var tv, lv []float64
@@ -34,8 +34,8 @@ func (c *Comparison) Overlays() []chart.Chart {
 			tps.Series, p99.Series = append(tps.Series, ts), append(p99.Series, ls)
 		}
 	}
-	tps.YUnit = chart.Unit(UnitFor(KindCount, tv...))
-	p99.YUnit = chart.Unit(UnitFor(KindMillis, lv...))
+	tps.YUnit = chart.Unit(unitFor(kindCount, tv...))
+	p99.YUnit = chart.Unit(unitFor(kindMillis, lv...))
 	tps.Resolve()
 	p99.Resolve()
 	return []chart.Chart{tps, p99}

@@ -38,11 +38,11 @@ type Report struct {
 	Generated  string
 	Selection  string
 	Runs       []*RunData  // in the order they ran
-	Experiment *Experiment // nil for a single run
+	Experiment *experiment // nil for a single run
 	SLO        *SLO
 	// Restarts are the experiment's measured restarts (measure_restart), set by the
 	// caller from the store (ExperimentRestarts).
-	Restarts []RestartRow
+	Restarts []restartRow
 }
 
 // New builds a report over runs (at least one).
@@ -72,27 +72,27 @@ func New(data []*RunData, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := GroupRuns(o.Title, data, o.Axes, bl)
+	e, err := groupRuns(o.Title, data, o.Axes, bl)
 	if err != nil {
 		return nil, err
 	}
-	return NewWithExperiment(e, o)
+	return newWithExperiment(e, o)
 }
 
-// NewWithExperiment builds a report over an experiment whose members are given.
-func NewWithExperiment(e *Experiment, o Options) (*Report, error) {
+// newWithExperiment builds a report over an experiment whose members are given.
+func newWithExperiment(e *experiment, o Options) (*Report, error) {
 	r := &Report{Title: o.Title, Generated: o.Generated, Selection: o.Selection, SLO: o.SLO}
-	e.ApplySLO(o.SLO)
+	e.applySLO(o.SLO)
 	switch o.CompareBy {
 	case "-":
 	case "":
-		if a := e.DefaultCompareAxis(); a != "" {
-			if err := e.CompareAxis(a); err != nil {
+		if a := e.defaultCompareAxis(); a != "" {
+			if err := e.compareAxis(a); err != nil {
 				return nil, err
 			}
 		}
 	default:
-		if err := e.CompareAxis(o.CompareBy); err != nil {
+		if err := e.compareAxis(o.CompareBy); err != nil {
 			return nil, err
 		}
 	}
@@ -113,57 +113,57 @@ func NewWithExperiment(e *Experiment, o Options) (*Report, error) {
 	return r, nil
 }
 
-// File is one file of a report.
-type File struct {
+// file is one file of a report.
+type file struct {
 	Name string
 	Data []byte
 }
 
 // Files renders every file of the report: index.html, summary.md and CSV files.
-func (r *Report) Files() ([]File, error) {
-	var files []File
+func (r *Report) Files() ([]file, error) {
+	var files []file
 	add := func(name string, f func(*bytes.Buffer) error) error {
 		var b bytes.Buffer
 		if err := f(&b); err != nil {
 			return fmt.Errorf("%s: %v", name, err)
 		}
-		files = append(files, File{name, b.Bytes()})
+		files = append(files, file{name, b.Bytes()})
 		return nil
 	}
 	// The page and the summary through the format registry, as every command renders.
 	for _, f := range []struct{ name, format string }{{"index.html", "html"}, {"summary.md", "markdown"}} {
-		if err := add(f.name, func(b *bytes.Buffer) error { return Render(context.Background(), b, f.format, KindReport, r) }); err != nil {
+		if err := add(f.name, func(b *bytes.Buffer) error { return renderFormat(context.Background(), b, f.format, kindReport, r) }); err != nil {
 			return nil, err
 		}
 	}
-	if err := add("runs.csv", func(b *bytes.Buffer) error { return r.WriteRunsCSV(b) }); err != nil {
+	if err := add("runs.csv", func(b *bytes.Buffer) error { return r.writeRunsCSV(b) }); err != nil {
 		return nil, err
 	}
 	if e := r.Experiment; e != nil {
-		if err := add("cells.csv", func(b *bytes.Buffer) error { return r.WriteCellsCSV(b) }); err != nil {
+		if err := add("cells.csv", func(b *bytes.Buffer) error { return r.writeCellsCSV(b) }); err != nil {
 			return nil, err
 		}
 		if len(r.Restarts) > 0 {
-			if err := add("restarts.csv", func(b *bytes.Buffer) error { return WriteRestartsCSV(b, r.Restarts) }); err != nil {
+			if err := add("restarts.csv", func(b *bytes.Buffer) error { return writeRestartsCSV(b, r.Restarts) }); err != nil {
 				return nil, err
 			}
 		}
 		if len(e.Comparisons) > 0 {
-			if err := add("comparison.csv", func(b *bytes.Buffer) error { return WriteCompareCSV(b, e.Comparisons) }); err != nil {
+			if err := add("comparison.csv", func(b *bytes.Buffer) error { return writeCompareCSV(b, e.Comparisons) }); err != nil {
 				return nil, err
 			}
 		}
 	}
 	for _, d := range r.Runs {
 		id := strconv.FormatInt(d.Run.ID, 10)
-		if err := add("run-"+id+"-intervals.csv", func(b *bytes.Buffer) error { return WriteIntervalsCSV(b, d.Rows) }); err != nil {
+		if err := add("run-"+id+"-intervals.csv", func(b *bytes.Buffer) error { return writeIntervalsCSV(b, d.Rows) }); err != nil {
 			return nil, err
 		}
 		if err := add("run-"+id+"-percentiles.csv", func(b *bytes.Buffer) error { return writePercentilesCSV(b, d.Distribution) }); err != nil {
 			return nil, err
 		}
 		if d.Samples != nil {
-			if err := add("run-"+id+"-metrics.csv", func(b *bytes.Buffer) error { return WriteMetricsCSV(b, d.Metrics) }); err != nil {
+			if err := add("run-"+id+"-metrics.csv", func(b *bytes.Buffer) error { return writeMetricsCSV(b, d.Metrics) }); err != nil {
 				return nil, err
 			}
 		}
@@ -171,9 +171,9 @@ func (r *Report) Files() ([]File, error) {
 	return files, nil
 }
 
-// Marker is the file in a report directory listing the files fathom wrote there: a
+// marker is the file in a report directory listing the files fathom wrote there: a
 // later report may replace those, and only those, without --force.
-const Marker = ".fathom-report"
+const marker = ".fathom-report"
 
 // WriteDir writes files into dir and returns index.html's path. The directory is
 // created private to its owner (0700, files 0600), as reports show command lines,
@@ -181,7 +181,7 @@ const Marker = ".fathom-report"
 // written atomically (temporary file and rename): a full disk leaves the old file or
 // none, never an empty index.html. A file fathom did not write there (not in Marker)
 // is not overwritten unless force is set; a symbolic link never is.
-func WriteDir(dir string, files []File, force bool) (string, error) {
+func WriteDir(dir string, files []file, force bool) (string, error) {
 	if err := safefile.Dir(dir, 0o700); err != nil {
 		return "", err
 	}
@@ -206,11 +206,11 @@ func WriteDir(dir string, files []File, force bool) (string, error) {
 		}
 	}
 	sort.Strings(names)
-	if err := safefile.WriteFile(filepath.Join(dir, Marker), []byte(strings.Join(names, "\n")+"\n")); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, marker), []byte(strings.Join(names, "\n")+"\n")); err != nil {
 		return "", err
 	}
 	// index.html last: when it is there and new, so is everything it links to.
-	sorted := append([]File(nil), files...)
+	sorted := append([]file(nil), files...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[j].Name == "index.html" && sorted[i].Name != "index.html" })
 	for _, f := range sorted {
 		if err := safefile.WriteFile(filepath.Join(dir, f.Name), f.Data); err != nil {
@@ -223,7 +223,7 @@ func WriteDir(dir string, files []File, force bool) (string, error) {
 // written is the set of files the marker of dir lists.
 func written(dir string) map[string]bool {
 	wrote := map[string]bool{}
-	if b, err := os.ReadFile(filepath.Join(dir, Marker)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(dir, marker)); err == nil {
 		for _, n := range strings.Split(string(b), "\n") {
 			wrote[n] = true
 		}

@@ -268,8 +268,8 @@ func TestCompareGolden(t *testing.T) {
 	c := Compare("", Side{Name: "label:variant=off", Runs: a}, Side{Name: "label:variant=on", Runs: b})
 	var text, md, csv, js bytes.Buffer
 	_ = c.WriteText(&text)
-	_ = c.WriteMarkdown(&md, "##")
-	_ = WriteCompareCSV(&csv, []*Comparison{c})
+	_ = c.writeMarkdown(&md, "##")
+	_ = writeCompareCSV(&csv, []*comparison{c})
 	_ = c.WriteJSON(&js)
 	golden(t, "compare.txt", text.Bytes())
 	golden(t, "compare.md", md.Bytes())
@@ -438,7 +438,7 @@ func TestSampledAndUnsampledRuns(t *testing.T) {
 // An experiment of many runs reads only the charted metrics of each.
 func TestLoadSamplesChartedOnly(t *testing.T) {
 	var runs []fixtureRun
-	for i := 0; i < AllMetricsRuns+1; i++ {
+	for i := 0; i < allMetricsRuns+1; i++ {
 		f := sampledRun()
 		f.intervals, f.warmup, f.dip = 8, 1, [2]int{}
 		f.labels = map[string]string{"rep": fmt.Sprint(i)}

@@ -14,9 +14,9 @@ import (
 	"github.com/fathom-lab/fathom/internal/store"
 )
 
-// RestartRow is one cell's measured restarts from one file (a plan's measure_restart):
+// restartRow is one cell's measured restarts from one file (a plan's measure_restart):
 // medians over the cell's completed repetitions.
-type RestartRow struct {
+type restartRow struct {
 	Cell      int           `json:"cell"`
 	Key       string        `json:"key"`
 	Coords    []store.Coord `json:"coords"`
@@ -35,7 +35,7 @@ type RestartRow struct {
 
 // ExperimentRestarts gathers the measured restarts of an experiment's completed slots
 // (their latest attempt), by cell and format in the order measured.
-func ExperimentRestarts(ctx context.Context, st store.Store, exp *store.Experiment) ([]RestartRow, error) {
+func ExperimentRestarts(ctx context.Context, st store.Store, exp *store.Experiment) ([]restartRow, error) {
 	hooks, err := st.ExperimentHooks(ctx, exp.ID)
 	if err != nil {
 		return nil, err
@@ -77,10 +77,10 @@ func ExperimentRestarts(ctx context.Context, st store.Store, exp *store.Experime
 		facts[k] = append(facts[k], f)
 	}
 	slices.SortStableFunc(order, func(a, b key) int { return a.cell - b.cell })
-	var out []RestartRow
+	var out []restartRow
 	for _, k := range order {
 		fs := facts[k]
-		r := RestartRow{Cell: k.cell, Format: k.format, N: len(fs)}
+		r := restartRow{Cell: k.cell, Format: k.format, N: len(fs)}
 		if k.cell < len(cells) {
 			r.Key, r.Coords = cells[k.cell].Key, cells[k.cell].Coords
 		}
@@ -107,8 +107,8 @@ func ExperimentRestarts(ctx context.Context, st store.Store, exp *store.Experime
 // restartTitles name the restart formats for people.
 var restartTitles = map[string]string{"rdb": "RDB", "aof": "AOF (RDB preamble)", "aof-plain": "AOF (commands only)"}
 
-// WriteRestartTable prints the measured restarts under the cell table.
-func WriteRestartTable(w io.Writer, exp *store.Experiment, rows []RestartRow) error {
+// writeRestartTable prints the measured restarts under the cell table.
+func writeRestartTable(w io.Writer, exp *store.Experiment, rows []restartRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -130,7 +130,7 @@ func WriteRestartTable(w io.Writer, exp *store.Experiment, rows []RestartRow) er
 }
 
 // restartRow is a row's columns for people: the cell's values, then the figures.
-func restartCols(r RestartRow) []string {
+func restartCols(r restartRow) []string {
 	var cols []string
 	for _, c := range r.Coords {
 		cols = append(cols, c.Value)
@@ -159,7 +159,7 @@ func restartHead(axes []string) []string {
 }
 
 // restartTable is the HTML report's restart table (nil without restarts).
-func restartTable(rows []RestartRow) *htmlTable {
+func restartTable(rows []restartRow) *htmlTable {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -177,8 +177,8 @@ func restartTable(rows []RestartRow) *htmlTable {
 	return t
 }
 
-// WriteRestartsCSV writes one row per cell and restart format.
-func WriteRestartsCSV(w io.Writer, rows []RestartRow) error {
+// writeRestartsCSV writes one row per cell and restart format.
+func writeRestartsCSV(w io.Writer, rows []restartRow) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"cell", "key", "format", "restarts", "seconds_median", "seconds_min", "seconds_max", "file_bytes_median",
 		"keys_median", "used_memory_median", "seconds_per_gb_median"})

@@ -34,12 +34,12 @@ type RunData struct {
 	Points []Point
 	Group  int
 	// Rows are every interval at full resolution, as `fathom export` writes them.
-	Rows []IntervalRow
+	Rows []intervalTxnRow
 	// Distribution is the latency percentile spectrum of the measured intervals;
 	// Distributions each type's and client group's, by name, when there are several
 	// types (a judged run draws its judged one).
-	Distribution  []Percentile
-	Distributions map[string][]Percentile
+	Distribution  []percentile
+	Distributions map[string][]percentile
 	// Samples is how the run's server and OS metrics were sampled; nil when they were
 	// not (--no-collect, SQLite, runs from before sampling): then Metrics and Stalls
 	// are empty and the report shows the run as it always did. LoadSamples fills these.
@@ -57,7 +57,7 @@ type RunData struct {
 	StallsAnalyzed bool
 	// Marks are the moments during_run hooks of the run's experiment fired, on the
 	// run's clock (LoadSamples fills them).
-	Marks []Mark
+	Marks []mark
 	// HostWarning says that the client host was saturated during the run ("" when
 	// it was not, or its load was not sampled).
 	HostWarning string
@@ -70,9 +70,9 @@ type RunData struct {
 	Judge string
 }
 
-// TxnGroups lists the client groups of transaction types named "group/type", in the
+// txnGroups lists the client groups of transaction types named "group/type", in the
 // order they first appear.
-func TxnGroups(types []string) []string {
+func txnGroups(types []string) []string {
 	var out []string
 	for _, t := range types {
 		if g, _, ok := strings.Cut(t, "/"); ok && !slices.Contains(out, g) {
@@ -94,8 +94,8 @@ type Point struct {
 	// TxnTypes order, and GroupLat each client group's (its types' histograms merged):
 	// a judged run's latency over time counts only what it is judged by. Both are nil
 	// for a run of one type.
-	TypeLat    []PointLatency
-	GroupLat   map[string]PointLatency
+	TypeLat    []pointPercentiles
+	GroupLat   map[string]pointPercentiles
 	ErrorsPS   float64 // failed attempts per second (all classes but canceled)
 	RetriesPS  float64
 	FailedPS   float64
@@ -104,20 +104,20 @@ type Point struct {
 	Dropped    int64
 }
 
-// PointLatency is the percentiles of one point's latencies, in milliseconds (NaN when
+// pointPercentiles is the percentiles of one point's latencies, in milliseconds (NaN when
 // the point has none).
-type PointLatency struct{ P50, P95, P99, Max float64 }
+type pointPercentiles struct{ P50, P95, P99, Max float64 }
 
-func pointLatency(s *measure.Sparse, pq []int64) PointLatency {
+func pointLatency(s *measure.Sparse, pq []int64) pointPercentiles {
 	if s.TotalCount() == 0 {
-		return PointLatency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+		return pointPercentiles{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
 	}
 	s.Quantiles(pointQuantiles, pq)
-	return PointLatency{nsToMs(pq[0]), nsToMs(pq[1]), nsToMs(pq[2]), nsToMs(pq[3])}
+	return pointPercentiles{nsToMs(pq[0]), nsToMs(pq[1]), nsToMs(pq[2]), nsToMs(pq[3])}
 }
 
-// Percentile is one point of a latency distribution.
-type Percentile struct {
+// percentile is one point of a latency distribution.
+type percentile struct {
 	Percentile float64 `json:"percentile"`
 	Ms         float64 `json:"ms"`
 	Count      int64   `json:"count"` // values at or below
@@ -186,7 +186,7 @@ func newRunData(run *store.Run, ivs []store.EncodedInterval, maxPoints int, dec 
 		if nt > 1 {
 			rowsPer += nt
 		}
-		d.Rows = make([]IntervalRow, 0, rowsPer*len(ivs))
+		d.Rows = make([]intervalTxnRow, 0, rowsPer*len(ivs))
 		d.Points = make([]Point, 0, (len(ivs)+d.Group-1)/d.Group+1)
 	}
 	a := newRunAccum(d, dec)
@@ -248,7 +248,7 @@ func newRunAccum(d *RunData, dec *measure.SparseDecoder) *runAccum {
 	a := &runAccum{d: d, run: run, nt: nt,
 		totLat: make([]measure.SparseSum, nt+1), totSvc: make([]measure.SparseSum, nt+1), totCounts: make([]measure.Counts, nt+1),
 		typeOK: make([]int64, nt), pq: make([]int64, len(pointQuantiles)),
-		groups: TxnGroups(run.TxnTypes), groupOf: make([]int, nt),
+		groups: txnGroups(run.TxnTypes), groupOf: make([]int, nt),
 		latF: make([]measure.Figures, nt), svcF: make([]*measure.Figures, nt),
 		decode: dec.DecodeTemp, // valid until the next call: enough for one type
 	}
@@ -307,13 +307,13 @@ func (a *runAccum) flush() {
 // (which it empties).
 func (a *runAccum) flushTypes() {
 	pt := &a.pt
-	pt.TypeLat = make([]PointLatency, a.nt)
+	pt.TypeLat = make([]pointPercentiles, a.nt)
 	for i := range a.grpT {
 		pt.TypeLat[i] = pointLatency(a.grpT[i].View(), a.pq)
 	}
 	for k, g := range a.groups {
 		if pt.GroupLat == nil {
-			pt.GroupLat = map[string]PointLatency{}
+			pt.GroupLat = map[string]pointPercentiles{}
 		}
 		pt.GroupLat[g] = pointLatency(a.grpG[k].View(), a.pq)
 		a.grpG[k].Reset()
@@ -481,8 +481,8 @@ func (a *runAccum) allFigures() (*measure.Figures, *measure.Figures) {
 
 // intervalRow is one row of an interval: all types' (name "all", with the
 // interval's reconnects rc) or one type's.
-func intervalRow(iv *store.EncodedInterval, ivSecs float64, c *measure.Counts, l *measure.Figures, s *measure.Figures, name string, rc int64) IntervalRow {
-	r := IntervalRow{Interval: iv.Index, StartS: iv.Start.Seconds(), EndS: iv.End.Seconds(), Warmup: iv.Warmup, Type: name,
+func intervalRow(iv *store.EncodedInterval, ivSecs float64, c *measure.Counts, l *measure.Figures, s *measure.Figures, name string, rc int64) intervalTxnRow {
+	r := intervalTxnRow{Interval: iv.Index, StartS: iv.Start.Seconds(), EndS: iv.End.Seconds(), Warmup: iv.Warmup, Type: name,
 		OK: c.OK, Failed: c.Failed, Errors: c.ErrorTotal(), Retries: c.Retries, Reconnects: rc, Late: c.Late, Dropped: c.Dropped,
 		Latency: l.Latency()}
 	if ivSecs > 0 {
@@ -509,7 +509,7 @@ func (a *runAccum) summarize() error {
 		s.ByTxn[name] = typeSummary(&a.totCounts[i], &a.totLat[i], &a.totSvc[i], secs)
 	}
 	if nt > 1 {
-		d.Distributions = map[string][]Percentile{}
+		d.Distributions = map[string][]percentile{}
 		for i, name := range run.TxnTypes {
 			d.Distributions[name] = distribution(a.totLat[i].Sparse())
 		}
@@ -538,7 +538,7 @@ func (a *runAccum) summarize() error {
 // ("new_order" of "new_order/..."), over the measured intervals.
 func (a *runAccum) groupSummaries() error {
 	run, d := a.run, a.d
-	for _, g := range TxnGroups(run.TxnTypes) {
+	for _, g := range txnGroups(run.TxnTypes) {
 		var lat, svc measure.SparseSum
 		var c measure.Counts
 		for i, name := range run.TxnTypes {
@@ -612,7 +612,7 @@ func typeSummary(c *measure.Counts, lat, svc *measure.SparseSum, secs float64) m
 
 // distribution samples the percentile spectrum: every tenth of a "nine" from 0 to
 // the last value, as HdrHistogram's percentile plots do.
-func distribution(s *measure.Sparse) []Percentile {
+func distribution(s *measure.Sparse) []percentile {
 	n := s.TotalCount()
 	if n == 0 {
 		return nil
@@ -620,10 +620,10 @@ func distribution(s *measure.Sparse) []Percentile {
 	qs := distributionQuantiles(n)
 	vals := make([]int64, len(qs))
 	s.Quantiles(qs, vals)
-	out := make([]Percentile, 0, len(qs))
+	out := make([]percentile, 0, len(qs))
 	for i, p := range qs {
 		rank := int64(math.Ceil(p / 100 * float64(n)))
-		out = append(out, Percentile{Percentile: round6(p), Ms: nsToMs(vals[i]), Count: max(rank, 1)})
+		out = append(out, percentile{Percentile: round6(p), Ms: nsToMs(vals[i]), Count: max(rank, 1)})
 	}
 	return out
 }

@@ -35,7 +35,7 @@ func TestRunDataMatchesShowAndExport(t *testing.T) {
 		if !reflect.DeepEqual(data[i].Summary, want) {
 			t.Errorf("run %d summary:\n got %+v\nwant %+v", id, data[i].Summary, want)
 		}
-		if rows := IntervalRows(run, ivs); !reflect.DeepEqual(data[i].Rows, rows) {
+		if rows := intervalRows(run, ivs); !reflect.DeepEqual(data[i].Rows, rows) {
 			t.Errorf("run %d rows differ from IntervalRows", id)
 		}
 	}
@@ -191,7 +191,7 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 	if maxPoints <= 0 {
 		maxPoints = DefaultMaxPoints
 	}
-	d := &RunData{Run: run, Group: max(1, (len(ivs)+maxPoints-1)/maxPoints), Rows: IntervalRows(run, ivs)}
+	d := &RunData{Run: run, Group: max(1, (len(ivs)+maxPoints-1)/maxPoints), Rows: intervalRows(run, ivs)}
 	d.Summary = measure.Summarize(run.TxnTypes, ivs)
 	d.Summary.RunID, d.Summary.Status, d.Summary.Reason = run.ID, run.Status, run.Reason
 	d.Summary.Workload, d.Summary.Target, d.Summary.Clients, d.Summary.Rate = run.Workload, run.Target, run.Clients, run.Rate
@@ -217,16 +217,16 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 		l := all.Latency
 		p.P50, p.P95, p.P99, p.Max = nsToMs(l.ValueAtQuantile(50)), nsToMs(l.ValueAtQuantile(95)), nsToMs(l.ValueAtQuantile(99)), nsToMs(l.ValueAtQuantile(100))
 		if len(m.Types) > 1 {
-			pl := func(h *hdr.Histogram) PointLatency {
+			pl := func(h *hdr.Histogram) pointPercentiles {
 				if h.TotalCount() == 0 {
-					return PointLatency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+					return pointPercentiles{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
 				}
-				return PointLatency{nsToMs(h.ValueAtQuantile(50)), nsToMs(h.ValueAtQuantile(95)), nsToMs(h.ValueAtQuantile(99)), nsToMs(h.ValueAtQuantile(100))}
+				return pointPercentiles{nsToMs(h.ValueAtQuantile(50)), nsToMs(h.ValueAtQuantile(95)), nsToMs(h.ValueAtQuantile(99)), nsToMs(h.ValueAtQuantile(100))}
 			}
 			for i := range m.Types {
 				p.TypeLat = append(p.TypeLat, pl(m.Types[i].Latency))
 			}
-			for _, g := range TxnGroups(run.TxnTypes) {
+			for _, g := range txnGroups(run.TxnTypes) {
 				h := measure.NewHistogram()
 				for i := range m.Types {
 					if strings.HasPrefix(m.Types[i].Name, g+"/") {
@@ -234,7 +234,7 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 					}
 				}
 				if p.GroupLat == nil {
-					p.GroupLat = map[string]PointLatency{}
+					p.GroupLat = map[string]pointPercentiles{}
 				}
 				p.GroupLat[g] = pl(h)
 			}
@@ -271,7 +271,7 @@ func denseRunData(run *store.Run, ivs []*measure.Interval, maxPoints int) *RunDa
 	flush()
 	d.Distribution = denseDistribution(tot)
 	if len(run.TxnTypes) > 1 {
-		d.Distributions = map[string][]Percentile{}
+		d.Distributions = map[string][]percentile{}
 		for n, h := range per {
 			d.Distributions[n] = denseDistribution(h)
 		}
@@ -328,11 +328,11 @@ func toOldEncoding(t testing.TB, st store.Store, runID int64, where string) {
 	}
 }
 
-func denseDistribution(h *hdr.Histogram) []Percentile {
-	var out []Percentile
+func denseDistribution(h *hdr.Histogram) []percentile {
+	var out []percentile
 	if n := h.TotalCount(); n > 0 {
 		for _, q := range distributionQuantiles(n) {
-			out = append(out, Percentile{Percentile: round6(q), Ms: nsToMs(h.ValueAtQuantile(q)),
+			out = append(out, percentile{Percentile: round6(q), Ms: nsToMs(h.ValueAtQuantile(q)),
 				Count: max(int64(math.Ceil(q/100*float64(n))), 1)})
 		}
 	}

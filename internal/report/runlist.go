@@ -75,8 +75,8 @@ func runStatus(r *store.Run) string {
 	return r.Status
 }
 
-// WriteRuns prints the runs as fathom runs does, one line each.
-func WriteRuns(w io.Writer, runs []store.Run) {
+// writeRuns prints the runs as fathom runs does, one line each.
+func writeRuns(w io.Writer, runs []store.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTARTED\tWORKLOAD\tTARGET\tCLIENTS\tLENGTH\tSTATUS\tTPS\tP95 MS\tLABELS")
 	for _, r := range runs {
@@ -125,8 +125,8 @@ func measuredLength(sec float64) string {
 	return d.Round(time.Second).String()
 }
 
-// DescribeFilter says what a runs filter asked for.
-func DescribeFilter(f store.RunFilter) string {
+// describeFilter says what a runs filter asked for.
+func describeFilter(f store.RunFilter) string {
 	var parts []string
 	if f.Workload != "" {
 		parts = append(parts, "--workload "+quoteArg(f.Workload))

@@ -29,7 +29,7 @@ func TestRunsLengthMeasured(t *testing.T) {
 		{ID: 5, Workload: "tpcb", Status: "running", Duration: time.Minute},
 	}
 	var out bytes.Buffer
-	WriteRuns(&out, runs)
+	writeRuns(&out, runs)
 	lines := strings.Split(out.String(), "\n")
 	for i, want := range []string{" 1m0s ", " 5.9s of 1m0s ", " 1m15s of 1000 tx/client ", " ? of 1m0s ", " 1m0s "} {
 		if !strings.Contains(lines[i+1], want) {

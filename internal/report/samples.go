@@ -23,9 +23,9 @@ import (
 // Server and OS metrics and stalls in reports: what LoadSamples reads, the charts
 // drawn on the throughput chart's time axis, the stall table and the metrics CSV.
 
-// AllMetricsRuns is the most runs whose every metric LoadSamples reads when asked for
+// allMetricsRuns is the most runs whose every metric LoadSamples reads when asked for
 // all: beyond it (experiments of many runs) only the charted metrics are read.
-const AllMetricsRuns = 10
+const allMetricsRuns = 10
 
 // metricChart is one small chart of the "server and OS metrics" section (see
 // collect.Chart).
@@ -91,7 +91,7 @@ func chartedNames(kindCharts []metricChart, stalls []store.Stall) []string {
 // does not read every metric of every run. Runs without samples are left as they are.
 // figs gives each run's kind's default charts (kept in RunData.KindCharts).
 func LoadSamples(ctx context.Context, st store.Store, figs KindFigures, data []*RunData, all bool) error {
-	all = all && len(data) <= AllMetricsRuns
+	all = all && len(data) <= allMetricsRuns
 	errs := make([]error, len(data))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -205,7 +205,7 @@ const maxEvidence = 4
 
 func stallRows(d *RunData) []stallRow {
 	var out []stallRow
-	kept, _ := FoldClientHost(d.Stalls)
+	kept, _ := foldClientHost(d.Stalls)
 	for _, s := range kept {
 		r := stallRow{Number: s.Number, When: showSecs(s.Start.Seconds()) + "–" + showSecs(s.End.Seconds()),
 			Intervals:  fmt.Sprintf("intervals %d–%d", s.FirstInterval, s.LastInterval),
@@ -235,8 +235,8 @@ func stallRows(d *RunData) []stallRow {
 	return out
 }
 
-// MetricGroup is one collector's metric charts.
-type MetricGroup struct {
+// metricGroup is one collector's metric charts.
+type metricGroup struct {
 	Title  string
 	Charts []*chart.Chart
 }
@@ -249,11 +249,11 @@ type htmlMetricGroup struct {
 
 // metricGroups draws the run's metric charts, grouped by collector, on the same x axis
 // as its throughput chart; flat (always zero) metrics are listed instead of drawn.
-func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []chart.Band) (groups []MetricGroup, flat []string) {
+func (r *Report) metricGroups(d *RunData, ax timeAxis, bands []chart.Band) (groups []metricGroup, flat []string) {
 	order, charts := metricPlots(d)
 	n := 0
 	for _, col := range order {
-		g := MetricGroup{Title: col}
+		g := metricGroup{Title: col}
 		for _, c := range charts[col] {
 			ds, fl := drawnMetrics(d, c.series, ax)
 			flat = append(flat, fl...)
@@ -405,25 +405,25 @@ func drawMetricChart(d *RunData, c metricPlot, ds []drawnMetric, ax timeAxis, ba
 }
 
 // metricAxis is the y label and unit of a metric chart.
-func metricAxis(unit, kind string, vals []float64) (string, Unit) {
+func metricAxis(unit, kind string, vals []float64) (string, scaleUnit) {
 	per := ""
 	if kind == "counter" && unit != "%" {
 		per = "/s"
 	}
 	switch unit {
 	case "bytes":
-		return "bytes" + per, UnitFor(KindBytes, vals...)
+		return "bytes" + per, unitFor(kindBytes, vals...)
 	case "%":
-		return "percent", Unit{Suffix: "", Div: 1}
+		return "percent", scaleUnit{Suffix: "", Div: 1}
 	case "ms":
-		return "ms" + per, UnitFor(KindCount, vals...)
+		return "ms" + per, unitFor(kindCount, vals...)
 	case "", "bool":
 		if per != "" {
-			return "per second", UnitFor(KindCount, vals...)
+			return "per second", unitFor(kindCount, vals...)
 		}
-		return "value", UnitFor(KindCount, vals...)
+		return "value", unitFor(kindCount, vals...)
 	}
-	return unit + per, UnitFor(KindCount, vals...)
+	return unit + per, unitFor(kindCount, vals...)
 }
 
 // metricXY is what to draw of a metric on the run's time axis: a counter's rate at
@@ -475,9 +475,9 @@ func metricXY(m *store.MetricSeries, group int, end float64) (xs, ys []float64) 
 	return xs, ys
 }
 
-// WriteMetricsCSV writes a run's metric series: one row per reading, with the rate of
+// writeMetricsCSV writes a run's metric series: one row per reading, with the rate of
 // counters (empty at a counter's first reading and where it reset).
-func WriteMetricsCSV(w io.Writer, ms []store.MetricSeries) error {
+func writeMetricsCSV(w io.Writer, ms []store.MetricSeries) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"metric", "collector", "kind", "unit", "interval", "at_s", "value", "rate", "reset"})
 	for i := range ms {

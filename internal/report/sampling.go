@@ -36,7 +36,7 @@ func fmtSecs(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) 
 // writeSampling prints what show adds for a sampled run: the collectors' record, the
 // key metrics over the measured intervals, and the stalls with their explanations.
 // keyMetrics are the run's kind's key metrics then the host's (KindFigures).
-func WriteSampling(ctx context.Context, w io.Writer, st store.Store, run *store.Run, keyMetrics []string) error {
+func writeSampling(ctx context.Context, w io.Writer, st store.Store, run *store.Run, keyMetrics []string) error {
 	src, err := st.SampleSource(ctx, run.ID)
 	if err != nil {
 		return nil // not sampled (--no-collect, or a run from before sampling existed)
@@ -174,10 +174,10 @@ func measuredValues(ser *store.MetricSeries, warm map[int]bool) []float64 {
 	return ys
 }
 
-// FoldClientHost separates the stalls that only a saturated client host explains (no
+// foldClientHost separates the stalls that only a saturated client host explains (no
 // server-side cause matched them) from the rest: on such a host they are many and
 // say one thing, so they are shown as one run-level warning with their spans.
-func FoldClientHost(stalls []store.Stall) (kept, folded []store.Stall) {
+func foldClientHost(stalls []store.Stall) (kept, folded []store.Stall) {
 	for _, s := range stalls {
 		if s.Cause == "client_host" && len(s.Causes) == 1 {
 			folded = append(folded, s)
@@ -188,8 +188,8 @@ func FoldClientHost(stalls []store.Stall) (kept, folded []store.Stall) {
 	return kept, folded
 }
 
-// ClientHostNote is the one line that stands for the folded stalls ("" for none).
-func ClientHostNote(folded []store.Stall) string {
+// clientHostNote is the one line that stands for the folded stalls ("" for none).
+func clientHostNote(folded []store.Stall) string {
 	if len(folded) == 0 {
 		return ""
 	}
@@ -210,9 +210,9 @@ func WriteStalls(w io.Writer, all []store.Stall, runID int64) {
 		fmt.Fprintln(w, "Stalls: none (throughput never fell below the threshold of its baseline)")
 		return
 	}
-	stalls, folded := FoldClientHost(all)
+	stalls, folded := foldClientHost(all)
 	fmt.Fprintf(w, "Stalls: %d\n", len(stalls))
-	if n := ClientHostNote(folded); n != "" {
+	if n := clientHostNote(folded); n != "" {
 		fmt.Fprintf(w, "! %s\n", n)
 	}
 	for _, s := range stalls {
@@ -287,7 +287,7 @@ type SamplingJSON struct {
 	HostWarning string `json:"host_warning,omitempty"`
 }
 
-func SamplingFor(ctx context.Context, st store.Store, run *store.Run) *SamplingJSON {
+func samplingFor(ctx context.Context, st store.Store, run *store.Run) *SamplingJSON {
 	src, err := st.SampleSource(ctx, run.ID)
 	if err != nil {
 		return nil

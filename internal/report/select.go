@@ -186,7 +186,7 @@ func selectExperiment(ctx context.Context, st store.Store, arg string, sel *Sele
 }
 
 // experimentSpecs turns an experiment selection into report members.
-func (s *Selection) ExperimentSpecs(data []*RunData, baselines map[string]string) (axes []AxisSpec, specs []MemberSpec, ok bool) {
+func (s *Selection) experimentSpecs(data []*RunData, baselines map[string]string) (axes []axisSpec, specs []memberSpec, ok bool) {
 	if s.Exp == nil || len(s.Specs) != len(s.Runs) {
 		return nil, nil, false
 	}
@@ -195,11 +195,11 @@ func (s *Selection) ExperimentSpecs(data []*RunData, baselines map[string]string
 		if v, ok := baselines[a.Name]; ok {
 			b = v
 		}
-		axes = append(axes, AxisSpec{Name: a.Name, Values: a.Values, Baseline: b})
+		axes = append(axes, axisSpec{Name: a.Name, Values: a.Values, Baseline: b})
 	}
 	for _, d := range data {
 		er := s.Specs[d.Run.ID]
-		m := MemberSpec{Data: d, Values: map[string]string{}, Rep: er.Repetition}
+		m := memberSpec{Data: d, Values: map[string]string{}, Rep: er.Repetition}
 		for _, c := range er.Coords {
 			m.Values[c.Axis] = c.Value
 		}
@@ -214,15 +214,15 @@ func Build(sel *Selection, data []*RunData, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, errkind.Usagef("--%v", err)
 	}
-	if axes, specs, ok := sel.ExperimentSpecs(data, bl); ok && len(opts.Axes) == 0 && len(data) > 1 {
+	if axes, specs, ok := sel.experimentSpecs(data, bl); ok && len(opts.Axes) == 0 && len(data) > 1 {
 		if opts.Title == "" {
 			opts.Title = "Experiment " + sel.Exp.Name
 		}
-		e, err := NewExperiment(sel.Exp.Name, axes, specs)
+		e, err := newExperiment(sel.Exp.Name, axes, specs)
 		if err != nil {
 			return nil, errkind.Usagef("%v", err)
 		}
-		rep, err := NewWithExperiment(e, opts)
+		rep, err := newWithExperiment(e, opts)
 		if err != nil {
 			return nil, errkind.Usagef("%v", err)
 		}

@@ -135,15 +135,15 @@ func writeErrors(w io.Writer, run *store.Run, s *measure.Summary) {
 	}
 	fmt.Fprintf(w, "first errors (distinct by class, code and message; times counted in the measured intervals):\n")
 	for i, e := range s.FirstErrors {
-		fmt.Fprintf(w, "  %d. %s\n     %s\n", i+1, ErrorHead(e), ErrorSeenAt(e))
+		fmt.Fprintf(w, "  %d. %s\n     %s\n", i+1, errorHeadline(e), errorSeenAt(e))
 	}
 	if s.ErrorsUnlisted > 0 {
 		fmt.Fprintf(w, "  and %d more errors, none of these\n", s.ErrorsUnlisted)
 	}
 }
 
-// ErrorHead is a distinct error's class, code and message in one line.
-func ErrorHead(e measure.SeenError) string {
+// errorHeadline is a distinct error's class, code and message in one line.
+func errorHeadline(e measure.SeenError) string {
 	h := e.Class
 	if e.Code != "" {
 		h += " " + e.Code
@@ -151,8 +151,8 @@ func ErrorHead(e measure.SeenError) string {
 	return h + ": " + e.Message
 }
 
-// ErrorSeenAt says how often, where, by whom and when a distinct error was met.
-func ErrorSeenAt(e measure.SeenError) string {
+// errorSeenAt says how often, where, by whom and when a distinct error was met.
+func errorSeenAt(e measure.SeenError) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s", e.Count, plural(e.Count, "time", "times"))
 	if e.Warmup > 0 {
@@ -189,9 +189,9 @@ func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // errorHead is the header of a table of a run's first errors (ErrorRows).
 var errorHead = []string{"#", "class", "code", "message", "times", "first met"}
 
-// ErrorRows are a run's first distinct errors as table rows (errorHead), with a last
+// errorRows are a run's first distinct errors as table rows (errorHead), with a last
 // row for the errors none of them is.
-func ErrorRows(s *measure.Summary) [][]string {
+func errorRows(s *measure.Summary) [][]string {
 	var rows [][]string
 	for i, e := range s.FirstErrors {
 		times := strconv.FormatInt(e.Count, 10)
@@ -237,7 +237,7 @@ func errorFacts(d *RunData) [][2]string {
 func (r *Report) writeErrorsMarkdown(w io.Writer) {
 	head := false
 	for _, d := range r.Runs {
-		rows := ErrorRows(&d.Summary)
+		rows := errorRows(&d.Summary)
 		facts := errorFacts(d)
 		if len(rows) == 0 && len(facts) == 0 {
 			continue

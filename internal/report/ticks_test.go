@@ -132,7 +132,7 @@ func TestDifferencesFoldOtherKinds(t *testing.T) {
 	a := []*RunData{mk("postgres", "PostgreSQL 15.20", map[string]string{"fsync": "on", "jit": "on", "shared_buffers": "128MB"})}
 	b := []*RunData{mk("mysql", "10.11.19-MariaDB", map[string]string{"innodb_flush_method": "O_DIRECT", "log_bin": "OFF"})}
 	var keys []string
-	for _, d := range Differences(a, b) {
+	for _, d := range differences(a, b) {
 		keys = append(keys, d.Key)
 		if d.Key == "settings of one server kind" && (d.A[0] != "3 of postgres's own" || d.B[0] != "2 of mysql's own") {
 			t.Errorf("folded settings: %v against %v", d.A, d.B)
@@ -143,7 +143,7 @@ func TestDifferencesFoldOtherKinds(t *testing.T) {
 	}
 	// The same kind on both sides: every setting is listed.
 	c := []*RunData{mk("postgres", "PostgreSQL 15.20", map[string]string{"fsync": "off"})}
-	if ds := Differences(a, c); !slices.ContainsFunc(ds, func(d Difference) bool { return d.Key == "setting.jit" }) {
+	if ds := differences(a, c); !slices.ContainsFunc(ds, func(d difference) bool { return d.Key == "setting.jit" }) {
 		t.Errorf("same kind: %v", ds)
 	}
 }

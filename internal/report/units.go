@@ -6,20 +6,20 @@ import (
 	"strconv"
 )
 
-// Unit scales the numbers of one column or axis: every value in it is shown in the
+// scaleUnit scales the numbers of one column or axis: every value in it is shown in the
 // same unit, chosen from the column's magnitude (µs/ms/s for latency, K/M for rates).
-type Unit = chart.Unit
+type scaleUnit = chart.Unit
 
 // Quantity kinds for unit choice.
 const (
-	KindCount   = iota // plain number: tx/s, counts → "", K, M, G
-	KindMillis         // a latency held in milliseconds → µs, ms, s
-	KindPercent        // a percentage, shown as is with "%"
-	KindBytes          // bytes → kB, MB, GB (powers of 1024, labelled as `fathom show` does)
+	kindCount   = iota // plain number: tx/s, counts → "", K, M, G
+	kindMillis         // a latency held in milliseconds → µs, ms, s
+	kindPercent        // a percentage, shown as is with "%"
+	kindBytes          // bytes → kB, MB, GB (powers of 1024, labelled as `fathom show` does)
 )
 
-// UnitFor picks the unit for values of a kind from their largest magnitude.
-func UnitFor(kind int, values ...float64) Unit {
+// unitFor picks the unit for values of a kind from their largest magnitude.
+func unitFor(kind int, values ...float64) scaleUnit {
 	m := 0.0
 	for _, v := range values {
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -27,38 +27,38 @@ func UnitFor(kind int, values ...float64) Unit {
 		}
 	}
 	switch kind {
-	case KindMillis:
+	case kindMillis:
 		switch {
 		case m == 0:
-			return Unit{Suffix: "ms", Div: 1}
+			return scaleUnit{Suffix: "ms", Div: 1}
 		case m < 1:
-			return Unit{Suffix: "µs", Div: 1e-3}
+			return scaleUnit{Suffix: "µs", Div: 1e-3}
 		case m < 1000:
-			return Unit{Suffix: "ms", Div: 1}
+			return scaleUnit{Suffix: "ms", Div: 1}
 		}
-		return Unit{Suffix: "s", Div: 1e3}
-	case KindPercent:
-		return Unit{Suffix: "%", Div: 1}
-	case KindBytes:
+		return scaleUnit{Suffix: "s", Div: 1e3}
+	case kindPercent:
+		return scaleUnit{Suffix: "%", Div: 1}
+	case kindBytes:
 		switch {
 		case m >= 1<<30:
-			return Unit{Suffix: "GB", Div: 1 << 30}
+			return scaleUnit{Suffix: "GB", Div: 1 << 30}
 		case m >= 1<<20:
-			return Unit{Suffix: "MB", Div: 1 << 20}
+			return scaleUnit{Suffix: "MB", Div: 1 << 20}
 		case m >= 1<<10:
-			return Unit{Suffix: "kB", Div: 1 << 10}
+			return scaleUnit{Suffix: "kB", Div: 1 << 10}
 		}
-		return Unit{Suffix: "B", Div: 1}
+		return scaleUnit{Suffix: "B", Div: 1}
 	}
 	switch {
 	case m >= 1e9:
-		return Unit{Suffix: "G", Div: 1e9}
+		return scaleUnit{Suffix: "G", Div: 1e9}
 	case m >= 1e6:
-		return Unit{Suffix: "M", Div: 1e6}
+		return scaleUnit{Suffix: "M", Div: 1e6}
 	case m >= 1e4:
-		return Unit{Suffix: "K", Div: 1e3}
+		return scaleUnit{Suffix: "K", Div: 1e3}
 	}
-	return Unit{Suffix: "", Div: 1}
+	return scaleUnit{Suffix: "", Div: 1}
 }
 
 // num formats with three significant digits, without exponent, trimming zeros.
@@ -87,15 +87,15 @@ func pValue(p float64) string {
 	return "p=" + strconv.FormatFloat(p, 'f', 3, 64)
 }
 
-// ColumnUnit is one unit of milliseconds for a whole table column: UnitFor's over
+// columnUnit is one unit of milliseconds for a whole table column: UnitFor's over
 // all the values, except that a column whose values span from below a millisecond
 // to seconds is shown in milliseconds (0.253 ms and 1420 ms rather than 0.000253 s).
-func ColumnUnit(values ...float64) Unit {
-	u := UnitFor(KindMillis, values...)
+func columnUnit(values ...float64) scaleUnit {
+	u := unitFor(kindMillis, values...)
 	if u.Suffix == "s" {
 		for _, v := range values {
 			if v > 0 && v < 1 {
-				return Unit{Suffix: "ms", Div: 1}
+				return scaleUnit{Suffix: "ms", Div: 1}
 			}
 		}
 	}

@@ -9,18 +9,18 @@ func TestUnits(t *testing.T) {
 		v    float64
 		want string
 	}{
-		{KindMillis, []float64{0.2, 0.5}, 0.25, "250 µs"},
-		{KindMillis, []float64{1.5, 12}, 1.5, "1.5 ms"},
-		{KindMillis, []float64{1.5, 1200}, 1.5, "0.0015 s"},
-		{KindMillis, []float64{2500}, 2500, "2.5 s"},
-		{KindCount, []float64{27, 1437}, 1437, "1437"},
-		{KindCount, []float64{12345}, 12345, "12.3K"},
-		{KindCount, []float64{2.5e6}, 2.5e6, "2.5M"},
-		{KindCount, []float64{3}, 2.345, "2.35"},
-		{KindCount, []float64{3}, 0, "0"},
-		{KindPercent, []float64{3}, 0.1234, "0.123%"},
+		{kindMillis, []float64{0.2, 0.5}, 0.25, "250 µs"},
+		{kindMillis, []float64{1.5, 12}, 1.5, "1.5 ms"},
+		{kindMillis, []float64{1.5, 1200}, 1.5, "0.0015 s"},
+		{kindMillis, []float64{2500}, 2500, "2.5 s"},
+		{kindCount, []float64{27, 1437}, 1437, "1437"},
+		{kindCount, []float64{12345}, 12345, "12.3K"},
+		{kindCount, []float64{2.5e6}, 2.5e6, "2.5M"},
+		{kindCount, []float64{3}, 2.345, "2.35"},
+		{kindCount, []float64{3}, 0, "0"},
+		{kindPercent, []float64{3}, 0.1234, "0.123%"},
 	} {
-		if got := UnitFor(c.kind, c.vals...).Format(c.v); got != c.want {
+		if got := unitFor(c.kind, c.vals...).Format(c.v); got != c.want {
 			t.Errorf("UnitFor(%d, %v).Format(%v) = %q, want %q", c.kind, c.vals, c.v, got, c.want)
 		}
 	}

@@ -135,9 +135,9 @@ type Result struct {
 	TxnLog   string          // the transaction log's file, "" if none
 }
 
-// RunnerConfig checks the options and turns them into the runner's; mistakes are
+// runnerConfig checks the options and turns them into the runner's; mistakes are
 // usage errors.
-func (o *Options) RunnerConfig() (runner.Config, error) {
+func (o *Options) runnerConfig() (runner.Config, error) {
 	cfg := runner.Config{
 		Clients:          o.Clients,
 		Duration:         o.Duration,
@@ -205,7 +205,7 @@ func (o *Options) check() (*checked, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := o.RunnerConfig()
+	cfg, err := o.runnerConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (o *Options) check() (*checked, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.Sampling.Check(tgt.Kind()); err != nil {
+	if err := o.Sampling.check(tgt.Kind()); err != nil {
 		tgt.Close()
 		return nil, err
 	}
@@ -553,7 +553,7 @@ func (o *Options) runRecord(wl workload.Workload, tgt target.Target, info target
 		Settings:      info.Settings,
 		Host: store.Host{Hostname: h.Hostname, OS: h.OS, Kernel: h.Kernel, CPUModel: h.CPUModel,
 			CPUs: h.CPUs, MemoryBytes: h.MemoryBytes, GoVersion: h.GoVersion, Runtime: r.Tuning(),
-			Sockets: Sockets(tgt), Transport: Transport(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
+			Sockets: sockets(tgt), Transport: transport(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
 		Labels:       o.Labels,
 		Clients:      cfg.Clients,
 		Rate:         cfg.Rate,

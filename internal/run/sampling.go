@@ -43,8 +43,8 @@ func (o Sampling) StallParams() (analyze.StallParams, error) {
 	return p, nil
 }
 
-// Sampler builds a Sampler for tgt; mistakes are usage errors.
-func (o Sampling) Sampler(tgt target.Target, dsn string, interval time.Duration) (*collect.Sampler, error) {
+// sampler builds a Sampler for tgt; mistakes are usage errors.
+func (o Sampling) sampler(tgt target.Target, dsn string, interval time.Duration) (*collect.Sampler, error) {
 	server, host, err := collect.Select(db.CollectOf(tgt.Kind()), o.Only, o.Skip)
 	if err != nil {
 		return nil, errkind.Usagef("%v", err)
@@ -61,8 +61,8 @@ func (o Sampling) Sampler(tgt target.Target, dsn string, interval time.Duration)
 	return collect.NewSampler(tgt, opts), nil
 }
 
-// Check validates the options for a target kind (before anything is recorded).
-func (o Sampling) Check(kind string) error {
+// check validates the options for a target kind (before anything is recorded).
+func (o Sampling) check(kind string) error {
 	if o.Off {
 		return nil
 	}
@@ -106,7 +106,7 @@ func startSampling(ctx context.Context, o Sampling, warn func(string), tgt targe
 	if o.Off {
 		return nil
 	}
-	smp, err := o.Sampler(tgt, dsn, interval)
+	smp, err := o.sampler(tgt, dsn, interval)
 	if err != nil {
 		warn(fmt.Sprintf("no server and OS samples: %v", err))
 		return nil

@@ -102,18 +102,18 @@ func setupError(t target.Target, err error) error {
 	return errkind.WithKind(errkind.Failed, err)
 }
 
-// Sockets says which way tgt's connections so far read their sockets, "" when that
+// sockets says which way tgt's connections so far read their sockets, "" when that
 // does not apply (SQLite) or none was opened.
-func Sockets(tgt target.Target) string {
+func sockets(tgt target.Target) string {
 	if s, ok := tgt.(target.Socketer); ok {
 		return s.Sockets()
 	}
 	return ""
 }
 
-// Transport says how tgt's connections so far reach the server ("tcp", "unix",
+// transport says how tgt's connections so far reach the server ("tcp", "unix",
 // "tcp+tls", …), "" when that does not apply (SQLite) or none was opened.
-func Transport(tgt target.Target) string {
+func transport(tgt target.Target) string {
 	if s, ok := tgt.(target.Transporter); ok {
 		return s.Transport()
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// WatchWorkload is the workload name of stored watch sessions.
-const WatchWorkload = "watch"
+// watchWorkload is the workload name of stored watch sessions.
+const watchWorkload = "watch"
 
 // WatchOptions are a watch session's: the collectors of a run without a workload.
 type WatchOptions struct {
@@ -82,7 +82,7 @@ func (o *WatchOptions) check() (target.Target, error) {
 	if err != nil {
 		return nil, errkind.Usagef("%v", err)
 	}
-	if err := o.Sampling.Check(tgt.Kind()); err != nil {
+	if err := o.Sampling.check(tgt.Kind()); err != nil {
 		tgt.Close()
 		return nil, err
 	}
@@ -97,11 +97,11 @@ func (o *WatchOptions) watchRun(tgt target.Target, info target.Info, startedAt t
 		labels = map[string]string{}
 	}
 	return &store.Run{
-		ToolVersion: o.ToolVersion, Command: o.Command, Workload: WatchWorkload,
+		ToolVersion: o.ToolVersion, Command: o.Command, Workload: watchWorkload,
 		Options:    map[string]string{"interval": o.Interval.String()},
 		TargetKind: tgt.Kind(), Target: tgt.Redacted(), ServerVersion: info.Version, Settings: info.Settings,
 		Host: store.Host{Hostname: h.Hostname, OS: h.OS, Kernel: h.Kernel, CPUModel: h.CPUModel, CPUs: h.CPUs,
-			MemoryBytes: h.MemoryBytes, GoVersion: h.GoVersion, Sockets: Sockets(tgt), Transport: Transport(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
+			MemoryBytes: h.MemoryBytes, GoVersion: h.GoVersion, Sockets: sockets(tgt), Transport: transport(tgt), OSMetrics: collect.OSMetrics(o.Sampling.NoProcfs)},
 		Labels: labels, Duration: o.Duration, Interval: o.Interval, TxnTypes: []string{}, StartedAt: startedAt,
 	}
 }
@@ -210,7 +210,7 @@ func Watch(ctx context.Context, st store.Store, o WatchOptions, l WatchListener)
 	if err != nil {
 		return nil, err
 	}
-	smp, err := o.Sampling.Sampler(tgt, o.DSN, o.Interval)
+	smp, err := o.Sampling.sampler(tgt, o.DSN, o.Interval)
 	if err != nil {
 		return nil, err
 	}

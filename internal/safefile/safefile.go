@@ -185,8 +185,8 @@ func newAtomic(path string, owners ...int) (*atomic, error) {
 	return &atomic{File: f, path: path}, nil
 }
 
-// Commit makes the written data durable and puts it in place.
-func (a *atomic) Commit() error {
+// commit makes the written data durable and puts it in place.
+func (a *atomic) commit() error {
 	if a.done {
 		return errors.New("safefile: commit after commit or abort")
 	}
@@ -225,5 +225,5 @@ func WriteFile(path string, data []byte, owners ...int) error {
 		a.abort()
 		return err
 	}
-	return a.Commit()
+	return a.commit()
 }

@@ -25,8 +25,8 @@ const mask = "xxxxx"
 // the empty secret.
 type value struct{ p *string }
 
-// New holds s as a secret.
-func New(s string) value { return value{p: &s} }
+// newValue holds s as a secret.
+func newValue(s string) value { return value{p: &s} }
 
 // reveal is the secret itself: for handing to a driver or a child process, never for
 // showing.
@@ -50,7 +50,7 @@ func (value) MarshalJSON() ([]byte, error)    { return json.Marshal(mask) }
 func (value) MarshalText() ([]byte, error)    { return []byte(mask), nil }
 func (value) MarshalYAML() (any, error)       { return mask, nil }
 func (value) LogValue() slog.Value            { return slog.StringValue(mask) }
-func (v *value) UnmarshalText(b []byte) error { *v = New(string(b)); return nil }
+func (v *value) UnmarshalText(b []byte) error { *v = newValue(string(b)); return nil }
 
 // DSN is a connection string (a URL, a libpq key=value string, a path) that may hold a
 // password. It formats, marshals and logs as its masked form; Reveal is the DSN itself.
@@ -60,11 +60,11 @@ type DSN struct {
 }
 
 // newDSN holds dsn, masked by MaskDSN wherever it is shown.
-func newDSN(dsn string) DSN { return DSN{raw: New(dsn), shown: MaskDSN(dsn)} }
+func newDSN(dsn string) DSN { return DSN{raw: newValue(dsn), shown: MaskDSN(dsn)} }
 
 // NewDSNShown holds dsn, shown as shown (a form the caller masked exactly, e.g. a
 // store's URL without its password).
-func NewDSNShown(dsn, shown string) DSN { return DSN{raw: New(dsn), shown: shown} }
+func NewDSNShown(dsn, shown string) DSN { return DSN{raw: newValue(dsn), shown: shown} }
 
 // Reveal is the DSN itself, for connecting.
 func (d DSN) Reveal() string { return d.raw.reveal() }

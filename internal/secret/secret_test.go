@@ -18,7 +18,7 @@ const pw = "Pl4nted-S3cret-9q"
 // No fmt verb, encoder or logger shows a Value's text or a DSN's password; only
 // Reveal does.
 func TestNothingShowsTheSecret(t *testing.T) {
-	v := New(pw)
+	v := newValue(pw)
 	d := newDSN("postgres://alice:" + pw + "@db.example:5432/app?sslmode=disable")
 	type holder struct {
 		V     value

@@ -38,9 +38,9 @@ type Transporter interface {
 // Transports a connection can take, as Transporter reports them: the socket's network,
 // with TransportTLS appended when the connection is encrypted ("tcp+tls").
 const (
-	TransportTCP  = "tcp"
-	TransportUnix = "unix"
-	TransportTLS  = "+tls"
+	transportTCP  = "tcp"
+	transportUnix = "unix"
+	transportTLS  = "+tls"
 )
 
 // SocketPaths hands a target's dialed connections to sock.Blocking, unless Poller is
@@ -99,13 +99,13 @@ func (p *SocketPaths) Transport() string {
 	var one string
 	switch n {
 	case t:
-		one = TransportTCP
+		one = transportTCP
 	case u:
-		one = TransportUnix
+		one = transportUnix
 	}
 	if one != "" && (e == 0 || e == n) {
 		if e == n {
-			one += TransportTLS
+			one += transportTLS
 		}
 		return one
 	}
@@ -113,7 +113,7 @@ func (p *SocketPaths) Transport() string {
 	for _, c := range []struct {
 		n    int64
 		what string
-	}{{t, TransportTCP}, {u, TransportUnix}, {o, "other"}, {e, "with TLS"}} {
+	}{{t, transportTCP}, {u, transportUnix}, {o, "other"}, {e, "with TLS"}} {
 		if c.n > 0 {
 			parts = append(parts, strconv.FormatInt(c.n, 10)+" "+c.what)
 		}

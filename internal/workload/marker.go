@@ -79,15 +79,15 @@ func Prepare(ctx context.Context, t target.Target, wl Workload, cleanup bool, p 
 	return nil
 }
 
-// SizeOptions are the options that size a workload's data: a marker keeps their values
+// sizeOptions are the options that size a workload's data: a marker keeps their values
 // so that the line telling how to prepare again gives the same sizes.
-var SizeOptions = []string{"scale", "tables", "table_size", "warehouses"}
+var sizeOptions = []string{"scale", "tables", "table_size", "warehouses"}
 
 // markerSizes is wl's size options as a marker keeps them: "k=v k=v", sorted.
 func markerSizes(wl Workload) string {
 	opts := wl.Options()
 	var parts []string
-	for _, k := range SizeOptions {
+	for _, k := range sizeOptions {
 		if v := opts[k]; v != "" && !strings.ContainsAny(v, " =") {
 			parts = append(parts, k+"="+v)
 		}
@@ -185,26 +185,26 @@ func Unfinished(ctx context.Context, t target.Target, conn target.Conn, wl Workl
 	return u.Msg, err
 }
 
-// Unprepared is a prepare that started and did not finish: Msg says which and when,
+// unprepared is a prepare that started and did not finish: Msg says which and when,
 // Sizes are the size options it was given (SizeOptions), to prepare again with them.
-type Unprepared struct {
+type unprepared struct {
 	Msg   string
 	Sizes map[string]string
 }
 
 // UnfinishedPrepare is Unfinished with the sizes the unfinished prepare was given
 // (none from a marker an older fathom wrote).
-func UnfinishedPrepare(ctx context.Context, t target.Target, conn target.Conn, wl Workload) (Unprepared, error) {
+func UnfinishedPrepare(ctx context.Context, t target.Target, conn target.Conn, wl Workload) (unprepared, error) {
 	if selfMarked(wl) {
-		return Unprepared{}, nil
+		return unprepared{}, nil
 	}
 	if q := t.Dialect().TableExistsSQL; q != "" {
 		rows, err := conn.Query(ctx, q, target.Text([]byte(MarkerTable)))
 		if err != nil {
-			return Unprepared{}, err
+			return unprepared{}, err
 		}
 		if len(rows) != 1 || len(rows[0]) != 1 || strings.TrimSpace(rows[0][0]) == "0" {
-			return Unprepared{}, nil
+			return unprepared{}, nil
 		}
 	}
 	rows, err := conn.Query(ctx, "SELECT tbl, workload, started_at, sizes FROM "+MarkerTable)
@@ -213,9 +213,9 @@ func UnfinishedPrepare(ctx context.Context, t target.Target, conn target.Conn, w
 	}
 	if err != nil {
 		if target.ClassOf(err) == target.ClassUndefined {
-			return Unprepared{}, nil
+			return unprepared{}, nil
 		}
-		return Unprepared{}, err
+		return unprepared{}, err
 	}
 	keys := markerKeys(wl)
 	var tables []string
@@ -228,12 +228,12 @@ func UnfinishedPrepare(ctx context.Context, t target.Target, conn target.Conn, w
 		by, at, sizes = r[1], r[2], r[3]
 	}
 	if len(tables) == 0 {
-		return Unprepared{}, nil
+		return unprepared{}, nil
 	}
 	slices.Sort(tables)
-	u := Unprepared{Msg: fmt.Sprintf("a prepare of %s started at %s did not finish: %s may be incomplete", by, at, strings.Join(tables, ", "))}
+	u := unprepared{Msg: fmt.Sprintf("a prepare of %s started at %s did not finish: %s may be incomplete", by, at, strings.Join(tables, ", "))}
 	for _, kv := range strings.Fields(sizes) {
-		if k, v, ok := strings.Cut(kv, "="); ok && slices.Contains(SizeOptions, k) {
+		if k, v, ok := strings.Cut(kv, "="); ok && slices.Contains(sizeOptions, k) {
 			if u.Sizes == nil {
 				u.Sizes = map[string]string{}
 			}

@@ -92,9 +92,9 @@ func (p *List) Err(file string) error {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// YAML turns a yaml.v3 syntax error into its line (0 if it names none) and a message
+// yamlSyntax turns a yaml.v3 syntax error into its line (0 if it names none) and a message
 // without the library's prefix.
-func YAML(err error) (int, string) {
+func yamlSyntax(err error) (int, string) {
 	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n, "YAML: " + m[2]
@@ -112,7 +112,7 @@ func (p *List) Document(data []byte, what, empty string) *yaml.Node {
 		if errors.Is(err, io.EOF) {
 			p.Add(0, "%s", empty)
 		} else {
-			line, msg := YAML(err)
+			line, msg := yamlSyntax(err)
 			p.Add(line, "%s", msg)
 		}
 		return nil

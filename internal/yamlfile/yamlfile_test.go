@@ -31,7 +31,7 @@ func TestList(t *testing.T) {
 func TestYAML(t *testing.T) {
 	var v any
 	err := yaml.Unmarshal([]byte("a: 1\nb: [\n"), &v)
-	line, msg := YAML(err)
+	line, msg := yamlSyntax(err)
 	if line == 0 || msg == "" || msg[:5] != "YAML:" {
 		t.Fatalf("YAML(%v) = %d, %q", err, line, msg)
 	}

@@ -18,8 +18,8 @@ import (
 	"strings"
 )
 
-// Axis maps pixels to values along one axis, from its labelled ticks.
-type Axis struct {
+// axis maps pixels to values along one axis, from its labelled ticks.
+type axis struct {
 	// Ticks are the labels in drawing order; Pixels their positions.
 	Ticks  []string
 	Pixels []float64
@@ -32,9 +32,9 @@ type Axis struct {
 	ok   bool
 }
 
-// Value is the value at pixel p; ok is false when the axis cannot be read (fewer
+// value is the value at pixel p; ok is false when the axis cannot be read (fewer
 // than two numeric ticks).
-func (ax *Axis) Value(p float64) (float64, bool) {
+func (ax *axis) value(p float64) (float64, bool) {
 	if !ax.ok {
 		return math.NaN(), false
 	}
@@ -48,30 +48,30 @@ func (ax *Axis) Value(p float64) (float64, bool) {
 	return v, true
 }
 
-// Resolution is the value one tenth of a pixel (the renderer's rounding) spans at
+// resolution is the value one tenth of a pixel (the renderer's rounding) spans at
 // pixel p.
-func (ax *Axis) Resolution(p float64) float64 {
-	v0, _ := ax.Value(p)
-	v1, _ := ax.Value(p + 0.1)
+func (ax *axis) resolution(p float64) float64 {
+	v0, _ := ax.value(p)
+	v1, _ := ax.value(p + 0.1)
 	return math.Abs(v1 - v0)
 }
 
 // Format writes the value at pixel p rounded to the axis's resolution there: to the
 // power of ten at or above what a tenth of a pixel spans (3 significant digits on a
 // logarithmic or nines axis). "?" when the axis cannot be read.
-func (ax *Axis) Format(p float64) string {
-	v, ok := ax.Value(p)
+func (ax *axis) Format(p float64) string {
+	v, ok := ax.value(p)
 	if !ok {
 		return "?"
 	}
 	if ax.Log || ax.Nines {
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
-	return Round(v, ax.Resolution(p))
+	return round(v, ax.resolution(p))
 }
 
-// Round writes v rounded to the power of ten at or above res.
-func Round(v, res float64) string {
+// round writes v rounded to the power of ten at or above res.
+func round(v, res float64) string {
 	if !(res > 0) {
 		return strconv.FormatFloat(v, 'g', 6, 64)
 	}
@@ -100,7 +100,7 @@ func nine(label string) (float64, bool) {
 
 // fit finds the mapping from the ticks: linear when the inner ticks lie on the line
 // through the outer ones, else logarithmic when that fits.
-func (ax *Axis) fit() {
+func (ax *axis) fit() {
 	var px, vs []float64
 	for i, t := range ax.Ticks {
 		if ax.Nines {
@@ -147,15 +147,15 @@ func (ax *Axis) fit() {
 	}
 }
 
-// Mark is one drawn element with what the reader needs of it.
-type Mark struct {
+// mark is one drawn element with what the reader needs of it.
+type mark struct {
 	Tag, Class, Title string
 	Attr              map[string]string
 	Group             string // the class of the <g> it is in
 	GroupTitle        string
 }
 
-func (m *Mark) f(name string) float64 {
+func (m *mark) f(name string) float64 {
 	v, err := strconv.ParseFloat(m.Attr[name], 64)
 	if err != nil {
 		return math.NaN()
@@ -163,25 +163,25 @@ func (m *Mark) f(name string) float64 {
 	return v
 }
 
-// Chart is an SVG chart read back.
-type Chart struct {
+// svgChart is an SVG chart read back.
+type svgChart struct {
 	ID    string
-	X, Y  Axis
-	Marks []*Mark
+	X, Y  axis
+	Marks []*mark
 }
 
 var translateRE = regexp.MustCompile(`translate\(([-0-9.]+) ([-0-9.]+)\)`)
 
 // reader walks an SVG's tokens.
 type reader struct {
-	c      *Chart
-	stack  []*Mark
-	groups []*Mark
-	xt, yt []*Mark
+	c      *svgChart
+	stack  []*mark
+	groups []*mark
+	xt, yt []*mark
 }
 
 func (r *reader) start(t xml.StartElement) {
-	m := &Mark{Tag: t.Name.Local, Attr: map[string]string{}}
+	m := &mark{Tag: t.Name.Local, Attr: map[string]string{}}
 	for _, a := range t.Attr {
 		m.Attr[a.Name.Local] = a.Value
 	}
@@ -260,12 +260,12 @@ func (r *reader) axes() {
 	c.X.fit()
 }
 
-// Parse reads one <svg> element of a chart.
-func Parse(svg string) (*Chart, error) {
+// parse reads one <svg> element of a chart.
+func parse(svg string) (*svgChart, error) {
 	d := xml.NewDecoder(strings.NewReader(svg))
 	d.Strict = false
 	d.Entity = xml.HTMLEntity
-	r := &reader{c: &Chart{}}
+	r := &reader{c: &svgChart{}}
 	for {
 		tok, err := d.Token()
 		if err != nil {
@@ -307,7 +307,7 @@ func points(d string) [][2]float64 {
 }
 
 // markerCentre is where a series marker (marker in package chart) is centred.
-func markerCentre(m *Mark) (x, y float64, ok bool) {
+func markerCentre(m *mark) (x, y float64, ok bool) {
 	switch m.Tag {
 	case "circle":
 		return m.f("cx"), m.f("cy"), true
@@ -331,7 +331,7 @@ func markerCentre(m *Mark) (x, y float64, ok bool) {
 
 // numbers collects a chart's lines as Numbers writes them.
 type numbers struct {
-	c        *Chart
+	c        *svgChart
 	b        strings.Builder
 	ind      string
 	markers  []string // a series' markers, written on one line
@@ -360,7 +360,7 @@ func (n *numbers) xy(x, y float64) string {
 }
 
 // mark notes what one mark stands for.
-func (n *numbers) mark(m *Mark) {
+func (n *numbers) mark(m *mark) {
 	c, cls := n.c, m.Class
 	switch {
 	case m.Tag == "path" && cls == "series":
@@ -387,7 +387,7 @@ func (n *numbers) mark(m *Mark) {
 }
 
 // barMark notes a bar's height, or the whisker of the bar before it.
-func (n *numbers) barMark(m *Mark) {
+func (n *numbers) barMark(m *mark) {
 	y, cls := &n.c.Y, m.Class
 	switch {
 	case m.Tag == "rect" && strings.HasPrefix(cls, "bar ") && !strings.Contains(cls, "key"):
@@ -401,7 +401,7 @@ func (n *numbers) barMark(m *Mark) {
 
 // boxMark notes what a mark of a box stands for: its whiskers' ends and quartiles,
 // its body, its median, a point.
-func (n *numbers) boxMark(m *Mark) {
+func (n *numbers) boxMark(m *mark) {
 	y := &n.c.Y
 	key := m.GroupTitle
 	if _, ok := n.boxes[key]; !ok {
@@ -444,7 +444,7 @@ func (n *numbers) writeBoxes() {
 
 // Numbers lists what the chart's marks stand for, one line each, indented by ind:
 // the axes' ticks, then each mark's values in the axes' units.
-func (c *Chart) Numbers(ind string) string {
+func (c *svgChart) Numbers(ind string) string {
 	n := &numbers{c: c, ind: ind, boxes: map[string][]string{}}
 	if len(c.X.Ticks) > 0 {
 		n.line("x ticks: %s", strings.Join(c.X.Ticks, " | "))
@@ -470,10 +470,10 @@ func (c *Chart) Numbers(ind string) string {
 var svgRE = regexp.MustCompile(`(?s)<svg [^>]*class="chart"[^>]*>.*?</svg>`)
 
 // Charts reads every chart of a page, in order.
-func Charts(page string) ([]*Chart, error) {
-	var out []*Chart
+func Charts(page string) ([]*svgChart, error) {
+	var out []*svgChart
 	for _, s := range svgRE.FindAllString(page, -1) {
-		c, err := Parse(s)
+		c, err := parse(s)
 		if err != nil {
 			return nil, err
 		}

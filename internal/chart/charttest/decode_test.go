@@ -10,8 +10,8 @@ import (
 
 // near reports whether got is want within what the drawing's rounding (a tenth of a
 // pixel, on the mark and on the tick labels' positions) allows.
-func near(ax *Axis, p, got, want float64) bool {
-	return math.Abs(got-want) <= 3*ax.Resolution(p)+1e-9
+func near(ax *axis, p, got, want float64) bool {
+	return math.Abs(got-want) <= 3*ax.resolution(p)+1e-9
 }
 
 // The numbers read back from a drawn chart are the data it was given: lines (linear
@@ -30,7 +30,7 @@ func TestReadBack(t *testing.T) {
 		}},
 	}
 	for _, c := range lines {
-		r, err := Parse(c.SVG())
+		r, err := parse(c.SVG())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,8 +62,8 @@ func TestReadBack(t *testing.T) {
 					if j >= len(ps) {
 						t.Fatalf("%s %s %s: %d points read back, fewer than given", c.ID, s.Name, what, j)
 					}
-					x, _ := r.X.Value(ps[j][0])
-					y, _ := r.Y.Value(ps[j][1])
+					x, _ := r.X.value(ps[j][0])
+					y, _ := r.Y.value(ps[j][1])
 					wantY := s.Y[i] / c.YUnit.Div
 					if c.YUnit.Div == 0 {
 						wantY = s.Y[i]
@@ -105,7 +105,7 @@ func TestReadBack(t *testing.T) {
 		{Name: "off", Y: chart.Floats{102, 198, 390}, Lo: chart.Floats{99, 195, 387}, Hi: chart.Floats{105, 201, 393}},
 		{Name: "on", Y: chart.Floats{82, math.NaN(), 313}},
 	}}
-	r, err := Parse(bars.SVG())
+	r, err := parse(bars.SVG())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestReadBack(t *testing.T) {
 		{Label: "a", Min: 10, Q1: 20, Median: 25, Q3: 30, Max: 50, Points: chart.Floats{10, 25, 50}},
 		{Label: "b", Min: 100, Q1: 120, Median: 150, Q3: 160, Max: 200, Points: chart.Floats{100, 200}},
 	}}
-	if r, err = Parse(box.SVG()); err != nil {
+	if r, err = parse(box.SVG()); err != nil {
 		t.Fatal(err)
 	}
 	out = r.Numbers("")
@@ -140,7 +140,7 @@ func TestReadBack(t *testing.T) {
 func TestWrongNumberShows(t *testing.T) {
 	c := &chart.Chart{ID: "bars", Kind: chart.KindBars, Title: "t", Categories: []string{"x"}, Series: []chart.Series{{Name: "s", Y: chart.Floats{300}}}}
 	svg := c.SVG()
-	p, err := Parse(svg)
+	p, err := parse(svg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,13 +156,13 @@ func TestWrongNumberShows(t *testing.T) {
 		}
 	}
 	for name, bad := range map[string]string{
-		"short bar":  strings.Replace(svg, `y="`+y+`"`, `y="`+Round(yv+10, 0.1)+`"`, 1),
+		"short bar":  strings.Replace(svg, `y="`+y+`"`, `y="`+round(yv+10, 0.1)+`"`, 1),
 		"wrong tick": strings.Replace(svg, `>300</text>`, `>350</text>`, 1),
 	} {
 		if bad == svg {
 			t.Fatalf("%s: the change did not apply", name)
 		}
-		q, err := Parse(bad)
+		q, err := parse(bad)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,13 +18,13 @@ type AgentLines struct {
 
 // Event prints e.
 func (l *AgentLines) Event(e agent.Event) {
-	if line := AgentText(e); line != "" {
+	if line := agentText(e); line != "" {
 		fmt.Fprintf(l.W, "%s%s\n", l.Prefix, line)
 	}
 }
 
-// AgentText is an agent event in one line ("" for none).
-func AgentText(e agent.Event) string {
+// agentText is an agent event in one line ("" for none).
+func agentText(e agent.Event) string {
 	switch e := e.(type) {
 	case agent.Waiting:
 		return fmt.Sprintf("waiting up to %s for %d agents to join %q: `fathom agent --store %s --run %s --index I` (I = 0 to %d), or agents without --run",

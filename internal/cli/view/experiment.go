@@ -35,7 +35,7 @@ func (l *ExperimentLines) Event(e experiment.Event) {
 		if rl := l.runs[e.Instance]; rl != nil {
 			rl.Error(e.Error)
 		} else {
-			fmt.Fprintf(l.Err, "fathom: error: %s\n", ErrorText(e.Error, false))
+			fmt.Fprintf(l.Err, "fathom: error: %s\n", errorText(e.Error, false))
 		}
 	case experiment.LiveFinished:
 		if rl := l.runs[e.Instance]; rl != nil {

@@ -102,7 +102,7 @@ func TestAgentText(t *testing.T) {
 		{agent.WaitingForWork{}, "waiting for work"},
 		{agent.JobFailed{Err: errors.New("boom")}, "boom"},
 	} {
-		if got := AgentText(c.e); got != c.want {
+		if got := agentText(c.e); got != c.want {
 			t.Errorf("%T: %q, want %q", c.e, got, c.want)
 		}
 	}

@@ -120,13 +120,13 @@ func (p *RunLines) Error(e measure.SeenError) {
 	defer p.mu.Unlock()
 	p.clearBar()
 	p.errs++
-	fmt.Fprintf(p.Warn, "fathom: error: %s\n", ErrorText(e, p.errs == measure.KeptErrors))
+	fmt.Fprintf(p.Warn, "fathom: error: %s\n", errorText(e, p.errs == measure.KeptErrors))
 }
 
-// ErrorText is a distinct error in one line: who met it, when and where, its class,
+// errorText is a distinct error in one line: who met it, when and where, its class,
 // code and message, and whether it aborted its client; last adds that further
 // distinct errors are only counted.
-func ErrorText(e measure.SeenError, last bool) string {
+func errorText(e measure.SeenError, last bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "client %d at %s", e.Client, fmtElapsed(time.Duration(e.AtNs).Round(time.Millisecond)))
 	switch {

@@ -31,9 +31,9 @@ var hostColumns = []watchColumn{
 	{Head: "io_psi%", Metrics: []string{collect.OSPressureIOSomePct}, Unit: ""},
 }
 
-// WatchLines is a run.WatchListener for a terminal or a log: a redrawn panel on Panel
+// watchLines is a run.WatchListener for a terminal or a log: a redrawn panel on Panel
 // when it is set (a terminal), plain lines on Out otherwise.
-type WatchLines struct {
+type watchLines struct {
 	Header  func(id int64, target string) // prints the first line (nil: none)
 	Out     io.Writer                     // plain lines
 	Panel   io.Writer                     // the redrawn panel (nil: plain lines)
@@ -46,9 +46,9 @@ type WatchLines struct {
 }
 
 // NewWatchLines shows the key columns of a target kind and the OS (quiet: nothing).
-func NewWatchLines(kind string, out, errw io.Writer, quiet bool) *WatchLines {
+func NewWatchLines(kind string, out, errw io.Writer, quiet bool) *watchLines {
 	cols := append(db.WatchColumnsOf(kind), hostColumns...)
-	return &WatchLines{Out: out, Err: errw, cols: cols, quiet: quiet, hist: map[string][]float64{}}
+	return &watchLines{Out: out, Err: errw, cols: cols, quiet: quiet, hist: map[string][]float64{}}
 }
 
 func columnValue(c *watchColumn, s *sample.Sample) (float64, bool) {
@@ -89,7 +89,7 @@ func columnFormat(c *watchColumn, v float64) string {
 	return report.FormatNumber(v)
 }
 
-func (v *WatchLines) show(s *sample.Sample, elapsed time.Duration) {
+func (v *watchLines) show(s *sample.Sample, elapsed time.Duration) {
 	if v.quiet {
 		return
 	}
@@ -154,7 +154,7 @@ func sparkline(vals []float64) string {
 	return b.String()
 }
 
-func (v *WatchLines) drawPanel(s *sample.Sample, elapsed time.Duration) {
+func (v *watchLines) drawPanel(s *sample.Sample, elapsed time.Duration) {
 	var b strings.Builder
 	b.WriteString("\033[H\033[2J")
 	fmt.Fprintf(&b, "fathom watch  %s  (Ctrl-C to stop)\n\n", fmtElapsed(elapsed.Round(time.Second)))
@@ -186,16 +186,16 @@ func (v *WatchLines) drawPanel(s *sample.Sample, elapsed time.Duration) {
 }
 
 // WatchStarted, Sample, Finished and Warning make WatchLines a run.WatchListener.
-func (v *WatchLines) WatchStarted(id int64, target string) {
+func (v *watchLines) WatchStarted(id int64, target string) {
 	if v.Header != nil {
 		v.Header(id, target)
 	}
 }
-func (v *WatchLines) Sample(s *sample.Sample, elapsed time.Duration) { v.show(s, elapsed) }
-func (v *WatchLines) Finished()                                      { v.done() }
-func (v *WatchLines) Warning(msg string)                             { fmt.Fprintf(v.Err, "fathom: warning: %s\n", msg) }
+func (v *watchLines) Sample(s *sample.Sample, elapsed time.Duration) { v.show(s, elapsed) }
+func (v *watchLines) Finished()                                      { v.done() }
+func (v *watchLines) Warning(msg string)                             { fmt.Fprintf(v.Err, "fathom: warning: %s\n", msg) }
 
-func (v *WatchLines) done() {
+func (v *watchLines) done() {
 	if v.Panel != nil && !v.quiet {
 		fmt.Fprintln(v.Panel)
 	}

@@ -14,7 +14,7 @@ import (
 // checkDialect is how `fathom check` and `fathom heartbeat` read and talk to MySQL
 // and MariaDB servers.
 var checkDialect = &check.Dialect{
-	Fetch: FetchMySQL, DefaultPort: "3306",
+	Fetch: fetchMySQL, DefaultPort: "3306",
 	Connections: "Threads_connected / max_connections * 100", Used: "Threads_connected",
 	StatsReset:  "FLUSH STATUS",
 	Replication: replication{},
@@ -45,7 +45,7 @@ type columnQuerier interface {
 	QueryColumns(ctx context.Context, sql string) ([]string, [][]string, error)
 }
 
-func FetchMySQL(ctx context.Context, conn target.Conn, s *check.Sample, now func() time.Time) error {
+func fetchMySQL(ctx context.Context, conn target.Conn, s *check.Sample, now func() time.Time) error {
 	rows, err := conn.Query(ctx, "SELECT UNIX_TIMESTAMP(NOW(6)), VERSION(), CONNECTION_ID()")
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func FetchMySQL(ctx context.Context, conn target.Conn, s *check.Sample, now func
 		}
 	}
 	before := now()
-	rows, err = ReadMySQLStatus(ctx, conn)
+	rows, err = readMySQLStatus(ctx, conn)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func FetchMySQL(ctx context.Context, conn target.Conn, s *check.Sample, now func
 	if err := check.Optional(s, "InnoDB lock waits", mysqlLockWaits(ctx, conn, s, self)); err != nil {
 		return err
 	}
-	text, err := ReadInnoDBStatus(ctx, conn)
+	text, err := readInnoDBStatus(ctx, conn)
 	if err == nil {
 		for name, v := range parseInnoDBStatus(text) {
 			s.Vars.Set(name, strconv.FormatFloat(v, 'f', -1, 64), false)
@@ -285,7 +285,7 @@ func mysqlLockWaits(ctx context.Context, conn target.Conn, s *check.Sample, self
 // (history list length, LSNs and checkpoint age, pending I/O), read by the same parser
 // as the metrics collectors use. Absent values are left out.
 func parseInnoDBStatus(text string) map[string]float64 {
-	st := ParseInnoDBStatus(text)
+	st := parseInnoDBEngineStatus(text)
 	out := map[string]float64{}
 	if st.HasHistory {
 		out["innodb_history_list_length"] = float64(st.HistoryListLength)

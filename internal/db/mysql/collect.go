@@ -15,17 +15,17 @@ import (
 // MySQL and MariaDB collectors. Status variables keep the names the server gives them
 // ("mysql.Innodb_log_waits"), so they can be looked up in the manual.
 
-// ReadMySQLStatus reads SHOW GLOBAL STATUS as the server prints it (name, value), for
+// readMySQLStatus reads SHOW GLOBAL STATUS as the server prints it (name, value), for
 // the collector and for `fathom check`, whose expressions may use any variable.
-func ReadMySQLStatus(ctx context.Context, conn target.Conn) ([][]string, error) {
+func readMySQLStatus(ctx context.Context, conn target.Conn) ([][]string, error) {
 	if conn == nil {
 		return nil, collect.ErrNoConn
 	}
 	return conn.Query(ctx, "SHOW GLOBAL STATUS")
 }
 
-// ReadInnoDBStatus runs SHOW ENGINE INNODB STATUS and returns its text.
-func ReadInnoDBStatus(ctx context.Context, conn target.Conn) (string, error) {
+// readInnoDBStatus runs SHOW ENGINE INNODB STATUS and returns its text.
+func readInnoDBStatus(ctx context.Context, conn target.Conn) (string, error) {
 	if conn == nil {
 		return "", collect.ErrNoConn
 	}
@@ -45,7 +45,7 @@ func newMySQLGlobalStatus() collect.Collector {
 		Metrics: declared["mysql_global_status"],
 		Help:    "SHOW GLOBAL STATUS: every numeric variable (Com_*, Questions, Threads_running, Innodb_*, …)",
 		Collect: func(ctx context.Context, s *collect.Scrape) error {
-			rows, err := ReadMySQLStatus(ctx, s.Conn)
+			rows, err := readMySQLStatus(ctx, s.Conn)
 			if err != nil {
 				return err
 			}
@@ -74,10 +74,10 @@ func newMySQLGlobalStatus() collect.Collector {
 				case "Uptime_since_flush_status":
 					upFlush, hasFlush = v, true
 				}
-				if MySQLStatusKind(name) == sample.Counter {
-					s.Counter("mysql."+name, MySQLStatusUnit(name), v)
+				if mySQLStatusKind(name) == sample.Counter {
+					s.Counter("mysql."+name, mySQLStatusUnit(name), v)
 				} else {
-					s.Gauge("mysql."+name, MySQLStatusUnit(name), v)
+					s.Gauge("mysql."+name, mySQLStatusUnit(name), v)
 				}
 			}
 			if hasFlush {
@@ -120,9 +120,9 @@ var (
 	reLockWaits  = regexp.MustCompile(`(?m)LOCK WAIT`)
 )
 
-// InnoDBStatus is what fathom reads from SHOW ENGINE INNODB STATUS, for the
+// innoDBStatus is what fathom reads from SHOW ENGINE INNODB STATUS, for the
 // collectors, snapshots and `fathom check`. A Has field says its values were found.
-type InnoDBStatus struct {
+type innoDBStatus struct {
 	LSN, Flushed, Checkpoint  int64
 	HistoryListLength         int64
 	PendingLogFlushes         int64 // MySQL prints log and buffer pool fsyncs apart
@@ -140,10 +140,10 @@ type InnoDBStatus struct {
 	HasReads, HasAIO          bool
 }
 
-// ParseInnoDBStatus reads the numbers fathom uses from the text of SHOW ENGINE
+// parseInnoDBEngineStatus reads the numbers fathom uses from the text of SHOW ENGINE
 // INNODB STATUS (MySQL 5.6 to 8.x and MariaDB print them the same way).
-func ParseInnoDBStatus(text string) InnoDBStatus {
-	var st InnoDBStatus
+func parseInnoDBEngineStatus(text string) innoDBStatus {
+	var st innoDBStatus
 	i64 := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
 	if m := reLSN.FindStringSubmatch(text); m != nil {
 		st.LSN, st.HasLSN = i64(m[1]), true
@@ -206,11 +206,11 @@ func newMySQLInnoDBStatus() collect.Collector {
 		Metrics: declared["mysql_innodb_status"],
 		Help:    "SHOW ENGINE INNODB STATUS: redo LSN, checkpoint age and its share of the redo log, history list length, pending flushes",
 		Collect: func(ctx context.Context, s *collect.Scrape) error {
-			text, err := ReadInnoDBStatus(ctx, s.Conn)
+			text, err := readInnoDBStatus(ctx, s.Conn)
 			if err != nil {
 				return err
 			}
-			st := ParseInnoDBStatus(text)
+			st := parseInnoDBEngineStatus(text)
 			if st.HasLSN {
 				s.Counter("mysql.innodb.lsn", "bytes", float64(st.LSN))
 				age := float64(st.LSN - st.Checkpoint)

@@ -42,11 +42,11 @@ func (collectSide) FlavorTitle(flavor string) string {
 
 // KeyMetrics are the metrics shown first (fathom show, fathom watch).
 func (collectSide) KeyMetrics() []string {
-	return []string{MySQLQuestions, MySQLComCommit, MySQLInnoDBRowsRead, MySQLInnoDBRowsUpdated, MySQLInnoDBRowsInserted,
-		MySQLThreadsRunning, MySQLInnoDBBufferPoolPagesDirty, MySQLInnoDBBufferPoolPagesFlushed,
-		MySQLInnoDBCheckpointAgeCapacityPct, MySQLInnoDBCheckpointAgePct, MySQLInnoDBLogWaits,
-		MySQLInnoDBBufferPoolWaitFree, MySQLInnoDBOsLogWritten, MySQLInnoDBDataFsyncs,
-		MySQLInnoDBHistoryListLength, MySQLInnoDBRowLockCurrentWaits, MySQLBinlogFileSeq}
+	return []string{mySQLQuestions, mySQLComCommit, mySQLInnoDBRowsRead, mySQLInnoDBRowsUpdated, mySQLInnoDBRowsInserted,
+		mySQLThreadsRunning, mySQLInnoDBBufferPoolPagesDirty, mySQLInnoDBBufferPoolPagesFlushed,
+		mySQLInnoDBCheckpointAgeCapacityPct, mySQLInnoDBCheckpointAgePct, mySQLInnoDBLogWaits,
+		mySQLInnoDBBufferPoolWaitFree, mySQLInnoDBOsLogWritten, mySQLInnoDBDataFsyncs,
+		mySQLInnoDBHistoryListLength, mySQLInnoDBRowLockCurrentWaits, mySQLBinlogFileSeq}
 }
 
 // governing are the settings read at discovery: the ones stall explanations name.

@@ -11,74 +11,74 @@ import (
 // (collect.go) emits. Consumers (stall rules, charts, watch, check, snapshot) refer to
 // them through these constants.
 
-// Metric names other packages refer to. A test fails for a constant no collector
-// declares.
+// Metric names the code of this package refers to (no other package does). A test
+// fails for a constant no collector declares.
 const (
-	MySQLBinlogFileSeq                  = "mysql.binlog.file_seq"
-	MySQLComCommit                      = "mysql.Com_commit"
-	MySQLInnoDBBufferPoolPagesDirty     = "mysql.Innodb_buffer_pool_pages_dirty"
-	MySQLInnoDBBufferPoolPagesFlushed   = "mysql.Innodb_buffer_pool_pages_flushed"
-	MySQLInnoDBBufferPoolPagesTotal     = "mysql.Innodb_buffer_pool_pages_total"
-	MySQLInnoDBBufferPoolWaitFree       = "mysql.Innodb_buffer_pool_wait_free"
-	MySQLInnoDBCheckpointAgeCapacityPct = "mysql.innodb.checkpoint_age_capacity_pct"
-	MySQLInnoDBCheckpointAgePct         = "mysql.innodb.checkpoint_age_pct"
-	MySQLInnoDBCheckpointMaxAge         = "mysql.Innodb_checkpoint_max_age"
-	MySQLInnoDBDataFsyncs               = "mysql.Innodb_data_fsyncs"
-	MySQLInnoDBDataPendingFsyncs        = "mysql.Innodb_data_pending_fsyncs"
-	MySQLInnoDBHistoryListLength        = "mysql.innodb.history_list_length"
-	MySQLInnoDBLogWaits                 = "mysql.Innodb_log_waits"
-	MySQLInnoDBOsLogWritten             = "mysql.Innodb_os_log_written"
-	MySQLInnoDBPageSize                 = "mysql.Innodb_page_size"
-	MySQLInnoDBRedoCapacityBytes        = "mysql.innodb.redo_capacity_bytes"
-	MySQLInnoDBRowLockCurrentWaits      = "mysql.Innodb_row_lock_current_waits"
-	MySQLInnoDBRowLockTime              = "mysql.Innodb_row_lock_time"
-	MySQLInnoDBRowsDeleted              = "mysql.Innodb_rows_deleted"
-	MySQLInnoDBRowsInserted             = "mysql.Innodb_rows_inserted"
-	MySQLInnoDBRowsRead                 = "mysql.Innodb_rows_read"
-	MySQLInnoDBRowsUpdated              = "mysql.Innodb_rows_updated"
-	MySQLInnoDBTransactionsInLockWait   = "mysql.innodb.transactions_in_lock_wait"
-	MySQLQueries                        = "mysql.Queries"
-	MySQLQuestions                      = "mysql.Questions"
-	MySQLThreadsRunning                 = "mysql.Threads_running"
-	MySQLThreadsWaitingForLock          = "mysql.threads.waiting_for_lock"
-	MySQLUptime                         = "mysql.Uptime"
-	FamilyMySQLStatus                   = "mysql."
-	FamilyMySQLThreadState              = "mysql.threads.state."
-	FamilyMySQLThreadCommand            = "mysql.threads.command."
+	mySQLBinlogFileSeq                  = "mysql.binlog.file_seq"
+	mySQLComCommit                      = "mysql.Com_commit"
+	mySQLInnoDBBufferPoolPagesDirty     = "mysql.Innodb_buffer_pool_pages_dirty"
+	mySQLInnoDBBufferPoolPagesFlushed   = "mysql.Innodb_buffer_pool_pages_flushed"
+	mySQLInnoDBBufferPoolPagesTotal     = "mysql.Innodb_buffer_pool_pages_total"
+	mySQLInnoDBBufferPoolWaitFree       = "mysql.Innodb_buffer_pool_wait_free"
+	mySQLInnoDBCheckpointAgeCapacityPct = "mysql.innodb.checkpoint_age_capacity_pct"
+	mySQLInnoDBCheckpointAgePct         = "mysql.innodb.checkpoint_age_pct"
+	mySQLInnoDBCheckpointMaxAge         = "mysql.Innodb_checkpoint_max_age"
+	mySQLInnoDBDataFsyncs               = "mysql.Innodb_data_fsyncs"
+	mySQLInnoDBDataPendingFsyncs        = "mysql.Innodb_data_pending_fsyncs"
+	mySQLInnoDBHistoryListLength        = "mysql.innodb.history_list_length"
+	mySQLInnoDBLogWaits                 = "mysql.Innodb_log_waits"
+	mySQLInnoDBOsLogWritten             = "mysql.Innodb_os_log_written"
+	mySQLInnoDBPageSize                 = "mysql.Innodb_page_size"
+	mySQLInnoDBRedoCapacityBytes        = "mysql.innodb.redo_capacity_bytes"
+	mySQLInnoDBRowLockCurrentWaits      = "mysql.Innodb_row_lock_current_waits"
+	mySQLInnoDBRowLockTime              = "mysql.Innodb_row_lock_time"
+	mySQLInnoDBRowsDeleted              = "mysql.Innodb_rows_deleted"
+	mySQLInnoDBRowsInserted             = "mysql.Innodb_rows_inserted"
+	mySQLInnoDBRowsRead                 = "mysql.Innodb_rows_read"
+	mySQLInnoDBRowsUpdated              = "mysql.Innodb_rows_updated"
+	mySQLInnoDBTransactionsInLockWait   = "mysql.innodb.transactions_in_lock_wait"
+	mySQLQueries                        = "mysql.Queries"
+	mySQLQuestions                      = "mysql.Questions"
+	mySQLThreadsRunning                 = "mysql.Threads_running"
+	mySQLThreadsWaitingForLock          = "mysql.threads.waiting_for_lock"
+	mySQLUptime                         = "mysql.Uptime"
+	familyMySQLStatus                   = "mysql."
+	familyMySQLThreadState              = "mysql.threads.state."
+	familyMySQLThreadCommand            = "mysql.threads.command."
 )
 
 // declared lists, per collector, the metrics it emits.
 var declared = map[string][]collect.Desc{
 	"mysql_global_status": append(mysqlStatusDescs(),
-		collect.Desc{Name: FamilyMySQLStatus, Help: "SHOW GLOBAL STATUS variables under the server's names: levels are gauges, the rest counters",
+		collect.Desc{Name: familyMySQLStatus, Help: "SHOW GLOBAL STATUS variables under the server's names: levels are gauges, the rest counters",
 			Family: true, Member: mysqlStatusMember},
-		collect.Gauge(MySQLInnoDBCheckpointAgePct, "%", "checkpoint age as a share of its limit (MariaDB's Innodb_checkpoint_age / Innodb_checkpoint_max_age)"),
+		collect.Gauge(mySQLInnoDBCheckpointAgePct, "%", "checkpoint age as a share of its limit (MariaDB's Innodb_checkpoint_age / Innodb_checkpoint_max_age)"),
 	),
 	"mysql_innodb_status": {
 		collect.Counter("mysql.innodb.lsn", "bytes", "redo log sequence number: its rate is redo bytes per second"),
 		collect.Gauge("mysql.innodb.checkpoint_age_bytes", "bytes", "redo written since the last checkpoint"),
-		collect.Gauge(MySQLInnoDBRedoCapacityBytes, "bytes", "redo log capacity"),
-		collect.Gauge(MySQLInnoDBCheckpointAgeCapacityPct, "%", "checkpoint age as a share of the redo log capacity"),
+		collect.Gauge(mySQLInnoDBRedoCapacityBytes, "bytes", "redo log capacity"),
+		collect.Gauge(mySQLInnoDBCheckpointAgeCapacityPct, "%", "checkpoint age as a share of the redo log capacity"),
 		collect.Gauge("mysql.innodb.log_unflushed_bytes", "bytes", "redo written but not yet flushed"),
-		collect.Gauge(MySQLInnoDBHistoryListLength, "undo logs", "history list length (undo not yet purged)"),
+		collect.Gauge(mySQLInnoDBHistoryListLength, "undo logs", "history list length (undo not yet purged)"),
 		collect.Gauge("mysql.innodb.pending_log_flushes", "flushes", "pending redo log fsyncs (MySQL)"),
 		collect.Gauge("mysql.innodb.pending_pool_flushes", "flushes", "pending buffer pool fsyncs (MySQL)"),
 		collect.Gauge("mysql.innodb.pending_fsyncs", "flushes", "pending fsyncs"),
 		collect.Gauge("mysql.innodb.pending_writes_lru", "pages", "pending LRU page writes"),
 		collect.Gauge("mysql.innodb.pending_writes_flush_list", "pages", "pending flush list page writes"),
 		collect.Gauge("mysql.innodb.modified_pages", "pages", "modified pages in the buffer pool"),
-		collect.Gauge(MySQLInnoDBTransactionsInLockWait, "transactions", "transactions in LOCK WAIT"),
+		collect.Gauge(mySQLInnoDBTransactionsInLockWait, "transactions", "transactions in LOCK WAIT"),
 	},
 	"mysql_binlog": {
 		collect.Gauge("mysql.binlog.enabled", "bool", "1 when the binary log is on"),
-		collect.Counter(MySQLBinlogFileSeq, "files", "binary log file number: each step is a rotation"),
+		collect.Counter(mySQLBinlogFileSeq, "files", "binary log file number: each step is a rotation"),
 		collect.Gauge("mysql.binlog.position", "bytes", "position in the current binary log file"),
 	},
 	"mysql_processlist": {
-		collect.Family(FamilyMySQLThreadState, "threads", "active threads by state"),
-		collect.Family(FamilyMySQLThreadCommand, "threads", "threads by command"),
+		collect.Family(familyMySQLThreadState, "threads", "active threads by state"),
+		collect.Family(familyMySQLThreadCommand, "threads", "threads by command"),
 		collect.Gauge("mysql.threads.active", "threads", "threads doing something (not Sleep, Daemon, replication)"),
-		collect.Gauge(MySQLThreadsWaitingForLock, "threads", "threads in a lock-wait state"),
+		collect.Gauge(mySQLThreadsWaitingForLock, "threads", "threads in a lock-wait state"),
 		collect.Gauge("mysql.longest_query_seconds", "seconds", "run time of the longest running statement"),
 	},
 }
@@ -86,27 +86,27 @@ var declared = map[string][]collect.Desc{
 // mysqlStatusNamed are the status variables declared one by one (the ones fathom's
 // charts, rules and watch read); the rest are members of the status family.
 var mysqlStatusNamed = []struct{ name, help string }{
-	{MySQLQuestions, "statements sent by clients"},
-	{MySQLQueries, "statements run, including those inside stored programs"},
-	{MySQLComCommit, "COMMIT statements"},
-	{MySQLThreadsRunning, "threads running a statement"},
-	{MySQLUptime, "seconds since the server started"},
-	{MySQLInnoDBBufferPoolPagesDirty, "dirty pages in the buffer pool"},
-	{MySQLInnoDBBufferPoolPagesFlushed, "buffer pool pages flushed"},
-	{MySQLInnoDBBufferPoolPagesTotal, "buffer pool size in pages"},
-	{MySQLInnoDBBufferPoolWaitFree, "waits for a free page (flushing could not keep up)"},
-	{MySQLInnoDBCheckpointMaxAge, "checkpoint age limit (MariaDB)"},
-	{MySQLInnoDBDataFsyncs, "fsyncs"},
-	{MySQLInnoDBDataPendingFsyncs, "pending fsyncs"},
-	{MySQLInnoDBLogWaits, "waits for the redo log buffer"},
-	{MySQLInnoDBOsLogWritten, "bytes written to the redo log"},
-	{MySQLInnoDBPageSize, "page size"},
-	{MySQLInnoDBRowLockCurrentWaits, "row lock waits in progress"},
-	{MySQLInnoDBRowLockTime, "time spent waiting for row locks"},
-	{MySQLInnoDBRowsDeleted, "rows deleted"},
-	{MySQLInnoDBRowsInserted, "rows inserted"},
-	{MySQLInnoDBRowsRead, "rows read"},
-	{MySQLInnoDBRowsUpdated, "rows updated"},
+	{mySQLQuestions, "statements sent by clients"},
+	{mySQLQueries, "statements run, including those inside stored programs"},
+	{mySQLComCommit, "COMMIT statements"},
+	{mySQLThreadsRunning, "threads running a statement"},
+	{mySQLUptime, "seconds since the server started"},
+	{mySQLInnoDBBufferPoolPagesDirty, "dirty pages in the buffer pool"},
+	{mySQLInnoDBBufferPoolPagesFlushed, "buffer pool pages flushed"},
+	{mySQLInnoDBBufferPoolPagesTotal, "buffer pool size in pages"},
+	{mySQLInnoDBBufferPoolWaitFree, "waits for a free page (flushing could not keep up)"},
+	{mySQLInnoDBCheckpointMaxAge, "checkpoint age limit (MariaDB)"},
+	{mySQLInnoDBDataFsyncs, "fsyncs"},
+	{mySQLInnoDBDataPendingFsyncs, "pending fsyncs"},
+	{mySQLInnoDBLogWaits, "waits for the redo log buffer"},
+	{mySQLInnoDBOsLogWritten, "bytes written to the redo log"},
+	{mySQLInnoDBPageSize, "page size"},
+	{mySQLInnoDBRowLockCurrentWaits, "row lock waits in progress"},
+	{mySQLInnoDBRowLockTime, "time spent waiting for row locks"},
+	{mySQLInnoDBRowsDeleted, "rows deleted"},
+	{mySQLInnoDBRowsInserted, "rows inserted"},
+	{mySQLInnoDBRowsRead, "rows read"},
+	{mySQLInnoDBRowsUpdated, "rows updated"},
 }
 
 // mysqlStatusDescs declares the named status variables with the kind and unit the
@@ -126,11 +126,11 @@ func mysqlStatusDescs() []collect.Desc {
 // fathom's own MySQL metrics are grouped (mysql.innodb.*, mysql.binlog.*, …) or
 // declared one by one, so a misspelt one of those is not taken for a variable.
 func mysqlStatusMember(name string) (collect.Desc, bool) {
-	v, ok := strings.CutPrefix(name, FamilyMySQLStatus)
+	v, ok := strings.CutPrefix(name, familyMySQLStatus)
 	if !ok || v == "" || strings.Contains(v, ".") {
 		return collect.Desc{}, false
 	}
-	return collect.Desc{Name: name, Kind: MySQLStatusKind(v), Unit: MySQLStatusUnit(v), Help: "SHOW GLOBAL STATUS " + v}, true
+	return collect.Desc{Name: name, Kind: mySQLStatusKind(v), Unit: mySQLStatusUnit(v), Help: "SHOW GLOBAL STATUS " + v}, true
 }
 
 // MySQL's and MariaDB's status variables in the vocabulary: every numeric variable of
@@ -194,8 +194,8 @@ var mysqlPoolCounters = map[string]bool{
 	"Innodb_buffer_pool_pages_LRU_flushed": true, "Innodb_buffer_pool_pages_LRU_freed": true,
 }
 
-// MySQLStatusKind classifies a status variable.
-func MySQLStatusKind(name string) sample.Kind {
+// mySQLStatusKind classifies a status variable.
+func mySQLStatusKind(name string) sample.Kind {
 	// MariaDB without Galera lists the wsrep_* variables in lower case.
 	if name != "" && name[0] >= 'a' && name[0] <= 'z' {
 		name = strings.ToUpper(name[:1]) + name[1:]
@@ -223,8 +223,8 @@ func MySQLStatusKind(name string) sample.Kind {
 	return sample.Counter
 }
 
-// MySQLStatusUnit is a status variable's unit, "" when it has none known.
-func MySQLStatusUnit(name string) string {
+// mySQLStatusUnit is a status variable's unit, "" when it has none known.
+func mySQLStatusUnit(name string) string {
 	l := strings.ToLower(name)
 	switch {
 	case strings.HasPrefix(l, "bytes_") || strings.HasSuffix(l, "_bytes") || strings.Contains(l, "_bytes_") ||

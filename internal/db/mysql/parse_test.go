@@ -34,30 +34,30 @@ Pending writes: LRU 0, flush list 12
 `
 
 func TestParseInnoDBStatus(t *testing.T) {
-	st := ParseInnoDBStatus(innodbStatus)
-	want := InnoDBStatus{LSN: 1000000, Flushed: 999000, Checkpoint: 800000, HistoryListLength: 42, PendingLogFlushes: 1,
+	st := parseInnoDBEngineStatus(innodbStatus)
+	want := innoDBStatus{LSN: 1000000, Flushed: 999000, Checkpoint: 800000, HistoryListLength: 42, PendingLogFlushes: 1,
 		PendingPoolFlushes: 3, PendingFsyncs: 4, PendingFlush: 12, ModifiedPages: 517, LockWaits: 1, HasLSN: true, HasHistory: true, HasPW: true,
 		HasFsyncs: true, HasFsyncSplit: true}
 	if st != want {
 		t.Errorf("got %+v\nwant %+v", st, want)
 	}
-	if st := ParseInnoDBStatus("nothing here"); st.HasLSN || st.HasHistory {
+	if st := parseInnoDBEngineStatus("nothing here"); st.HasLSN || st.HasHistory {
 		t.Errorf("empty text: %+v", st)
 	}
 	// MySQL 8 prints pending AIO per I/O thread and single-page writes; MariaDB 10.5+
 	// prints one total of pending fsyncs.
 	mysql8 := "Pending normal aio reads: [0, 1, 2, 0] , aio writes: [2, 0, 0, 0] ,\n" +
 		"Pending flushes (fsync) log: 1; buffer pool: 4\nPending reads      7\nPending writes: LRU 1, flush list 2, single page 3\n"
-	if st := ParseInnoDBStatus(mysql8); st.PendingAIOReads != 3 || st.PendingAIOWrites != 2 || !st.HasAIO ||
+	if st := parseInnoDBEngineStatus(mysql8); st.PendingAIOReads != 3 || st.PendingAIOWrites != 2 || !st.HasAIO ||
 		st.PendingFsyncs != 5 || st.PendingReads != 7 || !st.HasReads || st.PendingSinglePage != 3 {
 		t.Errorf("MySQL 8 pending I/O: %+v", st)
 	}
-	if st := ParseInnoDBStatus("Pending flushes (fsync): 2\nPending normal aio reads: 5, aio writes: 6\n"); st.PendingFsyncs != 2 || !st.HasFsyncs || st.HasFsyncSplit ||
+	if st := parseInnoDBEngineStatus("Pending flushes (fsync): 2\nPending normal aio reads: 5, aio writes: 6\n"); st.PendingFsyncs != 2 || !st.HasFsyncs || st.HasFsyncSplit ||
 		st.PendingAIOReads != 5 || st.PendingAIOWrites != 6 {
 		t.Errorf("MariaDB pending fsyncs, single AIO counts: %+v", st)
 	}
 	// Without a checkpoint line there is no age.
-	if st := ParseInnoDBStatus("Log sequence number 5\n"); st.HasLSN {
+	if st := parseInnoDBEngineStatus("Log sequence number 5\n"); st.HasLSN {
 		t.Errorf("LSN without checkpoint: %+v", st)
 	}
 }
@@ -66,6 +66,6 @@ func FuzzParseInnoDBStatus(f *testing.F) {
 	f.Add(innodbStatus)
 	f.Add("Log sequence number 99999999999999999999999\nLast checkpoint at -1\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		ParseInnoDBStatus(s)
+		parseInnoDBEngineStatus(s)
 	})
 }

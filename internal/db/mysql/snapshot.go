@@ -164,7 +164,7 @@ func snapshotInnoDBStatus(s *collect.Snap, vars map[string]string, i, n int) {
 	if len(rows) == 1 && len(rows[0]) >= 3 {
 		s.Add(fmt.Sprintf("innodb_status_%d.txt", i), fmt.Sprintf("SHOW ENGINE INNODB STATUS (%d of %d, with status sample %d)", i, n, i), []byte(rows[0][2]))
 		if i == 1 {
-			st := ParseInnoDBStatus(rows[0][2])
+			st := parseInnoDBEngineStatus(rows[0][2])
 			if st.HasLSN {
 				s.Fact("InnoDB", "Checkpoint age", "%s behind the redo log head (%s)", collect.SizeText(st.LSN-st.Checkpoint), redoText(vars))
 			}
@@ -769,13 +769,13 @@ func containsArg(args []string, a string) bool {
 // Activity sums up the key rates for a snapshot's Activity line: statements, redo
 // written and rows read.
 func (collectSide) Activity(rate map[string]float64) (parts []string, _ [][2]string) {
-	if v, ok := rate[MySQLQuestions]; ok {
+	if v, ok := rate[mySQLQuestions]; ok {
 		parts = append(parts, fmt.Sprintf("%.0f statements/s", v))
 	}
-	if v, ok := rate[MySQLInnoDBOsLogWritten]; ok {
+	if v, ok := rate[mySQLInnoDBOsLogWritten]; ok {
 		parts = append(parts, fmt.Sprintf("redo %s/s", collect.SizeText(int64(v))))
 	}
-	if v, ok := rate[MySQLInnoDBRowsRead]; ok {
+	if v, ok := rate[mySQLInnoDBRowsRead]; ok {
 		parts = append(parts, fmt.Sprintf("%.0f rows read/s", v))
 	}
 	return parts, nil

@@ -20,14 +20,14 @@ func (Kind) StallRules() []analyze.Rule {
 // SHOW statements are fathom's own sampling; sizes and the uptime are not activity.
 func (Kind) StallVocabulary() analyze.Vocabulary {
 	return analyze.Vocabulary{
-		ServerRates:       []string{MySQLQuestions, MySQLQueries},
-		TableLockSessions: []string{MySQLThreadsWaitingForLock},
-		RowLockSessions:   []string{MySQLInnoDBRowLockCurrentWaits, MySQLInnoDBTransactionsInLockWait},
-		RowLockTime:       MySQLInnoDBRowLockTime,
-		SessionStates:     FamilyMySQLThreadState,
-		Sampling:          []string{FamilyMySQLStatus + "Com_show_*"},
-		Static: []string{MySQLInnoDBRedoCapacityBytes, MySQLUptime + "*", MySQLInnoDBBufferPoolPagesTotal + "*",
-			MySQLInnoDBCheckpointMaxAge, MySQLInnoDBPageSize},
+		ServerRates:       []string{mySQLQuestions, mySQLQueries},
+		TableLockSessions: []string{mySQLThreadsWaitingForLock},
+		RowLockSessions:   []string{mySQLInnoDBRowLockCurrentWaits, mySQLInnoDBTransactionsInLockWait},
+		RowLockTime:       mySQLInnoDBRowLockTime,
+		SessionStates:     familyMySQLThreadState,
+		Sampling:          []string{familyMySQLStatus + "Com_show_*"},
+		Static: []string{mySQLInnoDBRedoCapacityBytes, mySQLUptime + "*", mySQLInnoDBBufferPoolPagesTotal + "*",
+			mySQLInnoDBCheckpointMaxAge, mySQLInnoDBPageSize},
 	}
 }
 
@@ -61,30 +61,30 @@ func stallInnoDBCheckpoint(a analyze.Attributor, st *store.Stall, w []int) (anal
 	if maria || !stallMySQLAtLeast(a.Version(), 8, 0, 30) {
 		redo = "innodb_log_file_size"
 	}
-	if v, ok := a.AtLeast(MySQLInnoDBCheckpointAgeCapacityPct, w, 75); ok {
+	if v, ok := a.AtLeast(mySQLInnoDBCheckpointAgeCapacityPct, w, 75); ok {
 		m.Score += 1.5
-		m.Metrics = append(m.Metrics, MySQLInnoDBCheckpointAgeCapacityPct)
+		m.Metrics = append(m.Metrics, mySQLInnoDBCheckpointAgeCapacityPct)
 		why = append(why, fmt.Sprintf("the checkpoint age reached %.0f%% of the redo log (%s=%s; InnoDB flushes furiously from about 75%% and stalls writers near the limit)", v, redo, stallSettingText(a.Settings()[redo])))
-	} else if v, ok := a.AtLeast(MySQLInnoDBCheckpointAgePct, w, 75); ok {
+	} else if v, ok := a.AtLeast(mySQLInnoDBCheckpointAgePct, w, 75); ok {
 		m.Score += 1.5
-		m.Metrics = append(m.Metrics, MySQLInnoDBCheckpointAgePct)
+		m.Metrics = append(m.Metrics, mySQLInnoDBCheckpointAgePct)
 		why = append(why, fmt.Sprintf("the checkpoint age reached %.0f%% of Innodb_checkpoint_max_age, where InnoDB flushes synchronously and writers wait", v))
 	}
-	if d, ok := a.Up(MySQLInnoDBBufferPoolPagesFlushed, w); ok {
+	if d, ok := a.Up(mySQLInnoDBBufferPoolPagesFlushed, w); ok {
 		m.Score += 1
-		m.Metrics = append(m.Metrics, MySQLInnoDBBufferPoolPagesFlushed)
+		m.Metrics = append(m.Metrics, mySQLInnoDBBufferPoolPagesFlushed)
 		why = append(why, "pages flushed went "+d.Change())
 	}
-	for _, n := range []string{MySQLInnoDBLogWaits, MySQLInnoDBBufferPoolWaitFree} {
+	for _, n := range []string{mySQLInnoDBLogWaits, mySQLInnoDBBufferPoolWaitFree} {
 		if a.Happened(n, w) && a.BaselineShare(n) < 0.5 {
 			m.Score += 1
 			m.Metrics = append(m.Metrics, n)
-			why = append(why, strings.TrimPrefix(n, FamilyMySQLStatus)+" increased")
+			why = append(why, strings.TrimPrefix(n, familyMySQLStatus)+" increased")
 		}
 	}
-	if _, ok := a.Up(MySQLInnoDBDataPendingFsyncs, w); ok {
+	if _, ok := a.Up(mySQLInnoDBDataPendingFsyncs, w); ok {
 		m.Score += 0.5
-		m.Metrics = append(m.Metrics, MySQLInnoDBDataPendingFsyncs)
+		m.Metrics = append(m.Metrics, mySQLInnoDBDataPendingFsyncs)
 	}
 	if m.Score < 2 {
 		return analyze.Match{}, false
@@ -121,10 +121,10 @@ func stallSettingText(v string) string {
 }
 
 func stallBinlogRotation(a analyze.Attributor, st *store.Stall, w []int) (analyze.Match, bool) {
-	if !a.Happened(MySQLBinlogFileSeq, w) || a.BaselineShare(MySQLBinlogFileSeq) > 0.5 {
+	if !a.Happened(mySQLBinlogFileSeq, w) || a.BaselineShare(mySQLBinlogFileSeq) > 0.5 {
 		return analyze.Match{}, false
 	}
-	m := analyze.Match{Key: "binlog_rotation", Score: 2.5, Metrics: []string{MySQLBinlogFileSeq}}
+	m := analyze.Match{Key: "binlog_rotation", Score: 2.5, Metrics: []string{mySQLBinlogFileSeq}}
 	m.Title = "binary log rotation"
 	m.Explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s as the binary log rotated to a new file: the old file is synced and closed while commits wait. Fewer, larger rotations (max_binlog_size) or a less strict sync_binlog reduce these pauses.",
 		analyze.Number(st.Baseline), analyze.Number(st.Mean), analyze.At(st.Start), analyze.At(st.End))

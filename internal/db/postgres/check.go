@@ -16,7 +16,7 @@ import (
 // checkDialect is how `fathom check` and `fathom heartbeat` read and talk to
 // PostgreSQL servers.
 var checkDialect = &check.Dialect{
-	Fetch: FetchPostgres, DefaultPort: "5432",
+	Fetch: fetchPostgres, DefaultPort: "5432",
 	Connections: "connections / max_connections * 100", Used: "connections",
 	StatsReset:  "pg_stat_reset()",
 	Replication: replication{},
@@ -41,7 +41,7 @@ var checkDialect = &check.Dialect{
 	},
 }
 
-func FetchPostgres(ctx context.Context, conn target.Conn, s *check.Sample, now func() time.Time) error {
+func fetchPostgres(ctx context.Context, conn target.Conn, s *check.Sample, now func() time.Time) error {
 	rows, err := conn.Query(ctx, `SELECT extract(epoch FROM clock_timestamp()),
 		extract(epoch FROM pg_postmaster_start_time()),
 		pg_is_in_recovery(),
@@ -64,7 +64,7 @@ func FetchPostgres(ctx context.Context, conn target.Conn, s *check.Sample, now f
 	// pg_stat_database and pg_stat_bgwriter first: their counters win over settings.
 	// Every numeric column, summed over databases, read by collect like the sampler.
 	before := now()
-	db, err := ReadPgStatDatabase(ctx, conn, nil)
+	db, err := readPgStatDatabase(ctx, conn, nil)
 	if err != nil {
 		return err
 	}

@@ -80,9 +80,9 @@ var pgDatabaseCols = []pgCol{
 	{"sessions", "sessions_opened", sample.Counter, "sessions"},
 }
 
-// PgStatDatabase is pg_stat_database summed over the databases: every numeric column
+// pgStatDatabase is pg_stat_database summed over the databases: every numeric column
 // the server's version has, under its own name, as the server printed the sum.
-type PgStatDatabase struct {
+type pgStatDatabase struct {
 	Sums map[string]string
 	// PostmasterStart and StatsReset (the newest reset, "" when none) are the
 	// server's text; StatsResetEpoch is the reset in Unix seconds, 0 when none.
@@ -91,11 +91,11 @@ type PgStatDatabase struct {
 	cols                        []string
 }
 
-// ReadPgStatDatabase reads pg_stat_database for the collector and for `fathom check`,
+// readPgStatDatabase reads pg_stat_database for the collector and for `fathom check`,
 // whose expressions may name any of its columns. prev, when not nil, is an earlier
 // reading of the same server whose column list is reused (one query instead of two).
-func ReadPgStatDatabase(ctx context.Context, conn target.Conn, prev *PgStatDatabase) (*PgStatDatabase, error) {
-	out := &PgStatDatabase{Sums: map[string]string{}}
+func readPgStatDatabase(ctx context.Context, conn target.Conn, prev *pgStatDatabase) (*pgStatDatabase, error) {
+	out := &pgStatDatabase{Sums: map[string]string{}}
 	if prev != nil && len(prev.cols) > 0 {
 		out.cols = prev.cols
 	} else {
@@ -140,7 +140,7 @@ func ReadPgStatDatabase(ctx context.Context, conn target.Conn, prev *PgStatDatab
 }
 
 func newPgStatDatabase() collect.Collector {
-	var prev *PgStatDatabase
+	var prev *pgStatDatabase
 	return collect.Func{
 		Name:    "pg_stat_database",
 		Metrics: declared["pg_stat_database"],
@@ -149,7 +149,7 @@ func newPgStatDatabase() collect.Collector {
 			if s.Conn == nil {
 				return collect.ErrNoConn
 			}
-			db, err := ReadPgStatDatabase(ctx, s.Conn, prev)
+			db, err := readPgStatDatabase(ctx, s.Conn, prev)
 			if err != nil {
 				return err
 			}
@@ -379,11 +379,11 @@ func newPgActivity() collect.Collector {
 					walsenders += n
 				}
 			}
-			for _, st := range PgStates {
+			for _, st := range pgStates {
 				s.Gauge("pg.sessions."+collect.MetricPart(st), "sessions", states[st])
 			}
 			s.Gauge("pg.sessions.running", "sessions", running)
-			for _, w := range PgWaitTypes {
+			for _, w := range pgWaitTypes {
 				s.Gauge("pg.waiting."+strings.ToLower(w), "sessions", waits[w])
 			}
 			for e, n := range events {

@@ -35,9 +35,9 @@ func (collectSide) SessionSetup() string {
 
 // KeyMetrics are the metrics shown first (fathom show, fathom watch).
 func (collectSide) KeyMetrics() []string {
-	return []string{PgXactCommit, PgXactRollback, PgBlksRead, PgTupUpdated, PgWALBytes, PgWALFPI,
-		PgCheckpointsReq, PgCheckpointsTimed, PgBuffersCheckpoint, PgBuffersBackend, PgWALSinceCheckpointPct,
-		PgSessionsActive, PgWaitingLock, PgWaitingLWLock, PgWaitingIO, PgLockWaits, PgAutovacuumWorkers, PgDeadlocks, PgTempBytes}
+	return []string{pgXactCommit, pgXactRollback, pgBlksRead, pgTupUpdated, pgWALBytes, pgWALFPI,
+		pgCheckpointsReq, pgCheckpointsTimed, pgBuffersCheckpoint, pgBuffersBackend, pgWALSinceCheckpointPct,
+		pgSessionsActive, pgWaitingLock, pgWaitingLWLock, pgWaitingIO, pgLockWaits, pgAutovacuumWorkers, pgDeadlocks, pgTempBytes}
 }
 
 // governing are the settings read at discovery: the ones stall explanations name.

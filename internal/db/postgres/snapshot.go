@@ -467,13 +467,13 @@ func quoteIdent(s string) string {
 // Activity sums up the key rates for a snapshot's Activity section: commits and WAL
 // on the activity line, checkpoints that happened during the sampling after it.
 func (collectSide) Activity(rate map[string]float64) (parts []string, facts [][2]string) {
-	if v, ok := rate[PgXactCommit]; ok {
+	if v, ok := rate[pgXactCommit]; ok {
 		parts = append(parts, fmt.Sprintf("%.0f commits/s", v))
 	}
-	if v, ok := rate[PgWALBytes]; ok {
+	if v, ok := rate[pgWALBytes]; ok {
 		parts = append(parts, fmt.Sprintf("WAL %s/s", collect.SizeText(int64(v))))
 	}
-	for _, n := range []string{PgCheckpointsReq, PgCheckpointsTimed} {
+	for _, n := range []string{pgCheckpointsReq, pgCheckpointsTimed} {
 		if v, ok := rate[n]; ok && v > 0 {
 			facts = append(facts, [2]string{"checkpoints", fmt.Sprintf("%s during the sampling (%.2f/s)", strings.TrimPrefix(n, "pg."), v)})
 		}

@@ -7,7 +7,7 @@ import (
 
 // A snapshot's Activity section: commits and WAL on the line, checkpoints after it.
 func TestActivity(t *testing.T) {
-	parts, facts := collectSide{}.Activity(map[string]float64{PgXactCommit: 120, PgWALBytes: 3 << 20, PgCheckpointsReq: 0.5, PgCheckpointsTimed: 0})
+	parts, facts := collectSide{}.Activity(map[string]float64{pgXactCommit: 120, pgWALBytes: 3 << 20, pgCheckpointsReq: 0.5, pgCheckpointsTimed: 0})
 	if want := []string{"120 commits/s", "WAL 3.0 MB/s"}; !reflect.DeepEqual(parts, want) {
 		t.Errorf("parts %q, want %q", parts, want)
 	}

@@ -22,53 +22,53 @@ func (Kind) StallRules() []analyze.Rule {
 // and tuples row locks; the WAL size limit and the checkpoint's age are not activity.
 func (Kind) StallVocabulary() analyze.Vocabulary {
 	return analyze.Vocabulary{
-		ServerRates:       []string{PgXactCommit},
-		TableLockSessions: []string{PgLockWaitsRelation, PgLockWaitsObject, PgLockWaitsAdvisory},
-		RowLockSessions:   []string{PgLockWaitsTransactionid, PgLockWaitsTuple},
-		AnyLockSessions:   []string{PgWaitingLock, PgBlockedSessions},
-		Static:            []string{PgMaxWALSizeBytes, PgCheckpointAgeSeconds},
+		ServerRates:       []string{pgXactCommit},
+		TableLockSessions: []string{pgLockWaitsRelation, pgLockWaitsObject, pgLockWaitsAdvisory},
+		RowLockSessions:   []string{pgLockWaitsTransactionid, pgLockWaitsTuple},
+		AnyLockSessions:   []string{pgWaitingLock, pgBlockedSessions},
+		Static:            []string{pgMaxWALSizeBytes, pgCheckpointAgeSeconds},
 	}
 }
 
 func stallPGCheckpoint(a analyze.Attributor, st *store.Stall, w []int) (analyze.Match, bool) {
 	m := analyze.Match{Key: "checkpoint"}
 	var why []string
-	req := a.Happened(PgCheckpointsReq, w)
-	timed := a.Happened(PgCheckpointsTimed, w)
+	req := a.Happened(pgCheckpointsReq, w)
+	timed := a.Happened(pgCheckpointsTimed, w)
 	if req || timed {
 		// A checkpoint that starts in nearly every interval explains nothing.
-		share := math.Max(a.BaselineShare(PgCheckpointsReq), a.BaselineShare(PgCheckpointsTimed))
+		share := math.Max(a.BaselineShare(pgCheckpointsReq), a.BaselineShare(pgCheckpointsTimed))
 		m.Score += 2 * (1 - share)
 		if req {
-			m.Metrics = append(m.Metrics, PgCheckpointsReq)
+			m.Metrics = append(m.Metrics, pgCheckpointsReq)
 			why = append(why, "a checkpoint was requested because the WAL written since the last one reached max_wal_size")
 		} else {
-			m.Metrics = append(m.Metrics, PgCheckpointsTimed)
+			m.Metrics = append(m.Metrics, pgCheckpointsTimed)
 			why = append(why, "a timed checkpoint (checkpoint_timeout) started")
 		}
 	}
-	if d, ok := a.Up(PgCheckpointerBusy, w); ok {
+	if d, ok := a.Up(pgCheckpointerBusy, w); ok {
 		m.Score += 1
-		m.Metrics = append(m.Metrics, PgCheckpointerBusy)
+		m.Metrics = append(m.Metrics, pgCheckpointerBusy)
 		_ = d
 		if len(why) == 0 {
 			why = append(why, "the checkpointer was writing")
 		}
 	}
-	if d, ok := a.Up(PgBuffersCheckpoint, w); ok {
+	if d, ok := a.Up(pgBuffersCheckpoint, w); ok {
 		m.Score += 1
-		m.Metrics = append(m.Metrics, PgBuffersCheckpoint)
+		m.Metrics = append(m.Metrics, pgBuffersCheckpoint)
 		why = append(why, "buffers written by the checkpoint went "+d.Change())
 	}
-	for _, n := range []string{PgCheckpointWriteTime, PgCheckpointSyncTime} {
+	for _, n := range []string{pgCheckpointWriteTime, pgCheckpointSyncTime} {
 		if _, ok := a.Up(n, w); ok {
 			m.Score += 0.5
 			m.Metrics = append(m.Metrics, n)
 		}
 	}
-	if d, ok := a.Up(PgWALFPI, w); ok {
+	if d, ok := a.Up(pgWALFPI, w); ok {
 		m.Score += 1
-		m.Metrics = append(m.Metrics, PgWALFPI)
+		m.Metrics = append(m.Metrics, pgWALFPI)
 		why = append(why, "full-page images in WAL went "+d.Change()+" (after a checkpoint the first change to each page writes the whole page)")
 	}
 	// A checkpoint that began shortly before the window (its full-page images are what
@@ -77,17 +77,17 @@ func stallPGCheckpoint(a analyze.Attributor, st *store.Stall, w []int) (analyze.
 	// run's clock at the stall's end) is not this run's cause: a slow start is not a
 	// stall.
 	if !req && !timed {
-		if age, ok := a.Minimum(PgCheckpointAgeSeconds, w); ok && age < 2*(st.End-st.Start).Seconds()+5 && age < st.End.Seconds() {
-			if _, fpi := a.Up(PgWALFPI, w); fpi || slices.Contains(m.Metrics, PgBuffersCheckpoint) {
+		if age, ok := a.Minimum(pgCheckpointAgeSeconds, w); ok && age < 2*(st.End-st.Start).Seconds()+5 && age < st.End.Seconds() {
+			if _, fpi := a.Up(pgWALFPI, w); fpi || slices.Contains(m.Metrics, pgBuffersCheckpoint) {
 				m.Score += 1.5
-				m.Metrics = append(m.Metrics, PgCheckpointAgeSeconds)
+				m.Metrics = append(m.Metrics, pgCheckpointAgeSeconds)
 				why = append(why, fmt.Sprintf("a checkpoint had started %.0fs before", age))
 			}
 		}
 	}
-	if v, ok := a.AtLeast(PgWALSinceCheckpointPct, w, 70); ok {
+	if v, ok := a.AtLeast(pgWALSinceCheckpointPct, w, 70); ok {
 		m.Score += 0.5
-		m.Metrics = append(m.Metrics, PgWALSinceCheckpointPct)
+		m.Metrics = append(m.Metrics, pgWALSinceCheckpointPct)
 		why = append(why, fmt.Sprintf("WAL since the last checkpoint reached %.0f%% of max_wal_size", v))
 	}
 	if m.Score < 2 || !(req || timed || len(m.Metrics) >= 2) {
@@ -115,12 +115,12 @@ func stallPGCheckpoint(a analyze.Attributor, st *store.Stall, w []int) (analyze.
 
 func stallAutovacuum(a analyze.Attributor, st *store.Stall, w []int) (analyze.Match, bool) {
 	m := analyze.Match{Key: "autovacuum"}
-	d, ok := a.Rise(PgAutovacuumWorkers, st, 1)
+	d, ok := a.Rise(pgAutovacuumWorkers, st, 1)
 	if !ok {
 		return analyze.Match{}, false
 	}
 	m.Score = 2
-	m.Metrics = append(m.Metrics, PgAutovacuumWorkers)
+	m.Metrics = append(m.Metrics, pgAutovacuumWorkers)
 	m.Title = "autovacuum"
 	m.Explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while %s autovacuum workers ran on average (%s normally): their reads and writes compete with the workload. Throttle them (autovacuum_vacuum_cost_limit, autovacuum_vacuum_cost_delay), or vacuum big tables at quiet times.",
 		analyze.Number(st.Baseline), analyze.Number(st.Mean), analyze.At(st.Start), analyze.At(st.End), analyze.Number(d.Mean), analyze.Number(d.Base))
@@ -134,7 +134,7 @@ func stallAutovacuum(a analyze.Attributor, st *store.Stall, w []int) (analyze.Ma
 
 func stallWALFlush(a analyze.Attributor, st *store.Stall, w []int) (analyze.Match, bool) {
 	m := analyze.Match{Key: "wal_flush"}
-	for _, n := range []string{PgWaitEventLWLockWalwrite, PgWaitEventIOWalsync, PgWaitEventIOWalwrite, PgWALBuffersFull, PgWALSyncTime, PgWALWriteTime} {
+	for _, n := range []string{pgWaitEventLWLockWalwrite, pgWaitEventIOWalsync, pgWaitEventIOWalwrite, pgWALBuffersFull, pgWALSyncTime, pgWALWriteTime} {
 		if _, ok := a.Up(n, w); ok {
 			m.Score += 0.75
 			m.Metrics = append(m.Metrics, n)

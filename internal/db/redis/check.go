@@ -13,19 +13,19 @@ import (
 // checkDialect is how `fathom check` reads Redis: INFO's fields as the sample; no
 // replication modes and no heartbeat (both are refused in one line).
 var checkDialect = &check.Dialect{
-	Fetch: FetchRedis, DefaultPort: "6379",
+	Fetch: fetchRedis, DefaultPort: "6379",
 	Connections: "connected_clients / maxclients * 100", Used: "connected_clients", Max: "maxclients",
 	StatsReset: "CONFIG RESETSTAT",
 	AuthHint:   "check the password: DSN, REDISCLI_AUTH or the DSN's passfile=",
 }
 
-// FetchRedis fills s from INFO everything: every field under its INFO name
+// fetchRedis fills s from INFO everything: every field under its INFO name
 // (used_memory, aof_rewrite_in_progress, instantaneous_ops_per_sec …), numeric ones as
 // numbers, so varcomp and lastrun expressions can use any of them. The server's start
 // is its clock minus uptime_in_seconds.
-func FetchRedis(ctx context.Context, conn target.Conn, s *check.Sample, now func() time.Time) error {
+func fetchRedis(ctx context.Context, conn target.Conn, s *check.Sample, now func() time.Time) error {
 	before := now()
-	info, err := ReadRedisInfo(ctx, conn, "everything")
+	info, err := readRedisInfo(ctx, conn, "everything")
 	if err != nil {
 		return err
 	}

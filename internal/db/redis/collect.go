@@ -18,8 +18,8 @@ import (
 // vocabulary (RedisSections) under the names Redis gives them ("redis.aof_rewrite_in_progress"), so that they can
 // be looked up in Redis's INFO documentation.
 
-// ParseRedisInfo reads the name:value lines of an INFO reply.
-func ParseRedisInfo(rows [][]string) map[string]string {
+// parseRedisInfo reads the name:value lines of an INFO reply.
+func parseRedisInfo(rows [][]string) map[string]string {
 	out := map[string]string{}
 	for _, r := range rows {
 		for _, text := range r {
@@ -37,8 +37,8 @@ func ParseRedisInfo(rows [][]string) map[string]string {
 	return out
 }
 
-// ReadRedisInfo runs INFO section (all sections for "everything") and parses it.
-func ReadRedisInfo(ctx context.Context, conn target.Conn, section string) (map[string]string, error) {
+// readRedisInfo runs INFO section (all sections for "everything") and parses it.
+func readRedisInfo(ctx context.Context, conn target.Conn, section string) (map[string]string, error) {
 	if conn == nil {
 		return nil, collect.ErrNoConn
 	}
@@ -46,14 +46,14 @@ func ReadRedisInfo(ctx context.Context, conn target.Conn, section string) (map[s
 	if err != nil {
 		return nil, err
 	}
-	return ParseRedisInfo(rows), nil
+	return parseRedisInfo(rows), nil
 }
 
 func newRedisSection(i int) func() collect.Collector {
-	sec := RedisSections[i]
+	sec := redisSections[i]
 	return func() collect.Collector {
 		return collect.Func{Name: sec.Collector, Help: sec.Help, Metrics: redisDescs(sec.Collector), Collect: func(ctx context.Context, s *collect.Scrape) error {
-			info, err := ReadRedisInfo(ctx, s.Conn, "server "+sec.Section)
+			info, err := readRedisInfo(ctx, s.Conn, "server "+sec.Section)
 			if err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ func newRedisLatencyStats() collect.Collector {
 	return collect.Func{Name: "redis_latencystats", Help: "INFO latencystats: per-command latency percentiles (Redis 7+)", Min: sample.Version{Major: 7},
 		Metrics: redisDescs("redis_latencystats"),
 		Collect: func(ctx context.Context, s *collect.Scrape) error {
-			info, err := ReadRedisInfo(ctx, s.Conn, "latencystats")
+			info, err := readRedisInfo(ctx, s.Conn, "latencystats")
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func newRedisLatencyStats() collect.Collector {
 				for part := range strings.SplitSeq(v, ",") {
 					p, val, ok := strings.Cut(part, "=")
 					if f, okf := collect.Num(val); ok && okf {
-						s.SparseGauge(FamilyRedisLatency+cmd+"."+strings.ReplaceAll(p, ".", "_"), "us", f)
+						s.SparseGauge(familyRedisLatency+cmd+"."+strings.ReplaceAll(p, ".", "_"), "us", f)
 					}
 				}
 			}
@@ -133,7 +133,7 @@ func (collectSide) Discover(ctx context.Context, s *sample.Server, conn target.C
 func (collectSide) Snapshot(sn *collect.Snap) { snapshot(sn) }
 
 func discoverRedis(ctx context.Context, s *sample.Server, conn target.Conn, fs procfs.FS, haveProc bool) {
-	info, err := ReadRedisInfo(ctx, conn, "server")
+	info, err := readRedisInfo(ctx, conn, "server")
 	if err != nil || info["redis_version"] == "" {
 		collect.Note(s, "version: %v", collect.ErrOr(err, "INFO server gave no redis_version"))
 		return
@@ -173,7 +173,7 @@ func discoverRedis(ctx context.Context, s *sample.Server, conn target.Conn, fs p
 
 // KeyMetrics are the metrics shown first (fathom show, fathom watch).
 func (collectSide) KeyMetrics() []string {
-	return []string{RedisCommands, RedisKeyspaceHits, RedisKeyspaceMisses, RedisEvictedKeys, RedisAOFRewriteInProgress,
-		RedisRDBBgsaveInProgress, RedisLatestForkUsec, RedisCurrentCOWSize, RedisAOFDelayedFsync, RedisAOFBufferLength,
-		RedisAOFCurrentSize, RedisUsedMemory, RedisUsedMemoryRSS, RedisConnectedClients, RedisBlockedClients, RedisLoading}
+	return []string{redisCommands, redisKeyspaceHits, redisKeyspaceMisses, redisEvictedKeys, redisAOFRewriteInProgress,
+		redisRDBBgsaveInProgress, redisLatestForkUsec, redisCurrentCOWSize, redisAOFDelayedFsync, redisAOFBufferLength,
+		redisAOFCurrentSize, redisUsedMemory, redisUsedMemoryRSS, redisConnectedClients, redisBlockedClients, redisLoading}
 }

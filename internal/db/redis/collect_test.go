@@ -15,7 +15,7 @@ import (
 )
 
 func TestParseRedisInfo(t *testing.T) {
-	got := ParseRedisInfo([][]string{{"# Persistence\r\nloading:0\r\naof_enabled:1\r\n\r\n# Stats\r\nkeyspace_hits:12\r\n"}})
+	got := parseRedisInfo([][]string{{"# Persistence\r\nloading:0\r\naof_enabled:1\r\n\r\n# Stats\r\nkeyspace_hits:12\r\n"}})
 	if got["loading"] != "0" || got["aof_enabled"] != "1" || got["keyspace_hits"] != "12" || len(got) != 3 {
 		t.Fatalf("%v", got)
 	}
@@ -54,11 +54,11 @@ func TestRedisCollectors(t *testing.T) {
 			t.Errorf("collector %s: %s %s", r.Collector, r.Status, r.Error)
 		}
 	}
-	q, ok := collecttest.Reading(second, RedisCommands)
+	q, ok := collecttest.Reading(second, redisCommands)
 	if !ok || q.Kind != sample.Counter || !q.HasRate || q.Rate <= 0 {
-		t.Errorf("%s: %+v", RedisCommands, q)
+		t.Errorf("%s: %+v", redisCommands, q)
 	}
-	for _, name := range []string{RedisAOFRewriteInProgress, RedisRDBBgsaveInProgress, RedisUsedMemory, RedisBlockedClients, "redis.keyspace_misses"} {
+	for _, name := range []string{redisAOFRewriteInProgress, redisRDBBgsaveInProgress, redisUsedMemory, redisBlockedClients, "redis.keyspace_misses"} {
 		if _, ok := collecttest.Reading(second, name); !ok {
 			t.Errorf("no reading %s", name)
 		}
@@ -66,7 +66,7 @@ func TestRedisCollectors(t *testing.T) {
 	if srv.Version.Major >= 7 {
 		found := false
 		for _, r := range second.Readings {
-			found = found || strings.HasPrefix(r.Name, FamilyRedisLatency+"get.")
+			found = found || strings.HasPrefix(r.Name, familyRedisLatency+"get.")
 		}
 		if !found {
 			t.Error("Redis 7: no latencystats for GET")

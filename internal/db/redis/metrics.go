@@ -9,43 +9,44 @@ import (
 // names Redis gives them ("redis.aof_rewrite_in_progress"), so that they can be looked
 // up in Redis's INFO documentation. One collector per INFO section.
 
-// Redis metric names other packages refer to.
+// Redis metric names the code of this package refers to (no other package does). A
+// test fails for a constant no collector declares.
 const (
-	RedisAOFRewriteInProgress = "redis.aof_rewrite_in_progress"
-	RedisRDBBgsaveInProgress  = "redis.rdb_bgsave_in_progress"
-	RedisAOFDelayedFsync      = "redis.aof_delayed_fsync"
-	RedisLatestForkUsec       = "redis.latest_fork_usec"
-	RedisCurrentCOWSize       = "redis.current_cow_size"
-	RedisAOFBufferLength      = "redis.aof_buffer_length"
-	RedisLoading              = "redis.loading"
-	RedisCommands             = "redis.total_commands_processed"
-	RedisEvictedKeys          = "redis.evicted_keys"
-	RedisUsedMemory           = "redis.used_memory"
-	RedisUsedMemoryRSS        = "redis.used_memory_rss"
-	RedisMaxmemory            = "redis.maxmemory"
-	RedisBlockedClients       = "redis.blocked_clients"
-	RedisConnectedClients     = "redis.connected_clients"
-	RedisKeyspaceHits         = "redis.keyspace_hits"
-	RedisKeyspaceMisses       = "redis.keyspace_misses"
-	RedisAOFCurrentSize       = "redis.aof_current_size"
-	RedisTotalForks           = "redis.total_forks"
-	FamilyRedisLatency        = "redis.latency."
+	redisAOFRewriteInProgress = "redis.aof_rewrite_in_progress"
+	redisRDBBgsaveInProgress  = "redis.rdb_bgsave_in_progress"
+	redisAOFDelayedFsync      = "redis.aof_delayed_fsync"
+	redisLatestForkUsec       = "redis.latest_fork_usec"
+	redisCurrentCOWSize       = "redis.current_cow_size"
+	redisAOFBufferLength      = "redis.aof_buffer_length"
+	redisLoading              = "redis.loading"
+	redisCommands             = "redis.total_commands_processed"
+	redisEvictedKeys          = "redis.evicted_keys"
+	redisUsedMemory           = "redis.used_memory"
+	redisUsedMemoryRSS        = "redis.used_memory_rss"
+	redisMaxmemory            = "redis.maxmemory"
+	redisBlockedClients       = "redis.blocked_clients"
+	redisConnectedClients     = "redis.connected_clients"
+	redisKeyspaceHits         = "redis.keyspace_hits"
+	redisKeyspaceMisses       = "redis.keyspace_misses"
+	redisAOFCurrentSize       = "redis.aof_current_size"
+	redisTotalForks           = "redis.total_forks"
+	familyRedisLatency        = "redis.latency."
 )
 
-// RedisField is one INFO field a collector reads.
-type RedisField struct {
+// redisField is one INFO field a collector reads.
+type redisField struct {
 	Field string
 	Kind  sample.Kind
 	Unit  string
 	Help  string
 }
 
-// RedisSections are the INFO sections read, each by its own collector.
-var RedisSections = []struct {
+// redisSections are the INFO sections read, each by its own collector.
+var redisSections = []struct {
 	Collector, Section, Help string
-	Fields                   []RedisField
+	Fields                   []redisField
 }{
-	{"redis_persistence", "persistence", "INFO persistence: AOF rewrites, RDB saves, forks, fsync delays, copy-on-write", []RedisField{
+	{"redis_persistence", "persistence", "INFO persistence: AOF rewrites, RDB saves, forks, fsync delays, copy-on-write", []redisField{
 		{"loading", sample.Gauge, "bool", "1 while the server loads its data set (after a start)"},
 		{"aof_enabled", sample.Gauge, "bool", "1 when the append-only file is on"},
 		{"aof_rewrite_in_progress", sample.Gauge, "bool", "1 while an AOF rewrite (BGREWRITEAOF) runs"},
@@ -65,7 +66,7 @@ var RedisSections = []struct {
 		{"rdb_last_bgsave_time_sec", sample.Gauge, "seconds", "how long the last RDB save took"},
 		{"aof_last_rewrite_time_sec", sample.Gauge, "seconds", "how long the last AOF rewrite took"},
 	}},
-	{"redis_stats", "stats", "INFO stats: commands, hits and misses, evictions, expirations, forks, network", []RedisField{
+	{"redis_stats", "stats", "INFO stats: commands, hits and misses, evictions, expirations, forks, network", []redisField{
 		{"total_commands_processed", sample.Counter, "commands", "commands processed"},
 		{"total_connections_received", sample.Counter, "connections", "connections accepted"},
 		{"rejected_connections", sample.Counter, "connections", "connections refused (maxclients)"},
@@ -79,18 +80,18 @@ var RedisSections = []struct {
 		{"total_net_output_bytes", sample.Counter, "bytes", "bytes sent"},
 		{"total_error_replies", sample.Counter, "replies", "error replies (Redis 6.2+)"},
 	}},
-	{"redis_memory", "memory", "INFO memory: used, resident, fragmentation, limit", []RedisField{
+	{"redis_memory", "memory", "INFO memory: used, resident, fragmentation, limit", []redisField{
 		{"used_memory", sample.Gauge, "bytes", "memory the allocator gave Redis"},
 		{"used_memory_rss", sample.Gauge, "bytes", "resident memory of the server process"},
 		{"used_memory_peak", sample.Gauge, "bytes", "peak of used_memory"},
 		{"maxmemory", sample.Gauge, "bytes", "memory limit (0: none)"},
 		{"mem_fragmentation_ratio", sample.Gauge, "ratio", "used_memory_rss / used_memory"},
 	}},
-	{"redis_clients", "clients", "INFO clients: connected and blocked clients", []RedisField{
+	{"redis_clients", "clients", "INFO clients: connected and blocked clients", []redisField{
 		{"connected_clients", sample.Gauge, "clients", "client connections"},
 		{"blocked_clients", sample.Gauge, "clients", "clients in a blocking command (BLPOP …)"},
 	}},
-	{"redis_cpu", "cpu", "INFO cpu: the server's CPU time", []RedisField{
+	{"redis_cpu", "cpu", "INFO cpu: the server's CPU time", []redisField{
 		{"used_cpu_sys", sample.Counter, "seconds", "system CPU time of the server"},
 		{"used_cpu_user", sample.Counter, "seconds", "user CPU time of the server"},
 	}},
@@ -98,7 +99,7 @@ var RedisSections = []struct {
 
 func redisDescs(collector string) []collect.Desc {
 	var out []collect.Desc
-	for _, s := range RedisSections {
+	for _, s := range redisSections {
 		if s.Collector != collector {
 			continue
 		}
@@ -107,7 +108,7 @@ func redisDescs(collector string) []collect.Desc {
 		}
 	}
 	if collector == "redis_latencystats" {
-		out = append(out, collect.Family(FamilyRedisLatency, "us", "INFO latencystats: per-command latency percentiles since the start or CONFIG RESETSTAT (redis.latency.<command>.p50, .p99, .p99_9), Redis 7+"))
+		out = append(out, collect.Family(familyRedisLatency, "us", "INFO latencystats: per-command latency percentiles since the start or CONFIG RESETSTAT (redis.latency.<command>.p50, .p99, .p99_9), Redis 7+"))
 	}
 	return out
 }

@@ -46,7 +46,7 @@ func (Kind) InstanceDriver() instance.Driver { return redisinstance.Driver{} }
 // MeasureRestart restarts a throwaway instance once from the file it loads and times
 // it (see the package function).
 func (Kind) MeasureRestart(ctx context.Context, inst *instance.Instance) (float64, string, error) {
-	m, err := MeasureRestart(ctx, inst)
+	m, err := measureRestart(ctx, inst)
 	if err != nil {
 		return 0, "", err
 	}
@@ -56,7 +56,7 @@ func (Kind) MeasureRestart(ctx context.Context, inst *instance.Instance) (float6
 // MeasureRestarts restarts a throwaway instance from each format (rdb, aof,
 // aof-plain) and times it (see the package function).
 func (Kind) MeasureRestarts(ctx context.Context, inst *instance.Instance, formats []string) ([]store.RestartFacts, error) {
-	ms, err := MeasureRestarts(ctx, inst, formats)
+	ms, err := measureRestarts(ctx, inst, formats)
 	out := make([]store.RestartFacts, 0, len(ms))
 	for _, m := range ms {
 		f := store.RestartFacts{Format: m.Source, Seconds: m.Seconds, FileBytes: m.FileBytes, Memory: m.Memory}

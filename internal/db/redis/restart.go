@@ -13,8 +13,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// Restart is one measured restart of a Redis instance (fathom instance restart --measure).
-type Restart struct {
+// restart is one measured restart of a Redis instance (fathom instance restart --measure).
+type restart struct {
 	Seconds    float64 `json:"seconds"`
 	Source     string  `json:"source"` // AOF or RDB
 	FileBytes  int64   `json:"file_bytes"`
@@ -24,10 +24,10 @@ type Restart struct {
 	MemoryText string  `json:"-"`
 }
 
-// MeasureRestart reads what the server will load (the AOF when appendonly is on,
+// measureRestart reads what the server will load (the AOF when appendonly is on,
 // else the RDB file) and its size, restarts it, and reads the keys it loaded.
-func MeasureRestart(ctx context.Context, inst *instance.Instance) (Restart, error) {
-	var m Restart
+func measureRestart(ctx context.Context, inst *instance.Instance) (restart, error) {
+	var m restart
 	tg, err := rd.Open(inst.DSN(), target.Config{AppName: "fathom"})
 	if err != nil {
 		return m, err
@@ -37,7 +37,7 @@ func MeasureRestart(ctx context.Context, inst *instance.Instance) (Restart, erro
 	if err != nil {
 		return m, err
 	}
-	info, err := ReadRedisInfo(ctx, c, "everything")
+	info, err := readRedisInfo(ctx, c, "everything")
 	c.Close()
 	tg.Close()
 	if err != nil {
@@ -62,7 +62,7 @@ func MeasureRestart(ctx context.Context, inst *instance.Instance) (Restart, erro
 	}
 	defer tg2.Close()
 	if c, err := tg2.Connect(ctx); err == nil {
-		if after, err := ReadRedisInfo(ctx, c, "everything"); err == nil {
+		if after, err := readRedisInfo(ctx, c, "everything"); err == nil {
 			m.Keys = keysOf(after)
 			fmt.Sscan(after["used_memory"], &m.Memory)
 			m.MemoryText = after["used_memory_human"]
@@ -105,7 +105,7 @@ func pathSize(p string) int64 {
 	return n
 }
 
-// MeasureRestarts restarts a running instance once from each format in turn (rdb: the
+// measureRestarts restarts a running instance once from each format in turn (rdb: the
 // RDB snapshot; aof: the append-only file with its RDB preamble; aof-plain: the
 // append-only file as commands only) and times each start until the server answers.
 // Before each restart it writes that file from the data set in memory (SAVE, or
@@ -114,7 +114,7 @@ func pathSize(p string) int64 {
 // than the server held is an error. Afterwards the instance's configuration file
 // and the live appendonly and aof-use-rdb-preamble are what they were, with no
 // background save or rewrite running.
-func MeasureRestarts(ctx context.Context, inst *instance.Instance, formats []string) ([]Restart, error) {
+func measureRestarts(ctx context.Context, inst *instance.Instance, formats []string) ([]restart, error) {
 	base := slices.Clone(inst.Settings)
 	var before map[string]string
 	err := withConn(ctx, inst, func(c target.Conn) error {
@@ -137,7 +137,7 @@ func MeasureRestarts(ctx context.Context, inst *instance.Instance, formats []str
 	if before["appenddirname"] == "" {
 		before["appenddirname"] = "appendonlydir" // Redis 7; 6 keeps appendonly.aof in dir
 	}
-	var out []Restart
+	var out []restart
 	for _, f := range formats {
 		m, err := measureFrom(ctx, inst, base, before, f)
 		if err != nil {
@@ -175,8 +175,8 @@ func restoreLive(ctx context.Context, inst *instance.Instance, before map[string
 	})
 }
 
-func measureFrom(ctx context.Context, inst *instance.Instance, base []instance.Setting, before map[string]string, format string) (Restart, error) {
-	m := Restart{Source: format}
+func measureFrom(ctx context.Context, inst *instance.Instance, base []instance.Setting, before map[string]string, format string) (restart, error) {
+	m := restart{Source: format}
 	aof, preamble := "no", before["aof-use-rdb-preamble"]
 	file := filepath.Join(inst.DataDir(), before["dbfilename"])
 	switch format {
@@ -210,7 +210,7 @@ func measureFrom(ctx context.Context, inst *instance.Instance, base []instance.S
 			if err := waitQuiet(ctx, c); err != nil {
 				return err
 			}
-			info, err := ReadRedisInfo(ctx, c, "persistence")
+			info, err := readRedisInfo(ctx, c, "persistence")
 			if err != nil {
 				return err
 			}
@@ -220,7 +220,7 @@ func measureFrom(ctx context.Context, inst *instance.Instance, base []instance.S
 		} else if err := c.Exec(ctx, "SAVE"); err != nil {
 			return fmt.Errorf("SAVE: %v", err)
 		}
-		info, err := ReadRedisInfo(ctx, c, "keyspace")
+		info, err := readRedisInfo(ctx, c, "keyspace")
 		if err != nil {
 			return err
 		}
@@ -245,7 +245,7 @@ func measureFrom(ctx context.Context, inst *instance.Instance, base []instance.S
 	m.FileBytes = pathSize(file)
 	m.FileText = fmt.Sprintf("%.1f MB", float64(m.FileBytes)/1e6)
 	err = withConn(ctx, inst, func(c target.Conn) error {
-		info, err := ReadRedisInfo(ctx, c, "everything")
+		info, err := readRedisInfo(ctx, c, "everything")
 		if err != nil {
 			return err
 		}
@@ -281,7 +281,7 @@ func withConn(ctx context.Context, inst *instance.Instance, f func(target.Conn) 
 // waitQuiet waits until no background save or AOF rewrite runs or is scheduled.
 func waitQuiet(ctx context.Context, c target.Conn) error {
 	for {
-		info, err := ReadRedisInfo(ctx, c, "persistence")
+		info, err := readRedisInfo(ctx, c, "persistence")
 		if err != nil {
 			return err
 		}

@@ -142,7 +142,7 @@ func (s settings) Persist(ctx context.Context, conn target.Conn, server string, 
 		if f, err := fixed(ctx, conn, n); err != nil {
 			return "", err
 		} else if f && ok {
-			if cur, err := configGet(ctx, conn, n); err == nil && SameValue(want, cur) {
+			if cur, err := configGet(ctx, conn, n); err == nil && sameValue(want, cur) {
 				continue
 			}
 		}
@@ -194,7 +194,7 @@ func (settings) Read(ctx context.Context, conn target.Conn, kv plan.KV) (plan.Ef
 		return e, nil
 	}
 	e.Value = v
-	e.OK = SameValue(kv.Value, v)
+	e.OK = sameValue(kv.Value, v)
 	return e, nil
 }
 
@@ -249,10 +249,10 @@ func (settings) Catalog(ctx context.Context, conn target.Conn) (plan.SettingsCat
 	return cat, name, nil
 }
 
-// SameValue reports whether a requested value and the value CONFIG GET returns are the
+// sameValue reports whether a requested value and the value CONFIG GET returns are the
 // same setting: case and spacing aside, memory sizes in Redis's units (1gb is
 // 1073741824, 1g is 1000000000), and yes/no for booleans.
-func SameValue(requested, actual string) bool {
+func sameValue(requested, actual string) bool {
 	r, a := strings.Join(strings.Fields(strings.ToLower(unquote(requested))), " "), strings.Join(strings.Fields(strings.ToLower(actual)), " ")
 	if r == a {
 		return true

@@ -40,7 +40,7 @@ func TestSameValue(t *testing.T) {
 		{"3600 1", "3600 1 300 100", false},
 		{"allkeys-lru", "allkeys-lru", true},
 	} {
-		if got := SameValue(c.req, c.got); got != c.same {
+		if got := sameValue(c.req, c.got); got != c.same {
 			t.Errorf("SameValue(%q, %q) = %v, want %v", c.req, c.got, got, c.same)
 		}
 	}

@@ -50,7 +50,7 @@ func (r *redisSnap) info() error {
 			b.WriteString(strings.ReplaceAll(c, "\r\n", "\n"))
 		}
 	}
-	info := ParseRedisInfo(rows)
+	info := parseRedisInfo(rows)
 	r.inf = info
 	s.Add("info.txt", "INFO everything: server, clients, memory, persistence, stats, replication, cpu, commandstats, latencystats, keyspace", b.Bytes())
 	s.Fact("Server", "Version", "Redis %s (%s mode)", info["redis_version"], collect.OrUnknown(info["redis_mode"]))

@@ -18,7 +18,7 @@ func (Kind) StallRules() []analyze.Rule {
 // StallVocabulary names Redis's metrics that the generic stall patterns read: the
 // commands processed stand for throughput in a watch session.
 func (Kind) StallVocabulary() analyze.Vocabulary {
-	return analyze.Vocabulary{ServerRates: []string{RedisCommands}}
+	return analyze.Vocabulary{ServerRates: []string{redisCommands}}
 }
 
 // Redis patterns. Material evidence:
@@ -48,19 +48,19 @@ func stallRedisChild(a analyze.Attributor, st *store.Stall, w []int, flag, key, 
 	}
 	m := analyze.Match{Key: key, Title: title, Score: 3, Metrics: []string{flag}}
 	why := []string{what + " was running"}
-	if us, ok := a.AtLeast(RedisLatestForkUsec, w, stallRedisForkUs); ok {
+	if us, ok := a.AtLeast(redisLatestForkUsec, w, stallRedisForkUs); ok {
 		m.Score++
-		m.Metrics = append(m.Metrics, RedisLatestForkUsec)
+		m.Metrics = append(m.Metrics, redisLatestForkUsec)
 		why = append(why, fmt.Sprintf("its fork took %.0f ms, during which the server answered nothing", us/1000))
 	}
-	if cow, ok := a.AtLeast(RedisCurrentCOWSize, w, 1); ok {
+	if cow, ok := a.AtLeast(redisCurrentCOWSize, w, 1); ok {
 		m.Score += 0.5
-		m.Metrics = append(m.Metrics, RedisCurrentCOWSize)
+		m.Metrics = append(m.Metrics, redisCurrentCOWSize)
 		why = append(why, fmt.Sprintf("the child's copy-on-write memory reached %s (pages the parent changed were copied)", analyze.Bytes(cow)))
 	}
-	if a.Happened(RedisAOFDelayedFsync, w) {
+	if a.Happened(redisAOFDelayedFsync, w) {
 		m.Score += 0.5
-		m.Metrics = append(m.Metrics, RedisAOFDelayedFsync)
+		m.Metrics = append(m.Metrics, redisAOFDelayedFsync)
 		why = append(why, "fsyncs of the AOF were delayed (the child's writes compete for the disk)")
 	}
 	m.Explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while %s.", analyze.Number(st.Baseline), analyze.Number(st.Mean), analyze.At(st.Start), analyze.At(st.End), strings.Join(why, "; "))
@@ -68,7 +68,7 @@ func stallRedisChild(a analyze.Attributor, st *store.Stall, w []int, flag, key, 
 }
 
 func stallRedisAOFRewrite(a analyze.Attributor, st *store.Stall, w []int) (analyze.Match, bool) {
-	m, ok := stallRedisChild(a, st, w, RedisAOFRewriteInProgress, "redis_aof_rewrite", "AOF rewrite (BGREWRITEAOF)", "an AOF rewrite")
+	m, ok := stallRedisChild(a, st, w, redisAOFRewriteInProgress, "redis_aof_rewrite", "AOF rewrite (BGREWRITEAOF)", "an AOF rewrite")
 	if ok {
 		m.Explanation += " A rewrite forks and writes the whole data set anew while the server keeps appending; no-appendfsync-on-rewrite yes skips fsyncs meanwhile (at the risk of losing more on a crash), and auto-aof-rewrite-percentage / -min-size decide when rewrites start."
 		m.Settings = []store.StallSetting{a.Setting("no-appendfsync-on-rewrite", "skip fsyncs while a rewrite runs"),
@@ -78,7 +78,7 @@ func stallRedisAOFRewrite(a analyze.Attributor, st *store.Stall, w []int) (analy
 }
 
 func stallRedisBgsave(a analyze.Attributor, st *store.Stall, w []int) (analyze.Match, bool) {
-	m, ok := stallRedisChild(a, st, w, RedisRDBBgsaveInProgress, "redis_rdb_snapshot", "RDB snapshot (BGSAVE)", "an RDB snapshot")
+	m, ok := stallRedisChild(a, st, w, redisRDBBgsaveInProgress, "redis_rdb_snapshot", "RDB snapshot (BGSAVE)", "an RDB snapshot")
 	if ok {
 		m.Explanation += " A snapshot forks (the parent's page tables are copied: longer the bigger the data set) and the child writes the data set to disk while pages the parent changes are copied. The save setting decides how often snapshots run."
 		m.Settings = []store.StallSetting{a.Setting("save", "snapshot rules (seconds changes …)")}
@@ -87,10 +87,10 @@ func stallRedisBgsave(a analyze.Attributor, st *store.Stall, w []int) (analyze.M
 }
 
 func stallRedisFsync(a analyze.Attributor, st *store.Stall, w []int) (analyze.Match, bool) {
-	if !a.Happened(RedisAOFDelayedFsync, w) || a.BaselineShare(RedisAOFDelayedFsync) >= 0.5 {
+	if !a.Happened(redisAOFDelayedFsync, w) || a.BaselineShare(redisAOFDelayedFsync) >= 0.5 {
 		return analyze.Match{}, false
 	}
-	m := analyze.Match{Key: "redis_fsync", Title: "AOF fsync delays", Score: 2.5, Metrics: []string{RedisAOFDelayedFsync}}
+	m := analyze.Match{Key: "redis_fsync", Title: "AOF fsync delays", Score: 2.5, Metrics: []string{redisAOFDelayedFsync}}
 	m.Explanation = fmt.Sprintf("Throughput fell from %s to %s at %s–%s while fsyncs of the append-only file fell behind (aof_delayed_fsync moved): with appendfsync everysec Redis blocks writes once an fsync has taken over 2 seconds, so the disk set the pace.",
 		analyze.Number(st.Baseline), analyze.Number(st.Mean), analyze.At(st.Start), analyze.At(st.End))
 	m.Settings = []store.StallSetting{a.Setting("appendfsync", "always, everysec or no")}
@@ -100,16 +100,16 @@ func stallRedisFsync(a analyze.Attributor, st *store.Stall, w []int) (analyze.Ma
 func stallRedisMemory(a analyze.Attributor, st *store.Stall, w []int) (analyze.Match, bool) {
 	m := analyze.Match{Key: "redis_memory", Title: "memory pressure (maxmemory, evictions)"}
 	var why []string
-	if d, ok := a.Up(RedisEvictedKeys, w); ok && d.Mean > 0 {
+	if d, ok := a.Up(redisEvictedKeys, w); ok && d.Mean > 0 {
 		m.Score += 2.5
-		m.Metrics = append(m.Metrics, RedisEvictedKeys)
+		m.Metrics = append(m.Metrics, redisEvictedKeys)
 		why = append(why, fmt.Sprintf("keys were evicted at %s/s against %s/s normally", analyze.Number(d.Mean), analyze.Number(d.Base)))
 	}
-	if lim, ok := a.During(RedisMaxmemory, w); ok && lim.Max > 0 {
+	if lim, ok := a.During(redisMaxmemory, w); ok && lim.Max > 0 {
 		limit := lim.Max
-		if used, ok := a.AtLeast(RedisUsedMemory, w, stallRedisMemoryFull*limit); ok {
+		if used, ok := a.AtLeast(redisUsedMemory, w, stallRedisMemoryFull*limit); ok {
 			m.Score += 1
-			m.Metrics = append(m.Metrics, RedisUsedMemory)
+			m.Metrics = append(m.Metrics, redisUsedMemory)
 			why = append(why, fmt.Sprintf("used memory reached %s of maxmemory %s", analyze.Bytes(used), analyze.Bytes(limit)))
 		}
 	}

@@ -32,15 +32,15 @@ func TestRedisBackgroundSaves(t *testing.T) {
 	for _, tc := range []struct {
 		flag, cause string
 	}{
-		{RedisAOFRewriteInProgress, "redis_aof_rewrite"},
-		{RedisRDBBgsaveInProgress, "redis_rdb_snapshot"},
+		{redisAOFRewriteInProgress, "redis_aof_rewrite"},
+		{redisRDBBgsaveInProgress, "redis_rdb_snapshot"},
 	} {
 		in := analyze.StallInput{Rules: Kind{}.StallRules(), Throughput: tp, Unit: "tps", Kind: "redis", Local: true, Version: "7.0.15",
 			Settings: map[string]string{"appendfsync": "everysec", "save": "3600 1"},
 			Samples:  stalltest.Statuses(n, "redis"),
 			Metrics: []store.MetricSeries{
 				stalltest.Series(tc.flag, "gauge", "bool", n, flag(30, 31, 32)),
-				stalltest.Series(RedisLatestForkUsec, "gauge", "us", n, fork),
+				stalltest.Series(redisLatestForkUsec, "gauge", "us", n, fork),
 			}}
 		s := stalltest.OneStall(t, in)
 		if s.Cause != tc.cause || !strings.Contains(s.Explanation, "fork took 80 ms") {
@@ -63,7 +63,7 @@ func TestRedisEvictions(t *testing.T) {
 	in := analyze.StallInput{Rules: Kind{}.StallRules(), Throughput: tp, Unit: "tps", Kind: "redis", Version: "7.0.15",
 		Samples: stalltest.Statuses(n, "redis"),
 		Metrics: []store.MetricSeries{
-			stalltest.Series(RedisEvictedKeys, "counter", "keys", n, func(i int) float64 {
+			stalltest.Series(redisEvictedKeys, "counter", "keys", n, func(i int) float64 {
 				if stalltest.In(i, 30, 31, 32) {
 					return 20000
 				}

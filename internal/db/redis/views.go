@@ -6,31 +6,31 @@ import "github.com/fathom-lab/fathom/internal/collect"
 // throughput and the work stalls are made of.
 func (Kind) DefaultCharts() []collect.Chart {
 	return []collect.Chart{
-		{Title: "Commands", Metrics: []string{RedisCommands}},
-		{Title: "Hits and misses", Metrics: []string{RedisKeyspaceHits, RedisKeyspaceMisses}},
-		{Title: "AOF rewrite and RDB snapshot in progress", Metrics: []string{RedisAOFRewriteInProgress, RedisRDBBgsaveInProgress}},
-		{Title: "Latest fork", Metrics: []string{RedisLatestForkUsec}},
-		{Title: "Copy-on-write memory of the running child", Metrics: []string{RedisCurrentCOWSize}},
-		{Title: "Delayed AOF fsyncs", Metrics: []string{RedisAOFDelayedFsync}},
-		{Title: "AOF size", Metrics: []string{RedisAOFCurrentSize}},
-		{Title: "Memory used and resident", Metrics: []string{RedisUsedMemory, RedisUsedMemoryRSS}},
-		{Title: "Evicted keys", Metrics: []string{RedisEvictedKeys}},
-		{Title: "Clients", Metrics: []string{RedisConnectedClients, RedisBlockedClients}},
+		{Title: "Commands", Metrics: []string{redisCommands}},
+		{Title: "Hits and misses", Metrics: []string{redisKeyspaceHits, redisKeyspaceMisses}},
+		{Title: "AOF rewrite and RDB snapshot in progress", Metrics: []string{redisAOFRewriteInProgress, redisRDBBgsaveInProgress}},
+		{Title: "Latest fork", Metrics: []string{redisLatestForkUsec}},
+		{Title: "Copy-on-write memory of the running child", Metrics: []string{redisCurrentCOWSize}},
+		{Title: "Delayed AOF fsyncs", Metrics: []string{redisAOFDelayedFsync}},
+		{Title: "AOF size", Metrics: []string{redisAOFCurrentSize}},
+		{Title: "Memory used and resident", Metrics: []string{redisUsedMemory, redisUsedMemoryRSS}},
+		{Title: "Evicted keys", Metrics: []string{redisEvictedKeys}},
+		{Title: "Clients", Metrics: []string{redisConnectedClients, redisBlockedClients}},
 	}
 }
 
 // WatchColumns are the key figures of `fathom watch` for a Redis server.
 func (Kind) WatchColumns() []collect.WatchColumn {
 	return []collect.WatchColumn{
-		{Head: "cmd/s", Metrics: []string{RedisCommands}, Unit: ""},
-		{Head: "hit/s", Metrics: []string{RedisKeyspaceHits}, Unit: ""},
-		{Head: "miss/s", Metrics: []string{RedisKeyspaceMisses}, Unit: ""},
-		{Head: "evict/s", Metrics: []string{RedisEvictedKeys}, Unit: ""},
-		{Head: "aofrw", Metrics: []string{RedisAOFRewriteInProgress}, Unit: ""},
-		{Head: "bgsave", Metrics: []string{RedisRDBBgsaveInProgress}, Unit: ""},
-		{Head: "fork_us", Metrics: []string{RedisLatestForkUsec}, Unit: ""},
-		{Head: "dfsync", Metrics: []string{RedisAOFDelayedFsync}, Unit: "events"},
-		{Head: "used", Metrics: []string{RedisUsedMemory}, Unit: "bytes"},
-		{Head: "clients", Metrics: []string{RedisConnectedClients}, Unit: ""},
+		{Head: "cmd/s", Metrics: []string{redisCommands}, Unit: ""},
+		{Head: "hit/s", Metrics: []string{redisKeyspaceHits}, Unit: ""},
+		{Head: "miss/s", Metrics: []string{redisKeyspaceMisses}, Unit: ""},
+		{Head: "evict/s", Metrics: []string{redisEvictedKeys}, Unit: ""},
+		{Head: "aofrw", Metrics: []string{redisAOFRewriteInProgress}, Unit: ""},
+		{Head: "bgsave", Metrics: []string{redisRDBBgsaveInProgress}, Unit: ""},
+		{Head: "fork_us", Metrics: []string{redisLatestForkUsec}, Unit: ""},
+		{Head: "dfsync", Metrics: []string{redisAOFDelayedFsync}, Unit: "events"},
+		{Head: "used", Metrics: []string{redisUsedMemory}, Unit: "bytes"},
+		{Head: "clients", Metrics: []string{redisConnectedClients}, Unit: ""},
 	}
 }

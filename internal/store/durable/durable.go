@@ -60,8 +60,8 @@ type Options struct {
 // bound: what they carried is in the spool file.
 var errOutage = errors.New("the results store was unreachable for too long")
 
-// Store is a store.Store that rides out outages (see the package comment).
-type Store struct {
+// durableStore is a store.Store that rides out outages (see the package comment).
+type durableStore struct {
 	store.Store
 	o    Options
 	wake chan struct{}
@@ -102,7 +102,7 @@ type entry struct {
 }
 
 // Wrap returns st riding out outages as o says.
-func Wrap(st store.Store, o Options) *Store {
+func Wrap(st store.Store, o Options) *durableStore {
 	if o.Bound <= 0 {
 		o.Bound = DefaultBound
 	}
@@ -124,7 +124,7 @@ func Wrap(st store.Store, o Options) *Store {
 	if o.Dir == "" {
 		o.Dir = os.TempDir()
 	}
-	s := &Store{Store: st, o: o, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	s := &durableStore{Store: st, o: o, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		late: map[int64]*lateCounts{}, open: map[int64]bool{}}
 	s.idle = sync.NewCond(&s.mu)
 	go s.drain()
@@ -132,13 +132,13 @@ func Wrap(st store.Store, o Options) *Store {
 }
 
 // attempt runs fn once with the attempt's timeout.
-func (s *Store) attempt(ctx context.Context, fn func(context.Context) error) error {
+func (s *durableStore) attempt(ctx context.Context, fn func(context.Context) error) error {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.Attempt)
 	defer cancel()
 	return fn(actx)
 }
 
-func (s *Store) poke() {
+func (s *durableStore) poke() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -146,7 +146,7 @@ func (s *Store) poke() {
 }
 
 // goDown starts an outage (if none is on) after err; s.mu is held.
-func (s *Store) goDown(err error) {
+func (s *durableStore) goDown(err error) {
 	s.lastErr = err
 	if s.down {
 		return
@@ -163,7 +163,7 @@ func (s *Store) goDown(err error) {
 // once the outage outlasted the bound: then an interval is not kept (a run counts
 // only the intervals whose write succeeded, and stops), and any other write is kept
 // in the spool file for the upload to finish the run.
-func (s *Store) write(ctx context.Context, o *op, fn func(context.Context) error) error {
+func (s *durableStore) write(ctx context.Context, o *op, fn func(context.Context) error) error {
 	s.mu.Lock()
 	if s.gaveUp != nil || s.checkBound() != nil {
 		err := s.gaveUp
@@ -189,7 +189,7 @@ func (s *Store) write(ctx context.Context, o *op, fn func(context.Context) error
 }
 
 // writeWait is write, then waits until it is written (or kept past the bound).
-func (s *Store) writeWait(ctx context.Context, o *op, fn func(context.Context) error) error {
+func (s *durableStore) writeWait(ctx context.Context, o *op, fn func(context.Context) error) error {
 	s.mu.Lock()
 	if s.gaveUp != nil {
 		err := s.toFile(o)
@@ -214,7 +214,7 @@ func (s *Store) writeWait(ctx context.Context, o *op, fn func(context.Context) e
 
 // call runs fn once everything queued before it is written, trying again through an
 // outage up to the bound; ctx's end stops the wait.
-func (s *Store) call(ctx context.Context, fn func(context.Context) error) error {
+func (s *durableStore) call(ctx context.Context, fn func(context.Context) error) error {
 	s.mu.Lock()
 	if s.gaveUp == nil && !s.down && len(s.queue) == 0 && (s.file == nil || s.file.left == 0) {
 		s.mu.Unlock()
@@ -245,7 +245,7 @@ func (s *Store) call(ctx context.Context, fn func(context.Context) error) error 
 }
 
 // get is call for a function with a result.
-func get[T any](s *Store, ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+func get[T any](s *durableStore, ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
 	var v T
 	err := s.call(ctx, func(ctx context.Context) error {
 		var err error
@@ -257,7 +257,7 @@ func get[T any](s *Store, ctx context.Context, fn func(context.Context) (T, erro
 
 // enqueue queues e, counting what it delays, and moves the oldest writes to the spool
 // file when memory is over its bound; s.mu is held.
-func (s *Store) enqueue(e *entry) {
+func (s *durableStore) enqueue(e *entry) {
 	if e.op != nil {
 		b, _ := json.Marshal(e.op)
 		e.size = int64(len(b))
@@ -277,7 +277,7 @@ func (s *Store) enqueue(e *entry) {
 	}
 }
 
-func (s *Store) lateOf(run int64) *lateCounts {
+func (s *durableStore) lateOf(run int64) *lateCounts {
 	l := s.late[run]
 	if l == nil {
 		l = &lateCounts{}
@@ -287,7 +287,7 @@ func (s *Store) lateOf(run int64) *lateCounts {
 }
 
 // checkBound gives up when the outage has outlasted the bound; s.mu is held.
-func (s *Store) checkBound() error {
+func (s *durableStore) checkBound() error {
 	if s.gaveUp != nil {
 		return s.gaveUp
 	}
@@ -300,7 +300,7 @@ func (s *Store) checkBound() error {
 
 // giveUp moves every waiting write to the spool file and fails every waiting call;
 // s.mu is held.
-func (s *Store) giveUp() {
+func (s *durableStore) giveUp() {
 	n := 0
 	if s.file != nil {
 		n = s.file.left
@@ -336,7 +336,7 @@ func (s *Store) giveUp() {
 
 // spill moves the queued writes up to the first call someone waits for (all, when
 // all) to the spool file; samples are dropped and counted skipped. s.mu is held.
-func (s *Store) spill(all bool) error {
+func (s *durableStore) spill(all bool) error {
 	if s.file == nil {
 		f, err := createSpool(s.o.Dir, s.Path(), s.o.Now())
 		if err != nil {
@@ -374,7 +374,7 @@ func (s *Store) spill(all bool) error {
 }
 
 // toFile appends a write made after giving up to the spool file; s.mu is held.
-func (s *Store) toFile(o *op) error {
+func (s *durableStore) toFile(o *op) error {
 	if s.file == nil {
 		return s.gaveUp
 	}
@@ -386,7 +386,7 @@ func (s *Store) toFile(o *op) error {
 }
 
 // drain writes what waits, in order, while the store answers.
-func (s *Store) drain() {
+func (s *durableStore) drain() {
 	defer close(s.done)
 	backoff := 100 * time.Millisecond
 	for {
@@ -418,12 +418,12 @@ func (s *Store) drain() {
 }
 
 // pending reports whether anything waits; s.mu is held.
-func (s *Store) pending() bool {
+func (s *durableStore) pending() bool {
 	return len(s.queue) > 0 || (s.file != nil && s.file.left > 0)
 }
 
 // step writes the first waiting thing; false when the store did not answer.
-func (s *Store) step() bool {
+func (s *durableStore) step() bool {
 	s.mu.Lock()
 	var (
 		o  *op
@@ -483,7 +483,7 @@ func (s *Store) step() bool {
 
 // relock takes the store's lock again after an outage, when the store holds one (a
 // PostgreSQL store's advisory lock); false when the store is still unreachable.
-func (s *Store) relock() bool {
+func (s *durableStore) relock() bool {
 	r, ok := s.Store.(interface{ Relock(context.Context) error })
 	if !ok {
 		return true
@@ -499,7 +499,7 @@ func (s *Store) relock() bool {
 
 // finishStep, with s.mu held, is done with the write step made: the spool file's or
 // the queue's head (e) advanced past, its waiters told err, and a refusal counted.
-func (s *Store) finishStep(fromFile bool, e *entry, o *op, err error) {
+func (s *durableStore) finishStep(fromFile bool, e *entry, o *op, err error) {
 	// Written, or refused by the store for itself (not for an outage): either way it
 	// is done with; a refused write is said in the warning that ends the outage.
 	if fromFile {
@@ -531,7 +531,7 @@ func (s *Store) finishStep(fromFile bool, e *entry, o *op, err error) {
 }
 
 // afterStep ends the outage when nothing waits any more; s.mu is held.
-func (s *Store) afterStep() {
+func (s *durableStore) afterStep() {
 	if s.pending() {
 		return
 	}
@@ -637,7 +637,7 @@ func plural(n int, what string) string {
 // Close waits for what is kept to be written (up to the bound of the outage), then
 // closes the store. After giving up, the spool file stays for `fathom store upload`,
 // and Close returns the error that says so.
-func (s *Store) Close() error {
+func (s *durableStore) Close() error {
 	s.mu.Lock()
 	if s.gaveUp == nil && s.pending() && s.down && s.o.Warn != nil {
 		// Measuring is over; the process waits for the store, and says so.

@@ -13,18 +13,18 @@ import (
 
 // What a run writes as it goes: written now, or kept in order through an outage.
 
-func (s *Store) AddInterval(ctx context.Context, runID int64, iv *measure.Interval) error {
+func (s *durableStore) AddInterval(ctx context.Context, runID int64, iv *measure.Interval) error {
 	o := intervalOp(opInterval, s.o.Now(), iv)
 	o.Run = runID
 	return s.write(ctx, o, func(ctx context.Context) error { return s.Store.AddInterval(ctx, runID, iv) })
 }
 
-func (s *Store) AddRunWarning(ctx context.Context, runID int64, warning string) error {
+func (s *durableStore) AddRunWarning(ctx context.Context, runID int64, warning string) error {
 	o := &op{Op: opWarning, At: s.o.Now(), Run: runID, Text: warning}
 	return s.write(ctx, o, func(ctx context.Context) error { return s.Store.AddRunWarning(ctx, runID, warning) })
 }
 
-func (s *Store) SaveRunErrors(ctx context.Context, runID int64, errs []measure.SeenError) error {
+func (s *durableStore) SaveRunErrors(ctx context.Context, runID int64, errs []measure.SeenError) error {
 	errs = append([]measure.SeenError(nil), errs...)
 	o := &op{Op: opErrors, At: s.o.Now(), Run: runID, Errors: errs}
 	return s.write(ctx, o, func(ctx context.Context) error { return s.Store.SaveRunErrors(ctx, runID, errs) })
@@ -32,7 +32,7 @@ func (s *Store) SaveRunErrors(ctx context.Context, runID int64, errs []measure.S
 
 // FinishRun waits until it and everything before it is written, or kept in the spool
 // file past the bound.
-func (s *Store) FinishRun(ctx context.Context, runID int64, status, reason string, endedAt time.Time, summary json.RawMessage) error {
+func (s *durableStore) FinishRun(ctx context.Context, runID int64, status, reason string, endedAt time.Time, summary json.RawMessage) error {
 	o := &op{Op: opFinish, At: s.o.Now(), Run: runID, Status: status, Reason: reason, EndedAt: endedAt, Summary: summary}
 	s.mu.Lock()
 	delete(s.open, runID)
@@ -44,7 +44,7 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status, reason strin
 
 // The rest waits for what is kept and is tried again through an outage.
 
-func (s *Store) CreateRun(ctx context.Context, r *store.Run) (int64, error) {
+func (s *durableStore) CreateRun(ctx context.Context, r *store.Run) (int64, error) {
 	id, err := get(s, ctx, func(ctx context.Context) (int64, error) { return s.Store.CreateRun(ctx, r) })
 	if err == nil {
 		s.mu.Lock()
@@ -54,69 +54,69 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) (int64, error) {
 	return id, err
 }
 
-func (s *Store) MarkAbandoned(ctx context.Context, runID int64, reason string) error {
+func (s *durableStore) MarkAbandoned(ctx context.Context, runID int64, reason string) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.Store.MarkAbandoned(ctx, runID, reason) })
 }
 
-func (s *Store) RunErrors(ctx context.Context, runID int64) ([]measure.SeenError, error) {
+func (s *durableStore) RunErrors(ctx context.Context, runID int64) ([]measure.SeenError, error) {
 	return get(s, ctx, func(ctx context.Context) ([]measure.SeenError, error) { return s.Store.RunErrors(ctx, runID) })
 }
 
-func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+func (s *durableStore) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.Run, error) { return s.Store.Runs(ctx, f) })
 }
 
-func (s *Store) Run(ctx context.Context, id int64) (*store.Run, error) {
+func (s *durableStore) Run(ctx context.Context, id int64) (*store.Run, error) {
 	return get(s, ctx, func(ctx context.Context) (*store.Run, error) { return s.Store.Run(ctx, id) })
 }
 
-func (s *Store) LatestRunID(ctx context.Context) (int64, error) {
+func (s *durableStore) LatestRunID(ctx context.Context) (int64, error) {
 	return get(s, ctx, s.Store.LatestRunID)
 }
 
-func (s *Store) Intervals(ctx context.Context, runID int64) ([]*measure.Interval, error) {
+func (s *durableStore) Intervals(ctx context.Context, runID int64) ([]*measure.Interval, error) {
 	return get(s, ctx, func(ctx context.Context) ([]*measure.Interval, error) { return s.Store.Intervals(ctx, runID) })
 }
 
-func (s *Store) EncodedIntervals(ctx context.Context, run *store.Run) ([]store.EncodedInterval, error) {
+func (s *durableStore) EncodedIntervals(ctx context.Context, run *store.Run) ([]store.EncodedInterval, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.EncodedInterval, error) { return s.Store.EncodedIntervals(ctx, run) })
 }
 
-func (s *Store) HasSamples(ctx context.Context, runID int64) (bool, error) {
+func (s *durableStore) HasSamples(ctx context.Context, runID int64) (bool, error) {
 	return get(s, ctx, func(ctx context.Context) (bool, error) { return s.Store.HasSamples(ctx, runID) })
 }
 
-func (s *Store) SampleSource(ctx context.Context, runID int64) (*store.SampleSource, error) {
+func (s *durableStore) SampleSource(ctx context.Context, runID int64) (*store.SampleSource, error) {
 	return get(s, ctx, func(ctx context.Context) (*store.SampleSource, error) { return s.Store.SampleSource(ctx, runID) })
 }
 
-func (s *Store) Metrics(ctx context.Context, runID int64) ([]store.Metric, error) {
+func (s *durableStore) Metrics(ctx context.Context, runID int64) ([]store.Metric, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.Metric, error) { return s.Store.Metrics(ctx, runID) })
 }
 
-func (s *Store) MetricSeries(ctx context.Context, runID int64, names ...string) ([]store.MetricSeries, error) {
+func (s *durableStore) MetricSeries(ctx context.Context, runID int64, names ...string) ([]store.MetricSeries, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.MetricSeries, error) {
 		return s.Store.MetricSeries(ctx, runID, names...)
 	})
 }
 
-func (s *Store) Collectors(ctx context.Context, runID int64) ([]store.CollectorRun, error) {
+func (s *durableStore) Collectors(ctx context.Context, runID int64) ([]store.CollectorRun, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.CollectorRun, error) { return s.Store.Collectors(ctx, runID) })
 }
 
-func (s *Store) SampleStatuses(ctx context.Context, runID int64) ([]store.SampleStatus, error) {
+func (s *durableStore) SampleStatuses(ctx context.Context, runID int64) ([]store.SampleStatus, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.SampleStatus, error) { return s.Store.SampleStatuses(ctx, runID) })
 }
 
-func (s *Store) Downsample(ctx context.Context, runID int64, now time.Duration, tiers []store.DownsampleTier) (int64, error) {
+func (s *durableStore) Downsample(ctx context.Context, runID int64, now time.Duration, tiers []store.DownsampleTier) (int64, error) {
 	return get(s, ctx, func(ctx context.Context) (int64, error) { return s.Store.Downsample(ctx, runID, now, tiers) })
 }
 
-func (s *Store) SaveStalls(ctx context.Context, runID int64, params any, stalls []store.Stall) error {
+func (s *durableStore) SaveStalls(ctx context.Context, runID int64, params any, stalls []store.Stall) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.Store.SaveStalls(ctx, runID, params, stalls) })
 }
 
-func (s *Store) Stalls(ctx context.Context, runID int64) (stalls []store.Stall, params json.RawMessage, analyzed bool, err error) {
+func (s *durableStore) Stalls(ctx context.Context, runID int64) (stalls []store.Stall, params json.RawMessage, analyzed bool, err error) {
 	err = s.call(ctx, func(ctx context.Context) error {
 		var err error
 		stalls, params, analyzed, err = s.Store.Stalls(ctx, runID)
@@ -127,68 +127,68 @@ func (s *Store) Stalls(ctx context.Context, runID int64) (stalls []store.Stall, 
 
 // Experiments: every write is tried again through an outage.
 
-func (s *Store) CreateExperiment(ctx context.Context, e *store.Experiment, cells []store.ExperimentCell, slots []store.ExperimentSlot) (int64, error) {
+func (s *durableStore) CreateExperiment(ctx context.Context, e *store.Experiment, cells []store.ExperimentCell, slots []store.ExperimentSlot) (int64, error) {
 	return get(s, ctx, func(ctx context.Context) (int64, error) { return s.Store.CreateExperiment(ctx, e, cells, slots) })
 }
 
-func (s *Store) ResumeExperiment(ctx context.Context, id int64, host string, pid int) error {
+func (s *durableStore) ResumeExperiment(ctx context.Context, id int64, host string, pid int) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.Store.ResumeExperiment(ctx, id, host, pid) })
 }
 
-func (s *Store) FinishExperiment(ctx context.Context, id int64, status, reason string, endedAt time.Time) error {
+func (s *durableStore) FinishExperiment(ctx context.Context, id int64, status, reason string, endedAt time.Time) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.Store.FinishExperiment(ctx, id, status, reason, endedAt) })
 }
 
-func (s *Store) StartSlot(ctx context.Context, expID int64, seq int, at time.Time) (int, error) {
+func (s *durableStore) StartSlot(ctx context.Context, expID int64, seq int, at time.Time) (int, error) {
 	return get(s, ctx, func(ctx context.Context) (int, error) { return s.Store.StartSlot(ctx, expID, seq, at) })
 }
 
-func (s *Store) SlotServer(ctx context.Context, expID int64, seq int, change string, effective json.RawMessage) error {
+func (s *durableStore) SlotServer(ctx context.Context, expID int64, seq int, change string, effective json.RawMessage) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.Store.SlotServer(ctx, expID, seq, change, effective) })
 }
 
-func (s *Store) LinkRun(ctx context.Context, expID int64, seq, attempt, instance int, runID int64) error {
+func (s *durableStore) LinkRun(ctx context.Context, expID int64, seq, attempt, instance int, runID int64) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.Store.LinkRun(ctx, expID, seq, attempt, instance, runID) })
 }
 
-func (s *Store) FinishSlot(ctx context.Context, expID int64, seq int, status, reason string, at time.Time) error {
+func (s *durableStore) FinishSlot(ctx context.Context, expID int64, seq int, status, reason string, at time.Time) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.Store.FinishSlot(ctx, expID, seq, status, reason, at) })
 }
 
-func (s *Store) AddHook(ctx context.Context, expID int64, h store.ExperimentHook) error {
+func (s *durableStore) AddHook(ctx context.Context, expID int64, h store.ExperimentHook) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.Store.AddHook(ctx, expID, h) })
 }
 
-func (s *Store) Experiments(ctx context.Context, limit int) ([]store.Experiment, error) {
+func (s *durableStore) Experiments(ctx context.Context, limit int) ([]store.Experiment, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.Experiment, error) { return s.Store.Experiments(ctx, limit) })
 }
 
-func (s *Store) Experiment(ctx context.Context, id int64) (*store.Experiment, error) {
+func (s *durableStore) Experiment(ctx context.Context, id int64) (*store.Experiment, error) {
 	return get(s, ctx, func(ctx context.Context) (*store.Experiment, error) { return s.Store.Experiment(ctx, id) })
 }
 
-func (s *Store) ExperimentByName(ctx context.Context, name string) (*store.Experiment, error) {
+func (s *durableStore) ExperimentByName(ctx context.Context, name string) (*store.Experiment, error) {
 	return get(s, ctx, func(ctx context.Context) (*store.Experiment, error) { return s.Store.ExperimentByName(ctx, name) })
 }
 
-func (s *Store) ExperimentCells(ctx context.Context, id int64) ([]store.ExperimentCell, error) {
+func (s *durableStore) ExperimentCells(ctx context.Context, id int64) ([]store.ExperimentCell, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.ExperimentCell, error) { return s.Store.ExperimentCells(ctx, id) })
 }
 
-func (s *Store) ExperimentSlots(ctx context.Context, id int64) ([]store.ExperimentSlot, error) {
+func (s *durableStore) ExperimentSlots(ctx context.Context, id int64) ([]store.ExperimentSlot, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.ExperimentSlot, error) { return s.Store.ExperimentSlots(ctx, id) })
 }
 
-func (s *Store) ExperimentRuns(ctx context.Context, id int64) ([]store.ExperimentRun, error) {
+func (s *durableStore) ExperimentRuns(ctx context.Context, id int64) ([]store.ExperimentRun, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.ExperimentRun, error) { return s.Store.ExperimentRuns(ctx, id) })
 }
 
-func (s *Store) ExperimentHooks(ctx context.Context, id int64) ([]store.ExperimentHook, error) {
+func (s *durableStore) ExperimentHooks(ctx context.Context, id int64) ([]store.ExperimentHook, error) {
 	return get(s, ctx, func(ctx context.Context) ([]store.ExperimentHook, error) { return s.Store.ExperimentHooks(ctx, id) })
 }
 
 // RunList keeps the inner store's quick list when it has one.
-func (s *Store) RunList(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+func (s *durableStore) RunList(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	if l, ok := s.Store.(store.RunLister); ok {
 		return get(s, ctx, func(ctx context.Context) ([]store.Run, error) { return l.RunList(ctx, f) })
 	}
@@ -200,7 +200,7 @@ func (s *Store) RunList(ctx context.Context, f store.RunFilter) ([]store.Run, er
 // warning.
 
 type sampleWriter struct {
-	s        *Store
+	s        *durableStore
 	w        store.SampleWriter
 	run      int64
 	dropped  int64 // samples not kept
@@ -208,7 +208,7 @@ type sampleWriter struct {
 	reported int64 // the sampler's own count of skipped samples
 }
 
-func (s *Store) SampleWriter(ctx context.Context, runID int64, origin time.Time, src *sample.Server, interval time.Duration) (store.SampleWriter, error) {
+func (s *durableStore) SampleWriter(ctx context.Context, runID int64, origin time.Time, src *sample.Server, interval time.Duration) (store.SampleWriter, error) {
 	w, err := get(s, ctx, func(ctx context.Context) (store.SampleWriter, error) {
 		return s.Store.SampleWriter(ctx, runID, origin, src, interval)
 	})
@@ -275,9 +275,9 @@ func sampleSize(smp *sample.Sample) int64 {
 
 // Agents: their intervals are kept like a run's; the coordination is tried again.
 
-var _ store.AgentStore = (*Store)(nil)
+var _ store.AgentStore = (*durableStore)(nil)
 
-func (s *Store) agents() (store.AgentStore, error) {
+func (s *durableStore) agents() (store.AgentStore, error) {
 	as, ok := s.Store.(store.AgentStore)
 	if !ok {
 		return nil, fmt.Errorf("%s does not coordinate agents", s.Path())
@@ -285,7 +285,7 @@ func (s *Store) agents() (store.AgentStore, error) {
 	return as, nil
 }
 
-func (s *Store) AddAgentInterval(ctx context.Context, jobID int64, index int, iv *measure.Interval) error {
+func (s *durableStore) AddAgentInterval(ctx context.Context, jobID int64, index int, iv *measure.Interval) error {
 	as, err := s.agents()
 	if err != nil {
 		return err
@@ -295,7 +295,7 @@ func (s *Store) AddAgentInterval(ctx context.Context, jobID int64, index int, iv
 	return s.write(ctx, o, func(ctx context.Context) error { return as.AddAgentInterval(ctx, jobID, index, iv) })
 }
 
-func agentCall[T any](s *Store, ctx context.Context, fn func(context.Context, store.AgentStore) (T, error)) (T, error) {
+func agentCall[T any](s *durableStore, ctx context.Context, fn func(context.Context, store.AgentStore) (T, error)) (T, error) {
 	as, err := s.agents()
 	if err != nil {
 		var zero T
@@ -304,7 +304,7 @@ func agentCall[T any](s *Store, ctx context.Context, fn func(context.Context, st
 	return get(s, ctx, func(ctx context.Context) (T, error) { return fn(ctx, as) })
 }
 
-func (s *Store) Clock(ctx context.Context) (time.Time, error) {
+func (s *durableStore) Clock(ctx context.Context) (time.Time, error) {
 	// The clock is read directly: a reading that waited for a queue would be wrong.
 	as, err := s.agents()
 	if err != nil {
@@ -313,63 +313,63 @@ func (s *Store) Clock(ctx context.Context) (time.Time, error) {
 	return as.Clock(ctx)
 }
 
-func (s *Store) CreateAgentJob(ctx context.Context, j *store.AgentJob) error {
+func (s *durableStore) CreateAgentJob(ctx context.Context, j *store.AgentJob) error {
 	_, err := agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) (struct{}, error) {
 		return struct{}{}, as.CreateAgentJob(ctx, j)
 	})
 	return err
 }
 
-func (s *Store) AgentJob(ctx context.Context, name string) (*store.AgentJob, error) {
+func (s *durableStore) AgentJob(ctx context.Context, name string) (*store.AgentJob, error) {
 	return agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) (*store.AgentJob, error) { return as.AgentJob(ctx, name) })
 }
 
-func (s *Store) WaitingAgentJobs(ctx context.Context) ([]store.AgentJob, error) {
+func (s *durableStore) WaitingAgentJobs(ctx context.Context) ([]store.AgentJob, error) {
 	return agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) ([]store.AgentJob, error) {
 		return as.WaitingAgentJobs(ctx)
 	})
 }
 
-func (s *Store) JoinAgentJob(ctx context.Context, jobID int64, m *store.AgentMember) error {
+func (s *durableStore) JoinAgentJob(ctx context.Context, jobID int64, m *store.AgentMember) error {
 	_, err := agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) (struct{}, error) {
 		return struct{}{}, as.JoinAgentJob(ctx, jobID, m)
 	})
 	return err
 }
 
-func (s *Store) AgentMembers(ctx context.Context, jobID int64) ([]store.AgentMember, error) {
+func (s *durableStore) AgentMembers(ctx context.Context, jobID int64) ([]store.AgentMember, error) {
 	return agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) ([]store.AgentMember, error) {
 		return as.AgentMembers(ctx, jobID)
 	})
 }
 
-func (s *Store) StartAgentJob(ctx context.Context, jobID, runID int64, lead time.Duration) (time.Time, error) {
+func (s *durableStore) StartAgentJob(ctx context.Context, jobID, runID int64, lead time.Duration) (time.Time, error) {
 	return agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) (time.Time, error) {
 		return as.StartAgentJob(ctx, jobID, runID, lead)
 	})
 }
 
-func (s *Store) SetAgentJobState(ctx context.Context, jobID int64, state, reason string) error {
+func (s *durableStore) SetAgentJobState(ctx context.Context, jobID int64, state, reason string) error {
 	_, err := agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) (struct{}, error) {
 		return struct{}{}, as.SetAgentJobState(ctx, jobID, state, reason)
 	})
 	return err
 }
 
-func (s *Store) AgentBeat(ctx context.Context, jobID int64, index int, state, reason string) (*store.AgentJob, error) {
+func (s *durableStore) AgentBeat(ctx context.Context, jobID int64, index int, state, reason string) (*store.AgentJob, error) {
 	return agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) (*store.AgentJob, error) {
 		return as.AgentBeat(ctx, jobID, index, state, reason)
 	})
 }
 
-func (s *Store) MarkAgentLost(ctx context.Context, jobID int64, index int, reason string) error {
+func (s *durableStore) MarkAgentLost(ctx context.Context, jobID int64, index int, reason string) error {
 	_, err := agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) (struct{}, error) {
 		return struct{}{}, as.MarkAgentLost(ctx, jobID, index, reason)
 	})
 	return err
 }
 
-func (s *Store) AgentIntervals(ctx context.Context, jobID int64, from int, types []string) ([]store.AgentInterval, error) {
+func (s *durableStore) AgentIntervals(ctx context.Context, jobID int64, from int, types []string) ([]store.AgentInterval, error) {
 	return agentCall(s, ctx, func(ctx context.Context, as store.AgentStore) ([]store.AgentInterval, error) {
 		return as.AgentIntervals(ctx, jobID, from, types)
 	})

@@ -83,7 +83,7 @@ func Between(ctx context.Context, from, to string, sel []string, o Options, stdo
 		return err
 	}
 	defer dst.Close()
-	res, err := Copy(ctx, src, dst, o)
+	res, err := copyRuns(ctx, src, dst, o)
 	if res != nil {
 		for _, s := range res.Skipped {
 			fmt.Fprintln(stderr, "fathom: "+s)
@@ -96,8 +96,8 @@ func Between(ctx context.Context, from, to string, sel []string, o Options, stdo
 	return nil
 }
 
-// Copy copies the selected runs and experiments from src to dst.
-func Copy(ctx context.Context, src, dst store.Store, o Options) (*result, error) {
+// copyRuns copies the selected runs and experiments from src to dst.
+func copyRuns(ctx context.Context, src, dst store.Store, o Options) (*result, error) {
 	runIDs, expIDs, err := selection(ctx, src, o.Select)
 	if err != nil {
 		return nil, err

@@ -11,8 +11,8 @@ type Kind uint8
 
 // The distributions, with sysbench's names.
 const (
-	Uniform Kind = iota
-	Zipfian
+	uniform Kind = iota
+	zipfian
 	Gaussian
 	Special
 	numKinds
@@ -27,8 +27,8 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", k)
 }
 
-// Kinds lists the distribution names.
-func Kinds() []string { return kindNames[:] }
+// kinds lists the distribution names.
+func kinds() []string { return kindNames[:] }
 
 // ParseKind returns the distribution with this name.
 func ParseKind(name string) (Kind, error) {
@@ -62,8 +62,8 @@ func DefaultParams() Params {
 	return Params{ZipfExp: 0.8, Iter: 12, SpecialPct: 1, SpecialRes: 75}
 }
 
-// Check reports the first parameter out of range.
-func (p Params) Check() error {
+// check reports the first parameter out of range.
+func (p Params) check() error {
 	switch {
 	case !(p.ZipfExp >= 0) || math.IsInf(p.ZipfExp, 0):
 		return fmt.Errorf("zipfian exponent %v must be 0 or more", p.ZipfExp)
@@ -86,9 +86,9 @@ type Dist struct {
 	zipf   Zipf
 }
 
-// NewDist returns the distribution named name (uniform, zipfian, gaussian or special)
+// newDist returns the distribution named name (uniform, zipfian, gaussian or special)
 // over [lo, hi].
-func NewDist(name string, lo, hi int64, p Params) (*Dist, error) {
+func newDist(name string, lo, hi int64, p Params) (*Dist, error) {
 	k, err := ParseKind(name)
 	if err != nil {
 		return nil, err
@@ -104,29 +104,23 @@ func NewDistKind(k Kind, lo, hi int64, p Params) (*Dist, error) {
 	if hi < lo {
 		return nil, fmt.Errorf("empty range [%d, %d]", lo, hi)
 	}
-	if err := p.Check(); err != nil {
+	if err := p.check(); err != nil {
 		return nil, err
 	}
 	d := &Dist{kind: k, lo: lo, hi: hi, p: p}
-	if k == Zipfian {
+	if k == zipfian {
 		d.zipf = NewZipf(hi-lo+1, p.ZipfExp)
 	}
 	return d, nil
 }
 
-// Kind is the distribution's kind.
-func (d *Dist) Kind() Kind { return d.kind }
-
-// Min and Max are the bounds of the range.
-func (d *Dist) Min() int64 { return d.lo }
-
-// Max is the upper bound of the range.
-func (d *Dist) Max() int64 { return d.hi }
+// distKind is the distribution's kind.
+func (d *Dist) distKind() Kind { return d.kind }
 
 // Next draws one value in [Min, Max].
 func (d *Dist) Next(g *Rand) int64 {
 	switch d.kind {
-	case Zipfian:
+	case zipfian:
 		return d.lo + d.zipf.Next(g) - 1
 	case Gaussian:
 		return g.Gaussian(d.lo, d.hi, d.p.Iter)

@@ -31,7 +31,7 @@ func TestUniformRangeAndShape(t *testing.T) {
 func TestDeterminism(t *testing.T) {
 	seq := func(seed, stream uint64) []int64 {
 		g := New(seed, stream)
-		d, err := NewDist("special", 1, 10_000, DefaultParams())
+		d, err := newDist("special", 1, 10_000, DefaultParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestDeterminism(t *testing.T) {
 // dist draws n values and returns them with their range checked.
 func drawAll(t *testing.T, name string, lo, hi int64, p Params) []int64 {
 	t.Helper()
-	d, err := NewDist(name, lo, hi, p)
+	d, err := newDist(name, lo, hi, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,17 +185,17 @@ func TestSpecialShape(t *testing.T) {
 }
 
 func TestDistNames(t *testing.T) {
-	for _, name := range Kinds() {
-		d, err := NewDist(strings.ToUpper(name), 1, 10, DefaultParams())
-		if err != nil || d.Kind().String() != name {
+	for _, name := range kinds() {
+		d, err := newDist(strings.ToUpper(name), 1, 10, DefaultParams())
+		if err != nil || d.distKind().String() != name {
 			t.Errorf("NewDist(%q): %v, %v", name, d, err)
 		}
 	}
-	_, err := NewDist("pareto", 1, 10, DefaultParams())
+	_, err := newDist("pareto", 1, 10, DefaultParams())
 	if err == nil || !strings.Contains(err.Error(), `unknown distribution "pareto" (use uniform, zipfian, gaussian, special)`) {
 		t.Errorf("unknown name: %v", err)
 	}
-	if _, err := NewDist("uniform", 10, 1, DefaultParams()); err == nil {
+	if _, err := newDist("uniform", 10, 1, DefaultParams()); err == nil {
 		t.Error("empty range accepted")
 	}
 	for _, p := range []Params{
@@ -205,7 +205,7 @@ func TestDistNames(t *testing.T) {
 		{ZipfExp: 0.8, Iter: 12, SpecialPct: 1, SpecialRes: 100},
 		{ZipfExp: math.NaN(), Iter: 12, SpecialPct: 1, SpecialRes: 75},
 	} {
-		if _, err := NewDist("special", 1, 10, p); err == nil {
+		if _, err := newDist("special", 1, 10, p); err == nil {
 			t.Errorf("params %+v accepted", p)
 		}
 	}
@@ -236,7 +236,7 @@ func TestDigits(t *testing.T) {
 	var counts [12][10]int
 	const n = 20_000
 	for range n {
-		s := g.Digits(buf, 1)
+		s := g.digits(buf, 1)
 		for i, ch := range s {
 			counts[i][ch-'0']++
 		}
@@ -254,8 +254,8 @@ func TestZeroAllocs(t *testing.T) {
 	g := New(1, 2)
 	buf := make([]byte, CLen)
 	var sink int64
-	for _, name := range Kinds() {
-		d, _ := NewDist(name, 1, 1_000_000, DefaultParams())
+	for _, name := range kinds() {
+		d, _ := newDist(name, 1, 1_000_000, DefaultParams())
 		if a := testing.AllocsPerRun(1000, func() { sink += d.Next(g) }); a != 0 {
 			t.Errorf("%s: %v allocs per draw", name, a)
 		}
@@ -272,7 +272,7 @@ func TestZeroAllocs(t *testing.T) {
 var benchSink int64
 
 func benchDist(b *testing.B, name string) {
-	d, err := NewDist(name, 1, 10_000_000, DefaultParams())
+	d, err := newDist(name, 1, 10_000_000, DefaultParams())
 	if err != nil {
 		b.Fatal(err)
 	}

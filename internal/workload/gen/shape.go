@@ -10,10 +10,10 @@ import (
 // constants, so workers may share one and draw with their own Rand; drawing never
 // allocates.
 
-// Exponential draws integers in [lo, hi]: lo plus the integer part of an exponential
+// exponential draws integers in [lo, hi]: lo plus the integer part of an exponential
 // variate with the given mean, truncated at the top of the range (inverse transform of
 // the truncated distribution, one uniform number per draw, no rejection).
-type Exponential struct {
+type exponential struct {
 	lo, hi int64
 	mean   float64
 	c      float64 // 1 - exp(-(hi-lo+1)/mean): the mass below the top of the range
@@ -21,7 +21,7 @@ type Exponential struct {
 
 // NewExponential returns an exponential distribution over [lo, hi] whose untruncated
 // mean offset from lo is mean (> 0). Small values are frequent, large ones rare.
-func NewExponential(lo, hi int64, mean float64) (*Exponential, error) {
+func NewExponential(lo, hi int64, mean float64) (*exponential, error) {
 	if hi < lo {
 		return nil, fmt.Errorf("empty range [%d, %d]", lo, hi)
 	}
@@ -29,19 +29,19 @@ func NewExponential(lo, hi int64, mean float64) (*Exponential, error) {
 		return nil, fmt.Errorf("exponential mean %v must be more than 0", mean)
 	}
 	span := float64(hi-lo) + 1
-	return &Exponential{lo: lo, hi: hi, mean: mean, c: -math.Expm1(-span / mean)}, nil
+	return &exponential{lo: lo, hi: hi, mean: mean, c: -math.Expm1(-span / mean)}, nil
 }
 
 // Next draws one value in [lo, hi].
-func (e *Exponential) Next(g *Rand) int64 {
+func (e *exponential) Next(g *Rand) int64 {
 	x := -e.mean * math.Log1p(-g.r.Float64()*e.c)
 	return clamp(e.lo+int64(x), e.lo, e.hi)
 }
 
-// HotSpot draws integers in [lo, hi] as YCSB's hotspot generator does: a fraction of
+// hotSpot draws integers in [lo, hi] as YCSB's hotspot generator does: a fraction of
 // the draws (hotProb) goes uniformly to the first hotFrac of the range, the others
 // uniformly to the rest.
-type HotSpot struct {
+type hotSpot struct {
 	lo, hi  int64
 	hotHi   int64 // last value of the hot set
 	hotProb float64
@@ -49,7 +49,7 @@ type HotSpot struct {
 
 // NewHotSpot returns a hot-spot distribution over [lo, hi]: hotFrac (0 to 1) of the
 // values receive hotProb (0 to 1) of the draws.
-func NewHotSpot(lo, hi int64, hotFrac, hotProb float64) (*HotSpot, error) {
+func NewHotSpot(lo, hi int64, hotFrac, hotProb float64) (*hotSpot, error) {
 	if hi < lo {
 		return nil, fmt.Errorf("empty range [%d, %d]", lo, hi)
 	}
@@ -64,38 +64,38 @@ func NewHotSpot(lo, hi int64, hotFrac, hotProb float64) (*HotSpot, error) {
 	if hotN < 1 {
 		hotN = 1
 	}
-	return &HotSpot{lo: lo, hi: hi, hotHi: lo + hotN - 1, hotProb: hotProb}, nil
+	return &hotSpot{lo: lo, hi: hi, hotHi: lo + hotN - 1, hotProb: hotProb}, nil
 }
 
 // Next draws one value in [lo, hi].
-func (h *HotSpot) Next(g *Rand) int64 {
+func (h *hotSpot) Next(g *Rand) int64 {
 	if g.r.Float64() < h.hotProb || h.hotHi >= h.hi {
 		return g.Uniform(h.lo, h.hotHi)
 	}
 	return g.Uniform(h.hotHi+1, h.hi)
 }
 
-// Normal draws integers in [lo, hi] from a normal distribution with the given mean
+// normal draws integers in [lo, hi] from a normal distribution with the given mean
 // and standard deviation, rounded to the nearest integer. Draws outside the range are
 // drawn again (up to 16 times, then clamped), so the shape inside the range is kept.
-type Normal struct {
+type normal struct {
 	lo, hi   int64
 	mean, sd float64
 }
 
 // NewNormal returns a normal distribution over [lo, hi]; sd must be positive.
-func NewNormal(lo, hi int64, mean, sd float64) (*Normal, error) {
+func NewNormal(lo, hi int64, mean, sd float64) (*normal, error) {
 	if hi < lo {
 		return nil, fmt.Errorf("empty range [%d, %d]", lo, hi)
 	}
 	if !(sd > 0) || math.IsInf(sd, 0) || math.IsNaN(mean) || math.IsInf(mean, 0) {
 		return nil, fmt.Errorf("normal distribution needs a finite mean and a standard deviation above 0 (got %v, %v)", mean, sd)
 	}
-	return &Normal{lo: lo, hi: hi, mean: mean, sd: sd}, nil
+	return &normal{lo: lo, hi: hi, mean: mean, sd: sd}, nil
 }
 
 // Next draws one value in [lo, hi].
-func (n *Normal) Next(g *Rand) int64 {
+func (n *normal) Next(g *Rand) int64 {
 	var x float64
 	for range 16 {
 		x = math.Round(n.mean + n.sd*g.r.NormFloat64())

@@ -2,10 +2,10 @@ package gen
 
 // Lengths of sysbench's c and pad values: groups of 11 random digits joined by '-'.
 const (
-	CGroups   = 10
-	PadGroups = 5
-	CLen      = CGroups*12 - 1   // 119
-	PadLen    = PadGroups*12 - 1 // 59
+	cGroups   = 10
+	padGroups = 5
+	CLen      = cGroups*12 - 1   // 119
+	PadLen    = padGroups*12 - 1 // 59
 )
 
 const groupSpan = 100_000_000_000 // 10^11: one group of 11 digits
@@ -18,10 +18,10 @@ var pairs = func() (b [200]byte) {
 	return b
 }()
 
-// Digits writes groups groups of 11 random decimal digits separated by '-' into dst,
+// digits writes groups groups of 11 random decimal digits separated by '-' into dst,
 // which must have room for groups*12-1 bytes, and returns the written part of dst.
 // Every digit is uniform and independent, as in sysbench's '#' templates.
-func (g *Rand) Digits(dst []byte, groups int) []byte {
+func (g *Rand) digits(dst []byte, groups int) []byte {
 	if groups <= 0 {
 		return dst[:0]
 	}
@@ -45,7 +45,7 @@ func (g *Rand) Digits(dst []byte, groups int) []byte {
 }
 
 // C writes a sysbench c value (10 groups, 119 bytes) into dst and returns it.
-func (g *Rand) C(dst []byte) []byte { return g.Digits(dst, CGroups) }
+func (g *Rand) C(dst []byte) []byte { return g.digits(dst, cGroups) }
 
 // Pad writes a sysbench pad value (5 groups, 59 bytes) into dst and returns it.
-func (g *Rand) Pad(dst []byte) []byte { return g.Digits(dst, PadGroups) }
+func (g *Rand) Pad(dst []byte) []byte { return g.digits(dst, padGroups) }

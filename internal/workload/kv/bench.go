@@ -66,19 +66,19 @@ func BenchSpec() *workload.Spec {
 	return s
 }
 
-// Bench is a configured redis-bench.
-type Bench struct {
+// bench is a configured redis-bench.
+type bench struct {
 	*base
 	tests []int // indexes into benchCmds
 	names names
 }
 
-func newBench(s *workload.Spec, p workload.Params) (*Bench, error) {
+func newBench(s *workload.Spec, p workload.Params) (*bench, error) {
 	b, err := newBase(s, p)
 	if err != nil {
 		return nil, err
 	}
-	w := &Bench{base: b}
+	w := &bench{base: b}
 	pf := b.prefix
 	w.names = names{key: pf + "key:", counter: pf + "counter:", list: pf + "mylist", set: pf + "myset", hash: pf + "myhash", zset: pf + "myzset"}
 	for _, name := range strings.Split(b.opts["tests"], ",") {
@@ -97,7 +97,7 @@ func newBench(s *workload.Spec, p workload.Params) (*Bench, error) {
 
 // Prepare SETs key:0 … key:keys-1, so that get finds values (redis-benchmark reads
 // whatever is there; prepare is optional for this workload).
-func (w *Bench) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
+func (w *bench) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
 	val := value(gen.New(1, 0), w.valueSize)
 	return w.load(ctx, t, p, w.prefix+"key:*", w.keys, func(bt target.Batch, i int64) {
 		bt.Cmd("SET").Concat(w.names.key, i).Bytes(val).End()
@@ -106,20 +106,20 @@ func (w *Bench) Prepare(ctx context.Context, t target.Target, p workload.Progres
 
 // Setup checks the target only: like redis-benchmark, redis-bench runs on an empty
 // database too.
-func (w *Bench) Setup(_ context.Context, c target.Conn) error {
+func (w *bench) Setup(_ context.Context, c target.Conn) error {
 	_, err := conn(c, w.name)
 	return err
 }
 
 // NewWorker returns a client's worker.
-func (w *Bench) NewWorker(id int, seed uint64) workload.Worker {
+func (w *bench) NewWorker(id int, seed uint64) workload.Worker {
 	g := gen.New(seed, uint64(id))
 	return &benchWorker{w: w, g: g, val: value(g, w.valueSize)}
 }
 
 type benchWorker struct {
 	batchClient
-	w   *Bench
+	w   *bench
 	g   *gen.Rand
 	val []byte
 }

@@ -22,20 +22,20 @@ func KVSpec() *workload.Spec {
 	return s
 }
 
-// KV is a configured redis-kv.
-type KV struct {
+// kv is a configured redis-kv.
+type kv struct {
 	*base
 	dist *keyDist
 	read float64
 }
 
-func newKV(s *workload.Spec, p workload.Params) (*KV, error) {
+func newKV(s *workload.Spec, p workload.Params) (*kv, error) {
 	b, err := newBase(s, p)
 	if err != nil {
 		return nil, err
 	}
 	b.txnTypes = []string{"get", "set"}
-	w := &KV{base: b}
+	w := &kv{base: b}
 	if w.dist, err = newKeyDist(b.opts, b.keys, false); err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func newKV(s *workload.Spec, p workload.Params) (*KV, error) {
 }
 
 // Prepare SETs every key to a value of value_size bytes.
-func (w *KV) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
+func (w *kv) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
 	g := gen.New(1, 0)
 	val := value(g, w.valueSize)
 	return w.load(ctx, t, p, w.prefix+"*", w.keys, func(bt target.Batch, i int64) {
@@ -57,17 +57,17 @@ func (w *KV) Prepare(ctx context.Context, t target.Target, p workload.Progress) 
 }
 
 // Setup checks that prepare ran.
-func (w *KV) Setup(ctx context.Context, c target.Conn) error { return w.setup(ctx, c) }
+func (w *kv) Setup(ctx context.Context, c target.Conn) error { return w.setup(ctx, c) }
 
 // NewWorker returns a client's worker.
-func (w *KV) NewWorker(id int, seed uint64) workload.Worker {
+func (w *kv) NewWorker(id int, seed uint64) workload.Worker {
 	g := gen.New(seed, uint64(id))
 	return &kvWorker{w: w, g: g, val: value(g, w.valueSize)}
 }
 
 type kvWorker struct {
 	batchClient
-	w   *KV
+	w   *kv
 	g   *gen.Rand
 	val []byte
 	typ int

@@ -23,8 +23,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload/gen"
 )
 
-// MaxPipeline bounds the pipeline option.
-const MaxPipeline = 10000
+// maxPipeline bounds the pipeline option.
+const maxPipeline = 10000
 
 // common options of the three workloads.
 func commonOptions(prefix, keys, valueSize string) []workload.Option {
@@ -61,7 +61,7 @@ func newBase(s *workload.Spec, p workload.Params) (*base, error) {
 		return nil, err
 	}
 	b.valueSize = int(vs)
-	pl, err := workload.Int(opts, "pipeline", 1, MaxPipeline)
+	pl, err := workload.Int(opts, "pipeline", 1, maxPipeline)
 	if err != nil {
 		return nil, err
 	}

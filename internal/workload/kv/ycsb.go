@@ -48,8 +48,8 @@ func YCSBSpec() *workload.Spec {
 	return s
 }
 
-// YCSB is a configured redis-ycsb. value_size is the length of each field.
-type YCSB struct {
+// ycsb is a configured redis-ycsb. value_size is the length of each field.
+type ycsb struct {
 	*base
 	cum    [numOps]float64 // cumulative proportions, last = 1
 	zipf   gen.Zipf
@@ -63,7 +63,7 @@ type YCSB struct {
 	scanMax  int64
 }
 
-func newYCSB(s *workload.Spec, p workload.Params) (*YCSB, error) {
+func newYCSB(s *workload.Spec, p workload.Params) (*ycsb, error) {
 	b, err := newBase(s, p)
 	if err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func newYCSB(s *workload.Spec, p workload.Params) (*YCSB, error) {
 	if err != nil || e < 0 || e > 10 {
 		return nil, errOption("zipf_exp", b.opts["zipf_exp"], "a number from 0 to 10")
 	}
-	w := &YCSB{base: b, zipf: gen.NewZipf(b.keys, e), index: b.prefix + "index", scanFrom: "[" + b.prefix + "user", scanMax: scanMax}
+	w := &ycsb{base: b, zipf: gen.NewZipf(b.keys, e), index: b.prefix + "index", scanFrom: "[" + b.prefix + "user", scanMax: scanMax}
 	total, sum := 0.0, 0.0
 	for _, v := range mix {
 		total += v
@@ -99,7 +99,7 @@ func newYCSB(s *workload.Spec, p workload.Params) (*YCSB, error) {
 }
 
 // record writes record n and adds its key to the index (two commands).
-func (w *YCSB) record(bt target.Batch, n int64, val []byte) {
+func (w *ycsb) record(bt target.Batch, n int64, val []byte) {
 	bt.Cmd("HSET").Concat(w.user, n)
 	for i := range w.fields {
 		bt.Arg(w.fields[i]).Bytes(val)
@@ -109,7 +109,7 @@ func (w *YCSB) record(bt target.Batch, n int64, val []byte) {
 }
 
 // Prepare writes records 0 … keys-1 and their index.
-func (w *YCSB) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
+func (w *ycsb) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
 	val := value(gen.New(1, 0), w.valueSize)
 	c, err := t.Connect(ctx)
 	if err != nil {
@@ -126,7 +126,7 @@ func (w *YCSB) Prepare(ctx context.Context, t target.Target, p workload.Progress
 // Setup checks that prepare ran and starts inserts after the records earlier runs
 // inserted (numbered on from keys): the first missing one, found by EXISTS with an
 // exponential then a binary search.
-func (w *YCSB) Setup(ctx context.Context, c target.Conn) error {
+func (w *ycsb) Setup(ctx context.Context, c target.Conn) error {
 	if err := w.setup(ctx, c); err != nil {
 		return err
 	}
@@ -174,13 +174,13 @@ func (w *YCSB) Setup(ctx context.Context, c target.Conn) error {
 }
 
 // NewWorker returns a client's worker.
-func (w *YCSB) NewWorker(id int, seed uint64) workload.Worker {
+func (w *ycsb) NewWorker(id int, seed uint64) workload.Worker {
 	g := gen.New(seed, uint64(id))
 	return &ycsbWorker{w: w, g: g, val: value(g, w.valueSize)}
 }
 
 type ycsbWorker struct {
-	w     *YCSB
+	w     *ycsb
 	g     *gen.Rand
 	conn  target.Batcher
 	b, b2 target.Batch

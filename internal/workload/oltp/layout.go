@@ -13,7 +13,7 @@ var engineName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
 // SetLayout takes sysbench prepare's table options: --auto-inc, --secondary,
 // --create-secondary and --mysql-storage-engine.
-func (w *Workload) SetLayout(l workload.Layout, d *target.Dialect) error {
+func (w *oltpWorkload) SetLayout(l workload.Layout, d *target.Dialect) error {
 	switch {
 	case l.FillFactor != 0, l.Unlogged, l.Partitions != 0, l.PartitionMethod != "", l.ForeignKeys:
 		return fmt.Errorf("--fillfactor, --unlogged-tables, --partitions, --partition-method and --foreign-keys are pgbench's (tpcb workloads); %s takes --auto-inc, --secondary, --create-secondary and --mysql-storage-engine", w.Name())
@@ -31,12 +31,12 @@ func (w *Workload) SetLayout(l workload.Layout, d *target.Dialect) error {
 	return nil
 }
 
-func (w *Workload) autoInc() bool { return w.lay.AutoInc == nil || *w.lay.AutoInc }
+func (w *oltpWorkload) autoInc() bool { return w.lay.AutoInc == nil || *w.lay.AutoInc }
 
 // layoutTable applies the layout to sbtestN's definition: a plain id without
 // --auto-inc, an index on id instead of the primary key with --secondary, no index on
 // k without --create-secondary.
-func (w *Workload) layoutTable(tb target.Table) target.Table {
+func (w *oltpWorkload) layoutTable(tb target.Table) target.Table {
 	if !w.autoInc() {
 		tb.Columns[0] = target.Column{Name: "id", Type: "int", NotNull: true}
 	}
@@ -54,7 +54,7 @@ func (w *Workload) layoutTable(tb target.Table) target.Table {
 
 // createSQL renders CREATE TABLE with the storage engine, and on MySQL the index on
 // an auto-increment id inline (MySQL requires an auto-increment column to be a key).
-func (w *Workload) createSQL(d *target.Dialect, tb target.Table) (string, error) {
+func (w *oltpWorkload) createSQL(d *target.Dialect, tb target.Table) (string, error) {
 	dd := *d
 	if w.lay.Engine != "" && dd.TableEngine {
 		dd.TableOptions = " ENGINE=" + w.lay.Engine
@@ -71,4 +71,4 @@ func (w *Workload) createSQL(d *target.Dialect, tb target.Table) (string, error)
 
 // inlineKey: the index on id goes in CREATE TABLE (MySQL, --secondary with the
 // auto-increment).
-func (w *Workload) inlineKey() bool { return w.lay.Secondary && w.autoInc() && w.autoIncKey }
+func (w *oltpWorkload) inlineKey() bool { return w.lay.Secondary && w.autoInc() && w.autoIncKey }

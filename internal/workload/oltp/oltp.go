@@ -20,8 +20,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload/gen"
 )
 
-// DefaultTableSize is sysbench's --table-size default, used by Prepare when no size is given.
-const DefaultTableSize = 10_000
+// defaultTableSize is sysbench's --table-size default, used by Prepare when no size is given.
+const defaultTableSize = 10_000
 
 // groupKind is one of sysbench's execute_* steps: a run of statements on one table,
 // drawn at random for the step (sysbench draws the table per step, not per
@@ -135,8 +135,8 @@ var scripts = []script{
 	},
 }
 
-// Names lists the scripts.
-func Names() []string {
+// names lists the scripts.
+func names() []string {
 	out := make([]string, len(scripts))
 	for i, s := range scripts {
 		out[i] = s.name
@@ -160,8 +160,8 @@ func Spec(name string) *workload.Spec {
 	return nil
 }
 
-// Workload is one configured script.
-type Workload struct {
+// oltpWorkload is one configured script.
+type oltpWorkload struct {
 	s          *script
 	spec       *workload.Spec
 	opts       map[string]string // resolved options of the script
@@ -172,8 +172,8 @@ type Workload struct {
 	tablesGiven bool
 }
 
-// New resolves the options of the named script.
-func New(name string, p workload.Params) (*Workload, error) {
+// resolveScript resolves the options of the named script.
+func resolveScript(name string, p workload.Params) (*oltpWorkload, error) {
 	for i := range scripts {
 		if scripts[i].name == name {
 			return newWorkload(&scripts[i], p)
@@ -182,7 +182,7 @@ func New(name string, p workload.Params) (*Workload, error) {
 	return nil, fmt.Errorf("unknown oltp workload %q", name)
 }
 
-func newWorkload(s *script, p workload.Params) (*Workload, error) {
+func newWorkload(s *script, p workload.Params) (*oltpWorkload, error) {
 	spec := Spec(s.name)
 	opts, err := spec.Resolve(p)
 	if err != nil {
@@ -193,14 +193,14 @@ func newWorkload(s *script, p workload.Params) (*Workload, error) {
 		return nil, err
 	}
 	_, given := p["tables"]
-	return &Workload{s: s, spec: spec, opts: opts, cfg: cfg, tablesGiven: given}, nil
+	return &oltpWorkload{s: s, spec: spec, opts: opts, cfg: cfg, tablesGiven: given}, nil
 }
 
 // Name is the script's name.
-func (w *Workload) Name() string { return w.s.name }
+func (w *oltpWorkload) Name() string { return w.s.name }
 
 // Tables names sbtest1 … sbtestN (the prepare marker's keys).
-func (w *Workload) Tables() []string {
+func (w *oltpWorkload) Tables() []string {
 	names := make([]string, w.cfg.tables)
 	for i := range names {
 		names[i] = tableName(i + 1)
@@ -208,11 +208,8 @@ func (w *Workload) Tables() []string {
 	return names
 }
 
-// TableSize is the rows per table in effect: given, detected, or 0 before either.
-func (w *Workload) TableSize() int64 { return w.cfg.tableSize }
-
 // Options reports the script's options, table_size as detected once known.
-func (w *Workload) Options() map[string]string {
+func (w *oltpWorkload) Options() map[string]string {
 	out := maps.Clone(w.opts)
 	if w.cfg.tableSize > 0 {
 		out["table_size"] = strconv.FormatInt(w.cfg.tableSize, 10)
@@ -221,7 +218,7 @@ func (w *Workload) Options() map[string]string {
 }
 
 // TxnTypes has the one transaction type of the script.
-func (w *Workload) TxnTypes() []string { return []string{w.s.txnType} }
+func (w *oltpWorkload) TxnTypes() []string { return []string{w.s.txnType} }
 
 func tableName(n int) string { return "sbtest" + strconv.Itoa(n) }
 
@@ -249,10 +246,10 @@ const maxLoaders = 8
 // AUTO_INCREMENT (MySQL) continues after them for oltp_insert; k is drawn from
 // rand_type over [1, table_size] as sysbench does. The index k_N is built after loading,
 // then statistics are refreshed.
-func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
+func (w *oltpWorkload) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
 	size := w.cfg.tableSize
 	if size == 0 {
-		size = DefaultTableSize
+		size = defaultTableSize
 	}
 	var pmu sync.Mutex
 	progress := func(table string, done, total int64) {
@@ -318,7 +315,7 @@ feed:
 	return ctx.Err()
 }
 
-func (w *Workload) prepareTable(ctx context.Context, conn target.Conn, d *target.Dialect, n int, size int64, progress workload.Progress) error {
+func (w *oltpWorkload) prepareTable(ctx context.Context, conn target.Conn, d *target.Dialect, n int, size int64, progress workload.Progress) error {
 	tb := w.layoutTable(tableDef(n))
 	if err := conn.Exec(ctx, d.DropTable(tb.Name)); err != nil {
 		return fmt.Errorf("dropping %s: %w", tb.Name, err)
@@ -393,7 +390,7 @@ const progressEvery = 10_000
 
 // Cleanup drops sbtest1 … sbtestN, and any further sbtest tables that follow without a
 // gap (left by an earlier prepare with more tables).
-func (w *Workload) Cleanup(ctx context.Context, conn target.Conn) error {
+func (w *oltpWorkload) Cleanup(ctx context.Context, conn target.Conn) error {
 	var d target.Dialect // DROP TABLE IF EXISTS is the same in every dialect
 	for n := 1; ; n++ {
 		name := tableName(n)
@@ -414,7 +411,7 @@ func (w *Workload) Cleanup(ctx context.Context, conn target.Conn) error {
 
 // Setup checks that sbtest1 … sbtestN exist and, when table_size is not given, reads
 // it from max(id) of sbtest1 (one primary-key lookup).
-func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
+func (w *oltpWorkload) Setup(ctx context.Context, conn target.Conn) error {
 	want := w.cfg.tables
 	if !w.tablesGiven {
 		want = 1

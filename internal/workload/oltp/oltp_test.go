@@ -17,7 +17,7 @@ import (
 )
 
 func TestOptionDefaults(t *testing.T) {
-	w, err := New("oltp_read_write", nil)
+	w, err := resolveScript("oltp_read_write", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,14 +62,14 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("%s %v: %v, want %q", c.wl, c.params, err, c.err)
 		}
 	}
-	w, err := New("oltp_read_only", workload.Params{"tables": "4", "table_size": "500", "rand_type": "Zipfian", "skip_trx": "on", "range_selects": "off"})
+	w, err := resolveScript("oltp_read_only", workload.Params{"tables": "4", "table_size": "500", "rand_type": "Zipfian", "skip_trx": "on", "range_selects": "off"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w.cfg.tables != 4 || w.cfg.tableSize != 500 || !w.cfg.sizeGiven || w.cfg.randType.String() != "zipfian" || !w.cfg.skipTrx || w.cfg.rangeSelects {
 		t.Errorf("parsed: %+v", w.cfg)
 	}
-	if _, err := New("oltp_nope", nil); err == nil {
+	if _, err := resolveScript("oltp_nope", nil); err == nil {
 		t.Error("unknown script accepted")
 	}
 }
@@ -93,8 +93,8 @@ func TestScriptOptions(t *testing.T) {
 			t.Errorf("%s options: %v, want %v", name, got, want)
 		}
 	}
-	if len(Names()) != 8 {
-		t.Errorf("Names: %v", Names())
+	if len(names()) != 8 {
+		t.Errorf("Names: %v", names())
 	}
 }
 
@@ -162,7 +162,7 @@ func TestTransactions(t *testing.T) {
 		for k, v := range c.params {
 			p[k] = v
 		}
-		w, err := New(c.wl, p)
+		w, err := resolveScript(c.wl, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +238,7 @@ func TestIDDistribution(t *testing.T) {
 		randType string
 		min, max float64
 	}{{"special", 0.7, 0.8}, {"uniform", 0.005, 0.02}} {
-		w, _ := New("oltp_point_select", workload.Params{"table_size": "100000", "rand_type": c.randType})
+		w, _ := resolveScript("oltp_point_select", workload.Params{"table_size": "100000", "rand_type": c.randType})
 		k := w.NewWorker(0, 1)
 		fc := &fakeConn{record: true}
 		_ = k.Bind(ctx, fc)
@@ -260,7 +260,7 @@ func TestIDDistribution(t *testing.T) {
 
 func TestRetrySendsSameValues(t *testing.T) {
 	ctx := context.Background()
-	w, _ := New("oltp_read_write", workload.Params{"tables": "4", "table_size": "1000"})
+	w, _ := resolveScript("oltp_read_write", workload.Params{"tables": "4", "table_size": "1000"})
 	k := w.NewWorker(0, 1)
 	fc := &fakeConn{record: true}
 	_ = k.Bind(ctx, fc)
@@ -279,7 +279,7 @@ func TestRetrySendsSameValues(t *testing.T) {
 
 func TestDeleteInsertConflictIsRetryable(t *testing.T) {
 	ctx := context.Background()
-	w, _ := New("oltp_write_only", workload.Params{"table_size": "1000"})
+	w, _ := resolveScript("oltp_write_only", workload.Params{"table_size": "1000"})
 	k := w.NewWorker(0, 1)
 	dup := &target.Error{Class: target.ClassConstraint, Code: "23505", Msg: "duplicate key"}
 	other := &target.Error{Class: target.ClassConstraint, Code: "23505", Msg: "duplicate key"}
@@ -295,7 +295,7 @@ func TestDeleteInsertConflictIsRetryable(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 	// Elsewhere a constraint error stays what it is.
-	w, _ = New("oltp_insert", workload.Params{"table_size": "1000"})
+	w, _ = resolveScript("oltp_insert", workload.Params{"table_size": "1000"})
 	k = w.NewWorker(0, 1)
 	fc = &fakeConn{fail: map[string]error{"INSERT INTO sbtest1 (k, c, pad) VALUES (?, ?, ?)": other}}
 	_ = k.Bind(ctx, fc)
@@ -307,7 +307,7 @@ func TestDeleteInsertConflictIsRetryable(t *testing.T) {
 
 func TestDeterminism(t *testing.T) {
 	ctx := context.Background()
-	w, _ := New("oltp_read_write", workload.Params{"tables": "2", "table_size": "100000"})
+	w, _ := resolveScript("oltp_read_write", workload.Params{"tables": "2", "table_size": "100000"})
 	run := func(id int) string {
 		k := w.NewWorker(id, 77)
 		fc := &fakeConn{record: true}
@@ -328,8 +328,8 @@ func TestDeterminism(t *testing.T) {
 
 func TestZeroAllocs(t *testing.T) {
 	ctx := context.Background()
-	for _, name := range Names() {
-		w, _ := New(name, workload.Params{"tables": "4", "table_size": "10000"})
+	for _, name := range names() {
+		w, _ := resolveScript(name, workload.Params{"tables": "4", "table_size": "10000"})
 		k := w.NewWorker(0, 1)
 		if err := k.Bind(ctx, &fakeConn{}); err != nil {
 			t.Fatal(err)
@@ -346,7 +346,7 @@ func TestZeroAllocs(t *testing.T) {
 func BenchmarkNext(b *testing.B) {
 	for _, name := range []string{"oltp_point_select", "oltp_read_only", "oltp_read_write", "oltp_insert"} {
 		for _, rt := range []string{"special", "uniform", "zipfian"} {
-			w, _ := New(name, workload.Params{"tables": "16", "table_size": "1000000", "rand_type": rt})
+			w, _ := resolveScript(name, workload.Params{"tables": "16", "table_size": "1000000", "rand_type": rt})
 			k := w.NewWorker(0, 1)
 			b.Run(name+"/"+rt, func(b *testing.B) {
 				b.ReportAllocs()
@@ -365,7 +365,7 @@ func FuzzOptions(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, name, value string) {
-		w, err := New("oltp_read_write", workload.Params{name: value})
+		w, err := resolveScript("oltp_read_write", workload.Params{name: value})
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "option "+name+":") && !strings.Contains(err.Error(), "has no option") {
 				t.Fatalf("%s=%q: %v", name, value, err)
@@ -386,7 +386,7 @@ func FuzzOptions(f *testing.F) {
 		}
 		size := w.cfg.tableSize
 		if size == 0 {
-			size = DefaultTableSize
+			size = defaultTableSize
 		}
 		checkValues(t, "fuzz", fc.log, size, w.cfg.rangeSize)
 	})

@@ -84,10 +84,10 @@ type worker struct {
 
 // NewWorker returns the state of client id: the transaction's statements laid out once,
 // with their argument slices and string buffers, so that Next and Do allocate nothing.
-func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
+func (w *oltpWorkload) NewWorker(id int, seed uint64) workload.Worker {
 	size := w.cfg.tableSize
 	if size == 0 {
-		size = DefaultTableSize
+		size = defaultTableSize
 	}
 	ids, err := gen.NewDistKind(w.cfg.randType, 1, size, w.cfg.params)
 	if err != nil {

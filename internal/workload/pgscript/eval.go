@@ -38,13 +38,13 @@ func (t *varTable) lookup(name string) int {
 // \gset, \aset, \setshell) with the value it parses to.
 type variable struct {
 	set    bool
-	val    Value
+	val    value
 	isText bool
 	valid  bool // isText: the text parses as a value
 	text   []byte
 }
 
-func (v *variable) setValue(x Value) {
+func (v *variable) setValue(x value) {
 	v.set, v.val, v.isText, v.valid = true, x, false, true
 }
 
@@ -68,7 +68,7 @@ type state struct {
 	names    []string // by slot, for messages
 	pcg      rand.PCG
 	rng      *rand.Rand
-	stack    []Value // function arguments
+	stack    []value // function arguments
 	debug    io.Writer
 	seedSlot int // default_seed
 	// script and command say where debug() was called (pgbench's numbering).
@@ -79,11 +79,11 @@ func newState(t *varTable, seed1, seed2 uint64, debug io.Writer) *state {
 	s := &state{vars: make([]variable, len(t.names)), names: t.names, debug: debug, seedSlot: t.lookup("default_seed")}
 	s.pcg.Seed(seed1, seed2)
 	s.rng = rand.New(&s.pcg)
-	s.stack = make([]Value, 0, 16)
+	s.stack = make([]value, 0, 16)
 	return s
 }
 
-func (s *state) eval(n *node) (Value, error) {
+func (s *state) eval(n *node) (value, error) {
 	switch n.op {
 	case opConst:
 		return n.val, nil
@@ -108,20 +108,20 @@ func (s *state) eval(n *node) (Value, error) {
 
 // evalVar is a variable's value; an error when it is not set or its text is not
 // a number.
-func (s *state) evalVar(n *node) (Value, error) {
+func (s *state) evalVar(n *node) (value, error) {
 	v := &s.vars[n.slot]
 	if !v.set {
-		return Value{}, evalErrf("undefined variable %q", s.names[n.slot])
+		return value{}, evalErrf("undefined variable %q", s.names[n.slot])
 	}
 	if v.isText && !v.valid {
-		return Value{}, evalErrf("malformed variable %q value: %q", s.names[n.slot], v.text)
+		return value{}, evalErrf("malformed variable %q value: %q", s.names[n.slot], v.text)
 	}
 	return v.val, nil
 }
 
 // evalAndOr evaluates AND and OR, the second operand only when the first does not
 // decide; NULL in, NULL out.
-func (s *state) evalAndOr(n *node) (Value, error) {
+func (s *state) evalAndOr(n *node) (value, error) {
 	a, err := s.eval(n.args[0])
 	if err != nil || a.isNull() {
 		return a, err
@@ -146,7 +146,7 @@ func (s *state) evalAndOr(n *node) (Value, error) {
 
 // evalCase evaluates CASE WHEN … THEN … [ELSE …] END: the first true condition's
 // result, else the ELSE, else NULL.
-func (s *state) evalCase(n *node) (Value, error) {
+func (s *state) evalCase(n *node) (value, error) {
 	k := len(n.args)
 	if n.hasElse {
 		k--
@@ -167,12 +167,12 @@ func (s *state) evalCase(n *node) (Value, error) {
 }
 
 // evalOperator evaluates a unary or binary operator: NULL in, NULL out.
-func (s *state) evalOperator(n *node) (Value, error) {
+func (s *state) evalOperator(n *node) (value, error) {
 	a, err := s.eval(n.args[0])
 	if err != nil {
 		return a, err
 	}
-	var b Value
+	var b value
 	if len(n.args) > 1 {
 		if b, err = s.eval(n.args[1]); err != nil {
 			return b, err
@@ -188,7 +188,7 @@ func (s *state) evalOperator(n *node) (Value, error) {
 }
 
 // operate applies an operator to non-NULL operands.
-func operate(o op, a, b Value) (Value, error) {
+func operate(o op, a, b value) (value, error) {
 	switch o {
 	case opNeg:
 		// As pgbench: 0 - a (so -0.0 is 0, and -MinInt64 overflows).
@@ -297,25 +297,25 @@ func cmpF(x, y float64) int {
 }
 
 // intArith is integer + - * / % with pgbench's overflow and division errors.
-func intArith(o op, x, y int64) (Value, error) {
+func intArith(o op, x, y int64) (value, error) {
 	switch o {
 	case opAdd:
 		r := x + y
 		if (x >= 0) == (y >= 0) && (r >= 0) != (x >= 0) {
-			return Value{}, evalErrf("bigint out of range")
+			return value{}, evalErrf("bigint out of range")
 		}
 		return intVal(r), nil
 	case opSub:
 		r := x - y
 		if (x >= 0) != (y >= 0) && (r >= 0) != (x >= 0) {
-			return Value{}, evalErrf("bigint out of range")
+			return value{}, evalErrf("bigint out of range")
 		}
 		return intVal(r), nil
 	case opMul:
 		hi, lo := bits.Mul64(uint64(abs64(x)), uint64(abs64(y)))
 		neg := (x < 0) != (y < 0)
 		if hi != 0 || (lo > math.MaxInt64 && !(neg && lo == 1<<63)) {
-			return Value{}, evalErrf("bigint out of range")
+			return value{}, evalErrf("bigint out of range")
 		}
 		if neg {
 			return intVal(-int64(lo)), nil
@@ -323,11 +323,11 @@ func intArith(o op, x, y int64) (Value, error) {
 		return intVal(int64(lo)), nil
 	case opDiv:
 		if y == 0 {
-			return Value{}, evalErrf("division by zero")
+			return value{}, evalErrf("division by zero")
 		}
 		if y == -1 {
 			if x == math.MinInt64 {
-				return Value{}, evalErrf("bigint out of range")
+				return value{}, evalErrf("bigint out of range")
 			}
 			return intVal(-x), nil
 		}
@@ -335,7 +335,7 @@ func intArith(o op, x, y int64) (Value, error) {
 	}
 	// opMod
 	if y == 0 {
-		return Value{}, evalErrf("division by zero")
+		return value{}, evalErrf("division by zero")
 	}
 	if y == -1 {
 		return intVal(0), nil
@@ -356,7 +356,7 @@ func abs64(x int64) int64 {
 const maxFuncArgs = 16
 
 // call evaluates a function's arguments onto the stack and calls it.
-func (s *state) call(n *node) (Value, error) {
+func (s *state) call(n *node) (value, error) {
 	base := len(s.stack)
 	defer func() { s.stack = s.stack[:base] }()
 	null := false
@@ -378,7 +378,7 @@ func (s *state) call(n *node) (Value, error) {
 }
 
 // debugf writes debug()'s line as pgbench does, to the workload's debug writer.
-func (s *state) debugf(v Value) {
+func (s *state) debugf(v value) {
 	if s.debug == nil {
 		return
 	}
@@ -395,7 +395,7 @@ func (s *state) debugf(v Value) {
 }
 
 // bothInt converts both operands to integers; on failure bad is the operand that failed.
-func bothInt(a, b Value) (x, y int64, bad Value, err error) {
+func bothInt(a, b value) (x, y int64, bad value, err error) {
 	if x, err = toInt(a); err != nil {
 		return 0, 0, a, err
 	}
@@ -407,7 +407,7 @@ func bothInt(a, b Value) (x, y int64, bad Value, err error) {
 
 // bothDouble converts both operands to doubles; on failure bad is the operand that
 // failed.
-func bothDouble(a, b Value) (x, y float64, bad Value, err error) {
+func bothDouble(a, b value) (x, y float64, bad value, err error) {
 	if x, err = toDouble(a); err != nil {
 		return 0, 0, a, err
 	}

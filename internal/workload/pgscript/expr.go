@@ -45,7 +45,7 @@ const (
 // node is one expression node. Evaluation walks the tree without allocating.
 type node struct {
 	op   op
-	val  Value   // opConst
+	val  value   // opConst
 	slot int     // opVar
 	fn   *fnSpec // opFunc
 	args []*node

@@ -7,13 +7,13 @@ import (
 )
 
 // evalText parses and evaluates one expression with a fresh client state.
-func evalText(t testing.TB, src string) (Value, error) {
+func evalText(t testing.TB, src string) (value, error) {
 	t.Helper()
 	vars := newVarTable()
 	vars.slot("default_seed")
 	e, err := parseExpr(src, vars)
 	if err != nil {
-		return Value{}, err
+		return value{}, err
 	}
 	s := newState(vars, 1, 2, nil)
 	s.vars[vars.lookup("default_seed")].setValue(intVal(0))
@@ -135,7 +135,7 @@ var exprCases = []struct {
 
 func itoa64(i int64) string { return intVal(i).String() }
 
-func show(v Value, err error) string {
+func show(v value, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}

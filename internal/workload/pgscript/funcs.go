@@ -13,7 +13,7 @@ import (
 type fnSpec struct {
 	min, max int  // argument count; max -1: any
 	nullOK   bool // called with NULL arguments (otherwise NULL in, NULL out)
-	call     func(s *state, a []Value) (Value, error)
+	call     func(s *state, a []value) (value, error)
 }
 
 func (f *fnSpec) arity() string {
@@ -43,7 +43,7 @@ var funcs = map[string]*fnSpec{
 	"ln":                 {min: 1, max: 1, call: dbl1(math.Log)},
 	"mod":                {min: 2, max: 2, call: fnMod},
 	"permute":            {min: 2, max: 3, call: fnPermute},
-	"pi":                 {min: 0, max: 0, call: func(*state, []Value) (Value, error) { return dblVal(math.Pi), nil }},
+	"pi":                 {min: 0, max: 0, call: func(*state, []value) (value, error) { return dblVal(math.Pi), nil }},
 	"pow":                {min: 2, max: 2, call: fnPow},
 	"power":              {min: 2, max: 2, call: fnPow},
 	"random":             {min: 2, max: 2, call: fnRandom},
@@ -62,8 +62,8 @@ func funcNames() string {
 	return strings.Join(names, ", ")
 }
 
-func dbl1(f func(float64) float64) func(*state, []Value) (Value, error) {
-	return func(_ *state, a []Value) (Value, error) {
+func dbl1(f func(float64) float64) func(*state, []value) (value, error) {
+	return func(_ *state, a []value) (value, error) {
 		x, err := toDouble(a[0])
 		return dblVal(f(x)), err
 	}
@@ -72,7 +72,7 @@ func dbl1(f func(float64) float64) func(*state, []Value) (Value, error) {
 // fnAbs is abs as pgbench 15 computes it: abs of the smallest integer is itself (no
 // error), and a boolean gives the double whose bits are the boolean's (true:
 // 4.94065645841247e-324, false: 0).
-func fnAbs(_ *state, a []Value) (Value, error) {
+func fnAbs(_ *state, a []value) (value, error) {
 	switch a[0].K {
 	case kDouble:
 		return dblVal(math.Abs(a[0].F)), nil
@@ -89,26 +89,26 @@ func fnAbs(_ *state, a []Value) (Value, error) {
 	return intVal(i), nil
 }
 
-func fnDebug(s *state, a []Value) (Value, error) {
+func fnDebug(s *state, a []value) (value, error) {
 	s.debugf(a[0])
 	return a[0], nil
 }
 
-func fnDouble(_ *state, a []Value) (Value, error) {
+func fnDouble(_ *state, a []value) (value, error) {
 	f, err := toDouble(a[0])
 	return dblVal(f), err
 }
 
-func fnInt(_ *state, a []Value) (Value, error) {
+func fnInt(_ *state, a []value) (value, error) {
 	i, err := toInt(a[0])
 	return intVal(i), err
 }
 
-func fnMod(_ *state, a []Value) (Value, error) {
+func fnMod(_ *state, a []value) (value, error) {
 	return operate(opMod, a[0], a[1])
 }
 
-func fnPow(_ *state, a []Value) (Value, error) {
+func fnPow(_ *state, a []value) (value, error) {
 	x, err := toDouble(a[0])
 	if err != nil {
 		return a[0], err
@@ -118,10 +118,10 @@ func fnPow(_ *state, a []Value) (Value, error) {
 }
 
 // fnGreatest and fnLeast: a double result if any argument is a double.
-func fnGreatest(_ *state, a []Value) (Value, error) { return extreme(a, 1) }
-func fnLeast(_ *state, a []Value) (Value, error)    { return extreme(a, -1) }
+func fnGreatest(_ *state, a []value) (value, error) { return extreme(a, 1) }
+func fnLeast(_ *state, a []value) (value, error)    { return extreme(a, -1) }
 
-func extreme(a []Value, sign int) (Value, error) {
+func extreme(a []value, sign int) (value, error) {
 	dbl := false
 	for _, v := range a {
 		if v.K == kDouble {
@@ -157,7 +157,7 @@ func extreme(a []Value, sign int) (Value, error) {
 }
 
 // ints reads integer arguments.
-func ints2(a []Value) (int64, int64, error) {
+func ints2(a []value) (int64, int64, error) {
 	x, err := toInt(a[0])
 	if err != nil {
 		return 0, 0, err
@@ -167,7 +167,7 @@ func ints2(a []Value) (int64, int64, error) {
 }
 
 // seedArg is the optional seed argument, default :default_seed.
-func (s *state) seedArg(a []Value, i int) (uint64, error) {
+func (s *state) seedArg(a []value, i int) (uint64, error) {
 	if len(a) > i {
 		v, err := toInt(a[i])
 		return uint64(v), err
@@ -216,7 +216,7 @@ func hashMurmur2(v int64, seed uint64) int64 {
 	return int64(h)
 }
 
-func fnFNV1a(s *state, a []Value) (Value, error) {
+func fnFNV1a(s *state, a []value) (value, error) {
 	v, err := toInt(a[0])
 	if err != nil {
 		return a[0], err
@@ -225,7 +225,7 @@ func fnFNV1a(s *state, a []Value) (Value, error) {
 	return intVal(hashFNV1a(v, seed)), err
 }
 
-func fnMurmur2(s *state, a []Value) (Value, error) {
+func fnMurmur2(s *state, a []value) (value, error) {
 	v, err := toInt(a[0])
 	if err != nil {
 		return a[0], err
@@ -235,7 +235,7 @@ func fnMurmur2(s *state, a []Value) (Value, error) {
 }
 
 // randRange checks [lb, ub] as pgbench does: not empty, and its size fits an int64.
-func randRange(a []Value) (lb, ub int64, err error) {
+func randRange(a []value) (lb, ub int64, err error) {
 	if lb, ub, err = ints2(a); err != nil {
 		return
 	}
@@ -248,7 +248,7 @@ func randRange(a []Value) (lb, ub int64, err error) {
 	return
 }
 
-func fnRandom(s *state, a []Value) (Value, error) {
+func fnRandom(s *state, a []value) (value, error) {
 	lb, ub, err := randRange(a)
 	if err != nil {
 		return a[0], err
@@ -261,7 +261,7 @@ func (s *state) uniformOpen1() float64 { return 1 - s.rng.Float64() }
 
 // fnRandomExponential: P(lb+k) is proportional to exp(-p*k/n) over the n values,
 // drawn by inversion of the truncated exponential.
-func fnRandomExponential(s *state, a []Value) (Value, error) {
+func fnRandomExponential(s *state, a []value) (value, error) {
 	lb, ub, err := randRange(a)
 	if err != nil {
 		return a[0], err
@@ -291,7 +291,7 @@ const minGaussian = 2.0
 
 // fnRandomGaussian: a normal draw (Box–Muller) truncated to [-p, p) standard
 // deviations, mapped onto the range; p is the number of deviations at each end.
-func fnRandomGaussian(s *state, a []Value) (Value, error) {
+func fnRandomGaussian(s *state, a []value) (value, error) {
 	lb, ub, err := randRange(a)
 	if err != nil {
 		return a[0], err
@@ -328,7 +328,7 @@ const (
 
 // fnRandomZipfian: P(lb+k-1) proportional to 1/k^s for k in 1..n, drawn by rejection
 // (Devroye, Non-Uniform Random Variate Generation, X.6).
-func fnRandomZipfian(s *state, a []Value) (Value, error) {
+func fnRandomZipfian(s *state, a []value) (value, error) {
 	lb, ub, err := randRange(a)
 	if err != nil {
 		return a[0], err
@@ -361,7 +361,7 @@ func zipfDraw(s *state, n, p float64) int64 {
 // fnPermute maps i (taken modulo size) to a pseudorandom position in [0, size): a
 // bijection chosen by the seed. Values differ from pgbench's own permute (which uses
 // its own generator); the property — a permutation for each seed and size — holds.
-func fnPermute(s *state, a []Value) (Value, error) {
+func fnPermute(s *state, a []value) (value, error) {
 	i, size, err := ints2(a)
 	if err != nil {
 		return a[0], err

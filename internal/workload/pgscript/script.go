@@ -94,8 +94,8 @@ type shellArg struct {
 	slot int
 }
 
-// Script is one parsed pgbench script.
-type Script struct {
+// script is one parsed pgbench script.
+type script struct {
 	Name     string // file name or built-in name, as results show it
 	Weight   int
 	Source   string
@@ -104,14 +104,14 @@ type Script struct {
 	shell    bool // uses \shell or \setshell
 }
 
-// ParseError is a mistake in a script, with its place.
-type ParseError struct {
+// parseError is a mistake in a script, with its place.
+type parseError struct {
 	File string
 	Line int
 	Msg  string
 }
 
-func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+func (e *parseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
 // scanner walks a script's text.
 type scanner struct {
@@ -139,7 +139,7 @@ func parseScript(file, src string, vars *varTable) ([]command, error) {
 }
 
 func (s *scanner) errf(line int, format string, args ...any) error {
-	return &ParseError{File: s.file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	return &parseError{File: s.file, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (s *scanner) run() error {
@@ -662,18 +662,18 @@ func link(file string, cmds []command) error {
 			stack = append(stack, frame{start: i, branches: []int{i}})
 		case cElif, cElse:
 			if len(stack) == 0 {
-				return &ParseError{file, c.line, fmt.Sprintf("%s without a matching \\if", firstWord(c.text))}
+				return &parseError{file, c.line, fmt.Sprintf("%s without a matching \\if", firstWord(c.text))}
 			}
 			f := &stack[len(stack)-1]
 			if f.sawElse {
-				return &ParseError{file, c.line, fmt.Sprintf("%s after \\else", firstWord(c.text))}
+				return &parseError{file, c.line, fmt.Sprintf("%s after \\else", firstWord(c.text))}
 			}
 			cmds[f.branches[len(f.branches)-1]].jump = i
 			f.branches = append(f.branches, i)
 			f.sawElse = c.kind == cElse
 		case cEndif:
 			if len(stack) == 0 {
-				return &ParseError{file, c.line, "\\endif without a matching \\if"}
+				return &parseError{file, c.line, "\\endif without a matching \\if"}
 			}
 			f := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
@@ -686,12 +686,12 @@ func link(file string, cmds []command) error {
 			}
 		case cStartPipeline:
 			if pipe >= 0 {
-				return &ParseError{file, c.line, "\\startpipeline inside a pipeline (already started on line " + strconv.Itoa(cmds[pipe].line) + ")"}
+				return &parseError{file, c.line, "\\startpipeline inside a pipeline (already started on line " + strconv.Itoa(cmds[pipe].line) + ")"}
 			}
 			pipe = i
 		case cEndPipeline, cSyncPipeline:
 			if pipe < 0 {
-				return &ParseError{file, c.line, firstWord(c.text) + " without \\startpipeline"}
+				return &parseError{file, c.line, firstWord(c.text) + " without \\startpipeline"}
 			}
 			if c.kind == cEndPipeline {
 				cmds[pipe].end = i
@@ -705,15 +705,15 @@ func link(file string, cmds []command) error {
 				if c.aset {
 					w = "\\aset"
 				}
-				return &ParseError{file, c.line, w + " cannot be used inside a pipeline (started on line " + strconv.Itoa(cmds[pipe].line) + "): the results arrive only at \\endpipeline"}
+				return &parseError{file, c.line, w + " cannot be used inside a pipeline (started on line " + strconv.Itoa(cmds[pipe].line) + "): the results arrive only at \\endpipeline"}
 			}
 		}
 	}
 	if len(stack) > 0 {
-		return &ParseError{file, cmds[stack[len(stack)-1].start].line, "\\if without a matching \\endif"}
+		return &parseError{file, cmds[stack[len(stack)-1].start].line, "\\if without a matching \\endif"}
 	}
 	if pipe >= 0 {
-		return &ParseError{file, cmds[pipe].line, "\\startpipeline without \\endpipeline"}
+		return &parseError{file, cmds[pipe].line, "\\startpipeline without \\endpipeline"}
 	}
 	return nil
 }

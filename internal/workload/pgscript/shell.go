@@ -13,7 +13,7 @@ import (
 // shell runs \shell and \setshell commands (only when the workload allows them; Open
 // refuses a script that uses them otherwise). As pgbench does, the words are joined
 // with spaces and given to the system's shell; :variables are substituted first.
-func (k *worker) shell(ctx context.Context, s *Script, c *command) error {
+func (k *worker) shell(ctx context.Context, s *script, c *command) error {
 	words := make([]string, len(c.shell))
 	for i, a := range c.shell {
 		if a.slot < 0 {

@@ -37,25 +37,25 @@ func (k kind) String() string {
 	return "null"
 }
 
-// Value is an expression's result.
-type Value struct {
+// value is an expression's result.
+type value struct {
 	K kind
 	B bool
 	I int64
 	F float64
 }
 
-func intVal(i int64) Value     { return Value{K: kInt, I: i} }
-func dblVal(f float64) Value   { return Value{K: kDouble, F: f} }
-func boolVal(b bool) Value     { return Value{K: kBool, B: b} }
-func nullVal() Value           { return Value{} }
-func (v Value) isNull() bool   { return v.K == kNull }
-func (v Value) String() string { return string(v.appendText(nil)) }
+func intVal(i int64) value     { return value{K: kInt, I: i} }
+func dblVal(f float64) value   { return value{K: kDouble, F: f} }
+func boolVal(b bool) value     { return value{K: kBool, B: b} }
+func nullVal() value           { return value{} }
+func (v value) isNull() bool   { return v.K == kNull }
+func (v value) String() string { return string(v.appendText(nil)) }
 
 // appendText renders v as pgbench substitutes it into SQL: integers in decimal,
 // doubles with 15 significant digits (Infinity, -Infinity and NaN spelled as
 // PostgreSQL reads them), booleans as true/false, NULL as the word NULL.
-func (v Value) appendText(b []byte) []byte {
+func (v value) appendText(b []byte) []byte {
 	switch v.K {
 	case kInt:
 		return strconv.AppendInt(b, v.I, 10)
@@ -78,17 +78,17 @@ func (v Value) appendText(b []byte) []byte {
 	return append(b, "NULL"...)
 }
 
-// EvalError is an expression or script error at run time (pgbench aborts the client).
-type EvalError struct{ Msg string }
+// evalError is an expression or script error at run time (pgbench aborts the client).
+type evalError struct{ Msg string }
 
-func (e *EvalError) Error() string { return e.Msg }
+func (e *evalError) Error() string { return e.Msg }
 
 func evalErrf(format string, args ...any) error {
-	return &EvalError{Msg: fmt.Sprintf(format, args...)}
+	return &evalError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // toInt coerces v to an integer as pgbench does: a double is rounded to the nearest integer (ties to even) if it fits.
-func toInt(v Value) (int64, error) {
+func toInt(v value) (int64, error) {
 	switch v.K {
 	case kInt:
 		return v.I, nil
@@ -105,7 +105,7 @@ func toInt(v Value) (int64, error) {
 }
 
 // toDouble coerces v to a double.
-func toDouble(v Value) (float64, error) {
+func toDouble(v value) (float64, error) {
 	switch v.K {
 	case kInt:
 		return float64(v.I), nil
@@ -118,7 +118,7 @@ func toDouble(v Value) (float64, error) {
 }
 
 // truth is v as a condition: NULL is false, numbers are true when not zero.
-func truth(v Value) bool {
+func truth(v value) bool {
 	switch v.K {
 	case kBool:
 		return v.B
@@ -132,7 +132,7 @@ func truth(v Value) bool {
 
 // toBool coerces v for NOT, AND and OR: only a boolean is one (pgbench refuses
 // numbers there, while \if and CASE take them).
-func toBool(v Value) (bool, error) {
+func toBool(v value) (bool, error) {
 	if v.K != kBool {
 		return false, evalErrf("cannot coerce %s to boolean", v.K)
 	}
@@ -145,7 +145,7 @@ func toBool(v Value) (bool, error) {
 // integer (spaces before, a sign, digits: out of range is an error, not a double); or
 // a double as C's strtod reads it (spaces before, hexadecimal, inf, nan), neither
 // overflowing nor underflowing. ok is false when it is none of them.
-func parseText(s []byte) (Value, bool) {
+func parseText(s []byte) (value, bool) {
 	if i, ok := parseInt(s); ok {
 		return intVal(i), true // the common case, without allocating
 	}
@@ -160,14 +160,14 @@ func parseText(s []byte) (Value, bool) {
 	if intLike(u) {
 		i, err := strconv.ParseInt(u, 10, 64)
 		if err != nil {
-			return Value{}, false
+			return value{}, false
 		}
 		return intVal(i), true
 	}
 	if f, ok := parseDouble(u); ok {
 		return dblVal(f), true
 	}
-	return Value{}, false
+	return value{}, false
 }
 
 // cSpace is what C's isspace takes.

@@ -18,7 +18,7 @@ import (
 // the same values. Once every statement has run once, a transaction allocates nothing
 // in -M prepared and extended (-M simple builds each statement's text, as pgbench).
 type worker struct {
-	w      *Workload
+	w      *scriptWorkload
 	id     int
 	st     *state
 	conn   target.Conn
@@ -53,7 +53,7 @@ type cmdTime struct {
 }
 
 // NewWorker returns client id's worker; its random stream comes from seed and id.
-func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
+func (w *scriptWorkload) NewWorker(id int, seed uint64) workload.Worker {
 	k := &worker{
 		w:     w,
 		id:    id,
@@ -177,7 +177,7 @@ func (k *worker) Do(ctx context.Context) (n int, err error) {
 
 // step runs command c (at pc in script s) and returns the next command's index
 // and how many SQL statements it sent; an error is placed in the script already.
-func (k *worker) step(ctx context.Context, s *Script, c *command, pc int) (next, n int, err error) {
+func (k *worker) step(ctx context.Context, s *script, c *command, pc int) (next, n int, err error) {
 	switch c.kind {
 	case cSQL:
 		if k.pipe != nil {
@@ -257,7 +257,7 @@ func (k *worker) inTransaction() bool {
 // failure or a deadlock is left to the runner's retries, and any other error of the
 // server aborts the client; a lost connection is left to the runner's reconnects,
 // and a stop (the run's end) stays what it is.
-func (k *worker) fail(ctx context.Context, s *Script, c *command, err error) error {
+func (k *worker) fail(ctx context.Context, s *script, c *command, err error) error {
 	var ab *workload.AbortError
 	if ctx.Err() != nil || errors.As(err, &ab) {
 		return err
@@ -272,7 +272,7 @@ func (k *worker) fail(ctx context.Context, s *Script, c *command, err error) err
 
 // startPipeline prepares the pipeline's statements that are not yet prepared on this
 // connection (as pgbench does before a pipeline) and enters pipeline mode.
-func (k *worker) startPipeline(ctx context.Context, s *Script, at int) error {
+func (k *worker) startPipeline(ctx context.Context, s *script, at int) error {
 	pl, ok := k.conn.(target.Pipeliner)
 	if !ok {
 		return k.abort(s, &s.commands[at], evalErrf("this connection has no pipeline mode (PostgreSQL only)"))
@@ -294,7 +294,7 @@ func (k *worker) startPipeline(ctx context.Context, s *Script, at int) error {
 }
 
 // queue sends an SQL command's statements into the open pipeline.
-func (k *worker) queue(s *Script, c *command, at int) error {
+func (k *worker) queue(s *script, c *command, at int) error {
 	for i := range c.parts {
 		p := &c.parts[i]
 		args, err := k.bind(s, c, p)
@@ -311,7 +311,7 @@ func (k *worker) queue(s *Script, c *command, at int) error {
 
 // endPipeline sends the pipeline and reads its results. A statement's error keeps its
 // class (a serialization failure is retried) and names the script line it came from.
-func (k *worker) endPipeline(ctx context.Context, s *Script, c *command) (int, error) {
+func (k *worker) endPipeline(ctx context.Context, s *script, c *command) (int, error) {
 	if k.pipe == nil {
 		return 0, k.abort(s, c, evalErrf("\\endpipeline outside a pipeline (its \\startpipeline was skipped by an \\if)"))
 	}
@@ -329,7 +329,7 @@ func (k *worker) endPipeline(ctx context.Context, s *Script, c *command) (int, e
 
 // branch finds where a false \if or \elif continues: the first \elif whose condition
 // holds, an \else, or the \endif.
-func (k *worker) branch(s *Script, j int) (int, error) {
+func (k *worker) branch(s *script, j int) (int, error) {
 	for {
 		c := &s.commands[j]
 		if c.kind != cElif {
@@ -348,12 +348,12 @@ func (k *worker) branch(s *Script, j int) (int, error) {
 }
 
 // abort makes a script mistake found while running abort the client, with its place.
-func (k *worker) abort(s *Script, c *command, err error) error {
+func (k *worker) abort(s *script, c *command, err error) error {
 	return &workload.AbortError{Err: &workload.ScriptError{Client: k.id, Script: s.Name, Line: c.line, Command: c.text, Err: err}}
 }
 
 // sql runs an SQL command's statements.
-func (k *worker) sql(ctx context.Context, s *Script, c *command) (int, error) {
+func (k *worker) sql(ctx context.Context, s *script, c *command) (int, error) {
 	n := 0
 	for i := range c.parts {
 		p := &c.parts[i]
@@ -396,7 +396,7 @@ func (k *worker) sql(ctx context.Context, s *Script, c *command) (int, error) {
 }
 
 // runBound runs a statement with its variables as parameters (-M extended, prepared).
-func (k *worker) runBound(ctx context.Context, s *Script, c *command, p *sqlPart, want bool) error {
+func (k *worker) runBound(ctx context.Context, s *script, c *command, p *sqlPart, want bool) error {
 	st, err := k.prepared(ctx, p)
 	if err != nil {
 		return err
@@ -426,7 +426,7 @@ func (k *worker) prepared(ctx context.Context, p *sqlPart) (target.Stmt, error) 
 
 // bind returns the statement's arguments: its variables' values. An undefined
 // variable is sent as NULL, as pgbench sends it in -M extended and prepared.
-func (k *worker) bind(s *Script, c *command, p *sqlPart) ([]target.Value, error) {
+func (k *worker) bind(s *script, c *command, p *sqlPart) ([]target.Value, error) {
 	args := k.args[:len(p.params)]
 	for i, slot := range p.params {
 		v := &k.st.vars[slot]
@@ -482,7 +482,7 @@ func (k *worker) runText(ctx context.Context, c *command, p *sqlPart, want bool)
 // row; \aset takes the last row and assigns nothing without one. A column whose
 // name (with the prefix) is not a variable name aborts the client; NULL is stored
 // as an empty text.
-func (k *worker) store(s *Script, c *command, p *sqlPart) error {
+func (k *worker) store(s *script, c *command, p *sqlPart) error {
 	if k.res.Rows != 1 {
 		if c.aset {
 			if k.res.Rows == 0 {
@@ -533,7 +533,7 @@ func (k *worker) store(s *Script, c *command, p *sqlPart) error {
 const badColumn = -2
 
 // sleep waits as \sleep says, or until ctx ends.
-func (k *worker) sleep(ctx context.Context, s *Script, c *command) error {
+func (k *worker) sleep(ctx context.Context, s *script, c *command) error {
 	n := c.sleepN
 	if c.sleepSlot >= 0 {
 		v := &k.st.vars[c.sleepSlot]

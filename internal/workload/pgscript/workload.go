@@ -42,9 +42,9 @@ const (
 	maxParams  = 255 // variables in one SQL command sent with -M extended or prepared
 )
 
-// Workload runs a weighted mix of scripts; each script is a transaction type.
-type Workload struct {
-	scripts  []*Script
+// scriptWorkload runs a weighted mix of scripts; each script is a transaction type.
+type scriptWorkload struct {
+	scripts  []*script
 	total    int
 	vars     *varTable
 	defines  []define
@@ -74,12 +74,12 @@ type define struct {
 	text string
 }
 
-var _ workload.Workload = (*Workload)(nil)
+var _ workload.Workload = (*scriptWorkload)(nil)
 
 // Open reads and parses the scripts. Every mistake is one line naming the file and
 // line, or the option.
-func Open(o Options) (*Workload, error) {
-	w := &Workload{vars: newVarTable(), mode: o.Mode, allow: o.AllowShell, debug: o.Debug, stdout: o.Stdout, opts: map[string]string{}, timed: o.PerStatement}
+func Open(o Options) (*scriptWorkload, error) {
+	w := &scriptWorkload{vars: newVarTable(), mode: o.Mode, allow: o.AllowShell, debug: o.Debug, stdout: o.Stdout, opts: map[string]string{}, timed: o.PerStatement}
 	switch w.mode {
 	case "":
 		w.mode = "prepared"
@@ -123,7 +123,7 @@ func Open(o Options) (*Workload, error) {
 }
 
 // addBuiltins adds the -b scripts (name@weight).
-func (w *Workload) addBuiltins(builtins []string) error {
+func (w *scriptWorkload) addBuiltins(builtins []string) error {
 	for _, b := range builtins {
 		name, weight, err := splitWeight(b, "-b")
 		if err != nil {
@@ -142,7 +142,7 @@ func (w *Workload) addBuiltins(builtins []string) error {
 }
 
 // addFiles reads and adds the -f scripts (path@weight).
-func (w *Workload) addFiles(files []string) error {
+func (w *scriptWorkload) addFiles(files []string) error {
 	for _, f := range files {
 		path, weight, err := splitWeight(f, "-f")
 		if err != nil {
@@ -164,7 +164,7 @@ func (w *Workload) addFiles(files []string) error {
 }
 
 // addDefines sets the -D name=value variables.
-func (w *Workload) addDefines(defines []string) error {
+func (w *scriptWorkload) addDefines(defines []string) error {
 	for _, d := range defines {
 		name, val, ok := strings.Cut(d, "=")
 		if !ok || !legalName(name) || val == "" {
@@ -177,7 +177,7 @@ func (w *Workload) addDefines(defines []string) error {
 }
 
 // setScale sets :scale from --scale, 1 when it is not given.
-func (w *Workload) setScale(scale string) error {
+func (w *scriptWorkload) setScale(scale string) error {
 	if scale == "" {
 		w.scale = 1
 		return nil
@@ -193,7 +193,7 @@ func (w *Workload) setScale(scale string) error {
 // checkScript refuses a script the options do not let run: too many parameters
 // for one command in extended or prepared mode, \shell without --allow-shell, a
 // pipeline in simple mode.
-func (w *Workload) checkScript(s *Script) error {
+func (w *scriptWorkload) checkScript(s *script) error {
 	if w.mode != "simple" {
 		for i := range s.commands {
 			c := &s.commands[i]
@@ -228,7 +228,7 @@ func splitWeight(s, flag string) (string, int, error) {
 	return s[:i], n, nil
 }
 
-func (w *Workload) add(name, src string, weight int, origin string) error {
+func (w *scriptWorkload) add(name, src string, weight int, origin string) error {
 	cmds, err := parseScript(origin, src, w.vars)
 	if err != nil {
 		return err
@@ -236,7 +236,7 @@ func (w *Workload) add(name, src string, weight int, origin string) error {
 	if len(cmds) == 0 {
 		return fmt.Errorf("%s: the script has no commands", origin)
 	}
-	s := &Script{Name: name, Weight: weight, Source: src, commands: cmds}
+	s := &script{Name: name, Weight: weight, Source: src, commands: cmds}
 	w.base = append(w.base, w.nCmds)
 	w.nCmds += len(cmds)
 	w.maxCmds = max(w.maxCmds, len(cmds))
@@ -272,7 +272,7 @@ func (w *Workload) add(name, src string, weight int, origin string) error {
 	return nil
 }
 
-func (w *Workload) hasScript(name string) bool {
+func (w *scriptWorkload) hasScript(name string) bool {
 	for _, s := range w.scripts {
 		if s.Name == name {
 			return true
@@ -281,11 +281,8 @@ func (w *Workload) hasScript(name string) bool {
 	return false
 }
 
-// Scripts returns the parsed scripts in transaction-type order.
-func (w *Workload) Scripts() []*Script { return w.scripts }
-
 // Name is "pgbench:" and the scripts, e.g. pgbench:tpcb-like or pgbench:a.sql+b.sql.
-func (w *Workload) Name() string {
+func (w *scriptWorkload) Name() string {
 	names := make([]string, len(w.scripts))
 	for i, s := range w.scripts {
 		names[i] = s.Name
@@ -294,7 +291,7 @@ func (w *Workload) Name() string {
 }
 
 // Options returns the scripts (origin, weight, digest), mode, scale and defines.
-func (w *Workload) Options() map[string]string {
+func (w *scriptWorkload) Options() map[string]string {
 	out := make(map[string]string, len(w.opts)+1)
 	for k, v := range w.opts {
 		out[k] = v
@@ -304,7 +301,7 @@ func (w *Workload) Options() map[string]string {
 }
 
 // TxnTypes are the scripts' names.
-func (w *Workload) TxnTypes() []string {
+func (w *scriptWorkload) TxnTypes() []string {
 	out := make([]string, len(w.scripts))
 	for i, s := range w.scripts {
 		out[i] = s.Name
@@ -313,16 +310,16 @@ func (w *Workload) TxnTypes() []string {
 }
 
 // Prepare: scripts bring no data of their own.
-func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
+func (w *scriptWorkload) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
 	return errors.New("pgbench scripts bring no data: create their tables yourself, or for the built-in scripts run `fathom prepare --workload tpcb --scale N`")
 }
 
 // Cleanup drops nothing: the tables are not the scripts'.
-func (w *Workload) Cleanup(ctx context.Context, conn target.Conn) error { return nil }
+func (w *scriptWorkload) Cleanup(ctx context.Context, conn target.Conn) error { return nil }
 
 // Setup learns the target's kind and, when a built-in script runs, reads the scale
 // from pgbench_branches as pgbench does.
-func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
+func (w *scriptWorkload) Setup(ctx context.Context, conn target.Conn) error {
 	if d, ok := conn.(interface{ Dialect() target.Dialect }); ok {
 		w.dialect = d.Dialect()
 	}
@@ -354,7 +351,7 @@ func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
 
 // Commands names every command of every script, in script order, by the index the
 // workers record their times under (with -r; nil without).
-func (w *Workload) Commands() []measure.StatementLatency {
+func (w *scriptWorkload) Commands() []measure.StatementLatency {
 	if !w.timed {
 		return nil
 	}
@@ -374,7 +371,7 @@ func (w *Workload) Commands() []measure.StatementLatency {
 // multiple commands into a prepared statement") so that the client aborts as in
 // pgbench. With -M simple and \gset or \aset the statements stay apart, since each
 // one's result is needed.
-func (w *Workload) joinCompounds() {
+func (w *scriptWorkload) joinCompounds() {
 	w.joined = true
 	for _, s := range w.scripts {
 		for i := range s.commands {

@@ -15,46 +15,46 @@ import (
 // they may refer to parameters ($rows, $(rows * 100)) that only resolve against the
 // options of a run.
 
-// File is a decoded workload file.
-type File struct {
+// file is a decoded workload file.
+type file struct {
 	Path        string // as given, for messages
 	Data        []byte // the file's text, for provenance
 	Name        string
 	Description string
-	Params      []*Param
-	Sequences   []*Sequence
-	Tables      []*Table
-	Txns        []*Txn
-	Groups      []*Group
+	Params      []*paramSpec
+	Sequences   []*sequence
+	Tables      []*tableSpec
+	Txns        []*txnSpec
+	Groups      []*groupSpec
 	// Thresholds are the file's pass/fail bars (thresholds:), as --threshold's.
 	Thresholds []measure.Threshold
 }
 
-// Param is a workload option: a default that --set overrides. A parameter with presets
+// paramSpec is a workload option: a default that --set overrides. A parameter with presets
 // selects, by its value, defaults for other parameters.
-type Param struct {
+type paramSpec struct {
 	Name    string
 	Default string
 	Help    string
 	Line    int
-	Presets []Preset
+	Presets []preset
 }
 
-// Preset is one named set of defaults for other parameters.
-type Preset struct {
+// preset is one named set of defaults for other parameters.
+type preset struct {
 	Name   string
 	Line   int
-	Values []KV
+	Values []kv
 }
 
-// KV is a parameter name and a value, with the line of the value.
-type KV struct {
+// kv is a parameter name and a value, with the line of the value.
+type kv struct {
 	Name, Value string
 	Line        int
 }
 
-// Sequence is a counter shared by all clients of a run.
-type Sequence struct {
+// sequence is a counter shared by all clients of a run.
+type sequence struct {
 	Name        string
 	Line        int
 	Start, Step *yaml.Node // nil: 1
@@ -62,21 +62,21 @@ type Sequence struct {
 	AfterLine   int
 }
 
-// Table is a table definition with its data.
-type Table struct {
+// tableSpec is a table definition with its data.
+type tableSpec struct {
 	Name       string
 	Line       int
-	Columns    []*Column
+	Columns    []*column
 	PrimaryKey []string
 	PKLine     int
-	Indexes    []*Index
+	Indexes    []*index
 	DDL        map[string]string // dialect name -> CREATE TABLE statement
 	Rows       *yaml.Node        // nil: 0
-	Load       []*ColumnGen
+	Load       []*columnGen
 }
 
-// Column is a column with a portable type.
-type Column struct {
+// column is a column with a portable type.
+type column struct {
 	Name          string
 	Type          string
 	NotNull       bool
@@ -86,75 +86,75 @@ type Column struct {
 	Line          int
 }
 
-// Index is a secondary index.
-type Index struct {
+// index is a secondary index.
+type index struct {
 	Name    string
 	Columns []string
 	Unique  bool
 	Line    int
 }
 
-// ColumnGen is the generator of a column's values when loading.
-type ColumnGen struct {
+// columnGen is the generator of a column's values when loading.
+type columnGen struct {
 	Column string
 	Line   int
-	Gen    *GenDef
+	Gen    *genDef
 }
 
-// Txn is a transaction type.
-type Txn struct {
+// txnSpec is a transaction type.
+type txnSpec struct {
 	Name   string
 	Line   int
 	Weight *yaml.Node // nil: 1
 	// Autocommit sends each statement on its own instead of between BEGIN and COMMIT.
 	Autocommit bool
-	Values     []*NamedGen
-	Steps      []*Step
+	Values     []*namedGen
+	Steps      []*step
 }
 
-// NamedGen is a named value and its generator.
-type NamedGen struct {
+// namedGen is a named value and its generator.
+type namedGen struct {
 	Name string
 	Line int
-	Gen  *GenDef
+	Gen  *genDef
 }
 
-// StepKind says what a step is.
-type StepKind uint8
+// stepKind says what a step is.
+type stepKind uint8
 
 const (
-	StepSQL StepKind = iota
-	StepBlock
-	StepBranch
+	stepSQL stepKind = iota
+	stepBlock
+	stepBranch
 )
 
-// Step is a statement, a repeated block or a branch.
-type Step struct {
-	Kind StepKind
+// step is a statement, a repeated block or a branch.
+type step struct {
+	Kind stepKind
 	Line int
 	// SQL by dialect; "" is the default for dialects not listed.
 	SQL      map[string]string
 	SQLLine  int
-	Values   []*NamedGen
+	Values   []*namedGen
 	Keep     []string // names for the first row's columns
 	KeepLine int
 	InsertID string // name for the id the INSERT generated
 	IDColumn string // the auto-increment column (default id)
 	IDLine   int
-	Repeat   *GenDef // nil: once
-	Steps    []*Step
-	Arms     []*Arm
+	Repeat   *genDef // nil: once
+	Steps    []*step
+	Arms     []*armSpec
 }
 
-// Arm is one branch of a branch step, taken with a probability.
-type Arm struct {
+// armSpec is one branch of a branch step, taken with a probability.
+type armSpec struct {
 	Line        int
 	Probability *yaml.Node
-	Steps       []*Step
+	Steps       []*step
 }
 
-// Group is a kind of client.
-type Group struct {
+// groupSpec is a kind of client.
+type groupSpec struct {
 	Name         string
 	Line         int
 	Clients      *yaml.Node // nil: 1
@@ -164,9 +164,9 @@ type Group struct {
 	TxnLines     []int
 }
 
-// GenDef is a value generator as written: a constant or a mapping with one key, the
+// genDef is a value generator as written: a constant or a mapping with one key, the
 // generator's name.
-type GenDef struct {
+type genDef struct {
 	Kind string // generator name, or "const"
 	Node *yaml.Node
 	Line int
@@ -180,18 +180,18 @@ type GenDef struct {
 	Now      bool
 	TimeMin  string
 	TimeMax  string
-	Choices  []Choice
+	Choices  []choice
 	Const    *yaml.Node // kind const
 }
 
-// Choice is one value of a choice generator.
-type Choice struct {
+// choice is one value of a choice generator.
+type choice struct {
 	Value  *yaml.Node
 	Weight *yaml.Node // nil: 1
 }
 
-// Generators lists the generator names a file may use.
-var Generators = []string{"uniform", "zipfian", "gaussian", "exponential", "hotspot", "special", "sequence", "latest", "string", "choice", "timestamp", "float"}
+// generators lists the generator names a file may use.
+var generators = []string{"uniform", "zipfian", "gaussian", "exponential", "hotspot", "special", "sequence", "latest", "string", "choice", "timestamp", "float"}
 
 // genArgs are the numeric arguments each generator takes in its mapping form.
 var genArgs = map[string][]string{
@@ -244,10 +244,10 @@ func coversAll[V any](m map[string]V, names []string) bool {
 var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 var wlNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
-// Decode decodes a workload file strictly: it reports every unknown key, wrong type,
+// decodeFile decodes a workload file strictly: it reports every unknown key, wrong type,
 // missing field and duplicate name at once, each with its line. Decoding needs no
 // parameter values; Resolve checks what depends on them.
-func Decode(path string, data []byte) (*File, error) {
+func decodeFile(path string, data []byte) (*file, error) {
 	f, p := decode(path, data)
 	if err := p.Err(path); err != nil {
 		return nil, err
@@ -255,11 +255,11 @@ func Decode(path string, data []byte) (*File, error) {
 	return f, nil
 }
 
-// Check decodes a file and resolves it with its parameters' defaults, and reports
+// checkFile decodes a file and resolves it with its parameters' defaults, and reports
 // every problem of both steps at once: it is `fathom workload check`. The resolver
 // also runs over the parts of a file that decoded, so that a typo in one place does
 // not hide a mistake in another.
-func Check(path string, data []byte) (*File, error) {
+func checkFile(path string, data []byte) (*file, error) {
 	f, p := decode(path, data)
 	r := newResolver(f, nil)
 	p.Merge(&r.p)
@@ -269,8 +269,8 @@ func Check(path string, data []byte) (*File, error) {
 	return f, nil
 }
 
-func decode(path string, data []byte) (*File, *problems) {
-	d := &decoder{f: &File{Path: path, Data: data}}
+func decode(path string, data []byte) (*file, *problems) {
+	d := &decoder{f: &file{Path: path, Data: data}}
 	root := d.p.Document(data, "a workload file", "the file is empty")
 	if root == nil {
 		return d.f, &d.p
@@ -280,7 +280,7 @@ func decode(path string, data []byte) (*File, *problems) {
 }
 
 type decoder struct {
-	f *File
+	f *file
 	p problems
 	// depth and nsteps bound the walk over steps, which YAML aliases could make
 	// recursive or exponentially large.
@@ -453,7 +453,7 @@ func (d *decoder) params(n *yaml.Node) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		p := &Param{Name: d.name(k, "parameter name"), Line: k.Line}
+		p := &paramSpec{Name: d.name(k, "parameter name"), Line: k.Line}
 		for _, q := range d.f.Params {
 			if q.Name == p.Name && p.Name != "" {
 				d.p.At(k, "parameter %s is defined twice", p.Name)
@@ -486,16 +486,16 @@ func (d *decoder) params(n *yaml.Node) {
 	}
 }
 
-func (d *decoder) presets(n *yaml.Node, param string) []Preset {
+func (d *decoder) presets(n *yaml.Node, param string) []preset {
 	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "parameter %s: presets must map each value to parameter defaults, not %s", param, describe(n))
 		return nil
 	}
-	var out []Preset
+	var out []preset
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		ps := Preset{Name: k.Value, Line: k.Line}
+		ps := preset{Name: k.Value, Line: k.Line}
 		v = yamlfile.Deref(v)
 		if v == nil || v.Kind != yaml.MappingNode {
 			d.p.At(v, "parameter %s preset %s must be a mapping of parameter: value, not %s", param, ps.Name, describe(v))
@@ -508,7 +508,7 @@ func (d *decoder) presets(n *yaml.Node, param string) []Preset {
 				d.p.At(pv, "parameter %s preset %s: %s must be a single value", param, ps.Name, pk.Value)
 				continue
 			}
-			ps.Values = append(ps.Values, KV{Name: pk.Value, Value: s, Line: pk.Line})
+			ps.Values = append(ps.Values, kv{Name: pk.Value, Value: s, Line: pk.Line})
 		}
 		out = append(out, ps)
 	}
@@ -523,7 +523,7 @@ func (d *decoder) sequences(n *yaml.Node) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		s := &Sequence{Name: d.name(k, "sequence name"), Line: k.Line}
+		s := &sequence{Name: d.name(k, "sequence name"), Line: k.Line}
 		for _, q := range d.f.Sequences {
 			if q.Name == s.Name && s.Name != "" {
 				d.p.At(k, "sequence %s is defined twice", s.Name)
@@ -534,7 +534,7 @@ func (d *decoder) sequences(n *yaml.Node) {
 	}
 }
 
-func (d *decoder) seqFields(v *yaml.Node, s *Sequence, what string) {
+func (d *decoder) seqFields(v *yaml.Node, s *sequence, what string) {
 	if dv := yamlfile.Deref(v); dv != nil && dv.Kind == yaml.ScalarNode && dv.Tag == "!!null" {
 		return // all defaults
 	}
@@ -555,8 +555,8 @@ func (d *decoder) seqFields(v *yaml.Node, s *Sequence, what string) {
 	}
 }
 
-func (d *decoder) table(n *yaml.Node) *Table {
-	t := &Table{Line: yamlfile.Deref(n).Line}
+func (d *decoder) table(n *yaml.Node) *tableSpec {
+	t := &tableSpec{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, "a table", "name", "columns", "primary_key", "indexes", "ddl", "rows", "load")
 	if v, ok := m["name"]; ok {
 		t.Name = d.name(v, "table name")
@@ -597,7 +597,7 @@ func (d *decoder) table(n *yaml.Node) *Table {
 }
 
 // tableColumns decodes a table's columns, each defined once.
-func (d *decoder) tableColumns(t *Table, v *yaml.Node, what string) {
+func (d *decoder) tableColumns(t *tableSpec, v *yaml.Node, what string) {
 	for _, it := range d.list(v, what+" columns") {
 		c := d.column(it, what)
 		for _, o := range t.Columns {
@@ -611,7 +611,7 @@ func (d *decoder) tableColumns(t *Table, v *yaml.Node, what string) {
 
 // columnPrimaryKeys reconciles columns marked primary_key with the table's
 // primary_key list: without a list, the marked columns make it.
-func (d *decoder) columnPrimaryKeys(t *Table, what string) {
+func (d *decoder) columnPrimaryKeys(t *tableSpec, what string) {
 	for _, c := range t.Columns {
 		if c.PrimaryKey {
 			if t.PKLine != 0 && !slices.Contains(t.PrimaryKey, c.Name) {
@@ -624,8 +624,8 @@ func (d *decoder) columnPrimaryKeys(t *Table, what string) {
 }
 
 // index decodes one entry of a table's indexes.
-func (d *decoder) index(it *yaml.Node, what string) *Index {
-	ix := &Index{Line: yamlfile.Deref(it).Line}
+func (d *decoder) index(it *yaml.Node, what string) *index {
+	ix := &index{Line: yamlfile.Deref(it).Line}
 	im := d.fields(it, what+" index", "name", "columns", "unique")
 	if x, ok := im["name"]; ok {
 		ix.Name = d.name(x, "index name")
@@ -644,14 +644,14 @@ func (d *decoder) index(it *yaml.Node, what string) *Index {
 }
 
 // tableLoad decodes a table's load: a map of columns to generators, which needs rows.
-func (d *decoder) tableLoad(t *Table, v *yaml.Node, what string) {
+func (d *decoder) tableLoad(t *tableSpec, v *yaml.Node, what string) {
 	v = yamlfile.Deref(v)
 	if v == nil || v.Kind != yaml.MappingNode {
 		d.p.At(v, "%s load must map columns to generators, not %s", what, describe(v))
 	} else {
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			k, g := v.Content[i], v.Content[i+1]
-			cg := &ColumnGen{Column: d.name(k, "column"), Line: k.Line, Gen: d.gen(g, what+" load "+k.Value)}
+			cg := &columnGen{Column: d.name(k, "column"), Line: k.Line, Gen: d.gen(g, what+" load "+k.Value)}
 			t.Load = append(t.Load, cg)
 		}
 	}
@@ -661,7 +661,7 @@ func (d *decoder) tableLoad(t *Table, v *yaml.Node, what string) {
 }
 
 // checkTableColumns checks that the columns named in keys and loads exist.
-func (d *decoder) checkTableColumns(t *Table, what string) {
+func (d *decoder) checkTableColumns(t *tableSpec, what string) {
 	has := func(c string) bool {
 		for _, col := range t.Columns {
 			if strings.EqualFold(col.Name, c) {
@@ -689,8 +689,8 @@ func (d *decoder) checkTableColumns(t *Table, what string) {
 	}
 }
 
-func (d *decoder) column(n *yaml.Node, what string) *Column {
-	c := &Column{Line: yamlfile.Deref(n).Line}
+func (d *decoder) column(n *yaml.Node, what string) *column {
+	c := &column{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, what+" column", "name", "type", "not_null", "default", "primary_key", "auto_increment")
 	if v, ok := m["name"]; ok {
 		c.Name = d.name(v, "column name")
@@ -732,8 +732,8 @@ func (d *decoder) column(n *yaml.Node, what string) *Column {
 // portableTypes are target.Dialect's portable column types.
 var portableTypes = []string{"int", "integer", "bigint", "serial", "bigserial", "char", "varchar", "text", "timestamp", "decimal", "boolean", "bytes", "double"}
 
-func (d *decoder) txn(n *yaml.Node) *Txn {
-	t := &Txn{Line: yamlfile.Deref(n).Line}
+func (d *decoder) txn(n *yaml.Node) *txnSpec {
+	t := &txnSpec{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, "a transaction", "name", "weight", "autocommit", "values", "steps")
 	if v, ok := m["name"]; ok {
 		t.Name = d.name(v, "transaction name")
@@ -759,23 +759,23 @@ func (d *decoder) txn(n *yaml.Node) *Txn {
 	return t
 }
 
-func (d *decoder) values(n *yaml.Node, what string) []*NamedGen {
+func (d *decoder) values(n *yaml.Node, what string) []*namedGen {
 	n = yamlfile.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.At(n, "%s values must map names to generators, not %s", what, describe(n))
 		return nil
 	}
-	var out []*NamedGen
+	var out []*namedGen
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		ng := &NamedGen{Name: d.name(k, "value name"), Line: k.Line}
+		ng := &namedGen{Name: d.name(k, "value name"), Line: k.Line}
 		ng.Gen = d.gen(v, what+" value "+ng.Name)
 		out = append(out, ng)
 	}
 	return out
 }
 
-func (d *decoder) steps(n *yaml.Node, what string) []*Step {
+func (d *decoder) steps(n *yaml.Node, what string) []*step {
 	d.depth++
 	defer func() { d.depth-- }()
 	if d.depth > maxDepth {
@@ -790,31 +790,31 @@ func (d *decoder) steps(n *yaml.Node, what string) []*Step {
 		d.p.At(n, "%s: more than %d steps in the file", what, maxSteps)
 		return nil
 	}
-	var out []*Step
+	var out []*step
 	for _, it := range d.list(n, what+" steps") {
 		out = append(out, d.step(it, what))
 	}
 	return out
 }
 
-func (d *decoder) step(n *yaml.Node, what string) *Step {
-	s := &Step{Line: yamlfile.Deref(n).Line}
+func (d *decoder) step(n *yaml.Node, what string) *step {
+	s := &step{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, what+" step", "sql", "values", "keep", "insert_id", "id_column", "repeat", "steps", "branch")
 	_, hasSQL := m["sql"]
 	_, hasSteps := m["steps"]
 	_, hasBranch := m["branch"]
 	switch {
 	case hasSQL && !hasSteps && !hasBranch:
-		s.Kind = StepSQL
+		s.Kind = stepSQL
 	case hasSteps && !hasSQL && !hasBranch:
-		s.Kind = StepBlock
+		s.Kind = stepBlock
 	case hasBranch && !hasSQL && !hasSteps:
-		s.Kind = StepBranch
+		s.Kind = stepBranch
 	default:
 		d.p.At(n, "%s: a step has exactly one of sql, steps (with repeat) or branch", what)
 		return s
 	}
-	if s.Kind != StepSQL {
+	if s.Kind != stepSQL {
 		for _, k := range []string{"values", "keep", "insert_id", "id_column"} {
 			if v, ok := m[k]; ok {
 				d.p.At(v, "%s: %s belongs to an sql step", what, k)
@@ -822,27 +822,27 @@ func (d *decoder) step(n *yaml.Node, what string) *Step {
 		}
 	}
 	if v, ok := m["repeat"]; ok {
-		if s.Kind == StepBranch {
+		if s.Kind == stepBranch {
 			d.p.At(v, "%s: repeat a branch by putting it in steps: with repeat", what)
 		}
 		s.Repeat = d.gen(v, what+" repeat")
 	}
 	switch s.Kind {
-	case StepSQL:
+	case stepSQL:
 		d.sqlStep(s, m, what)
-	case StepBlock:
+	case stepBlock:
 		s.Steps = d.steps(m["steps"], what)
 		if len(s.Steps) == 0 {
 			d.p.At(m["steps"], "%s: steps is empty", what)
 		}
-	case StepBranch:
+	case stepBranch:
 		d.branchStep(s, m["branch"], what)
 	}
 	return s
 }
 
 // sqlStep decodes the fields of an sql step: its statement and what it binds and keeps.
-func (d *decoder) sqlStep(s *Step, m map[string]*yaml.Node, what string) {
+func (d *decoder) sqlStep(s *step, m map[string]*yaml.Node, what string) {
 	d.stepSQL(s, yamlfile.Deref(m["sql"]), what)
 	if x, ok := m["values"]; ok {
 		s.Values = d.values(x, what+" step")
@@ -869,7 +869,7 @@ func (d *decoder) sqlStep(s *Step, m map[string]*yaml.Node, what string) {
 
 // stepSQL decodes a step's sql: one statement, or one per dialect (with a default
 // unless every dialect has its own).
-func (d *decoder) stepSQL(s *Step, v *yaml.Node, what string) {
+func (d *decoder) stepSQL(s *step, v *yaml.Node, what string) {
 	s.SQLLine = v.Line
 	s.SQL = map[string]string{}
 	if v.Kind == yaml.MappingNode {
@@ -892,9 +892,9 @@ func (d *decoder) stepSQL(s *Step, v *yaml.Node, what string) {
 }
 
 // branchStep decodes a branch's arms, each with a probability and steps.
-func (d *decoder) branchStep(s *Step, n *yaml.Node, what string) {
+func (d *decoder) branchStep(s *step, n *yaml.Node, what string) {
 	for _, it := range d.list(n, what+" branch") {
-		a := &Arm{Line: yamlfile.Deref(it).Line}
+		a := &armSpec{Line: yamlfile.Deref(it).Line}
 		am := d.fields(it, what+" branch arm", "probability", "steps")
 		if x, ok := am["probability"]; ok {
 			a.Probability = d.number(x, "probability")
@@ -911,8 +911,8 @@ func (d *decoder) branchStep(s *Step, n *yaml.Node, what string) {
 	}
 }
 
-func (d *decoder) group(n *yaml.Node) *Group {
-	g := &Group{Line: yamlfile.Deref(n).Line}
+func (d *decoder) group(n *yaml.Node) *groupSpec {
+	g := &groupSpec{Line: yamlfile.Deref(n).Line}
 	m := d.fields(n, "a group", "name", "clients", "rate", "transactions_per_client", "transactions")
 	if v, ok := m["name"]; ok {
 		g.Name = d.name(v, "group name")
@@ -949,7 +949,7 @@ func (d *decoder) group(n *yaml.Node) *Group {
 }
 
 // gen decodes a generator: a constant scalar, or a mapping with one generator key.
-func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
+func (d *decoder) gen(n *yaml.Node, what string) *genDef {
 	g, v, ok := d.genKind(n, what)
 	if !ok {
 		return g
@@ -967,9 +967,9 @@ func (d *decoder) gen(n *yaml.Node, what string) *GenDef {
 // genKind reads which generator a node names: a constant, or a mapping of exactly one
 // known generator to its arguments (returned). It returns false when the generator is
 // complete (a constant) or unusable.
-func (d *decoder) genKind(n *yaml.Node, what string) (*GenDef, *yaml.Node, bool) {
+func (d *decoder) genKind(n *yaml.Node, what string) (*genDef, *yaml.Node, bool) {
 	n = yamlfile.Deref(n)
-	g := &GenDef{Node: n, Args: map[string]*yaml.Node{}}
+	g := &genDef{Node: n, Args: map[string]*yaml.Node{}}
 	if n == nil {
 		d.p.Add(0, "%s: missing generator", what)
 		return g, nil, false
@@ -989,15 +989,15 @@ func (d *decoder) genKind(n *yaml.Node, what string) (*GenDef, *yaml.Node, bool)
 		for i := 0; i < len(n.Content); i += 2 {
 			keys = append(keys, n.Content[i].Value)
 		}
-		d.p.At(n, "%s must name exactly one generator (%s), not %s", what, strings.Join(Generators, ", "), strings.Join(keys, ", "))
+		d.p.At(n, "%s must name exactly one generator (%s), not %s", what, strings.Join(generators, ", "), strings.Join(keys, ", "))
 		if len(n.Content) == 0 {
 			return g, nil, false
 		}
 	}
 	k, v := n.Content[0], yamlfile.Deref(n.Content[1])
 	g.Kind = k.Value
-	if !slices.Contains(Generators, g.Kind) {
-		d.p.At(k, "%s: unknown generator %q (use %s)", what, g.Kind, strings.Join(Generators, ", "))
+	if !slices.Contains(generators, g.Kind) {
+		d.p.At(k, "%s: unknown generator %q (use %s)", what, g.Kind, strings.Join(generators, ", "))
 		g.Kind = ""
 		return g, nil, false
 	}
@@ -1010,7 +1010,7 @@ var rangeGens = []string{"uniform", "float", "zipfian", "exponential", "hotspot"
 // genShorthand reads the short forms of a generator's arguments (sequence: name,
 // string: length, timestamp: now, [min, max]) and choice's list, and reports whether
 // it did: otherwise the arguments are a mapping.
-func (d *decoder) genShorthand(g *GenDef, v *yaml.Node, what string) bool {
+func (d *decoder) genShorthand(g *genDef, v *yaml.Node, what string) bool {
 	switch g.Kind {
 	case "sequence":
 		if _, ok := scalar(v); ok && v.Tag != "!!null" {
@@ -1050,13 +1050,13 @@ func (d *decoder) genShorthand(g *GenDef, v *yaml.Node, what string) bool {
 }
 
 // choices reads choice's list: values, or {value: …, weight: …}.
-func (d *decoder) choices(g *GenDef, v *yaml.Node, what string) {
+func (d *decoder) choices(g *genDef, v *yaml.Node, what string) {
 	items := d.list(v, what)
 	for _, it := range items {
 		it = yamlfile.Deref(it)
 		if it.Kind == yaml.MappingNode {
 			cm := d.fields(it, what+" item", "value", "weight")
-			c := Choice{Value: cm["value"], Weight: cm["weight"]}
+			c := choice{Value: cm["value"], Weight: cm["weight"]}
 			if c.Value == nil {
 				d.p.At(it, "%s: an item has no value", what)
 			} else if _, ok := scalar(c.Value); !ok {
@@ -1067,7 +1067,7 @@ func (d *decoder) choices(g *GenDef, v *yaml.Node, what string) {
 			}
 			g.Choices = append(g.Choices, c)
 		} else if it.Kind == yaml.ScalarNode {
-			g.Choices = append(g.Choices, Choice{Value: it})
+			g.Choices = append(g.Choices, choice{Value: it})
 		} else {
 			d.p.At(it, "%s: an item must be a value or {value: …, weight: …}", what)
 		}
@@ -1078,7 +1078,7 @@ func (d *decoder) choices(g *GenDef, v *yaml.Node, what string) {
 }
 
 // genFields reads a generator's arguments given as a mapping.
-func (d *decoder) genFields(g *GenDef, m map[string]*yaml.Node, what string) {
+func (d *decoder) genFields(g *genDef, m map[string]*yaml.Node, what string) {
 	for key, x := range m {
 		switch {
 		case key == "scramble":
@@ -1111,7 +1111,7 @@ func (d *decoder) genFields(g *GenDef, m map[string]*yaml.Node, what string) {
 }
 
 // checkGenArgs checks a generator was given the arguments it needs (m, from v).
-func (d *decoder) checkGenArgs(g *GenDef, m map[string]*yaml.Node, v *yaml.Node, what string) {
+func (d *decoder) checkGenArgs(g *genDef, m map[string]*yaml.Node, v *yaml.Node, what string) {
 	switch g.Kind {
 	case "uniform", "zipfian", "exponential", "hotspot", "gaussian", "special", "float", "timestamp":
 		for _, req := range []string{"min", "max"} {
@@ -1188,7 +1188,7 @@ func (d *decoder) checkGroups() {
 // of their own, and that a default names one of the presets.
 func (d *decoder) checkPresets() {
 	f := d.f
-	params := map[string]*Param{}
+	params := map[string]*paramSpec{}
 	for _, p := range f.Params {
 		params[p.Name] = p
 	}
@@ -1225,7 +1225,7 @@ func (d *decoder) checkSequences() {
 	for _, s := range f.Sequences {
 		seqs[s.Name] = true
 	}
-	walkGen := func(g *GenDef) {
+	walkGen := func(g *genDef) {
 		if g != nil && g.Sequence != "" && !seqs[g.Sequence] {
 			d.p.Add(g.Line, "sequence %s is not defined under sequences:", g.Sequence)
 		}
@@ -1235,8 +1235,8 @@ func (d *decoder) checkSequences() {
 			walkGen(l.Gen)
 		}
 	}
-	var walkSteps func(ss []*Step)
-	walkSteps = func(ss []*Step) {
+	var walkSteps func(ss []*step)
+	walkSteps = func(ss []*step) {
 		for _, s := range ss {
 			walkGen(s.Repeat)
 			for _, v := range s.Values {

@@ -22,13 +22,13 @@ func init() {
 // once they are given, an unknown dialect is refused.
 func TestDialectsNotGivenYet(t *testing.T) {
 	file := []byte("name: d\ntransactions:\n  - name: one\n    steps:\n      - sql:\n          postgres: SELECT 1\n          mysql: SELECT 1\n          sqlite: SELECT 1\n          nosuch: SELECT 1\n")
-	if _, err := Decode("d.yaml", file); err == nil || !strings.Contains(err.Error(), `unknown key "nosuch"`) {
+	if _, err := decodeFile("d.yaml", file); err == nil || !strings.Contains(err.Error(), `unknown key "nosuch"`) {
 		t.Fatalf("with the dialects given: %v", err)
 	}
 	given := target.Dialects()
 	t.Cleanup(func() { target.UseDialects(func() []*target.Dialect { return given }) })
 	target.UseDialects(nil)
-	if _, err := Decode("d.yaml", file); err != nil {
+	if _, err := decodeFile("d.yaml", file); err != nil {
 		t.Fatalf("before the dialects are given: %v", err)
 	}
 }

@@ -2,10 +2,9 @@ package spec
 
 import "github.com/fathom-lab/fathom/internal/yamlfile"
 
-// Problem, Error and the collector of problems are shared with the other files fathom
-// reads (package yamlfile).
+// Error and the collector of problems are shared with the other files fathom reads
+// (package yamlfile).
 type (
-	Problem  = yamlfile.Problem
 	Error    = yamlfile.Error
 	problems = yamlfile.List
 )

@@ -19,16 +19,16 @@ import (
 
 // Limits that keep a file from asking for the impossible.
 const (
-	// MaxStatements bounds the statements one transaction may send (repeats included).
-	MaxStatements = 1_000_000
+	// maxStatements bounds the statements one transaction may send (repeats included).
+	maxStatements = 1_000_000
 	maxClients    = 100_000
 	maxStringLen  = 1 << 20
 )
 
-// Resolve applies parameter values (the --set options; nil for the defaults) to a
+// resolve applies parameter values (the --set options; nil for the defaults) to a
 // decoded file and returns the workload ready to prepare or run. Every problem is
 // reported at once, with the line it comes from.
-func Resolve(f *File, p workload.Params) (*Workload, error) {
+func resolve(f *file, p workload.Params) (*Workload, error) {
 	r := newResolver(f, p)
 	if err := r.p.Err(f.Path); err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func Resolve(f *File, p workload.Params) (*Workload, error) {
 	return r.w, nil
 }
 
-func newResolver(f *File, p workload.Params) *resolver {
+func newResolver(f *file, p workload.Params) *resolver {
 	r := &resolver{f: f, w: &Workload{file: f}}
 	r.params(p)
 	r.sequences()
@@ -47,7 +47,7 @@ func newResolver(f *File, p workload.Params) *resolver {
 }
 
 type resolver struct {
-	f *File
+	f *file
 	w *Workload
 	p problems
 }
@@ -57,7 +57,7 @@ type resolver struct {
 func (r *resolver) params(given workload.Params) {
 	w := r.w
 	w.opts = map[string]string{}
-	byName := map[string]*Param{}
+	byName := map[string]*paramSpec{}
 	for _, p := range r.f.Params {
 		w.opts[p.Name] = p.Default
 		byName[p.Name] = p
@@ -85,7 +85,7 @@ func (r *resolver) params(given workload.Params) {
 		if !set {
 			v = p.Default
 		}
-		var chosen *Preset
+		var chosen *preset
 		var names []string
 		for i := range p.Presets {
 			names = append(names, p.Presets[i].Name)
@@ -238,7 +238,7 @@ var sqlWord = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
 // ddlParams puts the parameters' values into a table's own CREATE TABLE statements
 // (ENGINE=$engine): a string parameter where the workload allows it. A $word that
 // names no parameter is left as written (PostgreSQL's $tag$ quoting).
-func (r *resolver) ddlParams(ft *Table) map[string]string {
+func (r *resolver) ddlParams(ft *tableSpec) map[string]string {
 	if len(ft.DDL) == 0 {
 		return ft.DDL
 	}
@@ -265,7 +265,7 @@ func (r *resolver) tables() {
 		t.def.Name = ft.Name
 		t.def.PrimaryKey = ft.PrimaryKey
 		what := "table " + ft.Name
-		cols := map[string]*Column{}
+		cols := map[string]*column{}
 		for _, c := range ft.Columns {
 			typ := c.Type
 			if c.AutoIncrement {
@@ -310,7 +310,7 @@ func (r *resolver) tables() {
 func isSerialType(t string) bool { return t == "serial" || t == "bigserial" }
 
 // gen resolves a generator. seqOK is nil except where inline sequences are allowed.
-func (r *resolver) gen(g *GenDef, what string, _ any) valueGen {
+func (r *resolver) gen(g *genDef, what string, _ any) valueGen {
 	if g == nil || g.Kind == "" {
 		return nil
 	}
@@ -366,7 +366,7 @@ func rangeDesc(lo, hi int64) string { return fmt.Sprintf("[%d, %d]", lo, hi) }
 
 // genConst resolves a constant: a number, text, null, or a $parameter (a string
 // constant when its value is not a number).
-func (r *resolver) genConst(g *GenDef, what string) valueGen {
+func (r *resolver) genConst(g *genDef, what string) valueGen {
 	n := g.Const
 	if v := strings.TrimSpace(n.Value); strings.HasPrefix(v, "$") && n.Style == 0 {
 		// A parameter whose value is not a number is a string constant.
@@ -392,7 +392,7 @@ func (r *resolver) genConst(g *GenDef, what string) valueGen {
 }
 
 // genUniform resolves uniform: {min, max}.
-func (r *resolver) genUniform(g *GenDef, what string) valueGen {
+func (r *resolver) genUniform(g *genDef, what string) valueGen {
 	a := g.Args
 	lo, hi, ok := r.lohi(a, what)
 	if !ok {
@@ -402,7 +402,7 @@ func (r *resolver) genUniform(g *GenDef, what string) valueGen {
 }
 
 // genZipfian resolves zipfian: {min, max, exp, scramble}.
-func (r *resolver) genZipfian(g *GenDef, what string) valueGen {
+func (r *resolver) genZipfian(g *genDef, what string) valueGen {
 	a := g.Args
 	lo, hi, ok := r.lohi(a, what)
 	exp := r.floatIn(a["exp"], what+" exp", 0.99, 0, 100)
@@ -419,7 +419,7 @@ func (r *resolver) genZipfian(g *GenDef, what string) valueGen {
 
 // genGaussian resolves gaussian: a normal distribution given mean and stddev, or
 // sysbench's form (a sum of iter uniform draws).
-func (r *resolver) genGaussian(g *GenDef, what string) valueGen {
+func (r *resolver) genGaussian(g *genDef, what string) valueGen {
 	a := g.Args
 	lo, hi, ok := r.lohi(a, what)
 	_, hasMean := a["mean"]
@@ -455,7 +455,7 @@ func (r *resolver) genGaussian(g *GenDef, what string) valueGen {
 }
 
 // genSpecial resolves special: sysbench's skewed distribution.
-func (r *resolver) genSpecial(g *GenDef, what string) valueGen {
+func (r *resolver) genSpecial(g *genDef, what string) valueGen {
 	a := g.Args
 	lo, hi, ok := r.lohi(a, what)
 	p := gen.DefaultParams()
@@ -474,7 +474,7 @@ func (r *resolver) genSpecial(g *GenDef, what string) valueGen {
 }
 
 // genExponential resolves exponential: {min, max, mean}.
-func (r *resolver) genExponential(g *GenDef, what string) valueGen {
+func (r *resolver) genExponential(g *genDef, what string) valueGen {
 	a := g.Args
 	lo, hi, ok := r.lohi(a, what)
 	mean := r.floatIn(a["mean"], what+" mean", 1, math.SmallestNonzeroFloat64, math.MaxFloat64)
@@ -490,7 +490,7 @@ func (r *resolver) genExponential(g *GenDef, what string) valueGen {
 }
 
 // genHotspot resolves hotspot: {min, max, hot_fraction, hot_probability}.
-func (r *resolver) genHotspot(g *GenDef, what string) valueGen {
+func (r *resolver) genHotspot(g *genDef, what string) valueGen {
 	a := g.Args
 	lo, hi, ok := r.lohi(a, what)
 	frac := r.floatIn(a["hot_fraction"], what+" hot_fraction", 0.2, 0, 1)
@@ -507,7 +507,7 @@ func (r *resolver) genHotspot(g *GenDef, what string) valueGen {
 }
 
 // genSequence resolves a sequence: a named one, or the generator's own.
-func (r *resolver) genSequence(g *GenDef, what string) valueGen {
+func (r *resolver) genSequence(g *genDef, what string) valueGen {
 	a := g.Args
 	if g.Sequence != "" {
 		if s := r.w.seqs[g.Sequence]; s != nil {
@@ -532,7 +532,7 @@ func (r *resolver) genSequence(g *GenDef, what string) valueGen {
 }
 
 // genLatest resolves latest: recent values of a sequence, Zipf-weighted.
-func (r *resolver) genLatest(g *GenDef, what string) valueGen {
+func (r *resolver) genLatest(g *genDef, what string) valueGen {
 	a := g.Args
 	window := r.intIn(a["window"], what+" window", 1, 1, math.MaxInt64)
 	exp := r.floatIn(a["exp"], what+" exp", 0.99, 0, 100)
@@ -544,7 +544,7 @@ func (r *resolver) genLatest(g *GenDef, what string) valueGen {
 }
 
 // genString resolves string: a pattern, a length or a range of lengths.
-func (r *resolver) genString(g *GenDef, what string) valueGen {
+func (r *resolver) genString(g *genDef, what string) valueGen {
 	a := g.Args
 	if g.Pattern != "" {
 		if len(g.Pattern) > maxStringLen {
@@ -567,7 +567,7 @@ func (r *resolver) genString(g *GenDef, what string) valueGen {
 }
 
 // genChoice resolves choice: weighted constants.
-func (r *resolver) genChoice(g *GenDef, what string) valueGen {
+func (r *resolver) genChoice(g *genDef, what string) valueGen {
 	c := &choiceGen{}
 	var sum float64
 	var descs []string
@@ -576,7 +576,7 @@ func (r *resolver) genChoice(g *GenDef, what string) valueGen {
 			continue
 		}
 		w := r.floatIn(ch.Weight, what+" weight", 1, 0, math.MaxFloat64)
-		sub := r.gen(&GenDef{Kind: "const", Const: yamlfile.Deref(ch.Value), Line: ch.Value.Line}, what, nil)
+		sub := r.gen(&genDef{Kind: "const", Const: yamlfile.Deref(ch.Value), Line: ch.Value.Line}, what, nil)
 		if sub == nil {
 			continue
 		}
@@ -597,7 +597,7 @@ func (r *resolver) genChoice(g *GenDef, what string) valueGen {
 }
 
 // genTimestamp resolves timestamp: now or {min, max}.
-func (r *resolver) genTimestamp(g *GenDef, what string) valueGen {
+func (r *resolver) genTimestamp(g *genDef, what string) valueGen {
 	a := g.Args
 	if g.Now {
 		return &timeGen{now: true}
@@ -615,7 +615,7 @@ func (r *resolver) genTimestamp(g *GenDef, what string) valueGen {
 }
 
 // genFloat resolves float: {min, max}.
-func (r *resolver) genFloat(g *GenDef, what string) valueGen {
+func (r *resolver) genFloat(g *genDef, what string) valueGen {
 	a := g.Args
 	lo, ok1 := r.num(a["min"], what+" min")
 	hi, ok2 := r.num(a["max"], what+" max")
@@ -678,8 +678,8 @@ func (r *resolver) txns() {
 		for n, i := range c.vars {
 			t.varNames[i] = n
 		}
-		if max := maxOps(t.body); max > MaxStatements {
-			r.p.Add(ft.Line, "%s may send up to %d statements; the limit is %d (lower its repeats)", what, max, MaxStatements)
+		if max := maxOps(t.body); max > maxStatements {
+			r.p.Add(ft.Line, "%s may send up to %d statements; the limit is %d (lower its repeats)", what, max, maxStatements)
 		}
 		r.w.txns = append(r.w.txns, t)
 	}
@@ -703,7 +703,7 @@ func maxOps(body []node) int64 {
 			}
 			n += m
 		}
-		if n > MaxStatements {
+		if n > maxStatements {
 			return n
 		}
 	}
@@ -719,17 +719,17 @@ type compiler struct {
 	used    map[string]bool
 }
 
-func (c *compiler) steps(steps []*Step, what string) []node {
+func (c *compiler) steps(steps []*step, what string) []node {
 	var out []node
 	for i, s := range steps {
 		wh := fmt.Sprintf("%s step %d", what, i+1)
 		var nd node
 		switch s.Kind {
-		case StepSQL:
+		case stepSQL:
 			nd = node{kind: nodeStmt, stmt: c.stmt(s, wh)}
-		case StepBlock:
+		case stepBlock:
 			nd = node{kind: nodeRepeat, body: c.steps(s.Steps, wh)}
-		case StepBranch:
+		case stepBranch:
 			nd = node{kind: nodeBranch}
 			var sum float64
 			for j, a := range s.Arms {
@@ -769,7 +769,7 @@ func (c *compiler) steps(steps []*Step, what string) []node {
 }
 
 // stmt compiles one SQL step and returns its index in the transaction.
-func (c *compiler) stmt(s *Step, what string) int {
+func (c *compiler) stmt(s *step, what string) int {
 	st := &stmt{line: s.Line, insertID: -1, idColumn: s.IDColumn, label: what, variants: map[string]*variant{}}
 	locals := map[string]int{}
 	for _, v := range s.Values {

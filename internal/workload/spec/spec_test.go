@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/ba
 
 // check decodes and resolves a file with its defaults, as `fathom workload check` does.
 func check(path string, data []byte) error {
-	_, err := Check(path, data)
+	_, err := checkFile(path, data)
 	return err
 }
 
@@ -112,11 +112,11 @@ func TestShippedFilesResolve(t *testing.T) {
 
 func TestSetOverrides(t *testing.T) {
 	data, file, _ := files.Read("fanout")
-	f, err := Decode(file, data)
+	f, err := decodeFile(file, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Resolve(f, workload.Params{"writers": "36", "readers": "36", "a_rows": "5"})
+	w, err := resolve(f, workload.Params{"writers": "36", "readers": "36", "a_rows": "5"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSetOverrides(t *testing.T) {
 		t.Errorf("options %v", w.Options())
 	}
 	// Mistakes in --set values are reported at the lines that use them.
-	_, err = Resolve(f, workload.Params{"writers": "0", "c_share": "1.5", "colour": "red"})
+	_, err = resolve(f, workload.Params{"writers": "0", "c_share": "1.5", "colour": "red"})
 	for _, want := range []string{
 		"fanout.yaml: workload fanout has no parameter colour (parameters: writers, readers",
 		"group writers clients: 0 is out of range (1 to 100000) (from $writers)",
@@ -145,7 +145,7 @@ func TestSetOverrides(t *testing.T) {
 
 func TestYCSBMixes(t *testing.T) {
 	data, file, _ := files.Read("ycsb")
-	f, err := Decode(file, data)
+	f, err := decodeFile(file, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestYCSBMixes(t *testing.T) {
 		"e": {"scan": 95, "insert": 5},
 		"f": {"read": 50, "rmw": 50},
 	} {
-		w, err := Resolve(f, workload.Params{"mix": mix})
+		w, err := resolve(f, workload.Params{"mix": mix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,11 +175,11 @@ func TestYCSBMixes(t *testing.T) {
 		}
 	}
 	// A --set proportion wins over the preset.
-	w, _ := Resolve(f, workload.Params{"mix": "b", "update": "10"})
+	w, _ := resolve(f, workload.Params{"mix": "b", "update": "10"})
 	if got := weights(w); got["update"] != 10 || got["read"] != 95 {
 		t.Errorf("mix b with update=10: %v", got)
 	}
-	if _, err := Resolve(f, workload.Params{"mix": "g"}); err == nil || !strings.Contains(err.Error(), "--set mix=g: use one of a, b, c, d, e, f") {
+	if _, err := resolve(f, workload.Params{"mix": "g"}); err == nil || !strings.Contains(err.Error(), "--set mix=g: use one of a, b, c, d, e, f") {
 		t.Errorf("mix g: %v", err)
 	}
 }
@@ -286,11 +286,11 @@ func stats(t *testing.T, g valueGen, n int) (mean, sd float64, vals []int64) {
 func resolveGen(t *testing.T, src string) valueGen {
 	t.Helper()
 	file := "name: g\nparams: {n: 1000}\ntransactions:\n  - name: x\n    steps:\n      - sql: SELECT :v\n        values:\n          v: " + src + "\n"
-	f, err := Decode("g.yaml", []byte(file))
+	f, err := decodeFile("g.yaml", []byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Resolve(f, nil)
+	w, err := resolve(f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,11 +467,11 @@ transactions:
           a: {sequence: ids}
           b: {latest: {sequence: ids, window: 5}}
 `
-	f, err := Decode("s.yaml", []byte(file))
+	f, err := decodeFile("s.yaml", []byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Resolve(f, nil)
+	w, err := resolve(f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,8 +499,8 @@ transactions:
 // not allocate once warmed up.
 func TestNextDrawsOnce(t *testing.T) {
 	data, file, _ := files.Read("fanout")
-	f, _ := Decode(file, data)
-	w, err := Resolve(f, workload.Params{"fanout": "100", "jitter": "10"})
+	f, _ := decodeFile(file, data)
+	w, err := resolve(f, workload.Params{"fanout": "100", "jitter": "10"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +560,7 @@ func FuzzDecode(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		file, err := Decode("fuzz.yaml", data)
+		file, err := decodeFile("fuzz.yaml", data)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || len(e.Problems) == 0 {
@@ -568,7 +568,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		w, err := Resolve(file, nil)
+		w, err := resolve(file, nil)
 		if err != nil {
 			return
 		}
@@ -596,8 +596,8 @@ func maxOpsAll(w *Workload) int64 {
 
 func TestDescribe(t *testing.T) {
 	data, file, _ := files.Read("fanout")
-	f, _ := Decode(file, data)
-	w, err := Resolve(f, workload.Params{"writers": "36"})
+	f, _ := decodeFile(file, data)
+	w, err := resolve(f, workload.Params{"writers": "36"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // compiled. It implements workload.Workload and, when the file has groups,
 // workload.Grouped.
 type Workload struct {
-	file     *File
+	file     *file
 	opts     map[string]string
 	optNames []string
 	seqs     map[string]*seqState
@@ -132,11 +132,11 @@ var (
 // Load decodes a workload file's content into a spec that the registry and the CLI
 // use like a built-in's: Options lists the file's parameters, New resolves them.
 func Load(path string, data []byte) (*workload.Spec, error) {
-	f, err := Check(path, data)
+	f, err := checkFile(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return NewSpec(f), nil
+	return newSpec(f), nil
 }
 
 // CheckFile reads a workload file and checks it with its defaults (Check), returning
@@ -146,11 +146,11 @@ func CheckFile(path string) (*Workload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload file: %w", err)
 	}
-	f, err := Check(path, data)
+	f, err := checkFile(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return Resolve(f, nil)
+	return resolve(f, nil)
 }
 
 // LoadFile reads and loads a workload file.
@@ -162,8 +162,8 @@ func LoadFile(path string) (*workload.Spec, error) {
 	return Load(path, data)
 }
 
-// NewSpec returns the spec of a decoded file.
-func NewSpec(f *File) *workload.Spec {
+// newSpec returns the spec of a decoded file.
+func newSpec(f *file) *workload.Spec {
 	s := &workload.Spec{Name: f.Name, Description: f.Description}
 	if s.Description == "" {
 		s.Description = "workload file " + f.Path
@@ -183,7 +183,7 @@ func NewSpec(f *File) *workload.Spec {
 		s.Options = append(s.Options, workload.Option{Name: p.Name, Default: p.Default, Help: help})
 	}
 	s.New = func(p workload.Params) (workload.Workload, error) {
-		w, err := Resolve(f, p)
+		w, err := resolve(f, p)
 		if err != nil {
 			return nil, err
 		}
@@ -206,13 +206,6 @@ func (w *Workload) Tables() []string {
 	}
 	return names
 }
-
-// Source returns the path and text of the workload file, for provenance: a run's
-// options name its parameters, the file says what they meant.
-func (w *Workload) Source() (path string, data []byte) { return w.file.Path, w.file.Data }
-
-// File is the decoded file the workload was resolved from.
-func (w *Workload) File() *File { return w.file }
 
 // Options returns every parameter with its effective value.
 func (w *Workload) Options() map[string]string {

@@ -73,7 +73,7 @@ func (w *Workload) createSQL(d *target.Dialect, tb target.Table, scale int64) ([
 	// it; it is what lets an unlogged table's foreign key reference it).
 	out := []string{unlogged(sql) + " PARTITION BY " + strings.ToUpper(method) + " (aid)"}
 	n := int64(l.Partitions)
-	naccounts := AccountsPerScale * scale
+	naccounts := accountsPerScale * scale
 	part := (naccounts + n - 1) / n
 	for i := int64(1); i <= n; i++ {
 		var bounds string

@@ -18,24 +18,24 @@ import (
 
 // Rows per unit of scale, as in pgbench.
 const (
-	BranchesPerScale = 1
-	TellersPerScale  = 10
-	AccountsPerScale = 100_000
+	branchesPerScale = 1
+	tellersPerScale  = 10
+	accountsPerScale = 100_000
 )
 
 const (
-	// MaxScale bounds the scale option: 10^11 accounts.
-	MaxScale = 1_000_000
+	// maxScale bounds the scale option: 10^11 accounts.
+	maxScale = 1_000_000
 	// bigintScale is the scale from which aid no longer fits an int column; from
 	// there pgbench makes aid bigint in pgbench_accounts and pgbench_history.
 	bigintScale = 20_000
 )
 
-// Variant is one of pgbench's built-in scripts.
-type Variant uint8
+// variant is one of pgbench's built-in scripts.
+type variant uint8
 
 const (
-	TPCBLike Variant = iota
+	TPCBLike variant = iota
 	SelectOnly
 	SimpleUpdate
 )
@@ -48,7 +48,7 @@ var variants = [...]struct{ name, script, help string }{
 }
 
 // Spec returns the spec of a variant.
-func Spec(v Variant) *workload.Spec {
+func Spec(v variant) *workload.Spec {
 	return &workload.Spec{
 		Name:        variants[v].name,
 		Description: variants[v].help,
@@ -62,14 +62,14 @@ func Spec(v Variant) *workload.Spec {
 
 // Workload is a configured tpcb variant.
 type Workload struct {
-	v      Variant
+	v      variant
 	scale  int64 // 0 until given or detected
 	given  bool
 	layout workload.Layout
 }
 
 // New resolves the options of a variant.
-func New(v Variant, p workload.Params) (*Workload, error) {
+func New(v variant, p workload.Params) (*Workload, error) {
 	if int(v) >= len(variants) {
 		return nil, fmt.Errorf("unknown tpcb variant %d", v)
 	}
@@ -79,7 +79,7 @@ func New(v Variant, p workload.Params) (*Workload, error) {
 	}
 	w := &Workload{v: v}
 	if strings.TrimSpace(opts["scale"]) != "" {
-		if w.scale, err = workload.Int(opts, "scale", 1, MaxScale); err != nil {
+		if w.scale, err = workload.Int(opts, "scale", 1, maxScale); err != nil {
 			return nil, err
 		}
 		w.given = true
@@ -93,8 +93,8 @@ func (w *Workload) Name() string { return variants[w.v].name }
 // Tables names the four pgbench tables (the prepare marker's keys).
 func (w *Workload) Tables() []string { return slices.Clone(tableNames) }
 
-// Scale is the scale in effect: given, detected by Setup, or 0 before either.
-func (w *Workload) Scale() int64 { return w.scale }
+// scaleInEffect is the scale in effect: given, detected by Setup, or 0 before either.
+func (w *Workload) scaleInEffect() int64 { return w.scale }
 
 // Options reports the scale; it is empty until given or detected.
 func (w *Workload) Options() map[string]string {
@@ -183,14 +183,14 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 		n     int64
 		fill  func(row []target.Value, id int64)
 	}{
-		{branches, []string{"bid", "bbalance"}, BranchesPerScale * scale, func(row []target.Value, id int64) {
+		{branches, []string{"bid", "bbalance"}, branchesPerScale * scale, func(row []target.Value, id int64) {
 			row[0], row[1] = target.Int64(id), target.Int64(0)
 		}},
-		{tellers, []string{"tid", "bid", "tbalance"}, TellersPerScale * scale, func(row []target.Value, id int64) {
-			row[0], row[1], row[2] = target.Int64(id), target.Int64((id-1)/TellersPerScale+1), target.Int64(0)
+		{tellers, []string{"tid", "bid", "tbalance"}, tellersPerScale * scale, func(row []target.Value, id int64) {
+			row[0], row[1], row[2] = target.Int64(id), target.Int64((id-1)/tellersPerScale+1), target.Int64(0)
 		}},
-		{accounts, []string{"aid", "bid", "abalance", "filler"}, AccountsPerScale * scale, func(row []target.Value, id int64) {
-			row[0], row[1], row[2], row[3] = target.Int64(id), target.Int64((id-1)/AccountsPerScale+1), target.Int64(0), target.Text(empty)
+		{accounts, []string{"aid", "bid", "abalance", "filler"}, accountsPerScale * scale, func(row []target.Value, id int64) {
+			row[0], row[1], row[2], row[3] = target.Int64(id), target.Int64((id-1)/accountsPerScale+1), target.Int64(0), target.Text(empty)
 		}},
 	}
 	for _, l := range loads {
@@ -348,9 +348,9 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 	k := &worker{
 		v:         w.v,
 		r:         gen.New(seed, uint64(id)),
-		naccounts: AccountsPerScale * scale,
-		ntellers:  TellersPerScale * scale,
-		nbranches: BranchesPerScale * scale,
+		naccounts: accountsPerScale * scale,
+		ntellers:  tellersPerScale * scale,
+		nbranches: branchesPerScale * scale,
 	}
 	// Every argument is an integer; Next only sets the numbers.
 	for _, args := range [][]target.Value{k.aUpdAcc[:], k.aUpdTel[:], k.aUpdBr[:], k.aSelAcc[:], k.aInsHist[:]} {
@@ -362,7 +362,7 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 }
 
 type worker struct {
-	v                              Variant
+	v                              variant
 	r                              *gen.Rand
 	naccounts, ntellers, nbranches int64
 

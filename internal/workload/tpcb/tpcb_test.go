@@ -34,14 +34,14 @@ func TestOptions(t *testing.T) {
 			t.Errorf("%v: %v", c.params, err)
 			continue
 		}
-		if got := w.(*Workload).Scale(); got != c.scale {
+		if got := w.(*Workload).scaleInEffect(); got != c.scale {
 			t.Errorf("%v: scale %d, want %d", c.params, got, c.scale)
 		}
 	}
 }
 
 func TestNamesAndTypes(t *testing.T) {
-	for v, want := range map[Variant][2]string{
+	for v, want := range map[variant][2]string{
 		TPCBLike: {"tpcb", "tpcb-like"}, SelectOnly: {"tpcb-select", "select-only"}, SimpleUpdate: {"tpcb-simple-update", "simple-update"},
 	} {
 		w, err := New(v, nil)
@@ -90,7 +90,7 @@ func TestTables(t *testing.T) {
 // The statements each variant sends, in order, with consistent values.
 func TestTransactions(t *testing.T) {
 	ctx := context.Background()
-	for v, want := range map[Variant][]string{
+	for v, want := range map[variant][]string{
 		TPCBLike:     {"BEGIN", sqlUpdateAccount, sqlSelectAccount, sqlUpdateTeller, sqlUpdateBranch, sqlInsertHistory, "COMMIT"},
 		SimpleUpdate: {"BEGIN", sqlUpdateAccount, sqlSelectAccount, sqlInsertHistory, "COMMIT"},
 		SelectOnly:   {sqlSelectAccount},
@@ -181,7 +181,7 @@ func TestRetryAndDeterminism(t *testing.T) {
 
 func TestZeroAllocs(t *testing.T) {
 	ctx := context.Background()
-	for _, v := range []Variant{TPCBLike, SelectOnly, SimpleUpdate} {
+	for _, v := range []variant{TPCBLike, SelectOnly, SimpleUpdate} {
 		w, _ := New(v, workload.Params{"scale": "5"})
 		k := w.NewWorker(0, 1)
 		if err := k.Bind(ctx, &fakeConn{}); err != nil {
@@ -197,7 +197,7 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 func BenchmarkNext(b *testing.B) {
-	for _, v := range []Variant{TPCBLike, SelectOnly} {
+	for _, v := range []variant{TPCBLike, SelectOnly} {
 		w, _ := New(v, workload.Params{"scale": "100"})
 		k := w.NewWorker(0, 1)
 		b.Run(w.Name(), func(b *testing.B) {

@@ -13,14 +13,14 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload"
 )
 
-// Condition is one consistency condition of clause 3.3.2.
-type Condition struct {
+// condition is one consistency condition of clause 3.3.2.
+type condition struct {
 	Number int
 	Rule   string
 }
 
-// Conditions are the ones CheckData verifies.
-var Conditions = []Condition{
+// conditions are the ones CheckData verifies.
+var conditions = []condition{
 	{1, "W_YTD = sum(D_YTD) of the warehouse's districts"},
 	{2, "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID) in each district"},
 	{3, "max(NO_O_ID) - min(NO_O_ID) + 1 = rows in NEW_ORDER of each district"},
@@ -28,15 +28,15 @@ var Conditions = []Condition{
 	{5, "orders with no carrier (O_CARRIER_ID null) = rows in NEW_ORDER of each district"},
 }
 
-// Violation is one condition that does not hold in one warehouse (and district).
-type Violation struct {
+// violation is one condition that does not hold in one warehouse (and district).
+type violation struct {
 	Condition int    `json:"condition"`
 	Warehouse int64  `json:"warehouse"`
 	District  int64  `json:"district,omitempty"`
 	Detail    string `json:"detail"`
 }
 
-func (v Violation) String() string {
+func (v violation) String() string {
 	where := fmt.Sprintf("warehouse %d", v.Warehouse)
 	if v.District > 0 {
 		where += fmt.Sprintf(" district %d", v.District)
@@ -44,20 +44,20 @@ func (v Violation) String() string {
 	return fmt.Sprintf("condition %d, %s: %s", v.Condition, where, v.Detail)
 }
 
-// CheckResult is what CheckData found: per warehouse, which conditions were checked
+// checkResult is what CheckData found: per warehouse, which conditions were checked
 // and which do not hold.
-type CheckResult struct {
+type checkResult struct {
 	Warehouses int64       `json:"warehouses"`
 	IDs        []int64     `json:"ids"` // the warehouses' ids, sorted
 	Conditions []int       `json:"conditions"`
-	Violations []Violation `json:"violations"`
+	Violations []violation `json:"violations"`
 }
 
-// OK reports whether every condition holds.
-func (r *CheckResult) OK() bool { return len(r.Violations) == 0 }
+// ok reports whether every condition holds.
+func (r *checkResult) ok() bool { return len(r.Violations) == 0 }
 
-// BadWarehouses lists the warehouses with a violation, sorted.
-func (r *CheckResult) BadWarehouses() []int64 {
+// badWarehouses lists the warehouses with a violation, sorted.
+func (r *checkResult) badWarehouses() []int64 {
 	seen := map[int64]bool{}
 	var out []int64
 	for _, v := range r.Violations {
@@ -113,12 +113,12 @@ func num(vals []string, i int) (float64, bool) {
 
 func cents(f float64) int64 { return int64(math.Round(f * 100)) }
 
-// CheckData verifies conditions 1 to 5 of clause 3.3.2 on every warehouse and
+// checkData verifies conditions 1 to 5 of clause 3.3.2 on every warehouse and
 // district in the tables, with one aggregate query per table. It reads every row of
 // ORDERS, NEW_ORDER and ORDER_LINE; on a large database that takes a while and loads
 // the server. Run it after a run, not during one: a run in progress changes the
 // tables between the queries.
-func CheckData(ctx context.Context, conn target.Conn) (*CheckResult, error) {
+func checkData(ctx context.Context, conn target.Conn) (*checkResult, error) {
 	wh, err := query(ctx, conn, "SELECT w_id, w_ytd FROM warehouse", false)
 	if err != nil {
 		return nil, err
@@ -144,16 +144,16 @@ func CheckData(ctx context.Context, conn target.Conn) (*CheckResult, error) {
 		return nil, err
 	}
 
-	res := &CheckResult{Warehouses: int64(len(wh))}
+	res := &checkResult{Warehouses: int64(len(wh))}
 	for k := range wh {
 		res.IDs = append(res.IDs, k.w)
 	}
 	sort.Slice(res.IDs, func(i, j int) bool { return res.IDs[i] < res.IDs[j] })
-	for _, c := range Conditions {
+	for _, c := range conditions {
 		res.Conditions = append(res.Conditions, c.Number)
 	}
 	bad := func(c int, k dkey, format string, args ...any) {
-		res.Violations = append(res.Violations, Violation{Condition: c, Warehouse: k.w, District: k.d, Detail: fmt.Sprintf(format, args...)})
+		res.Violations = append(res.Violations, violation{Condition: c, Warehouse: k.w, District: k.d, Detail: fmt.Sprintf(format, args...)})
 	}
 
 	for k, v := range wh {
@@ -222,7 +222,7 @@ func CheckData(ctx context.Context, conn target.Conn) (*CheckResult, error) {
 
 // CheckData implements workload.DataChecker with the conditions of clause 3.3.2
 // (package function CheckData), one part per warehouse.
-func (w *Workload) CheckData(ctx context.Context, conn target.Conn) (*workload.DataReport, error) {
+func (w *tpccWorkload) CheckData(ctx context.Context, conn target.Conn) (*workload.DataReport, error) {
 	for _, name := range tableNames {
 		ok, err := tableExists(ctx, conn, name)
 		if err != nil {
@@ -232,12 +232,12 @@ func (w *Workload) CheckData(ctx context.Context, conn target.Conn) (*workload.D
 			return nil, fmt.Errorf("%w: %s (prepare with: fathom prepare -w tpcc --warehouses N)", workload.ErrNotPrepared, name)
 		}
 	}
-	res, err := CheckData(ctx, conn)
+	res, err := checkData(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
 	rep := &workload.DataReport{}
-	for _, c := range Conditions {
+	for _, c := range conditions {
 		rep.Rules = append(rep.Rules, fmt.Sprintf("TPC-C 3.3.2 condition %d: %s", c.Number, c.Rule))
 	}
 	bad := map[int64]int{}

@@ -87,11 +87,11 @@ func sums(t *testing.T, ctx context.Context, conn target.Conn, sql string) []int
 // mustCheck runs CheckData and fails the test on a violation.
 func mustCheck(t *testing.T, ctx context.Context, conn target.Conn, when string, warehouses int64) {
 	t.Helper()
-	res, err := CheckData(ctx, conn)
+	res, err := checkData(ctx, conn)
 	if err != nil {
 		t.Fatalf("check %s: %v", when, err)
 	}
-	if !res.OK() {
+	if !res.ok() {
 		t.Fatalf("check %s: %d violations, first: %v", when, len(res.Violations), res.Violations[0])
 	}
 	if res.Warehouses != warehouses || len(res.Conditions) < 4 {
@@ -155,7 +155,7 @@ func TestTPCC(t *testing.T) {
 
 func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn target.Conn) {
 	const nw = 2
-	wl, err := New(workload.Params{"warehouses": fmt.Sprint(nw)})
+	wl, err := newWorkload(workload.Params{"warehouses": fmt.Sprint(nw)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,9 +190,9 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 
 	// Cardinalities of clause 4.3.
 	for sql, want := range map[string]int64{
-		"SELECT count(*) FROM item":                                                    Items,
+		"SELECT count(*) FROM item":                                                    items,
 		"SELECT count(*) FROM warehouse":                                               nw,
-		"SELECT count(*) FROM stock":                                                   nw * Items,
+		"SELECT count(*) FROM stock":                                                   nw * items,
 		"SELECT count(*) FROM district":                                                nw * 10,
 		"SELECT count(*) FROM customer":                                                nw * 30_000,
 		"SELECT count(*) FROM history":                                                 nw * 30_000,
@@ -212,8 +212,8 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 	}
 	// About 10% ORIGINAL, 10% bad credit: binomial, 6 standard deviations wide.
 	for sql, n := range map[string]int64{
-		"SELECT count(*) FROM item WHERE i_data LIKE '%ORIGINAL%'":  Items,
-		"SELECT count(*) FROM stock WHERE s_data LIKE '%ORIGINAL%'": nw * Items,
+		"SELECT count(*) FROM item WHERE i_data LIKE '%ORIGINAL%'":  items,
+		"SELECT count(*) FROM stock WHERE s_data LIKE '%ORIGINAL%'": nw * items,
 		"SELECT count(*) FROM customer WHERE c_credit = 'BC'":       nw * 30_000,
 	} {
 		got := float64(count(t, ctx, conn, sql))
@@ -229,8 +229,8 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 	if err := run.Setup(ctx, conn); err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
-	if run.Warehouses() != nw || run.Options()["isolation"] == "" {
-		t.Errorf("Setup detected %d warehouses, isolation %q", run.Warehouses(), run.Options()["isolation"])
+	if run.warehousesInEffect() != nw || run.Options()["isolation"] == "" {
+		t.Errorf("Setup detected %d warehouses, isolation %q", run.warehousesInEffect(), run.Options()["isolation"])
 	}
 	const stockSums = "SELECT sum(s_ytd), sum(s_order_cnt), sum(s_remote_cnt) FROM stock"
 	stock0 := sums(t, ctx, conn, stockSums)
@@ -246,18 +246,18 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 	for i, c := range totals {
 		all += c.OK
 		if c.Failed > 0 {
-			t.Errorf("%s: %d failed (errors by class %v); run %+v", TxnNames()[i], c.Failed, c.Errors, res.Errors)
+			t.Errorf("%s: %d failed (errors by class %v); run %+v", txnNameList()[i], c.Failed, c.Errors, res.Errors)
 		}
 	}
 	if all != 600 {
 		t.Errorf("%d transactions succeeded, want 600 (%+v)", all, res)
 	}
-	if totals[TxnNewOrder].OK == 0 || totals[TxnPayment].OK == 0 {
+	if totals[txnNewOrder].OK == 0 || totals[txnPayment].OK == 0 {
 		t.Errorf("no new-order or payment: %+v", totals)
 	}
 	// Committed new-orders are exactly the orders added.
-	if got := count(t, ctx, conn, "SELECT count(*) FROM orders") - nw*30_000; got != totals[TxnNewOrder].OK {
-		t.Errorf("%d orders added, %d new-orders committed", got, totals[TxnNewOrder].OK)
+	if got := count(t, ctx, conn, "SELECT count(*) FROM orders") - nw*30_000; got != totals[txnNewOrder].OK {
+		t.Errorf("%d orders added, %d new-orders committed", got, totals[txnNewOrder].OK)
 	}
 	mustCheck(t, ctx, conn, "after a run", nw)
 	if serverErr == nil {
@@ -314,15 +314,15 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 			t.Errorf("%s: %d of %d, want about %.1f", what, k, n, mean)
 		}
 	}
-	newOrders := totals[TxnNewOrder].OK + totals[TxnNewOrderRollback].OK
+	newOrders := totals[txnNewOrder].OK + totals[txnNewOrderRollback].OK
 	for i, p := range []float64{0.45, 0.43, 0.04, 0.04, 0.04} {
 		k := totals[i].OK
-		if i == TxnNewOrder {
+		if i == txnNewOrder {
 			k = newOrders
 		}
-		share("mix: "+TxnNames()[i], k, all, p)
+		share("mix: "+txnNameList()[i], k, all, p)
 	}
-	share("rolled-back new-orders", totals[TxnNewOrderRollback].OK, newOrders, 0.01)
+	share("rolled-back new-orders", totals[txnNewOrderRollback].OK, newOrders, 0.01)
 	lines := count(t, ctx, conn, "SELECT count(*) FROM order_line WHERE ol_o_id > 3000")
 	share("remote order lines", count(t, ctx, conn, "SELECT count(*) FROM order_line WHERE ol_o_id > 3000 AND ol_supply_w_id <> ol_w_id"), lines, 0.01)
 	if a, b := count(t, ctx, conn, "SELECT count(*) FROM orders WHERE o_id > 3000 AND o_all_local = 0"),
@@ -330,8 +330,8 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 		t.Errorf("%d orders not all local, %d orders with a remote line", a, b)
 	}
 	pays := count(t, ctx, conn, "SELECT count(*) FROM history") - nw*30_000
-	if pays != totals[TxnPayment].OK {
-		t.Errorf("%d history rows added, %d payments committed", pays, totals[TxnPayment].OK)
+	if pays != totals[txnPayment].OK {
+		t.Errorf("%d history rows added, %d payments committed", pays, totals[txnPayment].OK)
 	}
 	share("remote payments", count(t, ctx, conn, "SELECT count(*) FROM history WHERE h_c_w_id <> h_w_id"), pays, 0.15)
 
@@ -354,7 +354,7 @@ func testTarget(t *testing.T, ctx context.Context, tgt target.Target, conn targe
 // writes): the error must keep its class (a constraint, not retried), the district's
 // update must roll back with the transaction, and the connection must serve the next
 // transaction.
-func testFailedWrite(t *testing.T, ctx context.Context, tgt target.Target, wl *Workload) {
+func testFailedWrite(t *testing.T, ctx context.Context, tgt target.Target, wl *tpccWorkload) {
 	t.Helper()
 	conn, err := tgt.Connect(ctx)
 	if err != nil {
@@ -380,7 +380,7 @@ func testFailedWrite(t *testing.T, ctx context.Context, tgt target.Target, wl *W
 	}
 	draw := func(district int64) {
 		for i := 0; ; i++ {
-			if k.Next() == TxnNewOrder && k.wid == 1 && k.did == district {
+			if k.Next() == txnNewOrder && k.wid == 1 && k.did == district {
 				return
 			}
 			if i > 100_000 {
@@ -411,9 +411,9 @@ func testFailedWrite(t *testing.T, ctx context.Context, tgt target.Target, wl *W
 }
 
 // New0 is a workload with every option left to detection.
-func New0(t *testing.T) *Workload {
+func New0(t *testing.T) *tpccWorkload {
 	t.Helper()
-	w, err := New(nil)
+	w, err := newWorkload(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func testCorruption(t *testing.T, ctx context.Context, conn target.Conn) {
 					t.Fatalf("%s: %v", sql, err)
 				}
 			}
-			res, err := CheckData(ctx, conn)
+			res, err := checkData(ctx, conn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -460,7 +460,7 @@ func testCorruption(t *testing.T, ctx context.Context, conn target.Conn) {
 			if !found {
 				t.Errorf("condition %d in warehouse %d district %d not caught: %v", c.cond, c.w, c.d, res.Violations)
 			}
-			if got := res.BadWarehouses(); len(got) != 1 || got[0] != c.w {
+			if got := res.badWarehouses(); len(got) != 1 || got[0] != c.w {
 				t.Errorf("bad warehouses %v", got)
 			}
 		})
@@ -482,7 +482,7 @@ func TestPartitions(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			wl, err := New(workload.Params{"warehouses": "2"})
+			wl, err := newWorkload(workload.Params{"warehouses": "2"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -503,10 +503,10 @@ func TestPartitions(t *testing.T) {
 			}
 			if tg.name == "postgres" {
 				for sql, want := range map[string]int64{
-					"SELECT count(*) FROM stock_p1 WHERE s_w_id = 1":        Items,
-					"SELECT count(*) FROM stock_p2 WHERE s_w_id = 2":        Items,
+					"SELECT count(*) FROM stock_p1 WHERE s_w_id = 1":        items,
+					"SELECT count(*) FROM stock_p2 WHERE s_w_id = 2":        items,
 					"SELECT count(*) FROM order_line_p1 WHERE ol_w_id <> 1": 0,
-					"SELECT count(*) FROM item":                             Items,
+					"SELECT count(*) FROM item":                             items,
 				} {
 					if got := count(t, ctx, conn, sql); got != want {
 						t.Errorf("%s = %d, want %d", sql, got, want)

@@ -15,17 +15,17 @@ var (
 	thinkMean  = [5]time.Duration{12 * time.Second, 12 * time.Second, 10 * time.Second, 5 * time.Second, 5 * time.Second}
 )
 
-// TerminalsPerWarehouse is the spec's number of terminals per warehouse (clause 4.2.2).
-const TerminalsPerWarehouse = 10
+// terminalsPerWarehouse is the spec's number of terminals per warehouse (clause 4.2.2).
+const terminalsPerWarehouse = 10
 
-// CeilingPerTerminal is the most New-Orders per minute one terminal can make
+// ceilingPerTerminal is the most New-Orders per minute one terminal can make
 // with the spec's keying and think times and this mix (percent, New-Order first), if
 // every transaction took no time at all: the New-Order share of a minute over the
 // mean cycle of keying plus think time. With the default mix it is 1.286, so 12.86
 // per warehouse of 10 terminals: the ceiling of a by-the-book tpmC, which counts the
 // 1% of New-Orders the spec rolls back. NOPM, which leaves them out, is capped at 99%
 // of it.
-func CeilingPerTerminal(mix [5]int) float64 {
+func ceilingPerTerminal(mix [5]int) float64 {
 	var cycle float64 // seconds
 	for i, p := range mix {
 		cycle += float64(p) / 100 * (keyingTime[i] + thinkMean[i]).Seconds()
@@ -33,7 +33,7 @@ func CeilingPerTerminal(mix [5]int) float64 {
 	if cycle == 0 {
 		return 0
 	}
-	return 60 * float64(mix[TxnNewOrder]) / 100 / cycle
+	return 60 * float64(mix[txnNewOrder]) / 100 / cycle
 }
 
 // think draws a think time of mean m: -ln(r) m, r uniform in (0, 1], at most 10 m.
@@ -58,17 +58,17 @@ func (k *worker) Wait() time.Duration {
 }
 
 // RunNotes says what keying and think times imply for the run's NOPM.
-func (w *Workload) RunNotes(clients int) []string {
+func (w *tpccWorkload) RunNotes(clients int) []string {
 	if !w.keying {
 		return nil
 	}
-	per := CeilingPerTerminal(w.mix)
-	want := int(w.warehouses) * TerminalsPerWarehouse
+	per := ceilingPerTerminal(w.mix)
+	want := int(w.warehouses) * terminalsPerWarehouse
 	nopm := per * (1 - rollbackPct/100.0)
 	note := fmt.Sprintf("keying and think times on (TPC-C's terminals): however fast the server, New-Orders per minute cannot exceed about %.2f per warehouse of %d terminals (the spec's tpmC ceiling; NOPM, without the 1%% rolled back, %.2f), so NOPM %.1f for these %d clients on %d warehouses",
-		per*TerminalsPerWarehouse, TerminalsPerWarehouse, nopm*TerminalsPerWarehouse, nopm*float64(clients), clients, w.warehouses)
+		per*terminalsPerWarehouse, terminalsPerWarehouse, nopm*terminalsPerWarehouse, nopm*float64(clients), clients, w.warehouses)
 	if clients != want {
-		note += fmt.Sprintf("; the spec runs %d terminals per warehouse: -c %d", TerminalsPerWarehouse, want)
+		note += fmt.Sprintf("; the spec runs %d terminals per warehouse: -c %d", terminalsPerWarehouse, want)
 	}
 	return []string{note}
 }

@@ -32,7 +32,7 @@ const (
 
 func stream(wid int64, s int) uint64 { return uint64(wid)<<8 | uint64(s) }
 
-func (w *Workload) rnd(wid int64, s int) *gen.Rand { return gen.New(loadSeed, stream(wid, s)) }
+func (w *tpccWorkload) rnd(wid int64, s int) *gen.Rand { return gen.New(loadSeed, stream(wid, s)) }
 
 // arena holds the text values of one row: fields are appended and sliced, and it is
 // large enough that appending never moves the earlier fields.
@@ -60,8 +60,8 @@ func (a *arena) str(s string) target.Value {
 
 // olCounts draws O_OL_CNT (5 to 15) of every order of a warehouse, from a stream of
 // its own so that the number of order lines is known before loading.
-func (w *Workload) olCounts(wid int64) *[DistrictsPerWarehouse][OrdersPerDistrict]uint8 {
-	var c [DistrictsPerWarehouse][OrdersPerDistrict]uint8
+func (w *tpccWorkload) olCounts(wid int64) *[districtsPerWarehouse][ordersPerDistrict]uint8 {
+	var c [districtsPerWarehouse][ordersPerDistrict]uint8
 	r := w.rnd(wid, sOrderCount)
 	for d := range c {
 		for o := range c[d] {
@@ -96,7 +96,7 @@ func (pr *progress) add(table string, n int64) {
 // PostgreSQL; then secondary indexes, foreign keys (--foreign-keys) and statistics.
 // A prepare killed part-way leaves the marker workload.Prepare writes; preparing
 // again starts over.
-func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
+func (w *tpccWorkload) Prepare(ctx context.Context, t target.Target, p workload.Progress) error {
 	nw := w.warehouses
 	if nw == 0 {
 		nw = 1
@@ -147,7 +147,7 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, p workload.Prog
 }
 
 // createTables creates the nine tables, with their primary keys when pkFirst.
-func (w *Workload) createTables(ctx context.Context, conn target.Conn, d *target.Dialect, defs []target.Table, pkFirst bool, nw int64) error {
+func (w *tpccWorkload) createTables(ctx context.Context, conn target.Conn, d *target.Dialect, defs []target.Table, pkFirst bool, nw int64) error {
 	for _, tb := range defs {
 		stmts, err := w.createSQL(d, tb, pkFirst, nw)
 		if err != nil {
@@ -164,7 +164,7 @@ func (w *Workload) createTables(ctx context.Context, conn target.Conn, d *target
 
 // newProgress counts the rows each table will have (order lines drawn ahead) and
 // reports every table at 0.
-func (w *Workload) newProgress(nw int64, p workload.Progress) *progress {
+func (w *tpccWorkload) newProgress(nw int64, p workload.Progress) *progress {
 	var lines int64
 	for wid := int64(1); wid <= nw; wid++ {
 		for _, ds := range w.olCounts(wid) {
@@ -175,10 +175,10 @@ func (w *Workload) newProgress(nw int64, p workload.Progress) *progress {
 	}
 	per := func(n int64) int64 { return n * nw }
 	pr := &progress{done: map[string]int64{}, p: p, total: map[string]int64{
-		tItem: Items, tWarehouse: nw, tStock: per(Items), tDistrict: per(DistrictsPerWarehouse),
-		tCustomer: per(DistrictsPerWarehouse * CustomersPerDistrict), tHistory: per(DistrictsPerWarehouse * CustomersPerDistrict),
-		tOrders: per(DistrictsPerWarehouse * OrdersPerDistrict), tOrderLine: lines,
-		tNewOrder: per(DistrictsPerWarehouse * (OrdersPerDistrict - firstUndelivered + 1)),
+		tItem: items, tWarehouse: nw, tStock: per(items), tDistrict: per(districtsPerWarehouse),
+		tCustomer: per(districtsPerWarehouse * customersPerDistrict), tHistory: per(districtsPerWarehouse * customersPerDistrict),
+		tOrders: per(districtsPerWarehouse * ordersPerDistrict), tOrderLine: lines,
+		tNewOrder: per(districtsPerWarehouse * (ordersPerDistrict - firstUndelivered + 1)),
 	}}
 	for _, name := range tableNames {
 		p(name, 0, pr.total[name])
@@ -188,7 +188,7 @@ func (w *Workload) newProgress(nw int64, p workload.Progress) *progress {
 
 // loadWarehouses loads the warehouses, several at a time on their own connections
 // (one on a single-writer target); conn is the first loader's.
-func (w *Workload) loadWarehouses(ctx context.Context, t target.Target, conn target.Conn, d *target.Dialect, nw int64, now time.Time, pr *progress) error {
+func (w *tpccWorkload) loadWarehouses(ctx context.Context, t target.Target, conn target.Conn, d *target.Dialect, nw int64, now time.Time, pr *progress) error {
 	loaders := min(int64(w.loaders), nw)
 	if d.SingleWriter {
 		loaders = 1
@@ -244,7 +244,7 @@ feed:
 
 // finishTables adds what comes after loading: primary keys (when not declared
 // first), secondary indexes, foreign keys (--foreign-keys) and statistics.
-func (w *Workload) finishTables(ctx context.Context, conn target.Conn, d *target.Dialect, defs []target.Table, pkFirst bool) error {
+func (w *tpccWorkload) finishTables(ctx context.Context, conn target.Conn, d *target.Dialect, defs []target.Table, pkFirst bool) error {
 	if !pkFirst {
 		for _, tb := range defs {
 			if sql := d.AddPrimaryKey(tb); sql != "" {
@@ -306,30 +306,30 @@ func load(ctx context.Context, conn target.Conn, pr *progress, table string, col
 }
 
 // loadItems loads ITEM: 100,000 items, I_DATA "ORIGINAL" in 10%.
-func (w *Workload) loadItems(ctx context.Context, conn target.Conn, pr *progress) error {
+func (w *tpccWorkload) loadItems(ctx context.Context, conn target.Conn, pr *progress) error {
 	r := w.rnd(0, sItem)
 	a := newArena()
-	return load(ctx, conn, pr, tItem, []string{"i_id", "i_im_id", "i_name", "i_price", "i_data"}, Items, func(row []target.Value, i int64) {
+	return load(ctx, conn, pr, tItem, []string{"i_id", "i_im_id", "i_name", "i_price", "i_data"}, items, func(row []target.Value, i int64) {
 		a.reset()
 		row[0] = target.Int64(i + 1)
 		row[1] = target.Int64(r.Uniform(1, 10_000))
-		row[2] = a.add(func(b []byte) []byte { return AString(r, b, 14, 24) })
+		row[2] = a.add(func(b []byte) []byte { return aString(r, b, 14, 24) })
 		row[3] = a.add(func(b []byte) []byte { return appendCents(b, r.Uniform(100, 10_000)) })
-		row[4] = a.add(func(b []byte) []byte { return Data(r, b) })
+		row[4] = a.add(func(b []byte) []byte { return data(r, b) })
 	})
 }
 
 // loadWarehouse loads one warehouse and everything that belongs to it.
-func (w *Workload) loadWarehouse(ctx context.Context, conn target.Conn, wid int64, now time.Time, pr *progress) error {
+func (w *tpccWorkload) loadWarehouse(ctx context.Context, conn target.Conn, wid int64, now time.Time, pr *progress) error {
 	a := newArena()
 	wv := target.Int64(wid)
 	astr := func(r *gen.Rand, x, y int64) target.Value {
-		return a.add(func(b []byte) []byte { return AString(r, b, x, y) })
+		return a.add(func(b []byte) []byte { return aString(r, b, x, y) })
 	}
 	addr := func(r *gen.Rand, row []target.Value) {
 		row[0], row[1], row[2] = astr(r, 10, 20), astr(r, 10, 20), astr(r, 10, 20)
-		row[3] = a.add(func(b []byte) []byte { return AString(r, b, 2, 2) })
-		row[4] = a.add(func(b []byte) []byte { return Zip(r, b) })
+		row[3] = a.add(func(b []byte) []byte { return aString(r, b, 2, 2) })
+		row[4] = a.add(func(b []byte) []byte { return zip(r, b) })
 	}
 	tax := func(r *gen.Rand) target.Value {
 		return a.add(func(b []byte) []byte { return appendFrac4(b, r.Uniform(0, 2000)) })
@@ -349,18 +349,18 @@ func (w *Workload) loadWarehouse(ctx context.Context, conn target.Conn, wid int6
 
 	r = w.rnd(wid, sStock)
 	scols := []string{"s_i_id", "s_w_id", "s_quantity"}
-	for d := 1; d <= DistrictsPerWarehouse; d++ {
+	for d := 1; d <= districtsPerWarehouse; d++ {
 		scols = append(scols, fmt.Sprintf("s_dist_%02d", d))
 	}
 	scols = append(scols, "s_ytd", "s_order_cnt", "s_remote_cnt", "s_data")
-	err = load(ctx, conn, pr, tStock, scols, Items, func(row []target.Value, i int64) {
+	err = load(ctx, conn, pr, tStock, scols, items, func(row []target.Value, i int64) {
 		a.reset()
 		row[0], row[1], row[2] = target.Int64(i+1), wv, target.Int64(r.Uniform(10, 100))
-		for d := range DistrictsPerWarehouse {
+		for d := range districtsPerWarehouse {
 			row[3+d] = astr(r, 24, 24)
 		}
 		row[13], row[14], row[15] = target.Int64(0), target.Int64(0), target.Int64(0)
-		row[16] = a.add(func(b []byte) []byte { return Data(r, b) })
+		row[16] = a.add(func(b []byte) []byte { return data(r, b) })
 	})
 	if err != nil {
 		return err
@@ -368,33 +368,33 @@ func (w *Workload) loadWarehouse(ctx context.Context, conn target.Conn, wid int6
 
 	r = w.rnd(wid, sDistrict)
 	err = load(ctx, conn, pr, tDistrict, []string{"d_id", "d_w_id", "d_name", "d_street_1", "d_street_2", "d_city", "d_state", "d_zip", "d_tax", "d_ytd", "d_next_o_id"},
-		DistrictsPerWarehouse, func(row []target.Value, i int64) {
+		districtsPerWarehouse, func(row []target.Value, i int64) {
 			a.reset()
 			row[0], row[1], row[2] = target.Int64(i+1), wv, astr(r, 6, 10)
 			addr(r, row[3:8])
-			row[8], row[9], row[10] = tax(r), a.str("30000.00"), target.Int64(OrdersPerDistrict+1)
+			row[8], row[9], row[10] = tax(r), a.str("30000.00"), target.Int64(ordersPerDistrict+1)
 		})
 	if err != nil {
 		return err
 	}
 
-	cLoad := LoadConstants()
+	cLoad := loadConstants()
 	r = w.rnd(wid, sCustomer)
-	perW := int64(DistrictsPerWarehouse * CustomersPerDistrict)
+	perW := int64(districtsPerWarehouse * customersPerDistrict)
 	since := target.Time(now)
 	err = load(ctx, conn, pr, tCustomer, []string{"c_id", "c_d_id", "c_w_id", "c_first", "c_middle", "c_last", "c_street_1", "c_street_2",
 		"c_city", "c_state", "c_zip", "c_phone", "c_since", "c_credit", "c_credit_lim", "c_discount", "c_balance", "c_ytd_payment",
 		"c_payment_cnt", "c_delivery_cnt", "c_data"}, perW, func(row []target.Value, i int64) {
 		a.reset()
-		cid, did := i%CustomersPerDistrict+1, i/CustomersPerDistrict+1
+		cid, did := i%customersPerDistrict+1, i/customersPerDistrict+1
 		row[0], row[1], row[2], row[3], row[4] = target.Int64(cid), target.Int64(did), wv, astr(r, 8, 16), a.str("OE")
 		n := cid - 1
 		if cid > 1000 {
-			n = NURand(r, aLast, cLoad.Last, 0, 999)
+			n = nuRand(r, aLast, cLoad.Last, 0, 999)
 		}
-		row[5] = a.add(func(b []byte) []byte { return LastName(b, n) })
+		row[5] = a.add(func(b []byte) []byte { return lastName(b, n) })
 		addr(r, row[6:11])
-		row[11] = a.add(func(b []byte) []byte { return NString(r, b, 16, 16) })
+		row[11] = a.add(func(b []byte) []byte { return nString(r, b, 16, 16) })
 		row[12] = since
 		if r.Uniform(1, 10) == 1 {
 			row[13] = a.str("BC")
@@ -415,7 +415,7 @@ func (w *Workload) loadWarehouse(ctx context.Context, conn target.Conn, wid int6
 	err = load(ctx, conn, pr, tHistory, []string{"h_c_id", "h_c_d_id", "h_c_w_id", "h_d_id", "h_w_id", "h_date", "h_amount", "h_data"},
 		perW, func(row []target.Value, i int64) {
 			a.reset()
-			cid, did := target.Int64(i%CustomersPerDistrict+1), target.Int64(i/CustomersPerDistrict+1)
+			cid, did := target.Int64(i%customersPerDistrict+1), target.Int64(i/customersPerDistrict+1)
 			row[0], row[1], row[2], row[3], row[4] = cid, did, wv, did, wv
 			row[5], row[6], row[7] = since, a.str("10.00"), astr(r, 12, 24)
 		})
@@ -425,7 +425,7 @@ func (w *Workload) loadWarehouse(ctx context.Context, conn target.Conn, wid int6
 
 	// O_C_ID is a random permutation of the customers in each district.
 	counts := w.olCounts(wid)
-	var perm [DistrictsPerWarehouse][CustomersPerDistrict]int16
+	var perm [districtsPerWarehouse][customersPerDistrict]int16
 	rp := w.rnd(wid, sOrderCustomer)
 	for d := range perm {
 		for c := range perm[d] {
@@ -439,8 +439,8 @@ func (w *Workload) loadWarehouse(ctx context.Context, conn target.Conn, wid int6
 	entry := target.Time(now)
 	r = w.rnd(wid, sOrders)
 	err = load(ctx, conn, pr, tOrders, []string{"o_id", "o_d_id", "o_w_id", "o_c_id", "o_entry_d", "o_carrier_id", "o_ol_cnt", "o_all_local"},
-		DistrictsPerWarehouse*OrdersPerDistrict, func(row []target.Value, i int64) {
-			oid, d := i%OrdersPerDistrict+1, i/OrdersPerDistrict
+		districtsPerWarehouse*ordersPerDistrict, func(row []target.Value, i int64) {
+			oid, d := i%ordersPerDistrict+1, i/ordersPerDistrict
 			row[0], row[1], row[2], row[3], row[4] = target.Int64(oid), target.Int64(d+1), wv, target.Int64(int64(perm[d][oid-1])), entry
 			if oid < firstUndelivered {
 				row[5] = target.Int64(r.Uniform(1, 10))
@@ -466,14 +466,14 @@ func (w *Workload) loadWarehouse(ctx context.Context, conn target.Conn, wid int6
 		a.reset()
 		if num == int64(counts[d][oid-1]) {
 			num = 0
-			if oid++; oid > OrdersPerDistrict {
+			if oid++; oid > ordersPerDistrict {
 				oid = 1
 				d++
 			}
 		}
 		num++
 		row[0], row[1], row[2], row[3] = target.Int64(oid), target.Int64(int64(d+1)), wv, target.Int64(num)
-		row[4], row[5] = target.Int64(r.Uniform(1, Items)), wv
+		row[4], row[5] = target.Int64(r.Uniform(1, items)), wv
 		if oid < firstUndelivered {
 			row[6], row[8] = entry, a.str("0.00")
 		} else {
@@ -486,8 +486,8 @@ func (w *Workload) loadWarehouse(ctx context.Context, conn target.Conn, wid int6
 		return err
 	}
 
-	per := int64(OrdersPerDistrict - firstUndelivered + 1)
-	return load(ctx, conn, pr, tNewOrder, []string{"no_o_id", "no_d_id", "no_w_id"}, DistrictsPerWarehouse*per,
+	per := int64(ordersPerDistrict - firstUndelivered + 1)
+	return load(ctx, conn, pr, tNewOrder, []string{"no_o_id", "no_d_id", "no_w_id"}, districtsPerWarehouse*per,
 		func(row []target.Value, i int64) {
 			row[0], row[1], row[2] = target.Int64(firstUndelivered+i%per), target.Int64(i/per+1), wv
 		})

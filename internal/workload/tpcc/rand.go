@@ -11,26 +11,26 @@ const (
 	aItem = 8191 // OL_I_ID: an item 1…100,000
 )
 
-// Constants are the C values of NURand: one per A. Clause 2.1.6 has them chosen at
+// constants are the C values of NURand: one per A. Clause 2.1.6 has them chosen at
 // random once, at load time for the data and again at run time; clause 2.1.6.1 bounds
 // how the run's C for C_LAST may differ from the load's (see RunConstants).
-type Constants struct {
+type constants struct {
 	Last, CID, Item int64
 }
 
 // loadSeed seeds every random value the loader draws: the same data every prepare.
 const loadSeed = 0x7c_c0_2026
 
-// LoadConstants are the C values the data was generated with. They are drawn from the
+// loadConstants are the C values the data was generated with. They are drawn from the
 // loader's fixed seed, so a run knows them without reading anything back.
-func LoadConstants() Constants {
+func loadConstants() constants {
 	r := gen.New(loadSeed, 0xc)
-	return Constants{Last: r.Uniform(0, aLast), CID: r.Uniform(0, aCID), Item: r.Uniform(0, aItem)}
+	return constants{Last: r.Uniform(0, aLast), CID: r.Uniform(0, aCID), Item: r.Uniform(0, aItem)}
 }
 
-// ValidDelta reports whether a run's C for C_LAST may be used with the load's, by
+// validDelta reports whether a run's C for C_LAST may be used with the load's, by
 // clause 2.1.6.1: the difference lies in [65, 119] and is neither 96 nor 112.
-func ValidDelta(load, run int64) bool {
+func validDelta(load, run int64) bool {
 	d := run - load
 	if d < 0 {
 		d = -d
@@ -38,23 +38,23 @@ func ValidDelta(load, run int64) bool {
 	return d >= 65 && d <= 119 && d != 96 && d != 112
 }
 
-// RunConstants draws the run's C values from the run's seed: C_ID and OL_I_ID freely,
+// runConstants draws the run's C values from the run's seed: C_ID and OL_I_ID freely,
 // C_LAST again until the delta rule holds against the load's.
-func RunConstants(seed uint64) Constants {
-	load := LoadConstants()
+func runConstants(seed uint64) constants {
+	load := loadConstants()
 	r := gen.New(seed, 0xc0ffee)
-	c := Constants{CID: r.Uniform(0, aCID), Item: r.Uniform(0, aItem)}
+	c := constants{CID: r.Uniform(0, aCID), Item: r.Uniform(0, aItem)}
 	for {
 		c.Last = r.Uniform(0, aLast)
-		if ValidDelta(load.Last, c.Last) {
+		if validDelta(load.Last, c.Last) {
 			return c
 		}
 	}
 }
 
-// NURand is the non-uniform random function of clause 2.1.6:
+// nuRand is the non-uniform random function of clause 2.1.6:
 // (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x.
-func NURand(r *gen.Rand, a, c, x, y int64) int64 {
+func nuRand(r *gen.Rand, a, c, x, y int64) int64 {
 	return ((r.Uniform(0, a)|r.Uniform(x, y))+c)%(y-x+1) + x
 }
 
@@ -62,8 +62,8 @@ func NURand(r *gen.Rand, a, c, x, y int64) int64 {
 // 0…999 each pick one.
 var syllables = [10]string{"BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING"}
 
-// LastName appends the last name of number n (0…999) to dst.
-func LastName(dst []byte, n int64) []byte {
+// lastName appends the last name of number n (0…999) to dst.
+func lastName(dst []byte, n int64) []byte {
 	dst = append(dst, syllables[n/100]...)
 	dst = append(dst, syllables[n/10%10]...)
 	return append(dst, syllables[n%10]...)
@@ -71,9 +71,9 @@ func LastName(dst []byte, n int64) []byte {
 
 const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
-// AString appends a random alphanumeric string of x to y characters (clause 4.3.2.2's
+// aString appends a random alphanumeric string of x to y characters (clause 4.3.2.2's
 // a-string) to dst.
-func AString(r *gen.Rand, dst []byte, x, y int64) []byte {
+func aString(r *gen.Rand, dst []byte, x, y int64) []byte {
 	n := r.Uniform(x, y)
 	for range n {
 		dst = append(dst, alnum[r.Uniform(0, int64(len(alnum))-1)])
@@ -81,8 +81,8 @@ func AString(r *gen.Rand, dst []byte, x, y int64) []byte {
 	return dst
 }
 
-// NString appends a random string of x to y digits (n-string) to dst.
-func NString(r *gen.Rand, dst []byte, x, y int64) []byte {
+// nString appends a random string of x to y digits (n-string) to dst.
+func nString(r *gen.Rand, dst []byte, x, y int64) []byte {
 	n := r.Uniform(x, y)
 	for range n {
 		dst = append(dst, byte('0'+r.Uniform(0, 9)))
@@ -90,16 +90,16 @@ func NString(r *gen.Rand, dst []byte, x, y int64) []byte {
 	return dst
 }
 
-// Zip appends a zip code (clause 4.3.2.7): four random digits and "11111".
-func Zip(r *gen.Rand, dst []byte) []byte {
-	return append(NString(r, dst, 4, 4), "11111"...)
+// zip appends a zip code (clause 4.3.2.7): four random digits and "11111".
+func zip(r *gen.Rand, dst []byte) []byte {
+	return append(nString(r, dst, 4, 4), "11111"...)
 }
 
-// Data appends I_DATA or S_DATA (clause 4.3.3.1): an a-string of 26 to 50 characters,
+// data appends I_DATA or S_DATA (clause 4.3.3.1): an a-string of 26 to 50 characters,
 // in 10% of rows with "ORIGINAL" at a random position.
-func Data(r *gen.Rand, dst []byte) []byte {
+func data(r *gen.Rand, dst []byte) []byte {
 	start := len(dst)
-	dst = AString(r, dst, 26, 50)
+	dst = aString(r, dst, 26, 50)
 	if r.Uniform(1, 10) == 1 {
 		n := int64(len(dst) - start)
 		at := start + int(r.Uniform(0, n-8))

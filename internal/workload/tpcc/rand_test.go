@@ -46,14 +46,14 @@ func chiSquare(counts []int64, p []float64, total int64) (stat, limit float64) {
 // pass a range check but fail here).
 func TestNURand(t *testing.T) {
 	for _, c := range []struct{ a, c, x, y int64 }{
-		{aLast, 123, 0, 999}, {aCID, 259, 1, CustomersPerDistrict}, {aItem, 7911, 1, 10_000},
+		{aLast, 123, 0, 999}, {aCID, 259, 1, customersPerDistrict}, {aItem, 7911, 1, 10_000},
 	} {
 		r := gen.New(42, uint64(c.a))
 		p := nurandProb(c.a, c.c, c.x, c.y)
 		counts := make([]int64, len(p))
 		const draws = 2_000_000
 		for range draws {
-			v := NURand(r, c.a, c.c, c.x, c.y)
+			v := nuRand(r, c.a, c.c, c.x, c.y)
 			if v < c.x || v > c.y {
 				t.Fatalf("NURand(%d, %d, %d) = %d out of range", c.a, c.x, c.y, v)
 			}
@@ -74,8 +74,8 @@ func TestNURand(t *testing.T) {
 }
 
 func TestConstants(t *testing.T) {
-	load := LoadConstants()
-	if load != LoadConstants() {
+	load := loadConstants()
+	if load != loadConstants() {
 		t.Fatal("the load constants differ between calls")
 	}
 	if load.Last < 0 || load.Last > aLast || load.CID < 0 || load.CID > aCID || load.Item < 0 || load.Item > aItem {
@@ -83,11 +83,11 @@ func TestConstants(t *testing.T) {
 	}
 	seen := map[int64]bool{}
 	for seed := range uint64(500) {
-		c := RunConstants(seed)
-		if !ValidDelta(load.Last, c.Last) {
+		c := runConstants(seed)
+		if !validDelta(load.Last, c.Last) {
 			t.Fatalf("seed %d: C_LAST %d against load %d breaks clause 2.1.6.1", seed, c.Last, load.Last)
 		}
-		if c != RunConstants(seed) {
+		if c != runConstants(seed) {
 			t.Fatalf("seed %d: run constants differ between calls", seed)
 		}
 		seen[c.Last] = true
@@ -99,7 +99,7 @@ func TestConstants(t *testing.T) {
 		load, run int64
 		ok        bool
 	}{{0, 65, true}, {0, 64, false}, {200, 81, true}, {200, 80, false}, {0, 119, true}, {0, 120, false}, {10, 106, false}, {130, 18, false}, {0, 97, true}} {
-		if ValidDelta(c.load, c.run) != c.ok {
+		if validDelta(c.load, c.run) != c.ok {
 			t.Errorf("ValidDelta(%d, %d) = %v", c.load, c.run, !c.ok)
 		}
 	}
@@ -107,7 +107,7 @@ func TestConstants(t *testing.T) {
 
 func TestLastName(t *testing.T) {
 	for n, want := range map[int64]string{0: "BARBARBAR", 371: "PRICALLYOUGHT", 999: "EINGEINGEING", 40: "BARPRESBAR"} {
-		if got := string(LastName(nil, n)); got != want {
+		if got := string(lastName(nil, n)); got != want {
 			t.Errorf("LastName(%d) = %s, want %s", n, got, want)
 		}
 	}
@@ -117,7 +117,7 @@ func TestStrings(t *testing.T) {
 	r := gen.New(1, 1)
 	orig := 0
 	for range 20_000 {
-		s := string(Data(r, nil))
+		s := string(data(r, nil))
 		if len(s) < 26 || len(s) > 50 {
 			t.Fatalf("data %q: %d characters", s, len(s))
 		}
@@ -141,7 +141,7 @@ func TestStrings(t *testing.T) {
 	if got := string(appendFrac4(nil, 1234)); got != "0.1234" {
 		t.Errorf("appendFrac4 = %s", got)
 	}
-	if z := string(Zip(r, nil)); len(z) != 9 || !strings.HasSuffix(z, "11111") {
+	if z := string(zip(r, nil)); len(z) != 9 || !strings.HasSuffix(z, "11111") {
 		t.Errorf("zip %q", z)
 	}
 	for _, c := range []struct {
@@ -167,7 +167,7 @@ func within(k, n int64, p float64) bool {
 // sets: the mix, New-Order's 1% rollbacks with the unused item last and 1% remote
 // lines, Payment's 15% remote customers and 60% by last name, the inputs' ranges.
 func TestInputs(t *testing.T) {
-	w, err := New(workload.Params{"warehouses": "5"})
+	w, err := newWorkload(workload.Params{"warehouses": "5"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestInputs(t *testing.T) {
 			t.Fatalf("home %d district %d", k.wid, k.did)
 		}
 		switch typ {
-		case TxnNewOrder, TxnNewOrderRollback:
+		case txnNewOrder, txnNewOrderRollback:
 			if len(k.lines) < 5 || len(k.lines) > 15 || k.cid < 1 || k.cid > 3000 {
 				t.Fatalf("new-order with %d lines, customer %d", len(k.lines), k.cid)
 			}
@@ -197,17 +197,17 @@ func TestInputs(t *testing.T) {
 					remoteLines++
 					local = false
 				}
-				if l.qty < 1 || l.qty > 10 || l.item < 1 || l.item > Items+1 {
+				if l.qty < 1 || l.qty > 10 || l.item < 1 || l.item > items+1 {
 					t.Fatalf("line %+v", l)
 				}
-				if (l.item == Items+1) != (typ == TxnNewOrderRollback && i == len(k.lines)-1) {
+				if (l.item == items+1) != (typ == txnNewOrderRollback && i == len(k.lines)-1) {
 					t.Fatalf("unused item at line %d of %d in a %s", i+1, len(k.lines), txnNames[typ])
 				}
 			}
 			if local != k.allLocal {
 				t.Fatalf("o_all_local %v with lines %+v", k.allLocal, k.lines)
 			}
-		case TxnPayment:
+		case txnPayment:
 			payments++
 			if k.cwid != k.wid {
 				remotePay++
@@ -221,24 +221,24 @@ func TestInputs(t *testing.T) {
 			if k.amount < 100 || k.amount > 500_000 {
 				t.Fatalf("amount %d", k.amount)
 			}
-		case TxnOrderStatus:
+		case txnOrderStatus:
 			if k.cwid != k.wid {
 				t.Fatal("order-status for a remote customer")
 			}
 			if k.byName {
 				osByName++
 			}
-		case TxnDelivery:
+		case txnDelivery:
 			if k.carrier < 1 || k.carrier > 10 {
 				t.Fatalf("carrier %d", k.carrier)
 			}
-		case TxnStockLevel:
+		case txnStockLevel:
 			if k.threshold < 10 || k.threshold > 20 {
 				t.Fatalf("threshold %d", k.threshold)
 			}
 		}
 	}
-	newOrders := types[TxnNewOrder] + types[TxnNewOrderRollback]
+	newOrders := types[txnNewOrder] + types[txnNewOrderRollback]
 	for i, p := range []float64{0.45, 0.43, 0.04, 0.04, 0.04} {
 		got := types[i]
 		if i == 0 {
@@ -253,11 +253,11 @@ func TestInputs(t *testing.T) {
 		k, n int64
 		p    float64
 	}{
-		{"rolled-back new-orders", types[TxnNewOrderRollback], newOrders, 0.01},
+		{"rolled-back new-orders", types[txnNewOrderRollback], newOrders, 0.01},
 		{"remote order lines", remoteLines, lines, 0.01},
 		{"remote payments", remotePay, payments, 0.15},
 		{"payments by last name", byName, payments, 0.60},
-		{"order-status by last name", osByName, types[TxnOrderStatus], 0.60},
+		{"order-status by last name", osByName, types[txnOrderStatus], 0.60},
 	}
 	for _, c := range checks {
 		if !within(c.k, c.n, c.p) {
@@ -266,18 +266,18 @@ func TestInputs(t *testing.T) {
 	}
 
 	// One warehouse: nothing is remote. Another mix; all_warehouses spreads the home.
-	w1, _ := New(workload.Params{"mix": "10,10,20,30,30", "all_warehouses": "on"})
+	w1, _ := newWorkload(workload.Params{"mix": "10,10,20,30,30", "all_warehouses": "on"})
 	w1.warehouses = 1
 	k1 := w1.NewWorker(0, 1).(*worker)
 	var t1 [numTxn]int64
 	for range 50_000 {
 		typ := k1.Next()
 		t1[typ]++
-		if typ == TxnPayment && k1.cwid != 1 || (typ == TxnNewOrder && !k1.allLocal) {
+		if typ == txnPayment && k1.cwid != 1 || (typ == txnNewOrder && !k1.allLocal) {
 			t.Fatal("a remote warehouse with one warehouse")
 		}
 	}
-	if !within(t1[TxnDelivery], 50_000, 0.3) || !within(t1[TxnNewOrder]+t1[TxnNewOrderRollback], 50_000, 0.1) {
+	if !within(t1[txnDelivery], 50_000, 0.3) || !within(t1[txnNewOrder]+t1[txnNewOrderRollback], 50_000, 0.1) {
 		t.Errorf("mix 10,10,20,30,30 drew %v", t1)
 	}
 	w.allWH = true
@@ -304,12 +304,12 @@ func TestOptions(t *testing.T) {
 		{workload.Params{"all_warehouses": "maybe"}, "not on or off"},
 		{workload.Params{"scale": "3"}, "workload tpcc has no option scale"},
 	} {
-		if _, err := New(c.p); err == nil || !strings.Contains(err.Error(), c.err) {
+		if _, err := newWorkload(c.p); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%v: %v, want %q", c.p, err, c.err)
 		}
 	}
-	w, err := New(workload.Params{"warehouses": "3"})
-	if err != nil || w.Options()["warehouses"] != "3" || w.Options()["mix"] != DefaultMix || len(w.TxnTypes()) != 6 {
+	w, err := newWorkload(workload.Params{"warehouses": "3"})
+	if err != nil || w.Options()["warehouses"] != "3" || w.Options()["mix"] != defaultMix || len(w.TxnTypes()) != 6 {
 		t.Errorf("%v %v", w.Options(), err)
 	}
 }
@@ -319,18 +319,18 @@ func TestOptions(t *testing.T) {
 // of the one before, negative exponential with the clause's mean, at most ten times
 // it; the ceiling they imply is 12.86 New-Orders per minute per warehouse.
 func TestKeying(t *testing.T) {
-	if c := CeilingPerTerminal([5]int{45, 43, 4, 4, 4}) * TerminalsPerWarehouse; math.Abs(c-12.86) > 0.005 {
+	if c := ceilingPerTerminal([5]int{45, 43, 4, 4, 4}) * terminalsPerWarehouse; math.Abs(c-12.86) > 0.005 {
 		t.Errorf("ceiling %.4f per warehouse, the spec's is 12.86", c)
 	}
-	if _, err := New(workload.Params{"keying": "on", "all_warehouses": "on"}); err == nil || !strings.Contains(err.Error(), "leave all_warehouses off") {
+	if _, err := newWorkload(workload.Params{"keying": "on", "all_warehouses": "on"}); err == nil || !strings.Contains(err.Error(), "leave all_warehouses off") {
 		t.Errorf("keying with all_warehouses: %v", err)
 	}
-	off, _ := New(workload.Params{"warehouses": "2"})
+	off, _ := newWorkload(workload.Params{"warehouses": "2"})
 	off.warehouses = 2
 	if d := off.NewWorker(0, 1).(*worker).Wait(); d != 0 || off.RunNotes(20) != nil {
 		t.Errorf("keying off: wait %s, notes %v", d, off.RunNotes(20))
 	}
-	w, err := New(workload.Params{"warehouses": "2", "keying": "on"})
+	w, err := newWorkload(workload.Params{"warehouses": "2", "keying": "on"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestKeying(t *testing.T) {
 	prev := -1
 	for i := range n {
 		typ := k.Next()
-		if typ == TxnStockLevel && k.did != 4 {
+		if typ == txnStockLevel && k.did != 4 {
 			t.Fatalf("stock-level of terminal 13 in district %d", k.did)
 		}
 		d := k.Wait()

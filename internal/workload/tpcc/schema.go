@@ -25,14 +25,14 @@ var tableNames = []string{tItem, tWarehouse, tDistrict, tCustomer, tHistory, tOr
 
 // Scale of clause 1.2 and 4.3.
 const (
-	Items                 = 100_000
-	DistrictsPerWarehouse = 10
-	CustomersPerDistrict  = 3000
-	OrdersPerDistrict     = 3000
+	items                 = 100_000
+	districtsPerWarehouse = 10
+	customersPerDistrict  = 3000
+	ordersPerDistrict     = 3000
 	// firstUndelivered is the first order of a district loaded as undelivered (in
 	// NEW_ORDER, no carrier): the last 900 of 3000.
 	firstUndelivered = 2101
-	MaxWarehouses    = 100_000
+	maxWarehouses    = 100_000
 )
 
 func col(name, typ string) target.Column { return target.Column{Name: name, Type: typ} }
@@ -61,7 +61,7 @@ func cols(parts ...any) []target.Column {
 // Order-Status by name) and orders by customer (Order-Status).
 func tables() []target.Table {
 	stockCols := []any{key("s_i_id"), key("s_w_id"), col("s_quantity", "int")}
-	for d := 1; d <= DistrictsPerWarehouse; d++ {
+	for d := 1; d <= districtsPerWarehouse; d++ {
 		stockCols = append(stockCols, col(fmt.Sprintf("s_dist_%02d", d), "char(24)"))
 	}
 	stockCols = append(stockCols, col("s_ytd", "int"), col("s_order_cnt", "int"), col("s_remote_cnt", "int"), col("s_data", "varchar(50)"))
@@ -120,7 +120,7 @@ var warehouseColumn = map[string]string{
 // warehouses (nw/partitions each, rounded up) or by hash: declarative partitions on
 // PostgreSQL, PARTITION BY on MySQL. Every primary key includes the warehouse, as
 // both require of a partitioned table's unique keys.
-func (w *Workload) createSQL(d *target.Dialect, tb target.Table, pkFirst bool, nw int64) ([]string, error) {
+func (w *tpccWorkload) createSQL(d *target.Dialect, tb target.Table, pkFirst bool, nw int64) ([]string, error) {
 	sql, err := d.CreateTable(tb, pkFirst)
 	if err != nil {
 		return nil, err

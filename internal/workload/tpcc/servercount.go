@@ -25,7 +25,7 @@ var errNoServerCount = errors.New("SQLite has no server-side transaction counter
 
 // ServerTransactions reads the server's transactions ended (committed or rolled
 // back) as HammerDB does for its TPM. It needs Setup to have found the database kind.
-func (w *Workload) ServerTransactions(ctx context.Context, conn target.Conn) (int64, string, error) {
+func (w *tpccWorkload) ServerTransactions(ctx context.Context, conn target.Conn) (int64, string, error) {
 	switch w.dialect {
 	case "postgres":
 		rows, err := conn.Query(ctx, pgServerCount)

@@ -21,22 +21,22 @@ import (
 // back (1%, an unused item number, clause 2.4.1.4) is drawn as its own type, so its
 // count and latency are kept apart from the committed ones that make NOPM.
 const (
-	TxnNewOrder = iota
-	TxnPayment
-	TxnOrderStatus
-	TxnDelivery
-	TxnStockLevel
-	TxnNewOrderRollback
+	txnNewOrder = iota
+	txnPayment
+	txnOrderStatus
+	txnDelivery
+	txnStockLevel
+	txnNewOrderRollback
 	numTxn
 )
 
 var txnNames = [numTxn]string{"new-order", "payment", "order-status", "delivery", "stock-level", "new-order-rollback"}
 
-// TxnNames names the transaction types by index.
-func TxnNames() []string { return txnNames[:] }
+// txnNameList names the transaction types by index.
+func txnNameList() []string { return txnNames[:] }
 
-// DefaultMix is the standard mix in percent (clause 5.2.3's minimums, the rest New-Order).
-const DefaultMix = "45,43,4,4,4"
+// defaultMix is the standard mix in percent (clause 5.2.3's minimums, the rest New-Order).
+const defaultMix = "45,43,4,4,4"
 
 // Spec is the tpcc workload's spec.
 func Spec() *workload.Spec {
@@ -45,17 +45,17 @@ func Spec() *workload.Spec {
 		Description: "TPC-C-like: nine tables scaled by warehouses, New-Order, Payment, Order-Status, Delivery and Stock-Level in the standard mix; NOPM; `fathom check-data` checks clause 3.3.2's consistency (not an audited TPC-C)",
 		Options: []workload.Option{
 			{Name: "warehouses", Help: "warehouses (prepare: default 1; run: detected from the warehouse table when not given, may be fewer than prepared)"},
-			{Name: "mix", Default: DefaultMix, Help: "percentages of new-order, payment, order-status, delivery and stock-level (must add up to 100)"},
+			{Name: "mix", Default: defaultMix, Help: "percentages of new-order, payment, order-status, delivery and stock-level (must add up to 100)"},
 			{Name: "all_warehouses", Default: "off", Help: "on: each transaction picks its home warehouse at random (HammerDB's 'use all warehouses'); off: client i keeps warehouse i mod W + 1"},
 			{Name: "keying", Default: "off", Help: "on: the spec's keying and think times before and after each transaction, 10 terminals per warehouse (client i at warehouse i/10 mod W + 1; give -c 10*W): NOPM is capped near 12.86 per warehouse; off: back to back"},
 			{Name: "loaders", Default: "4", Help: "prepare: connections loading warehouses in parallel (1 on SQLite)"},
 		},
-		New: func(p workload.Params) (workload.Workload, error) { return New(p) },
+		New: func(p workload.Params) (workload.Workload, error) { return newWorkload(p) },
 	}
 }
 
-// Workload is a configured tpcc workload.
-type Workload struct {
+// tpccWorkload is a configured tpcc workload.
+type tpccWorkload struct {
 	warehouses int64 // 0 until given or detected
 	given      bool
 	mix        [5]int // percent, new-order first
@@ -68,15 +68,15 @@ type Workload struct {
 	isolation  string // set by Setup: the server's default isolation level
 }
 
-// New resolves the options.
-func New(p workload.Params) (*Workload, error) {
+// newWorkload resolves the options.
+func newWorkload(p workload.Params) (*tpccWorkload, error) {
 	opts, err := Spec().Resolve(p)
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{opts: opts}
+	w := &tpccWorkload{opts: opts}
 	if strings.TrimSpace(opts["warehouses"]) != "" {
-		if w.warehouses, err = workload.Int(opts, "warehouses", 1, MaxWarehouses); err != nil {
+		if w.warehouses, err = workload.Int(opts, "warehouses", 1, maxWarehouses); err != nil {
 			return nil, err
 		}
 		w.given = true
@@ -105,36 +105,36 @@ func parseMix(s string) ([5]int, error) {
 	var m [5]int
 	parts := strings.Split(s, ",")
 	if len(parts) != 5 {
-		return m, fmt.Errorf("option mix: %q: give five percentages, new-order,payment,order-status,delivery,stock-level (e.g. %s)", s, DefaultMix)
+		return m, fmt.Errorf("option mix: %q: give five percentages, new-order,payment,order-status,delivery,stock-level (e.g. %s)", s, defaultMix)
 	}
 	sum := 0
 	for i, p := range parts {
 		v, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || v < 0 || v > 100 {
-			return m, fmt.Errorf("option mix: %q is not a percentage from 0 to 100 (e.g. %s)", p, DefaultMix)
+			return m, fmt.Errorf("option mix: %q is not a percentage from 0 to 100 (e.g. %s)", p, defaultMix)
 		}
 		m[i] = v
 		sum += v
 	}
 	if sum != 100 {
-		return m, fmt.Errorf("option mix: %q adds up to %d, not 100 (e.g. %s)", s, sum, DefaultMix)
+		return m, fmt.Errorf("option mix: %q adds up to %d, not 100 (e.g. %s)", s, sum, defaultMix)
 	}
 	return m, nil
 }
 
 // Name is "tpcc".
-func (w *Workload) Name() string { return "tpcc" }
+func (w *tpccWorkload) Name() string { return "tpcc" }
 
 // Tables names the nine tables (the prepare marker's keys).
-func (w *Workload) Tables() []string { return slices.Clone(tableNames) }
+func (w *tpccWorkload) Tables() []string { return slices.Clone(tableNames) }
 
-// Warehouses is the number in effect: given, detected by Setup, or 0.
-func (w *Workload) Warehouses() int64 { return w.warehouses }
+// warehousesInEffect is the number in effect: given, detected by Setup, or 0.
+func (w *tpccWorkload) warehousesInEffect() int64 { return w.warehouses }
 
 // Options reports every option, the warehouses as detected, and, after Setup, the
 // isolation level the transactions run at (the server's default, as HammerDB and
 // go-tpc leave it).
-func (w *Workload) Options() map[string]string {
+func (w *tpccWorkload) Options() map[string]string {
 	out := map[string]string{}
 	for k, v := range w.opts {
 		out[k] = v
@@ -146,22 +146,22 @@ func (w *Workload) Options() map[string]string {
 		out["isolation"] = w.isolation
 	}
 	if w.keying && w.warehouses > 0 {
-		per := CeilingPerTerminal(w.mix) * TerminalsPerWarehouse
+		per := ceilingPerTerminal(w.mix) * terminalsPerWarehouse
 		out["keying_ceiling"] = fmt.Sprintf("%.2f New-Orders per minute per warehouse of %d terminals (NOPM %.2f), %.1f for %d warehouses",
-			per, TerminalsPerWarehouse, per*(1-rollbackPct/100.0), per*float64(w.warehouses), w.warehouses)
+			per, terminalsPerWarehouse, per*(1-rollbackPct/100.0), per*float64(w.warehouses), w.warehouses)
 	}
 	return out
 }
 
 // Conversational is true: a TPC-C transaction is about fifteen round trips, which
 // the runner serves best through Go's network poller (workload.Conversational).
-func (w *Workload) Conversational() bool { return true }
+func (w *tpccWorkload) Conversational() bool { return true }
 
 // TxnTypes names the six transaction types (see TxnNewOrderRollback).
-func (w *Workload) TxnTypes() []string { return TxnNames() }
+func (w *tpccWorkload) TxnTypes() []string { return txnNameList() }
 
 // Cleanup drops the nine tables, the referencing ones first.
-func (w *Workload) Cleanup(ctx context.Context, conn target.Conn) error {
+func (w *tpccWorkload) Cleanup(ctx context.Context, conn target.Conn) error {
 	var d target.Dialect
 	for _, name := range []string{tOrderLine, tNewOrder, tHistory, tOrders, tCustomer, tStock, tDistrict, tWarehouse, tItem} {
 		if err := conn.Exec(ctx, d.DropTable(name)); err != nil {
@@ -173,7 +173,7 @@ func (w *Workload) Cleanup(ctx context.Context, conn target.Conn) error {
 
 // Setup checks that the nine tables exist, reads the number of warehouses and which
 // database it talks to, and the isolation level.
-func (w *Workload) Setup(ctx context.Context, conn target.Conn) error {
+func (w *tpccWorkload) Setup(ctx context.Context, conn target.Conn) error {
 	var missing []string
 	for _, name := range tableNames {
 		ok, err := tableExists(ctx, conn, name)
@@ -288,7 +288,7 @@ func oneInt(rows [][]string) (int64, error) {
 
 // SetLayout takes the table options that apply: fill factor (PostgreSQL), foreign
 // keys (not SQLite), the storage engine (MySQL).
-func (w *Workload) SetLayout(l workload.Layout, d *target.Dialect) error {
+func (w *tpccWorkload) SetLayout(l workload.Layout, d *target.Dialect) error {
 	switch {
 	case l.AutoInc != nil, l.Secondary, l.CreateSecondary != nil:
 		return fmt.Errorf("--auto-inc, --secondary and --create-secondary are sysbench's (oltp workloads); tpcc takes --fillfactor, --foreign-keys and --mysql-storage-engine")

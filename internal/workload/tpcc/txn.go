@@ -75,7 +75,7 @@ const forUpdate = " FOR UPDATE"
 // stmts are one worker's prepared statements.
 type stmts struct {
 	noCustomer, noDistrict, noDistUpd, noOrder, noNewOrder, noItems, noStockUpd target.Stmt
-	noStocks                                                                    [DistrictsPerWarehouse]target.Stmt
+	noStocks                                                                    [districtsPerWarehouse]target.Stmt
 	// noLines[n] inserts n order lines in one statement (n from 5 to 15).
 	noLines                                                                        [maxLines + 1]target.Stmt
 	payWHUpd, payWHDist, payDistUpd, byName                                        target.Stmt
@@ -92,9 +92,9 @@ type line struct {
 
 // worker runs the five transactions for one client.
 type worker struct {
-	w        *Workload
+	w        *tpccWorkload
 	r        *gen.Rand
-	c        Constants
+	c        constants
 	nw       int64
 	home     int64
 	mix      [5]int // cumulative percentages
@@ -124,8 +124,8 @@ type worker struct {
 
 	args [2*maxLines + 2]target.Value
 	// Delivery's orders by district (0: none to deliver) and their customers.
-	dlvOrder [DistrictsPerWarehouse]int64
-	dlvCust  [DistrictsPerWarehouse]int64
+	dlvOrder [districtsPerWarehouse]int64
+	dlvCust  [districtsPerWarehouse]int64
 	// New-Order's items and stock rows as read, by line, and each stock row's
 	// quantity as the order's earlier lines left it (an item may come twice).
 	price [maxLines]int64
@@ -142,7 +142,7 @@ type worker struct {
 // NewWorker returns the state of client id. Its home warehouse is id mod W + 1
 // (round-robin over the clients) unless all_warehouses is on; the run's NURand C
 // values come from the seed alone, so every client uses the same ones.
-func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
+func (w *tpccWorkload) NewWorker(id int, seed uint64) workload.Worker {
 	nw := w.warehouses
 	if nw == 0 {
 		nw = 1
@@ -150,7 +150,7 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 	k := &worker{
 		w:      w,
 		r:      gen.New(seed, uint64(id)),
-		c:      RunConstants(seed),
+		c:      runConstants(seed),
 		nw:     nw,
 		home:   int64(id)%nw + 1,
 		prev:   -1,
@@ -166,8 +166,8 @@ func (w *Workload) NewWorker(id int, seed uint64) workload.Worker {
 	}
 	if w.keying {
 		// Ten terminals per warehouse, each with a district of its own for Stock-Level.
-		k.home = int64(id/TerminalsPerWarehouse)%nw + 1
-		k.slDistrict = int64(id%TerminalsPerWarehouse) + 1
+		k.home = int64(id/terminalsPerWarehouse)%nw + 1
+		k.slDistrict = int64(id%terminalsPerWarehouse) + 1
 	}
 	sum := 0
 	for i, p := range w.mix {
@@ -207,7 +207,7 @@ func (k *worker) Bind(ctx context.Context, conn target.Conn) error {
 			sql string
 		}{&s.noLines[n], sqlNOLines + strings.TrimSuffix(strings.Repeat(sqlNOLineTuple+", ", n), ", ")})
 	}
-	for d := range DistrictsPerWarehouse {
+	for d := range districtsPerWarehouse {
 		list = append(list, struct {
 			dst *target.Stmt
 			sql string
@@ -239,10 +239,10 @@ func (k *worker) otherWarehouse(wid int64) int64 {
 func (k *worker) customer() {
 	k.byName = k.r.Uniform(1, 100) <= byNamePct
 	if k.byName {
-		k.last = LastName(k.last[:0], NURand(k.r, aLast, k.c.Last, 0, 999))
+		k.last = lastName(k.last[:0], nuRand(k.r, aLast, k.c.Last, 0, 999))
 		k.cid = 0
 	} else {
-		k.cid = NURand(k.r, aCID, k.c.CID, 1, CustomersPerDistrict)
+		k.cid = nuRand(k.r, aCID, k.c.CID, 1, customersPerDistrict)
 	}
 }
 
@@ -257,18 +257,18 @@ func (k *worker) Next() int {
 	if k.w.allWH {
 		k.wid = k.r.Uniform(1, k.nw)
 	}
-	k.did = k.r.Uniform(1, DistrictsPerWarehouse)
+	k.did = k.r.Uniform(1, districtsPerWarehouse)
 	switch k.typ {
-	case TxnNewOrder:
-		k.cid = NURand(k.r, aCID, k.c.CID, 1, CustomersPerDistrict)
+	case txnNewOrder:
+		k.cid = nuRand(k.r, aCID, k.c.CID, 1, customersPerDistrict)
 		n := int(k.r.Uniform(5, 15))
 		rbk := k.r.Uniform(1, 100) <= rollbackPct
 		k.lines = k.lines[:0]
 		k.allLocal = true
 		for i := range n {
-			l := line{item: NURand(k.r, aItem, k.c.Item, 1, Items), supplyW: k.wid, qty: k.r.Uniform(1, 10)}
+			l := line{item: nuRand(k.r, aItem, k.c.Item, 1, items), supplyW: k.wid, qty: k.r.Uniform(1, 10)}
 			if rbk && i == n-1 {
-				l.item = Items + 1 // unused: the transaction rolls back
+				l.item = items + 1 // unused: the transaction rolls back
 			}
 			if k.nw > 1 && k.r.Uniform(1, 100) <= remoteLinePct {
 				l.supplyW = k.otherWarehouse(k.wid)
@@ -279,7 +279,7 @@ func (k *worker) Next() int {
 		// Stock rows are locked in one order (warehouse, item) by every client, so
 		// New-Orders do not deadlock on each other; the unused item stays last.
 		slices.SortFunc(k.lines, func(a, b line) int {
-			if ua, ub := a.item > Items, b.item > Items; ua != ub {
+			if ua, ub := a.item > items, b.item > items; ua != ub {
 				if ua {
 					return 1
 				}
@@ -291,23 +291,23 @@ func (k *worker) Next() int {
 			return int(a.item - b.item)
 		})
 		if rbk {
-			return TxnNewOrderRollback
+			return txnNewOrderRollback
 		}
-		return TxnNewOrder
-	case TxnPayment:
+		return txnNewOrder
+	case txnPayment:
 		k.cwid, k.cdid = k.wid, k.did
 		if k.nw > 1 && k.r.Uniform(1, 100) <= remotePayPct {
 			k.cwid = k.otherWarehouse(k.wid)
-			k.cdid = k.r.Uniform(1, DistrictsPerWarehouse)
+			k.cdid = k.r.Uniform(1, districtsPerWarehouse)
 		}
 		k.customer()
 		k.amount = k.r.Uniform(100, 500_000)
-	case TxnOrderStatus:
+	case txnOrderStatus:
 		k.cwid, k.cdid = k.wid, k.did
 		k.customer()
-	case TxnDelivery:
+	case txnDelivery:
 		k.carrier = k.r.Uniform(1, 10)
-	case TxnStockLevel:
+	case txnStockLevel:
 		k.threshold = k.r.Uniform(10, 20)
 		if k.slDistrict > 0 {
 			k.did = k.slDistrict
@@ -325,15 +325,15 @@ func (k *worker) Do(ctx context.Context) (int, error) {
 	var err error
 	commit := true
 	switch k.typ {
-	case TxnNewOrder:
+	case txnNewOrder:
 		commit, err = k.newOrder(ctx)
-	case TxnPayment:
+	case txnPayment:
 		err = k.payment(ctx)
-	case TxnOrderStatus:
+	case txnOrderStatus:
 		err = k.orderStatus(ctx)
-	case TxnDelivery:
+	case txnDelivery:
 		err = k.delivery(ctx)
-	case TxnStockLevel:
+	case txnStockLevel:
 		err = k.stockLevel(ctx)
 	}
 	if err != nil {
@@ -628,7 +628,7 @@ func (k *worker) orderStatus(ctx context.Context) error {
 func (k *worker) delivery(ctx context.Context) error {
 	w := i64(k.wid)
 	n := 0
-	for did := int64(1); did <= DistrictsPerWarehouse; did++ {
+	for did := int64(1); did <= districtsPerWarehouse; did++ {
 		k.dlvOrder[did-1] = 0
 		if err := k.run(ctx, k.s.dlvNewOrder, true, w, i64(did)); err != nil {
 			return err
@@ -643,7 +643,7 @@ func (k *worker) delivery(ctx context.Context) error {
 	}
 	// The orders' triples after the statement's first argument (if any) in k.args.
 	triples := func(first int) []target.Value {
-		a := k.args[first : first+3*DistrictsPerWarehouse]
+		a := k.args[first : first+3*districtsPerWarehouse]
 		j := 0
 		for did, oid := range k.dlvOrder {
 			if oid != 0 {
@@ -651,10 +651,10 @@ func (k *worker) delivery(ctx context.Context) error {
 				j++
 			}
 		}
-		for ; j < DistrictsPerWarehouse; j++ {
+		for ; j < districtsPerWarehouse; j++ {
 			copy(a[3*j:3*j+3], a[:3])
 		}
-		return k.args[:first+3*DistrictsPerWarehouse]
+		return k.args[:first+3*districtsPerWarehouse]
 	}
 	k.statemts++
 	if err := k.s.dlvDelete.Run(ctx, triples(0), &k.res); err != nil {
@@ -718,7 +718,7 @@ func (k *worker) delivery(ctx context.Context) error {
 // triples fills a statement of Delivery with its ten (warehouse, district, order)
 // triples: a row value IN list, from VALUES on SQLite.
 func (k *worker) triples(sql string) string {
-	list := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", DistrictsPerWarehouse), ", ")
+	list := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", districtsPerWarehouse), ", ")
 	if k.sqlite {
 		list = "VALUES " + list
 	}
@@ -784,7 +784,7 @@ func (k *worker) readItems(ctx context.Context) (bool, error) {
 			}
 		}
 		if !found {
-			if l.item > Items {
+			if l.item > items {
 				return true, nil
 			}
 			return false, &workload.AbortError{Err: fmt.Errorf("tpcc: item %d: no row (are the tables prepared by `fathom prepare -w tpcc`, and not changed since?)", l.item)}

@@ -14,8 +14,8 @@ import (
 // bg is the only context pgconn ever sees: with it pgconn starts no watcher goroutine.
 var bg = context.Background()
 
-// Conn is one PostgreSQL connection, used by one goroutine.
-type Conn struct {
+// conn is one PostgreSQL connection, used by one goroutine.
+type conn struct {
 	t    *Target
 	pg   *pgconn.PgConn
 	dead atomic.Bool
@@ -26,19 +26,19 @@ type Conn struct {
 	cancel target.Canceler
 }
 
-var _ target.Conn = (*Conn)(nil)
+var _ target.Conn = (*conn)(nil)
 
-func newConn(t *Target, pg *pgconn.PgConn) *Conn {
-	c := &Conn{t: t, pg: pg}
+func newConn(t *Target, pg *pgconn.PgConn) *conn {
+	c := &conn{t: t, pg: pg}
 	c.cancel.Interrupt = c.interrupt
 	return c
 }
 
 // Dialect lets workloads that hold only a Conn render SQL for it.
-func (c *Conn) Dialect() target.Dialect { return *SQLDialect }
+func (c *conn) Dialect() target.Dialect { return *SQLDialect }
 
 // begin arms cancellation for one call on c. It fails if ctx is already done.
-func (c *Conn) begin(ctx context.Context) error {
+func (c *conn) begin(ctx context.Context) error {
 	if c.dead.Load() {
 		return &target.Error{Class: target.ClassConnection, Msg: "connection lost"}
 	}
@@ -49,14 +49,14 @@ func (c *Conn) begin(ctx context.Context) error {
 }
 
 // interrupt cancels the call in flight by closing the connection.
-func (c *Conn) interrupt() {
+func (c *conn) interrupt() {
 	c.dead.Store(true)
 	_ = c.pg.Conn().Close()
 }
 
 // end disarms cancellation and turns err into a *target.Error, marking the connection
 // dead after connection-class errors and cancellations.
-func (c *Conn) end(ctx context.Context, err error) error {
+func (c *conn) end(ctx context.Context, err error) error {
 	if c.cancel.Disarm() {
 		c.dead.Store(true)
 		if err != nil || ctx.Err() != nil {
@@ -69,7 +69,7 @@ func (c *Conn) end(ctx context.Context, err error) error {
 	return c.fail(err, "")
 }
 
-func (c *Conn) fail(err error, what string) *target.Error {
+func (c *conn) fail(err error, what string) *target.Error {
 	e := classify(err, what, c.t.pc.Password, c.pg.IsClosed())
 	if e.Class == target.ClassConnection || c.pg.IsClosed() {
 		e.Class = target.ClassConnection
@@ -86,13 +86,13 @@ func ctxError(err error) *target.Error {
 }
 
 // Alive reports whether the connection can still be used.
-func (c *Conn) Alive() bool { return !c.dead.Load() && !c.pg.IsClosed() }
+func (c *conn) Alive() bool { return !c.dead.Load() && !c.pg.IsClosed() }
 
 // ID is the server process id of the session.
-func (c *Conn) ID() int64 { return int64(c.pg.PID()) }
+func (c *conn) ID() int64 { return int64(c.pg.PID()) }
 
 // Close closes the connection; it is safe to call more than once.
-func (c *Conn) Close() error {
+func (c *conn) Close() error {
 	c.cancel.Stop()
 	if c.dead.Swap(true) && c.pg.IsClosed() {
 		return nil
@@ -104,14 +104,14 @@ func (c *Conn) Close() error {
 }
 
 // Exec runs statements without arguments or results, with the simple query protocol.
-func (c *Conn) Exec(ctx context.Context, sql string) error {
+func (c *conn) Exec(ctx context.Context, sql string) error {
 	if err := c.begin(ctx); err != nil {
 		return err
 	}
 	return c.end(ctx, c.exec(sql))
 }
 
-func (c *Conn) exec(sql string) error {
+func (c *conn) exec(sql string) error {
 	mr := c.pg.Exec(bg, sql)
 	for mr.NextResult() {
 		rr := mr.ResultReader()
@@ -126,17 +126,17 @@ func (c *Conn) exec(sql string) error {
 }
 
 // Begin starts a transaction.
-func (c *Conn) Begin(ctx context.Context) error { return c.Exec(ctx, "BEGIN") }
+func (c *conn) Begin(ctx context.Context) error { return c.Exec(ctx, "BEGIN") }
 
 // Commit commits the current transaction.
-func (c *Conn) Commit(ctx context.Context) error { return c.Exec(ctx, "COMMIT") }
+func (c *conn) Commit(ctx context.Context) error { return c.Exec(ctx, "COMMIT") }
 
 // InTransaction reports whether the session is inside a transaction block (pgbench
 // aborts a client whose script ends in one).
-func (c *Conn) InTransaction() bool { return c.Alive() && c.pg.TxStatus() != 'I' }
+func (c *conn) InTransaction() bool { return c.Alive() && c.pg.TxStatus() != 'I' }
 
 // Rollback rolls back the current transaction; outside one it does nothing.
-func (c *Conn) Rollback(ctx context.Context) error {
+func (c *conn) Rollback(ctx context.Context) error {
 	if c.Alive() && c.pg.TxStatus() == 'I' {
 		return nil
 	}
@@ -145,7 +145,7 @@ func (c *Conn) Rollback(ctx context.Context) error {
 
 // Query runs a statement and returns its rows as text; NULL is "". Arguments are sent
 // as text parameters ($1 … or '?', which is rewritten).
-func (c *Conn) Query(ctx context.Context, sql string, args ...target.Value) ([][]string, error) {
+func (c *conn) Query(ctx context.Context, sql string, args ...target.Value) ([][]string, error) {
 	if err := c.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...target.Value) ([][
 	return out, c.end(ctx, err)
 }
 
-func (c *Conn) query(sql string, args []target.Value) ([][]string, error) {
+func (c *conn) query(sql string, args []target.Value) ([][]string, error) {
 	var out [][]string
 	if len(args) == 0 {
 		mr := c.pg.Exec(bg, sql)

@@ -14,7 +14,7 @@ import (
 // A prepared statement is an Exchanger: Bind, Execute and Sync out, and everything up
 // to ReadyForQuery back, as Run does through pgconn. The messages are encoded and the
 // error response decoded with pgx's pgproto3, the same code pgconn uses.
-var _ target.Exchanger = (*Stmt)(nil)
+var _ target.Exchanger = (*stmt)(nil)
 
 // exchange is a Stmt's state for target.Exchanger.
 type exchange struct {
@@ -24,7 +24,7 @@ type exchange struct {
 
 // Socket implements target.Exchanger: only a prepared statement on a connection that
 // sock.Blocking made (Linux), after pgconn has nothing buffered or in flight.
-func (s *Stmt) Socket() (int, bool) {
+func (s *stmt) Socket() (int, bool) {
 	if s.sd == nil || !s.c.Alive() {
 		return -1, false
 	}
@@ -40,7 +40,7 @@ var (
 )
 
 // AppendRequest implements target.Exchanger.
-func (s *Stmt) AppendRequest(dst []byte, args []target.Value) ([]byte, error) {
+func (s *stmt) AppendRequest(dst []byte, args []target.Value) ([]byte, error) {
 	if s.sd == nil {
 		return dst, target.Errorf(target.ClassOther, "", "statement is not prepared")
 	}
@@ -67,7 +67,7 @@ func (s *Stmt) AppendRequest(dst []byte, args []target.Value) ([]byte, error) {
 
 // ParseReply implements target.Exchanger. Rows are counted by nobody: a workload
 // that runs this way does not look at them.
-func (s *Stmt) ParseReply(src []byte) (int, bool, error) {
+func (s *stmt) ParseReply(src []byte) (int, bool, error) {
 	used := 0
 	for len(src)-used >= 5 {
 		typ := src[used]
@@ -102,7 +102,7 @@ func (s *Stmt) ParseReply(src []byte) (int, bool, error) {
 }
 
 // Lost implements target.Exchanger.
-func (s *Stmt) Lost(err error) error {
+func (s *stmt) Lost(err error) error {
 	s.c.dead.Store(true)
 	e := classify(err, "", s.c.t.pc.Password, true)
 	e.Class = target.ClassConnection

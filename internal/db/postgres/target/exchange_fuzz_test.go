@@ -35,7 +35,7 @@ func FuzzParseReply(f *testing.F) {
 		f.Add(seed, uint8(7))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, piece uint8) {
-		s := &Stmt{c: &Conn{t: &Target{pc: &pgconn.Config{Password: "hunter2"}}, pg: &pgconn.PgConn{}}}
+		s := &stmt{c: &conn{t: &Target{pc: &pgconn.Config{Password: "hunter2"}}, pg: &pgconn.PgConn{}}}
 		targettest.FeedPieces(t, s, in, int(piece), "hunter2")
 	})
 }

@@ -23,7 +23,7 @@ func TestExchange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := s.(*Stmt)
+	st := s.(*stmt)
 	fd, ok := st.Socket()
 	if !ok {
 		t.Fatal("no socket for a prepared statement on a blocking connection")

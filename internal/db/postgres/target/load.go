@@ -13,7 +13,7 @@ import (
 // does. Rows are encoded as pgconn asks for more data, without a goroutine or an
 // intermediate file. A text value containing a NUL byte is an error (PostgreSQL text
 // cannot hold one).
-func (c *Conn) Load(ctx context.Context, table string, columns []string, next func(row []target.Value) bool) (int64, error) {
+func (c *conn) Load(ctx context.Context, table string, columns []string, next func(row []target.Value) bool) (int64, error) {
 	if len(columns) == 0 {
 		return 0, target.Errorf(target.ClassOther, "", "load into %s: no columns", table)
 	}

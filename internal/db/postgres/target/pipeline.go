@@ -12,18 +12,18 @@ import (
 // pipeline is a Conn in pipeline mode (pgconn's Pipeline: Bind/Execute messages queued
 // in the connection's write buffer, one Flush at End).
 type pipeline struct {
-	c     *Conn
+	c     *conn
 	p     *pgconn.Pipeline
 	syncs []bool // what was queued, in order: false a statement, true a sync point
 	buf   [][]byte
 	args  [][]byte
 }
 
-var _ target.Pipeliner = (*Conn)(nil)
+var _ target.Pipeliner = (*conn)(nil)
 
 // StartPipeline enters pipeline mode. Nothing is sent until End, so a statement to be
 // sent in it must have been prepared before.
-func (c *Conn) StartPipeline(ctx context.Context) (target.Pipeline, error) {
+func (c *conn) StartPipeline(ctx context.Context) (target.Pipeline, error) {
 	if c.dead.Load() {
 		return nil, &target.Error{Class: target.ClassConnection, Msg: "connection lost"}
 	}
@@ -38,7 +38,7 @@ func (c *Conn) StartPipeline(ctx context.Context) (target.Pipeline, error) {
 
 // Send queues a Bind and Execute of st (Parse too in -M extended, as pgbench does).
 func (pl *pipeline) Send(st target.Stmt, args []target.Value) error {
-	s, ok := st.(*Stmt)
+	s, ok := st.(*stmt)
 	if !ok || s.c != pl.c {
 		return target.Errorf(target.ClassOther, "", "pipeline: the statement was not prepared on this connection")
 	}

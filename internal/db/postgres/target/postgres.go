@@ -109,7 +109,7 @@ func Open(dsn string, cfg target.Config) (*Target, error) {
 		}
 		return nc, nil
 	}
-	t := &Target{cfg: cfg, pc: pc, redacted: Redact(dsn), sockets: sockets}
+	t := &Target{cfg: cfg, pc: pc, redacted: redact(dsn), sockets: sockets}
 	if pw := pc.Password; pw != "" && (strings.Contains(t.redacted, pw) || strings.Contains(t.redacted, url.QueryEscape(pw)) || strings.Contains(t.redacted, url.PathEscape(pw))) {
 		// The DSN's shape defeated the masking: show only what identifies the server.
 		t.redacted = fmt.Sprintf("postgres://%s@%s/%s", url.User(pc.User).String(), where(pc.Host, pc.Port), url.PathEscape(pc.Database))
@@ -170,8 +170,8 @@ func scrubWhy(why, dsn string) string {
 
 var quoted = regexp.MustCompile("\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`|'[^']*'")
 
-// Redact masks the password of a URL or key=value DSN.
-func Redact(dsn string) string {
+// redact masks the password of a URL or key=value DSN.
+func redact(dsn string) string {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		return target.RedactURL(dsn)
 	}
@@ -199,7 +199,7 @@ func (t *Target) Connect(ctx context.Context) (target.Conn, error) {
 	return t.connect(ctx)
 }
 
-func (t *Target) connect(ctx context.Context) (*Conn, error) {
+func (t *Target) connect(ctx context.Context) (*conn, error) {
 	what := "connecting to " + t.where
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.ConnectTimeout)
 	defer cancel()

@@ -9,9 +9,9 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// Stmt is a statement prepared on one Conn, or in simple query mode its text.
-type Stmt struct {
-	c      *Conn
+// stmt is a statement prepared on one Conn, or in simple query mode its text.
+type stmt struct {
+	c      *conn
 	sd     *pgconn.StatementDescription // nil in simple query mode
 	sql    string                       // with $n placeholders
 	nIn    int                          // placeholders, -1 if unknown (simple mode)
@@ -20,12 +20,12 @@ type Stmt struct {
 	x      exchange                     // target.Exchanger's state
 }
 
-var _ target.Stmt = (*Stmt)(nil)
+var _ target.Stmt = (*stmt)(nil)
 
 // Prepare prepares sql ('?' placeholders) on the server, or with Config.Unprepared
 // keeps its text for unnamed Parse/Bind/Execute on every call.
-func (c *Conn) Prepare(ctx context.Context, sql string) (target.Stmt, error) {
-	s := &Stmt{c: c, sql: SQLDialect.Rebind(sql), nIn: -1}
+func (c *conn) Prepare(ctx context.Context, sql string) (target.Stmt, error) {
+	s := &stmt{c: c, sql: SQLDialect.Rebind(sql), nIn: -1}
 	if c.t.cfg.Unprepared {
 		return s, nil
 	}
@@ -46,7 +46,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string) (target.Stmt, error) {
 
 // Run executes the statement. Rows are read and counted; with res.Keep the first row
 // is copied into res.First as text (NULL as KindNull), reusing its buffers.
-func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result) error {
+func (s *stmt) Run(ctx context.Context, args []target.Value, res *target.Result) error {
 	if s.nIn >= 0 && len(args) != s.nIn {
 		return target.Errorf(target.ClassOther, "", "statement has %d placeholders but %d arguments were given", s.nIn, len(args))
 	}
@@ -115,7 +115,7 @@ func keep(res *target.Result, i int64, vals [][]byte) {
 }
 
 // Close releases the statement on the server.
-func (s *Stmt) Close() error {
+func (s *stmt) Close() error {
 	if s.sd == nil {
 		return nil
 	}

@@ -17,7 +17,7 @@ import (
 // command line (SET ? ?, HSET user:? name ?: each ? takes the next argument, also
 // inside a word), it sends Batches: several commands in one round trip.
 type Conn struct {
-	t       *Target
+	t       *redisTarget
 	dc      rueidis.DedicatedClient
 	release func()
 	nc      net.Conn
@@ -25,7 +25,7 @@ type Conn struct {
 	cancel  target.Canceler
 	dead    bool
 	inTx    bool
-	batch   Batch // for Exec, Query and Stmt.Run
+	batch   batch // for Exec, Query and Stmt.Run
 	closed  bool
 }
 
@@ -170,11 +170,11 @@ func (c *Conn) SendEach(ctx context.Context, tb target.Batch, f func(string)) er
 // NewBatch returns an empty batch for this connection's commands (a *Batch).
 func (c *Conn) NewBatch() target.Batch { return c.newBatch() }
 
-func (c *Conn) newBatch() *Batch { return &Batch{b: c.dc.B()} }
+func (c *Conn) newBatch() *batch { return &batch{b: c.dc.B()} }
 
 // batchOf is tb as this kind's batch: one made by a Redis connection's NewBatch.
-func batchOf(tb target.Batch) (*Batch, error) {
-	if b, ok := tb.(*Batch); ok {
+func batchOf(tb target.Batch) (*batch, error) {
+	if b, ok := tb.(*batch); ok {
 		return b, nil
 	}
 	return nil, target.Errorf(target.ClassOther, "", "a batch of another kind (%T) sent to Redis", tb)
@@ -182,10 +182,10 @@ func batchOf(tb target.Batch) (*Batch, error) {
 
 var _ target.Batcher = (*Conn)(nil)
 
-// Batch is a reusable list of commands to send in one round trip. Build each command
+// batch is a reusable list of commands to send in one round trip. Build each command
 // with Cmd, then its arguments, then End; argument bytes given to Bytes must stay
 // unchanged until the batch is Reset.
-type Batch struct {
+type batch struct {
 	b     rueidis.Builder
 	cmds  rueidis.Commands
 	words []string // every command's words, one after the other
@@ -196,25 +196,25 @@ type Batch struct {
 }
 
 // Reset empties the batch.
-func (b *Batch) Reset() {
+func (b *batch) Reset() {
 	b.words = b.words[:0]
 	b.ends = b.ends[:0]
 	b.arena = b.arena[:0]
 }
 
 // Len is the number of commands in the batch.
-func (b *Batch) Len() int { return len(b.ends) }
+func (b *batch) Len() int { return len(b.ends) }
 
 // Cmd starts a command; name should be upper case (no allocation then).
-func (b *Batch) Cmd(name string) target.Batch { b.words = append(b.words, name); return b }
+func (b *batch) Cmd(name string) target.Batch { b.words = append(b.words, name); return b }
 
 // Arg adds a string argument.
-func (b *Batch) Arg(s string) target.Batch { b.words = append(b.words, s); return b }
+func (b *batch) Arg(s string) target.Batch { b.words = append(b.words, s); return b }
 
 // Bytes adds an argument without copying it.
-func (b *Batch) Bytes(p []byte) target.Batch { return b.bytes(p) }
+func (b *batch) Bytes(p []byte) target.Batch { return b.bytes(p) }
 
-func (b *Batch) bytes(p []byte) *Batch {
+func (b *batch) bytes(p []byte) *batch {
 	b.words = append(b.words, unsafe.String(unsafe.SliceData(p), len(p)))
 	return b
 }
@@ -222,25 +222,25 @@ func (b *Batch) bytes(p []byte) *Batch {
 // arg adds the arena's bytes from start as an argument. The arena only grows until
 // Reset, and a grown arena leaves the earlier arguments in the old array, which they
 // keep alive.
-func (b *Batch) arg(start int) *Batch { return b.bytes(b.arena[start:]) }
+func (b *batch) arg(start int) *batch { return b.bytes(b.arena[start:]) }
 
 // Int adds an integer argument.
-func (b *Batch) Int(n int64) target.Batch {
+func (b *batch) Int(n int64) target.Batch {
 	start := len(b.arena)
 	b.arena = strconv.AppendInt(b.arena, n, 10)
 	return b.arg(start)
 }
 
 // Concat adds one argument made of prefix and n (a key such as "fathom:kv:42").
-func (b *Batch) Concat(prefix string, n int64) target.Batch {
+func (b *batch) Concat(prefix string, n int64) target.Batch {
 	start := len(b.arena)
 	b.arena = append(b.arena, prefix...)
 	b.arena = strconv.AppendInt(b.arena, n, 10)
 	return b.arg(start)
 }
 
-// Value adds a target.Value as an argument.
-func (b *Batch) Value(v target.Value) *Batch {
+// value adds a target.Value as an argument.
+func (b *batch) value(v target.Value) *batch {
 	if v.Kind == target.KindText {
 		return b.bytes(v.Text)
 	}
@@ -250,9 +250,9 @@ func (b *Batch) Value(v target.Value) *Batch {
 }
 
 // End finishes the command started with Cmd.
-func (b *Batch) End() { b.ends = append(b.ends, len(b.words)) }
+func (b *batch) End() { b.ends = append(b.ends, len(b.words)) }
 
-func (b *Batch) check(r rueidis.RedisResult) error {
+func (b *batch) check(r rueidis.RedisResult) error {
 	err := r.Error()
 	if err == nil {
 		return nil
@@ -352,7 +352,7 @@ func parseTemplate(s string) (*template, error) {
 }
 
 // build adds the template with args to b.
-func (t *template) build(b *Batch, args []target.Value) error {
+func (t *template) build(b *batch, args []target.Value) error {
 	if len(args) != len(t.holes) {
 		return target.Errorf(target.ClassOther, "", "Redis command %s takes %d arguments, got %d", t.words[0], len(t.holes), len(args))
 	}
@@ -365,7 +365,7 @@ func (t *template) build(b *Batch, args []target.Value) error {
 			continue
 		}
 		if t.holes[h].whole {
-			b.Value(args[h])
+			b.value(args[h])
 			h++
 			continue
 		}
@@ -568,18 +568,18 @@ func (c *Conn) Prepare(_ context.Context, cmd string) (target.Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stmt{c: c, t: t}, nil
+	return &stmt{c: c, t: t}, nil
 }
 
-// Stmt is a command line with ? arguments bound to a Conn.
-type Stmt struct {
+// stmt is a command line with ? arguments bound to a Conn.
+type stmt struct {
 	c *Conn
 	t *template
 }
 
 // Run sends the command. An integer reply is RowsAffected; a string reply is one row,
 // nil none, an array one row per element; with res.Keep the first row's value is kept.
-func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result) error {
+func (s *stmt) Run(ctx context.Context, args []target.Value, res *target.Result) error {
 	msg, err := s.c.do(ctx, s.t, args)
 	if err != nil || res == nil {
 		return err
@@ -614,10 +614,10 @@ func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result)
 }
 
 // Close does nothing: the statement holds nothing on the server.
-func (s *Stmt) Close() error { return nil }
+func (s *stmt) Close() error { return nil }
 
-// InfoFields runs INFO section and returns its name:value fields.
-func (c *Conn) InfoFields(ctx context.Context, section string) (map[string]string, error) {
+// infoFields runs INFO section and returns its name:value fields.
+func (c *Conn) infoFields(ctx context.Context, section string) (map[string]string, error) {
 	rs, err := c.Query(ctx, "INFO "+section)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"github.com/fathom-lab/fathom/internal/target/sock"
 )
 
-// Exchange is a Batch as a target.Exchanger: its commands written as one request in
+// exchange is a Batch as a target.Exchanger: its commands written as one request in
 // RESP, their replies read back, so that the runner can drive many Redis connections
 // from one thread (epoll) as redis-benchmark does, instead of a thread blocked in a
 // read per connection. It is also a target.Stmt whose Run sends the batch through
@@ -20,18 +20,18 @@ import (
 // too. A reply is only counted: an error reply is the exchange's error (the first
 // one, classified by its code as Send classifies it), a null reply counts in Nils;
 // values are not looked at.
-type Exchange struct {
+type exchange struct {
 	c *Conn
-	b *Batch
+	b *batch
 	// left is how many replies of the request in flight are still to come.
 	left  int
 	first error
 }
 
 var (
-	_ target.Exchanger = (*Exchange)(nil)
-	_ target.Batched   = (*Exchange)(nil)
-	_ target.Stmt      = (*Exchange)(nil)
+	_ target.Exchanger = (*exchange)(nil)
+	_ target.Batched   = (*exchange)(nil)
+	_ target.Stmt      = (*exchange)(nil)
 )
 
 // Exchange returns b, a batch built for this connection, as an Exchanger (an
@@ -41,25 +41,25 @@ func (c *Conn) Exchange(tb target.Batch) target.Stmt {
 	if err != nil {
 		return nil
 	}
-	return &Exchange{c: c, b: b}
+	return &exchange{c: c, b: b}
 }
 
 // Run sends the batch (kept, for a retry) through the connection: the goroutine path.
-func (x *Exchange) Run(ctx context.Context, _ []target.Value, _ *target.Result) error {
+func (x *exchange) Run(ctx context.Context, _ []target.Value, _ *target.Result) error {
 	return x.c.SendKeep(ctx, x.b)
 }
 
 // Close does nothing.
-func (x *Exchange) Close() error { return nil }
+func (x *exchange) Close() error { return nil }
 
 // Statements implements target.Batched: the commands in the batch.
-func (x *Exchange) Statements() int { return x.b.Len() }
+func (x *exchange) Statements() int { return x.b.Len() }
 
 // Socket implements target.Exchanger: a connection that sock.Blocking made (Linux),
 // without TLS, that rueidis only ever used synchronously (fathom sends every command
 // with a context without a Done channel, so rueidis has no reader of its own and
 // nothing buffered between replies).
-func (x *Exchange) Socket() (int, bool) {
+func (x *exchange) Socket() (int, bool) {
 	if !x.c.t.Exchanges() || !x.c.Alive() || x.c.inTx {
 		return -1, false
 	}
@@ -68,11 +68,11 @@ func (x *Exchange) Socket() (int, bool) {
 
 // Exchanges implements target.Exchanging: batches over connections that are not
 // encrypted (TLS would stand between the socket and the replies).
-func (t *Target) Exchanges() bool { return !t.cfg.PollerSockets && !t.d.tls }
+func (t *redisTarget) Exchanges() bool { return !t.cfg.PollerSockets && !t.d.tls }
 
 // AppendRequest implements target.Exchanger: every command of the batch as a RESP
 // array of bulk strings, redis-cli's and every client's request form.
-func (x *Exchange) AppendRequest(dst []byte, _ []target.Value) ([]byte, error) {
+func (x *exchange) AppendRequest(dst []byte, _ []target.Value) ([]byte, error) {
 	b := x.b
 	start := 0
 	for _, end := range b.ends {
@@ -94,7 +94,7 @@ func (x *Exchange) AppendRequest(dst []byte, _ []target.Value) ([]byte, error) {
 
 // ParseReply implements target.Exchanger: it consumes the whole replies in src and is
 // done once every command of the request has its reply.
-func (x *Exchange) ParseReply(src []byte) (int, bool, error) {
+func (x *exchange) ParseReply(src []byte) (int, bool, error) {
 	used := 0
 	for x.left > 0 {
 		n, kind, err := respReply(src[used:])
@@ -122,7 +122,7 @@ func (x *Exchange) ParseReply(src []byte) (int, bool, error) {
 }
 
 // Lost implements target.Exchanger.
-func (x *Exchange) Lost(err error) error {
+func (x *exchange) Lost(err error) error {
 	x.c.dead = true
 	e := classify(err, "", x.c.t.d.password)
 	e.Class = target.ClassConnection

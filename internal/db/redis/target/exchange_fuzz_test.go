@@ -10,12 +10,12 @@ import (
 )
 
 // newTestExchange is an Exchange waiting for replies to n commands, with no connection.
-func newTestExchange(n int) *Exchange {
-	b := &Batch{}
+func newTestExchange(n int) *exchange {
+	b := &batch{}
 	for range n {
 		b.Cmd("PING").End()
 	}
-	x := (&Conn{t: &Target{d: dsn{password: "hunter2"}}}).Exchange(b).(*Exchange)
+	x := (&Conn{t: &redisTarget{d: dsn{password: "hunter2"}}}).Exchange(b).(*exchange)
 	x.AppendRequest(nil, nil)
 	return x
 }

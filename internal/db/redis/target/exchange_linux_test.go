@@ -25,7 +25,7 @@ func TestExchange(t *testing.T) {
 	ctx := context.Background()
 	pfx := dbtest.Prefix() + "xchg:" + strconv.FormatInt(c.ID(), 10) + ":"
 	b := c.newBatch()
-	x := c.Exchange(b).(*Exchange)
+	x := c.Exchange(b).(*exchange)
 	fd, ok := x.Socket()
 	if !ok {
 		t.Fatal("no socket for a batch on a blocking connection")

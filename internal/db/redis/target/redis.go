@@ -39,8 +39,8 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// Target is a Redis server.
-type Target struct {
+// redisTarget is a Redis server.
+type redisTarget struct {
 	cfg      target.Config
 	d        dsn
 	redacted string
@@ -51,7 +51,7 @@ type Target struct {
 	dialed net.Conn
 }
 
-var _ target.Target = (*Target)(nil)
+var _ target.Target = (*redisTarget)(nil)
 
 // dsn is a parsed Redis DSN.
 type dsn struct {
@@ -65,7 +65,7 @@ type dsn struct {
 }
 
 // Open parses a DSN; it does not connect. Errors are one line without the password.
-func Open(s string, cfg target.Config) (*Target, error) {
+func Open(s string, cfg target.Config) (*redisTarget, error) {
 	d, err := parseDSN(s)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func Open(s string, cfg target.Config) (*Target, error) {
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
-	return &Target{cfg: cfg, d: d, redacted: target.RedactURL(s), sockets: &target.SocketPaths{Poller: cfg.PollerSockets}}, nil
+	return &redisTarget{cfg: cfg, d: d, redacted: target.RedactURL(s), sockets: &target.SocketPaths{Poller: cfg.PollerSockets}}, nil
 }
 
 func parseDSN(s string) (dsn, error) {
@@ -162,34 +162,28 @@ func parseDSN(s string) (dsn, error) {
 }
 
 // Identity digests who and what the target connects to (target.Identifier).
-func (t *Target) Identity() string {
+func (t *redisTarget) Identity() string {
 	return target.Digest("redis", t.d.user, t.d.password, strconv.Itoa(t.d.db), t.d.network, t.d.addr)
 }
 
-func (t *Target) Kind() string     { return "redis" }
-func (t *Target) Redacted() string { return t.redacted }
+func (t *redisTarget) Kind() string     { return "redis" }
+func (t *redisTarget) Redacted() string { return t.redacted }
 
 // Dialect is a name only: Redis has no SQL.
-func (t *Target) Dialect() target.Dialect { return target.Dialect{Name: "redis"} }
+func (t *redisTarget) Dialect() target.Dialect { return target.Dialect{Name: "redis"} }
 
 // Sockets says which way the connections so far read their sockets (target.Socketer).
-func (t *Target) Sockets() string { return t.sockets.Sockets() }
+func (t *redisTarget) Sockets() string { return t.sockets.Sockets() }
 
 // Transport says how the connections so far reach the server (target.Transporter).
-func (t *Target) Transport() string { return t.sockets.Transport() }
+func (t *redisTarget) Transport() string { return t.sockets.Transport() }
 
-// Where is the server's address or socket path, for messages.
-func (t *Target) Where() string { return t.d.addr }
-
-// DB is the database number the target selects.
-func (t *Target) DB() int { return t.d.db }
-
-// Password is the password the target authenticates with, to be masked wherever it
+// password is the password the target authenticates with, to be masked wherever it
 // might appear ("" without one).
-func (t *Target) Password() string { return t.d.password }
+func (t *redisTarget) password() string { return t.d.password }
 
 // Close closes the shared client (dedicated connections close with their Conn).
-func (t *Target) Close() error {
+func (t *redisTarget) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.client != nil {
@@ -199,7 +193,7 @@ func (t *Target) Close() error {
 	return nil
 }
 
-func (t *Target) options() rueidis.ClientOption {
+func (t *redisTarget) options() rueidis.ClientOption {
 	o := rueidis.ClientOption{
 		InitAddress:           []string{t.d.addr},
 		Username:              t.d.user,
@@ -253,9 +247,9 @@ func (t *Target) options() rueidis.ClientOption {
 }
 
 // Connect opens one dedicated connection and reads its client id.
-func (t *Target) Connect(ctx context.Context) (target.Conn, error) { return t.connect(ctx) }
+func (t *redisTarget) Connect(ctx context.Context) (target.Conn, error) { return t.connect(ctx) }
 
-func (t *Target) connect(ctx context.Context) (*Conn, error) {
+func (t *redisTarget) connect(ctx context.Context) (*Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, ctxError(err)
 	}
@@ -313,14 +307,14 @@ var governing = []string{
 }
 
 // Info reports the server version and the settings that decide its performance.
-func (t *Target) Info(ctx context.Context) (target.Info, error) {
+func (t *redisTarget) Info(ctx context.Context) (target.Info, error) {
 	c, err := t.connect(ctx)
 	if err != nil {
 		return target.Info{}, err
 	}
 	defer c.Close()
 	var info target.Info
-	fields, err := c.InfoFields(ctx, "server")
+	fields, err := c.infoFields(ctx, "server")
 	if err != nil {
 		return info, err
 	}

@@ -57,16 +57,16 @@ func TestRedactedAndPasswordFromConfig(t *testing.T) {
 		t.Fatalf("Redacted shows the password: %s", tg.Redacted())
 	}
 	tg, err = Open("redis://127.0.0.1:6379/2", target.Config{Getenv: env("fromenv")})
-	if err != nil || tg.Password() != "fromenv" {
-		t.Fatalf("REDISCLI_AUTH not used: %v %q", err, tg.Password())
+	if err != nil || tg.password() != "fromenv" {
+		t.Fatalf("REDISCLI_AUTH not used: %v %q", err, tg.password())
 	}
 	tg, _ = Open("redis://:indsn@127.0.0.1/2", target.Config{Getenv: env("fromenv")})
-	if tg.Password() != "indsn" {
+	if tg.password() != "indsn" {
 		t.Fatalf("the DSN's password must win over REDISCLI_AUTH")
 	}
 }
 
-func open(t testing.TB) *Target {
+func open(t testing.TB) *redisTarget {
 	t.Helper()
 	tg, err := Open(dbtest.RedisURL(t), target.Config{AppName: "fathom-test"})
 	if err != nil {
@@ -76,7 +76,7 @@ func open(t testing.TB) *Target {
 	return tg
 }
 
-func connect(t testing.TB, tg *Target) *Conn {
+func connect(t testing.TB, tg *redisTarget) *Conn {
 	t.Helper()
 	c, err := tg.connect(context.Background())
 	if err != nil {

@@ -20,8 +20,8 @@ import (
 // Cancellation is the Conn's (see begin).
 var bg = context.Background()
 
-// Conn is one SQLite connection: one driver connection, used by one goroutine.
-type Conn struct {
+// conn is one SQLite connection: one driver connection, used by one goroutine.
+type conn struct {
 	t       *Target
 	dc      driver.Conn
 	execer  driver.ExecerContext
@@ -33,8 +33,8 @@ type Conn struct {
 	mu      sync.Mutex // held by interrupt and Close: Close must not free db under it
 	closed  bool       // under mu
 	pending bool       // begin=auto: Begin was called, BEGIN is not sent yet
-	lead    *Stmt      // begin=auto: the reading statement that began the current deferred transaction
-	stmts   map[*Stmt]struct{}
+	lead    *stmt      // begin=auto: the reading statement that began the current deferred transaction
+	stmts   map[*stmt]struct{}
 
 	// Transaction control, prepared once.
 	beginStmt, beginDeferred, beginImmediate, commit, rollback driver.StmtExecContext
@@ -50,15 +50,15 @@ type Conn struct {
 	timer        *time.Timer
 }
 
-var _ target.Conn = (*Conn)(nil)
+var _ target.Conn = (*conn)(nil)
 
 // errClosed is the error of calls on a closed connection.
 func errClosed() error {
 	return target.Errorf(target.ClassConnection, "", "the SQLite connection is closed")
 }
 
-func newConn(t *Target, dc driver.Conn) (*Conn, error) {
-	c := &Conn{t: t, dc: dc, stmts: map[*Stmt]struct{}{}}
+func newConn(t *Target, dc driver.Conn) (*conn, error) {
+	c := &conn{t: t, dc: dc, stmts: map[*stmt]struct{}{}}
 	c.cancel.Mu, c.cancel.Interrupt = &c.mu, c.interrupt
 	var ok bool
 	if c.execer, ok = dc.(driver.ExecerContext); !ok {
@@ -78,7 +78,7 @@ func newConn(t *Target, dc driver.Conn) (*Conn, error) {
 }
 
 // prepareControl prepares the transaction control statements.
-func (c *Conn) prepareControl() error {
+func (c *conn) prepareControl() error {
 	begin := "BEGIN"
 	switch c.t.opts.begin {
 	case beginImmediate:
@@ -108,11 +108,11 @@ func (c *Conn) prepareControl() error {
 }
 
 // Dialect is SQLite's; workloads that only get a Conn find it here.
-func (c *Conn) Dialect() target.Dialect { return *SQLDialect }
+func (c *conn) Dialect() target.Dialect { return *SQLDialect }
 
 // begin arms cancellation for one call on c. It fails if ctx is already done or the
 // connection is closed.
-func (c *Conn) begin(ctx context.Context) error {
+func (c *conn) begin(ctx context.Context) error {
 	if c.closed {
 		return errClosed()
 	}
@@ -124,7 +124,7 @@ func (c *Conn) begin(ctx context.Context) error {
 }
 
 // interrupt stops the statement in flight; the Canceler calls it holding mu.
-func (c *Conn) interrupt() {
+func (c *conn) interrupt() {
 	if !c.closed {
 		c.interruptLocked()
 	}
@@ -132,7 +132,7 @@ func (c *Conn) interrupt() {
 
 // end disarms cancellation and turns err into a *target.Error. sql is the statement
 // the call ran, for telling a missing table from other errors.
-func (c *Conn) end(ctx context.Context, err error, sql string) error {
+func (c *conn) end(ctx context.Context, err error, sql string) error {
 	if c.cancel.Armed() {
 		if c.cancel.Disarm() {
 			// The context ended during the call and the statement was interrupted
@@ -159,7 +159,7 @@ func (c *Conn) end(ctx context.Context, err error, sql string) error {
 // only if busyHandler waited the whole busy timeout; otherwise SQLite refused to wait
 // because waiting could not help (see the package comment). A SQLITE_ERROR is
 // ClassUndefined when a table the statement names does not exist.
-func (c *Conn) fail(err error, sql string) *target.Error {
+func (c *conn) fail(err error, sql string) *target.Error {
 	busy := target.ClassTimeout
 	if !c.busyTimedOut {
 		busy = target.ClassDeadlock
@@ -182,7 +182,7 @@ const codeError = 1
 
 // missingTable returns the first table that sql names and the database does not have,
 // or "" if there is none (or checking failed).
-func (c *Conn) missingTable(sql string) string {
+func (c *conn) missingTable(sql string) string {
 	for _, name := range referencedTables(sql) {
 		q := "SELECT count(*) FROM pragma_table_list WHERE name = ? COLLATE NOCASE"
 		args := []target.Value{target.Text([]byte(name.table))}
@@ -203,14 +203,14 @@ func (c *Conn) missingTable(sql string) string {
 
 // Alive reports whether the connection can still be used. An interrupted or failed
 // statement leaves a SQLite connection usable; only Close ends it.
-func (c *Conn) Alive() bool { return !c.dead.Load() }
+func (c *conn) Alive() bool { return !c.dead.Load() }
 
 // ID is 0: a SQLite connection has no server-side id.
-func (c *Conn) ID() int64 { return 0 }
+func (c *conn) ID() int64 { return 0 }
 
 // Close finalizes the connection's statements and closes it; it is safe to call more
 // than once.
-func (c *Conn) Close() error {
+func (c *conn) Close() error {
 	if c.closed {
 		return nil
 	}
@@ -240,13 +240,13 @@ func (c *Conn) Close() error {
 
 // waitInterrupt returns once an AfterFunc that has claimed the call (Disarm reported it)
 // has delivered its interrupt: it holds mu while it does.
-func (c *Conn) waitInterrupt() {
+func (c *conn) waitInterrupt() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 }
 
 // interruptLocked interrupts the running statement; the caller holds mu.
-func (c *Conn) interruptLocked() {
+func (c *conn) interruptLocked() {
 	tls := libc.NewTLS()
 	defer tls.Close()
 	interruptDB(tls, c.db)
@@ -256,7 +256,7 @@ func (c *Conn) interruptLocked() {
 // BEGIN IMMEDIATE when that statement writes, or when it is a prepared statement
 // whose transactions went on to write before (see the package comment), BEGIN
 // (deferred) otherwise. lead is that statement, nil for Exec, Query and Load.
-func (c *Conn) startPending(writes bool, lead *Stmt) error {
+func (c *conn) startPending(writes bool, lead *stmt) error {
 	if !c.pending {
 		return nil
 	}
@@ -272,13 +272,13 @@ func (c *Conn) startPending(writes bool, lead *Stmt) error {
 
 // wrote notes that the current transaction writes: the statement that began it
 // starts its later transactions with BEGIN IMMEDIATE.
-func (c *Conn) wrote() {
+func (c *conn) wrote() {
 	c.lead.leadsWrites = true
 	c.lead = nil
 }
 
 // Exec runs a statement (or several separated by semicolons) without arguments.
-func (c *Conn) Exec(ctx context.Context, sql string) error {
+func (c *conn) Exec(ctx context.Context, sql string) error {
 	if err := c.begin(ctx); err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func (c *Conn) Exec(ctx context.Context, sql string) error {
 // Begin starts a transaction in the mode of the begin option. With begin=auto (the
 // default) nothing is sent yet: the first statement decides between BEGIN IMMEDIATE
 // and BEGIN.
-func (c *Conn) Begin(ctx context.Context) error {
+func (c *conn) Begin(ctx context.Context) error {
 	if c.t.opts.begin == beginAuto {
 		if c.closed {
 			return errClosed()
@@ -311,7 +311,7 @@ func (c *Conn) Begin(ctx context.Context) error {
 
 // Commit commits the current transaction. A transaction begun with begin=auto that
 // ran no statement has nothing to commit.
-func (c *Conn) Commit(ctx context.Context) error {
+func (c *conn) Commit(ctx context.Context) error {
 	c.lead = nil
 	if c.pending {
 		c.pending = false
@@ -323,7 +323,7 @@ func (c *Conn) Commit(ctx context.Context) error {
 // Rollback rolls back the current transaction; outside one it does nothing. SQLite
 // may already have rolled back after an error (an interrupt, a full disk), so it asks
 // SQLite rather than keeping its own account.
-func (c *Conn) Rollback(ctx context.Context) error {
+func (c *conn) Rollback(ctx context.Context) error {
 	c.pending, c.lead = false, nil
 	if c.closed || !c.inTransaction() {
 		return nil
@@ -331,7 +331,7 @@ func (c *Conn) Rollback(ctx context.Context) error {
 	return c.control(ctx, c.rollback, "ROLLBACK")
 }
 
-func (c *Conn) control(ctx context.Context, st driver.StmtExecContext, sql string) error {
+func (c *conn) control(ctx context.Context, st driver.StmtExecContext, sql string) error {
 	if err := c.begin(ctx); err != nil {
 		return err
 	}
@@ -340,7 +340,7 @@ func (c *Conn) control(ctx context.Context, st driver.StmtExecContext, sql strin
 }
 
 // Query runs a setup statement and returns its rows as text; NULL is "".
-func (c *Conn) Query(ctx context.Context, sql string, args ...target.Value) ([][]string, error) {
+func (c *conn) Query(ctx context.Context, sql string, args ...target.Value) ([][]string, error) {
 	if err := c.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -355,7 +355,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...target.Value) ([][
 	return out, c.end(ctx, err, sql)
 }
 
-func (c *Conn) query(sql string, args []target.Value) ([][]string, error) {
+func (c *conn) query(sql string, args []target.Value) ([][]string, error) {
 	ds, err := c.dc.Prepare(sql)
 	if err != nil {
 		return nil, err

@@ -68,7 +68,7 @@ var (
 // installBusyHandler makes busyHandler the connection's busy handler. It replaces
 // PRAGMA busy_timeout, whose handler sleeps without looking at the context, and it
 // records whether a SQLITE_BUSY came after waiting the whole busy timeout.
-func (c *Conn) installBusyHandler() error {
+func (c *conn) installBusyHandler() error {
 	c.key = nextKey.Add(1)
 	conns.Store(c.key, c)
 	if rc := lib.Xsqlite3_busy_handler(c.tls, c.db, busyHandlerPtr, c.key); rc != lib.SQLITE_OK {
@@ -89,7 +89,7 @@ func busyHandler(_ *libc.TLS, key uintptr, count int32) int32 {
 	if !ok {
 		return 0
 	}
-	c := v.(*Conn)
+	c := v.(*conn)
 	tmout := c.t.opts.busyTimeout
 	n := int32(len(busyDelays))
 	var delay, prior int32
@@ -135,13 +135,13 @@ func interruptDB(tls *libc.TLS, db uintptr) {
 }
 
 // inTransaction reports whether an explicit transaction is open on the connection.
-func (c *Conn) inTransaction() bool {
+func (c *conn) inTransaction() bool {
 	return lib.Xsqlite3_get_autocommit(c.tls, c.db) == 0
 }
 
 // releaseHandle forgets the busy handler registration and the Conn's TLS; the caller
 // holds mu and has closed the driver connection.
-func (c *Conn) releaseHandle() {
+func (c *conn) releaseHandle() {
 	if c.key != 0 {
 		conns.Delete(c.key)
 	}

@@ -57,7 +57,7 @@ func TestDriverInternals(t *testing.T) {
 	tls := libc.NewTLS()
 	defer tls.Close()
 	// A live handle answers: autocommit is on outside a transaction.
-	c := &Conn{tls: tls, db: db}
+	c := &conn{tls: tls, db: db}
 	if c.inTransaction() {
 		t.Fatalf("sqlite3_get_autocommit through the \"db\" field says a transaction is open on a fresh connection: the field holds something else; %s", written)
 	}

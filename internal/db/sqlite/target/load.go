@@ -27,7 +27,7 @@ const (
 // NUL bytes are safe by construction. This holds whatever Config.Unprepared says:
 // loading is setup, not measurement. It returns the rows committed (in the caller's
 // transaction: inserted) before any error.
-func (c *Conn) Load(ctx context.Context, table string, columns []string, next func(row []target.Value) bool) (int64, error) {
+func (c *conn) Load(ctx context.Context, table string, columns []string, next func(row []target.Value) bool) (int64, error) {
 	if len(columns) == 0 {
 		return 0, target.Errorf(target.ClassOther, "", "load into %s: no columns", table)
 	}
@@ -72,7 +72,7 @@ func (c *Conn) Load(ctx context.Context, table string, columns []string, next fu
 
 // loader holds one Load's statements and the rows of the statement being filled.
 type loader struct {
-	c       *Conn
+	c       *conn
 	prefix  string
 	tuple   string
 	ncols   int

@@ -122,7 +122,7 @@ func (t *Target) Connect(ctx context.Context) (target.Conn, error) {
 	return t.connect(ctx)
 }
 
-func (t *Target) connect(ctx context.Context) (*Conn, error) {
+func (t *Target) connect(ctx context.Context) (*conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, classify(err, "", target.ClassTimeout)
 	}
@@ -161,7 +161,7 @@ func (t *Target) connect(ctx context.Context) (*Conn, error) {
 
 // setup sets the PRAGMAs, notes the journal mode and prepares the transaction
 // control statements.
-func (c *Conn) setup(ctx context.Context) error {
+func (c *conn) setup(ctx context.Context) error {
 	for _, p := range c.t.opts.pragmas {
 		if err := c.Exec(ctx, "PRAGMA "+p.name+" = "+p.value); err != nil {
 			return err

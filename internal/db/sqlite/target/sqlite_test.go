@@ -30,15 +30,15 @@ func testTarget(t testing.TB, cfg target.Config, options string) *Target {
 	return tg
 }
 
-func testConn(t testing.TB, cfg target.Config, options string) (*Target, *Conn) {
+func testConn(t testing.TB, cfg target.Config, options string) (*Target, *conn) {
 	t.Helper()
 	tg := testTarget(t, cfg, options)
 	return tg, connect(t, tg)
 }
 
-func connect(t testing.TB, tg *Target) *Conn {
+func connect(t testing.TB, tg *Target) *conn {
 	t.Helper()
-	return targettest.Connect(t, tg).(*Conn)
+	return targettest.Connect(t, tg).(*conn)
 }
 
 var (
@@ -337,7 +337,7 @@ func TestBeginAuto(t *testing.T) {
 		if i == 0 {
 			err := upd.Run(ctx, one, &res)
 			wantClass(t, err, target.ClassSerialization, "SQLITE_BUSY_SNAPSHOT")
-			if !sel.(*Stmt).leadsWrites || other.(*Stmt).leadsWrites {
+			if !sel.(*stmt).leadsWrites || other.(*stmt).leadsWrites {
 				t.Error("leadsWrites not learned")
 			}
 		} else if err := upd.Run(ctx, one, &res); err != nil && i == 1 {
@@ -393,7 +393,7 @@ func TestBusy(t *testing.T) {
 			if !e.Class.Retryable() {
 				t.Error("not retryable")
 			}
-			for _, c := range []*Conn{c1, c2} {
+			for _, c := range []*conn{c1, c2} {
 				if err := c.Rollback(ctx); err != nil || !c.Alive() {
 					t.Errorf("rollback: %v, alive %v", err, c.Alive())
 				}

@@ -8,10 +8,10 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// Stmt is a statement prepared on one Conn, or with Config.Unprepared its text,
+// stmt is a statement prepared on one Conn, or with Config.Unprepared its text,
 // prepared and finalized on every Run (what sqlite3_exec does).
-type Stmt struct {
-	c      *Conn
+type stmt struct {
+	c      *conn
 	ds     driver.Stmt // nil in unprepared mode or once closed
 	q      driver.StmtQueryContext
 	x      driver.StmtExecContext
@@ -28,12 +28,12 @@ type Stmt struct {
 	dest        []driver.Value
 }
 
-var _ target.Stmt = (*Stmt)(nil)
+var _ target.Stmt = (*stmt)(nil)
 
 // Prepare prepares sql, or with Config.Unprepared keeps its text. Whether Run reads
 // rows or rows affected is decided here from the statement's text.
-func (c *Conn) Prepare(ctx context.Context, sql string) (target.Stmt, error) {
-	s := &Stmt{c: c, sql: sql, query: returnsRows(sql), writes: writes(sql), nIn: countParams(sql)}
+func (c *conn) Prepare(ctx context.Context, sql string) (target.Stmt, error) {
+	s := &stmt{c: c, sql: sql, query: returnsRows(sql), writes: writes(sql), nIn: countParams(sql)}
 	if s.nIn > 0 {
 		s.named = make([]driver.NamedValue, s.nIn)
 	}
@@ -57,7 +57,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string) (target.Stmt, error) {
 }
 
 // use makes ds the statement Run executes.
-func (s *Stmt) use(ds driver.Stmt) error {
+func (s *stmt) use(ds driver.Stmt) error {
 	q, ok1 := ds.(driver.StmtQueryContext)
 	x, ok2 := ds.(driver.StmtExecContext)
 	if !ok1 || !ok2 {
@@ -70,7 +70,7 @@ func (s *Stmt) use(ds driver.Stmt) error {
 // Run executes the statement. Rows are read one by one into a reused buffer and
 // counted; with res.Keep the first row is copied into res.First as text (NULL as
 // KindNull), reusing res.First and its buffers.
-func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result) error {
+func (s *stmt) Run(ctx context.Context, args []target.Value, res *target.Result) error {
 	if s.closed {
 		return target.Errorf(target.ClassOther, "", "statement is closed")
 	}
@@ -100,7 +100,7 @@ func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result)
 	return c.end(ctx, err, s.sql)
 }
 
-func (s *Stmt) run(res *target.Result) error {
+func (s *stmt) run(res *target.Result) error {
 	if s.query {
 		return s.runQuery(res)
 	}
@@ -116,7 +116,7 @@ func (s *Stmt) run(res *target.Result) error {
 }
 
 // runText prepares, runs and finalizes the statement.
-func (s *Stmt) runText(res *target.Result) error {
+func (s *stmt) runText(res *target.Result) error {
 	ds, err := s.c.dc.Prepare(s.sql)
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func (s *Stmt) runText(res *target.Result) error {
 	return s.run(res)
 }
 
-func (s *Stmt) runQuery(res *target.Result) error {
+func (s *stmt) runQuery(res *target.Result) error {
 	rows, err := s.q.QueryContext(bg, s.named)
 	if err != nil {
 		return err
@@ -180,7 +180,7 @@ func keep(res *target.Result, i int64, dest []driver.Value) {
 }
 
 // Close finalizes the statement.
-func (s *Stmt) Close() error {
+func (s *stmt) Close() error {
 	if s.closed {
 		return nil
 	}
@@ -188,7 +188,7 @@ func (s *Stmt) Close() error {
 	return s.finalize()
 }
 
-func (s *Stmt) finalize() error {
+func (s *stmt) finalize() error {
 	s.closed = true
 	ds := s.ds
 	s.ds, s.q, s.x = nil, nil, nil
