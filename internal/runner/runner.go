@@ -551,7 +551,7 @@ func (r *Runner) Run(ctx context.Context, sink Sink) Result {
 		res.Status, res.Reason = StatusFailed, r.failErr.Error()
 	case res.Aborted > 0:
 		res.Status, res.ByErrors = StatusFailed, true
-		res.Reason = AbortReason(res.Aborted, len(r.clients), r.firstAbort)
+		res.Reason = abortReason(res.Aborted, len(r.clients), r.firstAbort)
 		if interrupted.Load() && res.Aborted < len(r.clients) {
 			res.Reason += "; then interrupted by signal"
 		}
@@ -561,9 +561,9 @@ func (r *Runner) Run(ctx context.Context, sink Sink) Result {
 	return res
 }
 
-// AbortReason is the reason of a run whose clients aborted: how many, and the first
+// abortReason is the reason of a run whose clients aborted: how many, and the first
 // client's error.
-func AbortReason(aborted, clients int, first error) string {
+func abortReason(aborted, clients int, first error) string {
 	s := fmt.Sprintf("clients aborted: %d of %d", aborted, clients)
 	if first != nil {
 		s += "; the first: " + first.Error()
@@ -826,7 +826,7 @@ func (l *lagStats) warnings(interval time.Duration) []Warning {
 		// either side of the interval end (seen at load 17 on 2 cores: 1,972 and
 		// 1,535 in two 100ms intervals of 64 clients whose transactions' own end
 		// times put 2,546 and 961).
-		ws = append(ws, Warning{Kind: WarnWideCuts, Text: fmt.Sprintf(
+		ws = append(ws, Warning{Kind: warnWideCuts, Text: fmt.Sprintf(
 			"the machine was too busy to end every %s interval at one instant: %d of %d interval ends took more than %s to take (worst %s), and a transaction that ended during one may be counted in the interval on either side of it",
 			interval, l.wide, l.wideCuts, lateTolerance(interval), l.maxSpread.Round(100*time.Microsecond))})
 	}
@@ -847,9 +847,9 @@ const (
 	// WarnLateIntervals: interval ends came late, so intervals are longer or
 	// shorter than requested.
 	WarnLateIntervals = "late-intervals"
-	// WarnWideCuts: some interval ends took long to take, so transactions that
+	// warnWideCuts: some interval ends took long to take, so transactions that
 	// ended meanwhile may be counted on either side of them.
-	WarnWideCuts = "wide-interval-ends"
+	warnWideCuts = "wide-interval-ends"
 )
 
 // Warning is something about a run's numbers that its reader must know; it is stored

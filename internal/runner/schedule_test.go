@@ -172,7 +172,7 @@ func TestWideCutWarnings(t *testing.T) {
 	}
 	l.spread(42*time.Millisecond, 100*time.Millisecond)
 	w := l.warnings(100 * time.Millisecond)
-	if len(w) != 1 || w[0].Kind != WarnWideCuts {
+	if len(w) != 1 || w[0].Kind != warnWideCuts {
 		t.Fatalf("warnings %v", w)
 	}
 	for _, part := range []string{"1 of 11 interval ends", "more than 10ms", "worst 42ms", "either side"} {
@@ -181,7 +181,7 @@ func TestWideCutWarnings(t *testing.T) {
 		}
 	}
 	l.add(250*time.Millisecond, time.Second, 100*time.Millisecond)
-	if w := l.warnings(100 * time.Millisecond); len(w) != 2 || w[0].Kind != WarnLateIntervals || w[1].Kind != WarnWideCuts {
+	if w := l.warnings(100 * time.Millisecond); len(w) != 2 || w[0].Kind != WarnLateIntervals || w[1].Kind != warnWideCuts {
 		t.Fatalf("late and wide: %v", w)
 	}
 }

@@ -27,7 +27,7 @@ func load(t *testing.T, path string, p workload.Params) *Workload {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(s, p)
+	w, err := newWorkload(s, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestOptionMistakes(t *testing.T) {
 		{workload.Params{"rand_type": "weird"}, "--rand-type=weird: use uniform, gaussian, special, pareto or zipfian"},
 		{workload.Params{"rand-spec-res": "100"}, "--rand-spec-res=100: give 0 to 99"},
 	} {
-		if _, err := New(s, c.p); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := newWorkload(s, c.p); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want %q", c.p, err, c.want)
 		}
 	}

@@ -15,7 +15,7 @@ func newTestGen() *gen.Rand { return gen.New(1, 2) }
 // oltp_point_select without the server: ten draws of sysbench.rand.default and
 // ten param:set calls (the statement's execute is the server's time).
 func BenchmarkEventCall(b *testing.B) {
-	s := &Script{Path: "bench.lua", searchDirs: SearchDirs, mods: &modules{}}
+	s := &script{Path: "bench.lua", searchDirs: SearchDirs, mods: &modules{}}
 	src := `
 local t = {}
 local p = {}
@@ -49,7 +49,7 @@ end`
 
 // BenchmarkEmptyCall is the interpreter's fixed cost of calling event().
 func BenchmarkEmptyCall(b *testing.B) {
-	s := &Script{Path: "bench.lua", searchDirs: SearchDirs, mods: &modules{}}
+	s := &script{Path: "bench.lua", searchDirs: SearchDirs, mods: &modules{}}
 	var err error
 	if s.proto, err = compileString("function event() end", "bench.lua"); err != nil {
 		b.Fatal(err)

@@ -21,9 +21,9 @@ var SearchDirs = []string{"/usr/share/sysbench", "/usr/local/share/sysbench"}
 // IsScript reports whether a workload name is a sysbench Lua script's path.
 func IsScript(name string) bool { return strings.HasSuffix(strings.ToLower(name), ".lua") }
 
-// Option is a command-line option: one a script declares in
+// option is a command-line option: one a script declares in
 // sysbench.cmdline.options, or one of sysbench's own that scripts read in sysbench.opt.
-type Option struct {
+type option struct {
 	Name    string // with underscores, as in sysbench.opt
 	Help    string
 	Default string // as sysbench prints it: on/off, a number, a comma-separated list
@@ -31,15 +31,15 @@ type Option struct {
 }
 
 // IsBool reports whether the option is on/off (given alone, it is on).
-func (o Option) IsBool() bool { return o.kind == kindBool }
+func (o option) IsBool() bool { return o.kind == kindBool }
 
-// Script is a compiled sysbench Lua script and what it declares.
-type Script struct {
+// script is a compiled sysbench Lua script and what it declares.
+type script struct {
 	Path       string
 	dir        string
 	proto      *lua.FunctionProto
 	searchDirs []string
-	options    []Option // declared by the script, sorted by name
+	options    []option // declared by the script, sorted by name
 	legacy     bool     // no sysbench.cmdline.options: options are globals too
 	mods       *modules // the modules it requires, compiled once
 	// countsErrors: the script or a module it requires when read calls
@@ -48,7 +48,7 @@ type Script struct {
 }
 
 // globals are sysbench 1.0's own options that scripts read in sysbench.opt.
-var globals = []Option{
+var globals = []option{
 	{"threads", "number of threads to use", "1", kindNumber},
 	{"events", "limit for total number of events", "0", kindNumber},
 	{"time", "limit for total execution time in seconds", "10", kindNumber},
@@ -70,12 +70,12 @@ var globals = []Option{
 }
 
 // Globals lists sysbench's own options that a script sees in sysbench.opt.
-func Globals() []Option { return append([]Option(nil), globals...) }
+func Globals() []option { return append([]option(nil), globals...) }
 
 // Load reads and compiles the script at path and runs its main chunk once to learn
 // the options and commands it declares. A mistake in it is one line with the file,
 // the line and the Lua error.
-func Load(path string) (*Script, error) {
+func Load(path string) (*script, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("sysbench script %s: %v", path, errNoStat(err))
@@ -84,7 +84,7 @@ func Load(path string) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Script{Path: path, dir: filepath.Dir(path), proto: proto, searchDirs: SearchDirs, mods: &modules{}}
+	s := &script{Path: path, dir: filepath.Dir(path), proto: proto, searchDirs: SearchDirs, mods: &modules{}}
 	if readsResults(data) {
 		s.mods.readsResults.Store(true)
 	}
@@ -121,7 +121,7 @@ func oneLine(s string) string {
 
 // readOptions reads sysbench.cmdline.options as sysbench does: name = {help,
 // default[, type]}, the type given or taken from the default's.
-func (s *Script) readOptions(e *env) error {
+func (s *script) readOptions(e *env) error {
 	ot := e.cmdline().RawGetString("options")
 	if ot == lua.LNil {
 		s.legacy = true
@@ -129,17 +129,17 @@ func (s *Script) readOptions(e *env) error {
 	}
 	t, ok := ot.(*lua.LTable)
 	if !ok {
-		return &Error{Msg: fmt.Sprintf("%s: wrong type for sysbench.cmdline.options: %s", s.Path, ot.Type())}
+		return &scriptError{Msg: fmt.Sprintf("%s: wrong type for sysbench.cmdline.options: %s", s.Path, ot.Type())}
 	}
 	var bad error
 	t.ForEach(func(k, v lua.LValue) {
 		name, ok1 := k.(lua.LString)
 		def, ok2 := v.(*lua.LTable)
 		if !ok1 || !ok2 {
-			bad = &Error{Msg: fmt.Sprintf("%s: wrong table structure in sysbench.cmdline.options", s.Path)}
+			bad = &scriptError{Msg: fmt.Sprintf("%s: wrong table structure in sysbench.cmdline.options", s.Path)}
 			return
 		}
-		o := Option{Name: string(name), Help: lua.LVAsString(def.RawGetInt(1))}
+		o := option{Name: string(name), Help: lua.LVAsString(def.RawGetInt(1))}
 		switch d := def.RawGetInt(2).(type) {
 		case lua.LBool:
 			o.kind, o.Default = kindBool, map[bool]string{true: "on", false: "off"}[bool(d)]
@@ -171,15 +171,15 @@ func (s *Script) readOptions(e *env) error {
 }
 
 // Options lists the options the script declares, sorted by name.
-func (s *Script) Options() []Option { return append([]Option(nil), s.options...) }
+func (s *script) Options() []option { return append([]option(nil), s.options...) }
 
 // Legacy reports whether the script declares no options (sysbench.cmdline.options):
 // sysbench 1.0 then takes any option for it, as sysbench 0.5 did, and the script
 // reads them as globals.
-func (s *Script) Legacy() bool { return s.legacy }
+func (s *script) Legacy() bool { return s.legacy }
 
 // defaults are sysbench's own options' defaults overlaid with the script's.
-func defaults(s *Script) (map[string]string, map[string]optKind) {
+func defaults(s *script) (map[string]string, map[string]optKind) {
 	vals, kinds := map[string]string{}, map[string]optKind{}
 	for _, o := range globals {
 		vals[o.Name], kinds[o.Name] = o.Default, o.kind
@@ -227,11 +227,11 @@ var compiled struct {
 func compileText(data []byte, path string) (*lua.FunctionProto, error) {
 	chunk, err := parse.Parse(bytes.NewReader(data), path)
 	if err != nil {
-		return nil, &Error{Msg: oneLine(err.Error())}
+		return nil, &scriptError{Msg: oneLine(err.Error())}
 	}
 	proto, err := lua.Compile(chunk, path)
 	if err != nil {
-		return nil, &Error{Msg: oneLine(err.Error())}
+		return nil, &scriptError{Msg: oneLine(err.Error())}
 	}
 	return proto, nil
 }

@@ -16,13 +16,13 @@ import (
 	"github.com/fathom-lab/fathom/internal/workload/gen"
 )
 
-// Version is the sysbench whose script API this package provides.
-const Version = "1.0.20"
+// version is the sysbench whose script API this package provides.
+const version = "1.0.20"
 
 // env is one Lua state and what its sysbench API works on: a sysbench thread.
 type env struct {
 	L      *lua.LState
-	s      *Script
+	s      *script
 	tid    int
 	ctx    context.Context
 	tgt    target.Target
@@ -52,7 +52,7 @@ type env struct {
 
 // envConfig is what a new state needs.
 type envConfig struct {
-	s       *Script
+	s       *script
 	tid     int
 	command string
 	opts    map[string]string // every option's value, sysbench's and the script's
@@ -81,8 +81,8 @@ func newEnv(ctx context.Context, c envConfig) (*env, error) {
 	e.setLoader()
 	sb := L.NewTable()
 	L.SetField(sb, "tid", lua.LNumber(c.tid))
-	L.SetField(sb, "version", lua.LString(Version))
-	L.SetField(sb, "version_string", lua.LString("sysbench "+Version+" (fathom)"))
+	L.SetField(sb, "version", lua.LString(version))
+	L.SetField(sb, "version_string", lua.LString("sysbench "+version+" (fathom)"))
 	errT := L.NewTable()
 	L.SetField(errT, "NONE", lua.LNumber(0))
 	L.SetField(errT, "RESTART_EVENT", lua.LNumber(restartEvent))
@@ -278,13 +278,13 @@ func luaError(err error) error {
 	if i := strings.Index(msg, "\nstack traceback:"); i >= 0 {
 		msg = msg[:i]
 	}
-	return &Error{Msg: strings.TrimSpace(strings.ReplaceAll(msg, "\n", " "))}
+	return &scriptError{Msg: strings.TrimSpace(strings.ReplaceAll(msg, "\n", " "))}
 }
 
-// Error is a script's Lua error: "file:line: message".
-type Error struct{ Msg string }
+// scriptError is a script's Lua error: "file:line: message".
+type scriptError struct{ Msg string }
 
-func (e *Error) Error() string { return e.Msg }
+func (e *scriptError) Error() string { return e.Msg }
 
 // optKind is how sysbench types an option: by its default's Lua type.
 type optKind uint8

@@ -43,11 +43,11 @@ func Spec(path string) (*workload.Spec, error) {
 			sp.Options = append(sp.Options, workload.Option{Name: o.Name, Default: o.Default, Help: "sysbench: " + o.Help})
 		}
 	}
-	sp.New = func(p workload.Params) (workload.Workload, error) { return New(s, p) }
+	sp.New = func(p workload.Params) (workload.Workload, error) { return newWorkload(s, p) }
 	return sp, nil
 }
 
-func (s *Script) declares(name string) bool {
+func (s *script) declares(name string) bool {
 	for _, o := range s.options {
 		if o.Name == name {
 			return true
@@ -59,7 +59,7 @@ func (s *Script) declares(name string) bool {
 // Workload is a sysbench script with its options resolved.
 type Workload struct {
 	yields atomic.Int64 // statements the clients yielded to the runner (step.go), for tests
-	s      *Script
+	s      *script
 	opts   map[string]string
 	kinds  map[string]optKind
 	rp     randParams
@@ -74,9 +74,9 @@ type Workload struct {
 	reportIntervals bool
 }
 
-// New resolves the options p (names with '_' or '-') against the script's and
+// newWorkload resolves the options p (names with '_' or '-') against the script's and
 // sysbench's; values are checked against their type.
-func New(s *Script, p workload.Params) (*Workload, error) {
+func newWorkload(s *script, p workload.Params) (*Workload, error) {
 	opts, kinds := defaults(s)
 	var unknown []string
 	for k, v := range p {
@@ -191,8 +191,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// SetSeed seeds the scripts' random numbers (--rand-seed, --seed).
-func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
+// setSeed seeds the scripts' random numbers (--rand-seed, --seed).
+func (w *Workload) setSeed(seed uint64) { w.seed = seed }
 
 // UseTarget gives the workload the target its scripts connect to: drv:name() is
 // mysql or pgsql after it, as sysbench's drivers are named.

@@ -9,7 +9,7 @@ import (
 // QueryColumns is Query for statements whose columns differ between server versions
 // (SHOW REPLICA STATUS, SHOW PROCESSLIST): it also returns the column names, so that
 // callers pick values by name instead of by position. NULL is "". Used by fathom check.
-func (c *Conn) QueryColumns(ctx context.Context, sql string) ([]string, [][]string, error) {
+func (c *conn) QueryColumns(ctx context.Context, sql string) ([]string, [][]string, error) {
 	if err := c.begin(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -17,7 +17,7 @@ func (c *Conn) QueryColumns(ctx context.Context, sql string) ([]string, [][]stri
 	return cols, out, c.end(ctx, err)
 }
 
-func (c *Conn) queryColumns(sql string) ([]string, [][]string, error) {
+func (c *conn) queryColumns(sql string) ([]string, [][]string, error) {
 	rows, err := c.queryer.Query(sql, nil)
 	if err != nil {
 		return nil, nil, err

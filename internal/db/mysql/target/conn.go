@@ -34,8 +34,8 @@ type (
 	}
 )
 
-// Conn is one MySQL connection: one driver connection, used by one goroutine.
-type Conn struct {
+// conn is one MySQL connection: one driver connection, used by one goroutine.
+type conn struct {
 	t  *Target
 	dc driver.Conn
 	// The driver's connection implements these; newConn checks.
@@ -57,10 +57,10 @@ type Conn struct {
 	qcaps int8          // whether texts can be exchanged: 0 not asked yet, 1 yes, -1 no
 }
 
-var _ target.Conn = (*Conn)(nil)
+var _ target.Conn = (*conn)(nil)
 
-func newConn(t *Target, dc driver.Conn, nc net.Conn) (*Conn, error) {
-	c := &Conn{t: t, dc: dc, nc: nc}
+func newConn(t *Target, dc driver.Conn, nc net.Conn) (*conn, error) {
+	c := &conn{t: t, dc: dc, nc: nc}
 	c.cancel.Interrupt = c.interrupt
 	var ok1, ok2, ok3 bool
 	c.execer, ok1 = dc.(contextFreeExecer)
@@ -73,7 +73,7 @@ func newConn(t *Target, dc driver.Conn, nc net.Conn) (*Conn, error) {
 }
 
 // begin arms cancellation for one call on c. It fails if ctx is already done.
-func (c *Conn) begin(ctx context.Context) error {
+func (c *conn) begin(ctx context.Context) error {
 	if !c.cancel.Arm(ctx) {
 		return classify(ctx.Err(), "", "")
 	}
@@ -81,14 +81,14 @@ func (c *Conn) begin(ctx context.Context) error {
 }
 
 // interrupt cancels the call in flight by closing the connection.
-func (c *Conn) interrupt() {
+func (c *conn) interrupt() {
 	c.dead.Store(true)
 	_ = c.nc.Close()
 }
 
 // end disarms cancellation and turns err into a *target.Error, marking the connection
 // dead after connection-class errors and cancellations.
-func (c *Conn) end(ctx context.Context, err error) error {
+func (c *conn) end(ctx context.Context, err error) error {
 	if c.cancel.Disarm() {
 		// The context fired during the call and closed the connection.
 		c.dead.Store(true)
@@ -102,7 +102,7 @@ func (c *Conn) end(ctx context.Context, err error) error {
 	return c.fail(err, "")
 }
 
-func (c *Conn) fail(err error, what string) *target.Error {
+func (c *conn) fail(err error, what string) *target.Error {
 	e := classify(err, what, c.t.mc.Passwd)
 	if e.Class == target.ClassConnection {
 		c.dead.Store(true)
@@ -111,13 +111,13 @@ func (c *Conn) fail(err error, what string) *target.Error {
 }
 
 // Alive reports whether the connection can still be used.
-func (c *Conn) Alive() bool { return !c.dead.Load() && c.valid.IsValid() }
+func (c *conn) Alive() bool { return !c.dead.Load() && c.valid.IsValid() }
 
 // ID is the server's connection id (CONNECTION_ID()).
-func (c *Conn) ID() int64 { return c.id }
+func (c *conn) ID() int64 { return c.id }
 
 // Close closes the connection; it is safe to call more than once.
-func (c *Conn) Close() error {
+func (c *conn) Close() error {
 	c.cancel.Stop()
 	c.dead.Store(true)
 	err := c.dc.Close()
@@ -129,7 +129,7 @@ func (c *Conn) Close() error {
 }
 
 // Exec runs a statement without arguments or results.
-func (c *Conn) Exec(ctx context.Context, sql string) error {
+func (c *conn) Exec(ctx context.Context, sql string) error {
 	if err := c.begin(ctx); err != nil {
 		return err
 	}
@@ -138,17 +138,17 @@ func (c *Conn) Exec(ctx context.Context, sql string) error {
 }
 
 // Begin starts a transaction.
-func (c *Conn) Begin(ctx context.Context) error { return c.Exec(ctx, "BEGIN") }
+func (c *conn) Begin(ctx context.Context) error { return c.Exec(ctx, "BEGIN") }
 
 // Commit commits the current transaction.
-func (c *Conn) Commit(ctx context.Context) error { return c.Exec(ctx, "COMMIT") }
+func (c *conn) Commit(ctx context.Context) error { return c.Exec(ctx, "COMMIT") }
 
 // Rollback rolls back the current transaction; outside one it does nothing.
-func (c *Conn) Rollback(ctx context.Context) error { return c.Exec(ctx, "ROLLBACK") }
+func (c *conn) Rollback(ctx context.Context) error { return c.Exec(ctx, "ROLLBACK") }
 
 // Query runs a setup statement and returns its rows as text; NULL is "". With
 // arguments it is prepared (or interpolated in simple query mode).
-func (c *Conn) Query(ctx context.Context, sql string, args ...target.Value) ([][]string, error) {
+func (c *conn) Query(ctx context.Context, sql string, args ...target.Value) ([][]string, error) {
 	if err := c.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...target.Value) ([][
 	return out, c.end(ctx, err)
 }
 
-func (c *Conn) query(sql string, args []target.Value) ([][]string, error) {
+func (c *conn) query(sql string, args []target.Value) ([][]string, error) {
 	dargs := make([]driver.Value, len(args))
 	for i := range args {
 		dargs[i] = driverValue(&args[i])

@@ -14,7 +14,7 @@ import (
 // script that reads no result set). ok is false when the statement cannot be run
 // this way (not prepared on the server, an unknown reply format, TLS between the
 // socket and the packets); the caller then uses Run. Cancellation is Run's.
-func (s *Stmt) RunDirect(ctx context.Context, args []target.Value) (ok bool, err error) {
+func (s *stmt) RunDirect(ctx context.Context, args []target.Value) (ok bool, err error) {
 	c := s.c
 	if s.ds == nil || !s.x.ok || !c.t.direct() {
 		return false, nil
@@ -34,7 +34,7 @@ func (t *Target) direct() bool {
 	return !t.cfg.Unprepared && (t.mc.TLSConfig == "" || t.mc.TLSConfig == "false")
 }
 
-func (s *Stmt) exchangeDirect(args []target.Value) error {
+func (s *stmt) exchangeDirect(args []target.Value) error {
 	c := s.c
 	req, err := s.AppendRequest(c.xbuf[:0], args)
 	c.xbuf = req[:0]

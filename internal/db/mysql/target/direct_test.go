@@ -24,7 +24,7 @@ func TestRunDirect(t *testing.T) {
 	}
 	long := []byte(strings.Repeat("x", 300))
 	for i := range 200 { // 200 rows of 300 bytes: a 60 KB reply, past the 16 KB buffer
-		if ran, err := ins.(*Stmt).RunDirect(ctx, []target.Value{target.Int64(int64(i)), target.Text(long)}); !ran || err != nil {
+		if ran, err := ins.(*stmt).RunDirect(ctx, []target.Value{target.Int64(int64(i)), target.Text(long)}); !ran || err != nil {
 			t.Fatalf("insert %d: ran %v, %v", i, ran, err)
 		}
 	}
@@ -35,19 +35,19 @@ func TestRunDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := sel.(*Stmt)
+	st := sel.(*stmt)
 	for _, r := range [][2]int64{{0, 199}, {500, 600}, {7, 7}, {0, 199}} {
 		if ran, err := st.RunDirect(ctx, []target.Value{target.Int64(r[0]), target.Int64(r[1])}); !ran || err != nil {
 			t.Fatalf("select %v: ran %v, %v", r, ran, err)
 		}
 	}
 	// A duplicate key: the server's error, classified, and the session goes on.
-	_, err = ins.(*Stmt).RunDirect(ctx, []target.Value{target.Int64(7), target.Text(long)})
+	_, err = ins.(*stmt).RunDirect(ctx, []target.Value{target.Int64(7), target.Text(long)})
 	wantClass(t, err, target.ClassConstraint, "1062")
 	if err := c.Begin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ran, err := ins.(*Stmt).RunDirect(ctx, []target.Value{target.Int64(1000), target.Text(nil)}); !ran || err != nil {
+	if ran, err := ins.(*stmt).RunDirect(ctx, []target.Value{target.Int64(1000), target.Text(nil)}); !ran || err != nil {
 		t.Fatalf("insert in a transaction: ran %v, %v", ran, err)
 	}
 	if err := c.Rollback(ctx); err != nil {
@@ -74,7 +74,7 @@ func TestRunDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ran, _ := us.(*Stmt).RunDirect(ctx, args[:1]); ran {
+	if ran, _ := us.(*stmt).RunDirect(ctx, args[:1]); ran {
 		t.Error("RunDirect ran in simple query mode")
 	}
 }

@@ -21,7 +21,7 @@ import (
 // (another driver version), or the connection did not negotiate CLIENT_DEPRECATE_EOF
 // (servers older than MySQL 5.7 and MariaDB 10.2), the statement is not an Exchanger
 // that can be used and runs through the driver as before.
-var _ target.Exchanger = (*Stmt)(nil)
+var _ target.Exchanger = (*stmt)(nil)
 
 // Protocol constants (MySQL client/server protocol; MariaDB's extended capability).
 const (
@@ -62,7 +62,7 @@ const mysqlDriverWrittenFor = "github.com/go-sql-driver/mysql v1.10.1"
 
 // prepareExchange reads what the exchange needs from the driver's statement and
 // connection.
-func (s *Stmt) prepareExchange(dc driver.Conn, ds driver.Stmt) {
+func (s *stmt) prepareExchange(dc driver.Conn, ds driver.Stmt) {
 	id, ok1 := unexportedUint(ds, "id")
 	caps, ok2 := unexportedUint(dc, "capabilities")
 	ext, ok3 := unexportedUint(dc, "extCapabilities")
@@ -88,7 +88,7 @@ func unexportedUint(p any, name string) (uint64, bool) {
 
 // Socket implements target.Exchanger: only a prepared statement whose reply format is
 // known, on a connection that sock.Blocking made (Linux) without TLS.
-func (s *Stmt) Socket() (int, bool) {
+func (s *stmt) Socket() (int, bool) {
 	if s.ds == nil || !s.x.ok || !s.c.t.Exchanges() || !s.c.Alive() {
 		return -1, false
 	}
@@ -104,7 +104,7 @@ func (t *Target) Exchanges() bool {
 // AppendRequest implements target.Exchanger: a COM_STMT_EXECUTE packet with the
 // arguments bound in the binary protocol, their types sent every time. Times are sent
 // as text in the connection's time zone, as the driver sends them.
-func (s *Stmt) AppendRequest(dst []byte, args []target.Value) ([]byte, error) {
+func (s *stmt) AppendRequest(dst []byte, args []target.Value) ([]byte, error) {
 	if s.ds == nil || !s.x.ok {
 		return dst, target.Errorf(target.ClassOther, "", "statement is not prepared")
 	}
@@ -208,11 +208,11 @@ func readLenEnc(b []byte) (n uint64, size int, ok bool) {
 
 // ParseReply implements target.Exchanger. Rows are counted by nobody: a workload
 // that runs this way does not look at them.
-func (s *Stmt) ParseReply(src []byte) (int, bool, error) { return s.x.parse(src, s.c, true) }
+func (s *stmt) ParseReply(src []byte) (int, bool, error) { return s.x.parse(src, s.c, true) }
 
 // parse consumes a reply on c from src: binary rows (a prepared statement's) or text
 // rows (a query's).
-func (x *exchange) parse(src []byte, c *Conn, binaryRows bool) (int, bool, error) {
+func (x *exchange) parse(src []byte, c *conn, binaryRows bool) (int, bool, error) {
 	used := 0
 	for len(src)-used >= 4 {
 		n := int(src[used]) | int(src[used+1])<<8 | int(src[used+2])<<16
@@ -308,7 +308,7 @@ func okStatus(p []byte) (more, ok bool) {
 
 // errPacket turns an ERR packet into the statement's classified error, as the driver
 // would report it.
-func errPacket(c *Conn, p []byte) error {
+func errPacket(c *conn, p []byte) error {
 	me := &mysql.MySQLError{}
 	if len(p) >= 3 {
 		me.Number = binary.LittleEndian.Uint16(p[1:])
@@ -323,10 +323,10 @@ func errPacket(c *Conn, p []byte) error {
 }
 
 // Lost implements target.Exchanger.
-func (s *Stmt) Lost(err error) error { return s.x.lost(s.c, err) }
+func (s *stmt) Lost(err error) error { return s.x.lost(s.c, err) }
 
 // lost marks c dead after err and resets the exchange.
-func (x *exchange) lost(c *Conn, err error) error {
+func (x *exchange) lost(c *conn, err error) error {
 	c.dead.Store(true)
 	e := classify(err, "", c.t.mc.Passwd)
 	e.Class = target.ClassConnection
@@ -338,7 +338,7 @@ func (x *exchange) lost(c *Conn, err error) error {
 // (Conn.QueryExchanger): one COM_QUERY packet out, the reply walked with its text rows
 // skipped.
 type queryExchange struct {
-	c   *Conn
+	c   *conn
 	sql string
 	x   exchange
 }
@@ -350,7 +350,7 @@ const capQueryAttributes = 1 << 27
 // QueryExchanger implements target.QueryExchanging: on a connection whose prepared
 // statements are exchanged (no TLS, CLIENT_DEPRECATE_EOF negotiated) and a text that
 // fits one packet.
-func (c *Conn) QueryExchanger(sql string) (target.Exchanger, bool) {
+func (c *conn) QueryExchanger(sql string) (target.Exchanger, bool) {
 	if c.qcaps == 0 {
 		c.qcaps = -1
 		caps, ok := unexportedUint(c.dc, "capabilities")

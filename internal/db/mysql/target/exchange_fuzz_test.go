@@ -26,7 +26,7 @@ func FuzzParseReply(f *testing.F) {
 		f.Add(seed, true, uint8(1))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, cacheMeta bool, piece uint8) {
-		s := &Stmt{c: &Conn{t: &Target{mc: mysql.NewConfig()}}, x: exchange{ok: true, cacheMeta: cacheMeta}}
+		s := &stmt{c: &conn{t: &Target{mc: mysql.NewConfig()}}, x: exchange{ok: true, cacheMeta: cacheMeta}}
 		targettest.FeedPieces(t, s, in, int(piece), "")
 	})
 }
@@ -46,7 +46,7 @@ func TestParseReplyPieces(t *testing.T) {
 		{"rows", []byte{2, 0, 0, 1, 1, 1, 3, 0, 0, 2, 'd', 'e', 'f', 3, 0, 0, 3, 0x00, 0x00, 0x05, 3, 0, 0, 4, 0x00, 0x00, 0x06, 7, 0, 0, 5, 0xfe, 0, 0, 2, 0, 0, 0}, true, ""},
 		{"cached", []byte{2, 0, 0, 1, 1, 0, 3, 0, 0, 2, 0x00, 0x00, 0x05, 7, 0, 0, 3, 0xfe, 0, 0, 2, 0, 0, 0}, true, ""},
 	} {
-		s := &Stmt{c: &Conn{t: &Target{mc: mysql.NewConfig()}}, x: exchange{ok: true, cacheMeta: c.cacheMeta}}
+		s := &stmt{c: &conn{t: &Target{mc: mysql.NewConfig()}}, x: exchange{ok: true, cacheMeta: c.cacheMeta}}
 		var buf []byte
 		for i := range c.in {
 			buf = append(buf, c.in[i])

@@ -13,13 +13,13 @@ import (
 )
 
 // exchanger prepares sql on c and returns it as a usable Exchanger and its socket.
-func exchanger(t *testing.T, c *Conn, sql string) (*Stmt, int) {
+func exchanger(t *testing.T, c *conn, sql string) (*stmt, int) {
 	t.Helper()
 	s, err := c.Prepare(context.Background(), sql)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := s.(*Stmt)
+	st := s.(*stmt)
 	fd, ok := st.Socket()
 	if !ok {
 		t.Fatalf("no socket for %q: a prepared statement on a blocking connection (exchange state %+v)", sql, st.x)

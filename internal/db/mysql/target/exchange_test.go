@@ -40,7 +40,7 @@ func TestDriverInternals(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		st := s.(*Stmt)
+		st := s.(*stmt)
 		if st.ds == nil {
 			t.Fatalf("%q was not prepared on the server", sql)
 		}

@@ -25,7 +25,7 @@ const (
 // values, whichever comes first; the statement for a full batch is prepared once, one
 // for a shorter batch (the last one, or one cut by size) is prepared for that batch.
 // This holds whatever Config.Unprepared says: loading is setup, not measurement.
-func (c *Conn) Load(ctx context.Context, table string, columns []string, next func(row []target.Value) bool) (int64, error) {
+func (c *conn) Load(ctx context.Context, table string, columns []string, next func(row []target.Value) bool) (int64, error) {
 	if len(columns) == 0 {
 		return 0, target.Errorf(target.ClassOther, "", "load into %s: no columns", table)
 	}
@@ -74,7 +74,7 @@ func (c *Conn) Load(ctx context.Context, table string, columns []string, next fu
 // loader accumulates one batch. Text values are copied into arena (the caller may
 // reuse its buffers) and turned into slices of it at flush.
 type loader struct {
-	c       *Conn
+	c       *conn
 	prefix  string
 	tuple   string
 	ncols   int

@@ -114,7 +114,7 @@ func dial(ctx context.Context, sockets *target.SocketPaths, network, addr string
 // encrypted reports whether c uses TLS. The driver decides it from tls=: never
 // without it or with tls=false, always with true or skip-verify (it fails otherwise);
 // with tls=preferred only when the server offers TLS, so the server is asked.
-func (t *Target) encrypted(ctx context.Context, c *Conn) (bool, error) {
+func (t *Target) encrypted(ctx context.Context, c *conn) (bool, error) {
 	switch t.mc.TLSConfig {
 	case "", "false":
 		return false, nil
@@ -133,7 +133,7 @@ func (t *Target) Connect(ctx context.Context) (target.Conn, error) {
 	return t.connect(ctx)
 }
 
-func (t *Target) connect(ctx context.Context) (*Conn, error) {
+func (t *Target) connect(ctx context.Context) (*conn, error) {
 	what := "connecting to " + t.where
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.ConnectTimeout)
 	defer cancel()

@@ -34,21 +34,21 @@ func testTarget(t testing.TB, cfg target.Config) *Target {
 }
 
 // testConn opens a connection closed at the end of the test.
-func testConn(t testing.TB, cfg target.Config) (*Target, *Conn) {
+func testConn(t testing.TB, cfg target.Config) (*Target, *conn) {
 	t.Helper()
 	tg := testTarget(t, cfg)
 	return tg, connect(t, tg)
 }
 
-func connect(t testing.TB, tg *Target) *Conn {
+func connect(t testing.TB, tg *Target) *conn {
 	t.Helper()
-	return targettest.Connect(t, tg).(*Conn)
+	return targettest.Connect(t, tg).(*conn)
 }
 
 func uniqueName(what string) string { return targettest.UniqueName(what) }
 
 // table creates an InnoDB table dropped at the end of the test.
-func table(t testing.TB, c *Conn, what, columns string) string {
+func table(t testing.TB, c *conn, what, columns string) string {
 	t.Helper()
 	return targettest.Table(t, c, func() (target.Target, error) { return Open(testDSN(t), target.Config{}) }, what, columns, "ENGINE=InnoDB")
 }
@@ -380,7 +380,7 @@ func TestDeadlock(t *testing.T) {
 	c2 := connect(t, tg)
 	tb := table(t, c1, "deadlock", "id INTEGER PRIMARY KEY, v INTEGER")
 	mustExec(t, c1, "INSERT INTO "+tb+" VALUES (1, 0), (2, 0)")
-	for _, c := range []*Conn{c1, c2} {
+	for _, c := range []*conn{c1, c2} {
 		mustExec(t, c, "SET SESSION innodb_lock_wait_timeout = 10")
 		if err := c.Begin(ctx); err != nil {
 			t.Fatal(err)
@@ -405,7 +405,7 @@ func TestDeadlock(t *testing.T) {
 	if !e.Class.Retryable() {
 		t.Error("deadlock not retryable")
 	}
-	for _, c := range []*Conn{c1, c2} {
+	for _, c := range []*conn{c1, c2} {
 		if err := c.Rollback(ctx); err != nil || !c.Alive() {
 			t.Errorf("rollback after deadlock: %v, alive %v", err, c.Alive())
 		}

@@ -9,10 +9,10 @@ import (
 	"github.com/fathom-lab/fathom/internal/target"
 )
 
-// Stmt is a statement prepared on one Conn, or in simple query mode its text, sent
+// stmt is a statement prepared on one Conn, or in simple query mode its text, sent
 // with the arguments interpolated by the driver.
-type Stmt struct {
-	c     *Conn
+type stmt struct {
+	c     *conn
 	ds    preparedStmt // nil in simple query mode
 	sql   string
 	query bool // read rows (SELECT …) rather than rows affected
@@ -22,12 +22,12 @@ type Stmt struct {
 	x     exchange // target.Exchanger's state
 }
 
-var _ target.Stmt = (*Stmt)(nil)
+var _ target.Stmt = (*stmt)(nil)
 
 // Prepare prepares sql on the server, or with Config.Unprepared keeps its text. Whether
 // Run reads rows or rows affected is decided here from the statement's first keyword.
-func (c *Conn) Prepare(ctx context.Context, sql string) (target.Stmt, error) {
-	s := &Stmt{c: c, sql: sql, query: returnsRows(sql), nIn: -1}
+func (c *conn) Prepare(ctx context.Context, sql string) (target.Stmt, error) {
+	s := &stmt{c: c, sql: sql, query: returnsRows(sql), nIn: -1}
 	if c.t.mc.InterpolateParams {
 		return s, nil
 	}
@@ -49,7 +49,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string) (target.Stmt, error) {
 // Run executes the statement. Rows are read one by one into a reused buffer and
 // counted; with res.Keep the first row is copied into res.First as text (NULL as
 // KindNull), reusing res.First and its buffers.
-func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result) error {
+func (s *stmt) Run(ctx context.Context, args []target.Value, res *target.Result) error {
 	if s.nIn >= 0 && len(args) != s.nIn {
 		return target.Errorf(target.ClassOther, "", "statement has %d placeholders but %d arguments were given", s.nIn, len(args))
 	}
@@ -73,7 +73,7 @@ func (s *Stmt) Run(ctx context.Context, args []target.Value, res *target.Result)
 	return c.end(ctx, err)
 }
 
-func (s *Stmt) runExec(res *target.Result) error {
+func (s *stmt) runExec(res *target.Result) error {
 	var r driver.Result
 	var err error
 	if s.ds != nil {
@@ -94,7 +94,7 @@ func (s *Stmt) runExec(res *target.Result) error {
 	return nil
 }
 
-func (s *Stmt) runQuery(res *target.Result) error {
+func (s *stmt) runQuery(res *target.Result) error {
 	var rows driver.Rows
 	var err error
 	if s.ds != nil {
@@ -143,7 +143,7 @@ func (s *Stmt) runQuery(res *target.Result) error {
 
 // fallback prepares, runs and closes the statement: simple query mode uses it when the
 // driver cannot interpolate the arguments.
-func (s *Stmt) fallback(run func(preparedStmt) (driver.Result, error)) (driver.Result, error) {
+func (s *stmt) fallback(run func(preparedStmt) (driver.Result, error)) (driver.Result, error) {
 	ds, err := s.c.dc.Prepare(s.sql)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func keep(res *target.Result, i int64, dest []driver.Value) {
 }
 
 // Close releases the statement on the server.
-func (s *Stmt) Close() error {
+func (s *stmt) Close() error {
 	if s.ds == nil {
 		return nil
 	}
