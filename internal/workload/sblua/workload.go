@@ -191,8 +191,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// setSeed seeds the scripts' random numbers (--rand-seed, --seed).
-func (w *Workload) setSeed(seed uint64) { w.seed = seed }
 
 // UseTarget gives the workload the target its scripts connect to: drv:name() is
 // mysql or pgsql after it, as sysbench's drivers are named.
