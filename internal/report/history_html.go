@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/analyze"
@@ -79,7 +80,7 @@ func WriteHistoryHTML(w io.Writer, h *History, o HistoryPage) error {
 	for i := n - 1; i >= first; i-- {
 		p.Table = append(p.Table, h.Points[i])
 	}
-	return historyTmpl.Execute(w, &p)
+	return historyTmpl().Execute(w, &p)
 }
 
 func (h *History) writeHTMLFile(w io.Writer) error {
@@ -259,7 +260,10 @@ func whyText(c HistoryChange) string {
 	return why
 }
 
-var historyTmpl = template.Must(template.New("page").Parse(`<!doctype html>
+var historyTmpl = sync.OnceValue(func() *template.Template { return template.Must(template.New("page").Parse(historyPageTmpl)) })
+
+// historyPageTmpl is the history page's template text (historyTmpl).
+const historyPageTmpl = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>fathom · history {{.H.ID}}</title>
 <link rel="icon" href="data:,">
 {{if .Static}}<style>
@@ -311,4 +315,4 @@ Changes looked for in {{range $i, $m := .H.Metrics}}{{if $i}}, {{end}}{{$m}}{{en
 {{if .Marks}}<ol class="changes">{{range .Marks}}
 <li data-run="{{.RunID}}"><span class="{{if .Worse}}worse{{else}}better{{end}}">{{if .Worse}}▼{{else}}▲{{end}}</span> at {{if $.Static}}run {{.RunID}}{{else}}<a href="/#/run/{{.RunID}}">run {{.RunID}}</a>{{end}}: {{.Line}}<br><span class="why">{{.Why}}</span></li>{{end}}
 </ol>{{else if .Detected}}<p class="none">No changes found in {{.Metric}}.</p>{{else}}<p class="none">Changes are looked for in {{range $i, $m := .H.Metrics}}{{if $i}}, {{end}}{{$m}}{{end}}; {{.Metric}} is charted only (fathom history --metric {{.Metric}} looks in it).</p>{{end}}
-{{end}}`))
+{{end}}`
