@@ -191,7 +191,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-
 // UseTarget gives the workload the target its scripts connect to: drv:name() is
 // mysql or pgsql after it, as sysbench's drivers are named.
 func (w *Workload) UseTarget(t target.Target) error {
