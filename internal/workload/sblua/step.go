@@ -3,6 +3,7 @@ package sblua
 import (
 	"context"
 	"errors"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -68,6 +69,7 @@ type stepper struct {
 	ex      target.Exchanger
 	args    []target.Value
 	yields  int64 // statements yielded to the runner, added to the workload's at Finish
+	yielded bool  // the coroutine's last yield was a statement's (yield)
 }
 
 // canYield reports whether a statement on c, called in L, can be yielded to the
@@ -83,6 +85,7 @@ func (e *env) yield(L *lua.LState, c *sqlConn, ex target.Exchanger, args []targe
 	st := &e.step
 	st.pending, st.ex, st.args, st.query, st.class, st.res = c, ex, args, query, class, res
 	st.yields++
+	st.yielded = true
 	return L.Yield()
 }
 
@@ -225,11 +228,24 @@ func (k *worker) Reply(err error) workload.Step {
 func (k *worker) resume(fn *lua.LFunction, args ...lua.LValue) workload.Step {
 	e := k.e
 	st := &e.step
-	st.active, st.ended = true, false
+	st.active, st.ended, st.yielded = true, false, false
 	state, err, _ := e.L.Resume(st.co, fn, args...)
 	st.active = false
 	switch state {
 	case lua.ResumeYield:
+		if !st.ended && !st.yielded {
+			// The script called coroutine.yield() in event() itself: outside a
+			// coroutine of its own that is an error, as it is when the event runs
+			// in a goroutine (and under sysbench).
+			where := ""
+			for lvl := 0; lvl < 8 && where == ""; lvl++ { // the suspended script's own frame
+				if w := st.co.Where(lvl); !strings.Contains(w, "sysbench.compat") {
+					where = w
+				}
+			}
+			st.co = nil
+			return workload.Step{Stmts: e.stmts, Err: &workload.AbortError{Err: &scriptError{Msg: strings.TrimSpace(where + " can not yield from outside of a coroutine")}}}
+		}
 		if !st.ended {
 			return workload.Step{Ex: st.ex, Args: st.args}
 		}

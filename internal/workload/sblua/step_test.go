@@ -169,6 +169,24 @@ func TestSteppedErrors(t *testing.T) {
 		t.Errorf("the error's place: %q (one client) and %q (stepped); want both at stepped_fail.lua:6", where[0], where[1])
 	}
 
+	// A script's own coroutine.yield() in event() aborts its client on both paths, with
+	// the same line (stepped, it would otherwise suspend the runner's coroutine as if
+	// for a statement).
+	var yieldErr []string
+	for _, clients := range []int{1, 3} {
+		res, sum, tuning := runScript(t, tgt, "testdata/stepped_yield.lua", runner.Config{Clients: clients, Transactions: 5})
+		t.Logf("%d clients: %s %s; %d aborted (%s)", clients, res.Status, res.Reason, res.Aborted, tuning)
+		if res.Aborted != clients || sum.Transactions != 0 || len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "yield") {
+			t.Errorf("%d clients: %d aborted, %d events, errors %+v; want every client aborted on its yield", clients, res.Aborted, sum.Transactions, res.Errors)
+		}
+		if len(res.Errors) > 0 {
+			yieldErr = append(yieldErr, res.Errors[0].Message)
+		}
+	}
+	if len(yieldErr) == 2 && (yieldErr[0] != yieldErr[1] || !strings.HasPrefix(yieldErr[0], "testdata/stepped_yield.lua:8:")) {
+		t.Errorf("the yield's error: %q (one client), %q (stepped); want the same, at stepped_yield.lua:8", yieldErr[0], yieldErr[1])
+	}
+
 	for _, clients := range []int{1, 3} {
 		began := time.Now()
 		res, sum, tuning := runScript(t, tgt, "testdata/stepped_end.lua", runner.Config{Clients: clients, Duration: time.Minute})
