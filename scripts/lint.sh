@@ -44,9 +44,11 @@ else log "findings above: fix them, or exclude one in .golangci.yml with the rea
 # Exported names under internal/ that no other package uses, tests included (#31).
 # scripts/unusedexports is its own module (golang.org/x/tools, fetched once into the
 # module cache, then used without the network).
-(cd scripts/unusedexports && "$GO" run . -C ../..)
+# Its own test first (a module of its own: `go test ./...` at the root does not reach it).
+(cd scripts/unusedexports && { out=$("$GO" test -count=1 ./... 2>&1) || { echo "$out" >&2; exit 3; }; } && "$GO" run . -C ../..)
 urc=$?
 if [ $urc = 0 ]; then log "no exported name unused outside its package (scripts/unusedexports)"
+elif [ $urc = 3 ]; then log "scripts/unusedexports's own test failed (above)"; urc=1
 elif [ $urc = 1 ]; then log "exported names above are used by no other package: unexport each (cd scripts/unusedexports && go run . -C ../.. -fix), or add it to scripts/unusedexports/allow.txt with the reason"
 else log "scripts/unusedexports could not load the module (above)"; fi
 [ $rc = 0 ] && rc=$urc
