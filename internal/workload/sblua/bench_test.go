@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/fathom-lab/fathom/internal/lua"
 
 	"github.com/fathom-lab/fathom/internal/workload/gen"
 )

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/fathom-lab/fathom/internal/lua"
 )
 
 // registerBit provides LuaJIT's bit module (the BitOp API: tobit, tohex, bnot, band,

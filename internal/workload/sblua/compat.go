@@ -3,7 +3,7 @@ package sblua
 import (
 	"sync"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/fathom-lab/fathom/internal/lua"
 )
 
 // compatSource is sysbench 0.5's script API (db_connect, db_query, db_prepare,

@@ -3,7 +3,7 @@ package sblua
 import (
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/fathom-lab/fathom/internal/lua"
 )
 
 // registerFFI provides the part of LuaJIT's ffi that sysbench scripts use to reach

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/fathom-lab/fathom/internal/lua"
 )
 
 // strFormat is string.format with C's conversions as Lua 5.1 and LuaJIT have them

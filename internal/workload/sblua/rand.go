@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/fathom-lab/fathom/internal/lua"
 
 	"github.com/fathom-lab/fathom/internal/workload/gen"
 )

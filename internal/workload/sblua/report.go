@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/fathom-lab/fathom/internal/lua"
 
 	"github.com/fathom-lab/fathom/internal/measure"
 )

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/fathom-lab/fathom/internal/lua"
 )
 
 // modules caches compiled modules by file: every client's state requires

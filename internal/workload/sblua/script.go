@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
+	"github.com/fathom-lab/fathom/internal/lua"
+	"github.com/fathom-lab/fathom/internal/lua/parse"
 )
 
 // SearchDirs are where require() looks after the script's own directory and the

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/fathom-lab/fathom/internal/lua"
 
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"

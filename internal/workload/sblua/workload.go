@@ -21,7 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/fathom-lab/fathom/internal/lua"
 
 	"github.com/fathom-lab/fathom/internal/target"
 	"github.com/fathom-lab/fathom/internal/workload"
