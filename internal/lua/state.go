@@ -2155,6 +2155,10 @@ func (ls *LState) Status(th *LState) string {
 }
 
 func (ls *LState) Resume(th *LState, fn *LFunction, args ...LValue) (ResumeState, error, []LValue) {
+	return ls.resume(th, fn, args, true)
+}
+
+func (ls *LState) resume(th *LState, fn *LFunction, args []LValue, values bool) (ResumeState, error, []LValue) {
 	isstarted := th.isStarted()
 	if !isstarted {
 		base := 0
@@ -2197,6 +2201,13 @@ func (ls *LState) Resume(th *LState, fn *LFunction, args ...LValue) (ResumeState
 	top := ls.GetTop()
 	threadRun(th)
 	haserror := LVIsFalse(ls.Get(top + 1))
+	if !values && !haserror { // fathom: ResumeDiscard
+		ls.SetTop(top)
+		if th.stack.IsEmpty() {
+			return ResumeOK, nil, nil
+		}
+		return ResumeYield, nil, nil
+	}
 	ret := make([]LValue, 0, ls.GetTop())
 	for idx := top + 2; idx <= ls.GetTop(); idx++ {
 		ret = append(ret, ls.Get(idx))

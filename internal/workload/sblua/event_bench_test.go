@@ -37,7 +37,7 @@ func BenchmarkScriptEvent(b *testing.B) {
 	}
 	defer tgt.Close()
 	ctx := context.Background()
-	prepared := false
+	prepared := "" // the tables option the sbtest tables were prepared with
 	for _, c := range []struct{ name, path string }{
 		{"oltp_point_select/direct", "oltp_point_select"}, {"oltp_point_select/driver", "oltp_point_select"},
 		{"oltp_read_only/direct", "oltp_read_only"}, {"oltp_read_only/driver", "oltp_read_only"},
@@ -50,7 +50,11 @@ func BenchmarkScriptEvent(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			wl, err := sp.New(workload.Params{"tables": "1", "table-size": "1000", "threads": "1"})
+			tables := "1"
+			if strings.HasSuffix(c.name, "-32") {
+				tables = "4" // as the bench runs it: param[tnum] and stmt[tnum] over four tables
+			}
+			wl, err := sp.New(workload.Params{"tables": tables, "table-size": "1000", "threads": "1"})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -66,12 +70,12 @@ func BenchmarkScriptEvent(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer conn.Close()
-			if !prepared {
-				_ = conn.Exec(ctx, "DROP TABLE IF EXISTS sbtest1")
+			if prepared != tables {
+				_ = conn.Exec(ctx, "DROP TABLE IF EXISTS sbtest1, sbtest2, sbtest3, sbtest4")
 				if err := w.Prepare(ctx, tgt, nil); err != nil {
 					b.Fatalf("prepare: %v", err)
 				}
-				prepared = true
+				prepared = tables
 			}
 			// "-32" steps 32 clients in turn, as the runner's multiplexed
 			// path does: each event runs in a Lua state the others have pushed

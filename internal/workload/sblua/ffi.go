@@ -15,7 +15,7 @@ func (e *env) registerFFI() {
 	r := e.rng
 	two := func(f func(a, b int64) int64) *lua.LFunction {
 		return L.NewFunction(func(L *lua.LState) int {
-			L.Push(lua.LNumber(f(toU32(L, 1), toU32(L, 2))))
+			L.PushNumber(float64(f(toU32(L, 1), toU32(L, 2))))
 			return 1
 		})
 	}
@@ -27,11 +27,11 @@ func (e *env) registerFFI() {
 		"sb_rand_pareto":   two(r.pareto),
 		"sb_rand_zipfian":  two(r.zipfian),
 		"sb_rand_unique": L.NewFunction(func(L *lua.LState) int {
-			L.Push(lua.LNumber(r.uniq.draw()))
+			L.PushNumber(float64(r.uniq.draw()))
 			return 1
 		}),
 		"sb_rand_uniform_double": L.NewFunction(func(L *lua.LState) int {
-			L.Push(lua.LNumber(r.g.Float64()))
+			L.PushNumber(r.g.Float64())
 			return 1
 		}),
 		"usleep": L.NewFunction(func(L *lua.LState) int {
@@ -88,7 +88,7 @@ func (e *env) registerFFI() {
 	}
 	// LuaJIT and sysbench provide these beside Lua 5.1's standard library.
 	if tbl, ok := L.GetGlobal("table").(*lua.LTable); ok && tbl.RawGetString("getn") == lua.LNil {
-		L.SetField(tbl, "getn", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(L.CheckTable(1).Len())); return 1 }))
+		L.SetField(tbl, "getn", L.NewFunction(func(L *lua.LState) int { L.PushNumber(float64(L.CheckTable(1).Len())); return 1 }))
 	}
 }
 

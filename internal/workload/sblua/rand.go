@@ -156,7 +156,7 @@ func (r *rng) register(L *lua.LState, sb *lua.LTable) {
 	t := L.NewTable()
 	two := func(f func(a, b int64) int64) lua.LGFunction {
 		return func(L *lua.LState) int {
-			L.Push(lua.LNumber(f(toU32(L, 1), toU32(L, 2))))
+			L.PushNumber(float64(f(toU32(L, 1), toU32(L, 2))))
 			return 1
 		}
 	}
@@ -168,17 +168,17 @@ func (r *rng) register(L *lua.LState, sb *lua.LTable) {
 		"pareto":   two(r.pareto),
 		"zipfian":  two(r.zipfian),
 		"unique": func(L *lua.LState) int {
-			L.Push(lua.LNumber(r.uniq.draw()))
+			L.PushNumber(float64(r.uniq.draw()))
 			return 1
 		},
 		"uniform_uint64": func(L *lua.LState) int {
 			// A Lua 5.1 number holds 53 bits exactly; sysbench's LuaJIT gives a
 			// 64-bit cdata. Scripts take it modulo 2^32 (sb_rnd), which this keeps.
-			L.Push(lua.LNumber(r.g.Uint64() >> 11))
+			L.PushNumber(float64(r.g.Uint64() >> 11))
 			return 1
 		},
 		"uniform_double": func(L *lua.LState) int {
-			L.Push(lua.LNumber(r.g.Float64()))
+			L.PushNumber(r.g.Float64())
 			return 1
 		},
 		"string": func(L *lua.LState) int {
@@ -213,7 +213,7 @@ func (r *rng) register(L *lua.LState, sb *lua.LTable) {
 	L.SetGlobal("sb_rand_gaussian", t.RawGetString("gaussian"))
 	L.SetGlobal("sb_rand_special", t.RawGetString("special"))
 	L.SetGlobal("sb_rnd", L.NewFunction(func(L *lua.LState) int {
-		L.Push(lua.LNumber(r.g.Uint64() & math.MaxUint32))
+		L.PushNumber(float64(r.g.Uint64() & math.MaxUint32))
 		return 1
 	}))
 	L.SetGlobal("sb_rand_uniq", L.NewFunction(func(L *lua.LState) int {
@@ -230,7 +230,7 @@ func (r *rng) register(L *lua.LState, sb *lua.LTable) {
 		for {
 			v := int64(r.uniq.draw())
 			if v >= lo && v <= hi {
-				L.Push(lua.LNumber(v))
+				L.PushNumber(float64(v))
 				return 1
 			}
 		}

@@ -684,9 +684,9 @@ func (e *env) luaResIndex(L *lua.LState) int {
 	}
 	switch k {
 	case "nrows":
-		L.Push(lua.LNumber(r.nrows))
+		L.PushNumber(float64(r.nrows))
 	case "nfields":
-		L.Push(lua.LNumber(r.nfields))
+		L.PushNumber(float64(r.nfields))
 	default:
 		L.Push(e.resMethods.RawGetString(k))
 	}

@@ -229,7 +229,7 @@ func (k *worker) resume(fn *lua.LFunction, args ...lua.LValue) workload.Step {
 	e := k.e
 	st := &e.step
 	st.active, st.ended, st.yielded = true, false, false
-	state, err, _ := e.L.Resume(st.co, fn, args...)
+	state, err := e.L.ResumeDiscard(st.co, fn, args...)
 	st.active = false
 	switch state {
 	case lua.ResumeYield:
