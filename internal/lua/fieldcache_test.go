@@ -41,6 +41,32 @@ func TestFieldCacheFollowsWrites(t *testing.T) {
 			end
 			ts[2].x = 20
 			assert(get(ts[2]) == 20 and get(ts[1]) == 1)`,
+		"one site, more tables than it keeps": `
+			local function get(t) return t.x end
+			local ts = {}
+			for i = 1, 12 do ts[i] = {x = i} end
+			for round = 1, 4 do
+				for i = 1, 12 do
+					local j = (i * 5 + round) % 12 + 1
+					assert(get(ts[j]) == j * round, j)
+				end
+				for i = 1, 12 do ts[i].x = i * (round + 1) end
+			end`,
+		"one method site, several metatables": `
+			local function call(o) return o:v() end
+			local objs = {}
+			for i = 1, 10 do
+				local C = {}
+				C.__index = C
+				C.v = function() return i end
+				objs[i] = setmetatable({}, C)
+			end
+			for round = 1, 3 do
+				for i = 10, 1, -1 do assert(call(objs[i]) == i * (round == 3 and 2 or 1)) end
+				if round == 2 then
+					for i = 1, 10 do getmetatable(objs[i]).v = function() return i * 2 end end
+				end
+			end`,
 		"method replaced": `
 			local C = {}
 			C.__index = C
@@ -128,6 +154,22 @@ func TestFieldCacheUserdata(t *testing.T) {
 			idx2 := L.NewTable()
 			idx2.RawSetString("m", method(3))
 			mt.RawSetString("__index", idx2)
+		}, 3},
+		{func() { // a second userdata at the same site, then the first again
+			other := L.NewUserData()
+			omt, oidx := L.NewTable(), L.NewTable()
+			oidx.RawSetString("m", method(9))
+			omt.RawSetString("__index", oidx)
+			other.Metatable = omt
+			L.SetGlobal("ud", other)
+			if got := call(); got != 9 {
+				t.Fatalf("other userdata: ud:m() = %d, want 9", got)
+			}
+			oidx.RawSetString("m", method(10))
+			if got := call(); got != 10 {
+				t.Fatalf("other userdata, method replaced: ud:m() = %d, want 10", got)
+			}
+			L.SetGlobal("ud", ud)
 		}, 3},
 		{func() {
 			mt2 := L.NewTable()
