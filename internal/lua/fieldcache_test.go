@@ -187,8 +187,9 @@ func TestFieldCacheUserdata(t *testing.T) {
 	}
 }
 
-// TestErrorMessageWithPercent: error(), assert() and coroutine errors keep a
-// message with % signs as written (upstream handed it to Sprintf as a format).
+// TestErrorMessageWithPercent: error() and assert() keep a message with % signs as
+// written, now that their messages go to RaiseError as an argument of "%s" (for go
+// vet) rather than as the format.
 func TestErrorMessageWithPercent(t *testing.T) {
 	for _, src := range []string{`error("100% done", 0)`, `assert(false, "100% done")`} {
 		L := NewState()
