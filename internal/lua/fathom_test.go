@@ -69,3 +69,60 @@ func TestPushNumber(t *testing.T) {
 		t.Errorf("PushNumber: %v allocations a push", n)
 	}
 }
+
+// TestResumeWith: a G function that yielded returns, through ResumeWith, what the
+// continuation pushes, or raises its error at the script's line.
+func TestResumeWith(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	L.SetGlobal("op", L.NewFunction(func(L *LState) int { return L.Yield() }))
+	if err := L.DoString(`function body()
+		local a, b = op()
+		local c = op() + 1
+		local t = {op()}
+		local ok, msg = pcall(error, "not reached")
+		coroutine.yield(a, b, c, #t)
+		local d = op()
+		return d
+	end`); err != nil {
+		t.Fatal(err)
+	}
+	co, _ := L.NewThread()
+	push := func(vs ...LValue) LGFunction {
+		return func(L *LState) int {
+			for _, v := range vs {
+				L.Push(v)
+			}
+			return len(vs)
+		}
+	}
+	if st, err := L.ResumeDiscard(co, L.GetGlobal("body").(*LFunction)); st != ResumeYield || err != nil {
+		t.Fatalf("start: %v %v", st, err)
+	}
+	if st, err := L.ResumeWith(co, push(LNumber(1), LNumber(2))); st != ResumeYield || err != nil {
+		t.Fatalf("a, b: %v %v", st, err)
+	}
+	if st, err := L.ResumeWith(co, push(LNumber(41))); st != ResumeYield || err != nil {
+		t.Fatalf("c: %v %v", st, err)
+	}
+	// The table constructor's op() resumed with nothing, without a continuation:
+	// {op()} is empty, and body runs on to its own coroutine.yield(a, b, c, #t).
+	st, err, vals := L.Resume(co, nil)
+	if st != ResumeYield || err != nil || len(vals) != 4 {
+		t.Fatalf("yield of a, b, c, #t: %v %v %v", st, err, vals)
+	}
+	if vals[0] != LNumber(1) || vals[1] != LNumber(2) || vals[2] != LNumber(42) || vals[3] != LNumber(0) {
+		t.Fatalf("a, b, c, #t = %v", vals)
+	}
+	if st, err := L.ResumeDiscard(co, nil); st != ResumeYield || err != nil { // on to d = op()
+		t.Fatalf("d: %v %v", st, err)
+	}
+	// d = op(): its continuation raises, at body's line 7
+	st, err = L.ResumeWith(co, func(L *LState) int { L.RaiseError("refused: %s", "5% off"); return 0 })
+	if st != ResumeError || err == nil || !strings.Contains(err.Error(), ":7: refused: 5% off") {
+		t.Fatalf("raise: %v %v", st, err)
+	}
+	if !co.Dead {
+		t.Fatal("the coroutine that raised is not dead")
+	}
+}

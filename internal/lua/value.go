@@ -195,6 +195,9 @@ type LState struct {
 	alloc        *allocator
 	currentFrame *callFrame
 	wrapped      bool
+	// yieldCont, set by ResumeWith, runs first when the coroutine resumes, as
+	// the G function that yielded returning again (fathom.go)
+	yieldCont    LGFunction
 	uvcache      *Upvalue
 	hasErrorFunc bool
 	mainLoop     func(*LState, *callFrame)

@@ -291,6 +291,12 @@ func threadRun(L *LState) {
 			}
 		}
 	}()
+	if k := L.yieldCont; k != nil { // fathom: ResumeWith
+		L.yieldCont = nil
+		if resumeCont(L, k) {
+			return
+		}
+	}
 	L.mainLoop(L, nil)
 }
 

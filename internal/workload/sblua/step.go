@@ -28,19 +28,10 @@ import (
 // hook fathom calls, a module loading): gopher-lua cannot suspend those, so the
 // statement runs there to completion as well.
 
-// stepWrap makes stmt:execute() and con:query() yield when they may: the Go function
-// returns either the result or, when it yielded, what the runner resumed it with; a
-// failed statement resumes it with false, and the wrapper then raises the error in
-// the caller's frame. Its chunk name starts with "sysbench.compat" so that an
-// error's place is the script's line (scriptWhere), not the wrapper's.
-// Two fixed arguments, not "...": a vararg function costs more per call, and neither
-// method takes more (con:query's text; stmt:execute none).
-const stepWrap = `local run, fail = ...
-return function(self, a)
-  local r = run(self, a)
-  if r == false then return fail(self) end
-  return r
-end`
+// stmt:execute() and con:query() yield when they may: the Go function returns
+// either the result or, when it yielded, what the runner resumes it with. A failed
+// statement resumes the coroutine with a continuation (lua.ResumeWith) that raises
+// the error in place of the yielded call, at the script's line.
 
 // stepLoop is the body of a client's coroutine: event() again and again, the
 // coroutine suspended (ended) between two events, so that one coroutine serves them
@@ -89,7 +80,8 @@ func (e *env) yield(L *lua.LState, c *sqlConn, ex target.Exchanger, args []targe
 	return L.Yield()
 }
 
-// luaStepFail raises the yielded statement's error (see stepWrap).
+// luaStepFail raises the yielded statement's error in place of its call: the
+// continuation Reply resumes the coroutine with.
 func (e *env) luaStepFail(L *lua.LState) int {
 	st := &e.step
 	err, c, q := st.err, st.pending, st.query
@@ -97,30 +89,10 @@ func (e *env) luaStepFail(L *lua.LState) int {
 	return e.sqlFail(L, c, q, err)
 }
 
-// wrapStepping replaces execute and query in the statement's and connection's
-// methods by stepWrap around them, and pcall, xpcall, require and dofile by versions
-// that count as calls through Go.
+// wrapStepping replaces pcall, xpcall, require and dofile by versions that count as
+// calls through Go (a statement inside one runs to its end, see canYield).
 func (e *env) wrapStepping() error {
 	L := e.L
-	proto, err := compileString(stepWrap, "sysbench.compat.step")
-	if err != nil {
-		return err
-	}
-	fn := L.NewFunctionFromProto(proto)
-	fail := L.NewFunction(e.luaStepFail)
-	wrap := func(g lua.LGFunction) lua.LValue {
-		L.Push(fn)
-		L.Push(L.NewFunction(g))
-		L.Push(fail)
-		L.Call(2, 1)
-		v := L.Get(-1)
-		L.Pop(1)
-		return v
-	}
-	stmtMethods := L.GetField(e.stmtMT, "__index").(*lua.LTable)
-	stmtMethods.RawSetString("execute", wrap(e.luaExecute))
-	connMethods := L.GetField(e.connMT, "__index").(*lua.LTable)
-	connMethods.RawSetString("query", wrap(e.luaQuery))
 	for _, name := range []string{"pcall", "xpcall", "require", "dofile"} {
 		orig, ok := L.GetGlobal(name).(*lua.LFunction)
 		if !ok || !orig.IsG {
@@ -215,7 +187,7 @@ func (k *worker) Reply(err error) workload.Step {
 	e.sentClass(st.class)
 	if err != nil {
 		st.err = err
-		return k.resume(nil, lua.LFalse)
+		return k.resumeWith(e.luaStepFail)
 	}
 	r := st.res
 	r.skipped, r.rows, r.nrows, r.nfields, r.next = true, nil, 0, 0, 0
@@ -226,10 +198,24 @@ func (k *worker) Reply(err error) workload.Step {
 // resume runs the coroutine until it yields a statement (a Step to send) or event()
 // ends (a Step with Do's results).
 func (k *worker) resume(fn *lua.LFunction, args ...lua.LValue) workload.Step {
+	st := &k.e.step
+	st.active, st.ended, st.yielded = true, false, false
+	state, err := k.e.L.ResumeDiscard(st.co, fn, args...)
+	return k.resumed(state, err)
+}
+
+// resumeWith resumes the coroutine with cont in place of the call that yielded.
+func (k *worker) resumeWith(cont lua.LGFunction) workload.Step {
+	st := &k.e.step
+	st.active, st.ended, st.yielded = true, false, false
+	state, err := k.e.L.ResumeWith(st.co, cont)
+	return k.resumed(state, err)
+}
+
+// resumed turns what a resume ended with into the runner's next Step.
+func (k *worker) resumed(state lua.ResumeState, err error) workload.Step {
 	e := k.e
 	st := &e.step
-	st.active, st.ended, st.yielded = true, false, false
-	state, err := e.L.ResumeDiscard(st.co, fn, args...)
 	st.active = false
 	switch state {
 	case lua.ResumeYield:
