@@ -1,5 +1,7 @@
 package lua
 
+import "math"
+
 // Inline caches for reads of fields named by string constants (globals,
 // t.name, obj:method()): each closure remembers, per site, the table a value
 // was found in and that table's write generation, so that the next read at the
@@ -17,11 +19,28 @@ type fieldCacheEntry struct {
 	v    LValue
 	// more holds other tables' values, once the site has seen a second table;
 	// next is the one a new table replaces.
-	more *[fieldWays]fieldCacheEntry
+	more *fieldWaysBlock
 	next uint8
 }
 
 const fieldWays = 7
+
+// fieldWaysBlock holds a site's other tables' values, with the tables (each
+// entry's a) apart, so that finding a table's entry reads one cache line.
+type fieldWaysBlock struct {
+	a [fieldWays]*LTable
+	e [fieldWays]fieldCacheEntry
+}
+
+// find returns the entry kept for t, or nil.
+func (w *fieldWaysBlock) find(t *LTable) *fieldCacheEntry {
+	for i, a := range &w.a {
+		if a == t {
+			return &w.e[i]
+		}
+	}
+	return nil
+}
 
 // tableHit reports whether e holds the field of table o, as it is now.
 func (e *fieldCacheEntry) tableHit(o *LTable) bool {
@@ -42,23 +61,23 @@ func (e *fieldCacheEntry) fill(f fieldCacheEntry) {
 		return
 	}
 	if e.more == nil {
-		e.more = new([fieldWays]fieldCacheEntry)
+		e.more = new(fieldWaysBlock)
 	}
-	for i := range e.more {
-		if e.more[i].a == f.a { // the same table, written since
-			e.more[i] = f
-			return
-		}
+	if m := e.more.find(f.a); m != nil { // the same table, written since
+		*m = f
+		return
 	}
-	e.more[e.next] = f
+	e.more.a[e.next], e.more.e[e.next] = f.a, f
 	e.next = (e.next + 1) % fieldWays
 }
 
 func markFieldSites(proto *FunctionProto) {
-	proto.fieldSites = make([]int32, len(proto.Code))
-	n := int32(0)
+	proto.fieldSites = make([]uint16, len(proto.Code))
+	n := 0
 	for pc, inst := range proto.Code {
-		proto.fieldSites[pc] = -1
+		if n == math.MaxUint16 {
+			break // the rest are read without a cache
+		}
 		switch opGetOpCode(inst) {
 		case OP_GETGLOBAL:
 		case OP_GETTABLE, OP_GETTABLEKS, OP_SELF:
@@ -72,16 +91,16 @@ func markFieldSites(proto *FunctionProto) {
 		default:
 			continue
 		}
-		proto.fieldSites[pc] = n
 		n++
+		proto.fieldSites[pc] = uint16(n)
 	}
-	proto.numFieldSites = int(n)
+	proto.numFieldSites = n
 }
 
 // getFieldSite is getFieldString at the field site of the instruction being run.
 func (ls *LState) getFieldSite(obj LValue, key string) LValue {
 	fn := ls.currentFrame.Fn
-	site := fn.Proto.fieldSites[ls.currentFrame.Pc-1]
+	site := int(fn.Proto.fieldSites[ls.currentFrame.Pc-1]) - 1
 	if site < 0 {
 		return ls.getFieldString(obj, key)
 	}
@@ -95,10 +114,8 @@ func (ls *LState) getFieldSite(obj LValue, key string) LValue {
 			return e.v
 		}
 		if e.more != nil {
-			for i := range e.more {
-				if m := &e.more[i]; m.tableHit(o) {
-					return m.v
-				}
+			if m := e.more.find(o); m != nil && m.tableHit(o) {
+				return m.v
 			}
 		}
 		if o.strdict != nil {
@@ -116,10 +133,8 @@ func (ls *LState) getFieldSite(obj LValue, key string) LValue {
 			return e.v
 		}
 		if e.more != nil {
-			for i := range e.more {
-				if m := &e.more[i]; m.userdataHit(mt) {
-					return m.v
-				}
+			if m := e.more.find(mt); m != nil && m.userdataHit(mt) {
+				return m.v
 			}
 		}
 		if idx, ok := mt.RawGetString("__index").(*LTable); ok && idx.strdict != nil {

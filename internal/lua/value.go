@@ -32,10 +32,20 @@ type LValue interface {
 }
 
 // LVIsFalse returns true if a given LValue is a nil or false otherwise false.
-func LVIsFalse(v LValue) bool { return v == LNil || v == LFalse }
+func LVIsFalse(v LValue) bool {
+	// fathom: type assertions rather than v == LNil || v == LFalse, which
+	// call runtime.ifaceeq (LNil is the only *LNilType).
+	switch b := v.(type) {
+	case *LNilType:
+		return true
+	case LBool:
+		return !bool(b)
+	}
+	return false
+}
 
 // LVIsFalse returns false if a given LValue is a nil or false otherwise true.
-func LVAsBool(v LValue) bool { return v != LNil && v != LFalse }
+func LVAsBool(v LValue) bool { return !LVIsFalse(v) }
 
 // LVAsString returns string representation of a given LValue
 // if the LValue is a string or number, otherwise an empty string.
@@ -141,6 +151,11 @@ func (nm LNumber) Format(f fmt.State, c rune) {
 }
 
 type LTable struct {
+	// gen changes with every write to strdict: a field site's cached value
+	// is good while the table's gen is the one it was read at. (fathom: first,
+	// in the cache line a read of the table touches anyway.)
+	gen uint64
+
 	Metatable LValue
 
 	array   []LValue
@@ -148,22 +163,20 @@ type LTable struct {
 	strdict map[string]LValue
 	keys    []LValue
 	k2i     map[LValue]int
-	// gen changes with every write to strdict: a field site's cached value
-	// is good while the table's gen is the one it was read at.
-	gen uint64
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
 func (tb *LTable) Type() LValueType { return LTTable }
 
 type LFunction struct {
-	IsG       bool
-	Env       *LTable
-	Proto     *FunctionProto
-	GFunction LGFunction
-	Upvalues  []*Upvalue
+	IsG   bool
+	Env   *LTable
+	Proto *FunctionProto
 	// fieldCache holds, per field site of Proto, the last value read there
+	// (fathom: beside Proto, which a field read reads too)
 	fieldCache []fieldCacheEntry
+	GFunction  LGFunction
+	Upvalues   []*Upvalue
 }
 type LGFunction func(*LState) int
 

@@ -583,7 +583,7 @@ func init() {
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
 			var v LValue
-			if opIsK(C) && cf.Fn.Proto.fieldSites[cf.Pc-1] >= 0 {
+			if opIsK(C) && cf.Fn.Proto.fieldSites[cf.Pc-1] != 0 {
 				v = L.getFieldSite(reg.Get(lbase+B), cf.Fn.Proto.stringConstants[opIndexK(C)])
 			} else {
 				v = L.getField(reg.Get(lbase+B), L.rkValue(C))
