@@ -5,10 +5,19 @@
 #
 # Per case: events per second (each tool's own report) and the client's CPU time
 # per event (user + system of the tool's process, from /usr/bin/time, divided by the
-# events it ran), for THREADS clients.
+# events it ran), for THREADS clients. Each round runs both tools one after the
+# other, so the "fa/sb" columns divide fathom's figure by sysbench's of the same
+# round and give the median of those ratios and their range: on a shared machine
+# whose speed drifts by 20% or more within minutes, the pairs are steadier than each
+# tool's medians apart, and a range that spans 1 says the rounds did not decide.
 #
-# On a shared 2-CPU machine the client and the server compete for the CPUs: set
-# PIN=1 to run the tool on CPU 1 (taskset) and report both ways (see DESIGN.md).
+# On a shared 2-CPU machine the client and the server compete for the CPUs, and how
+# each tool's way of waiting meets the server's threads in the scheduler moves both
+# figures by tens of percent. So each case runs twice (see DESIGN.md): "shared", the
+# CPUs shared as they come, and "pinned", the server's process (found by its port,
+# which must be on this host) on CPU 0 and the tool on CPU 1 (taskset), as if each had
+# a host of its own. The server's CPU mask is put back when the script ends. PIN=0
+# runs only the shared rows, PIN=1 only the pinned ones.
 # "start ms" is each tool's CPU time for a run of one event per thread, measured once
 # per row: the fixed part of its µs/ev. Each row ends with the 1-minute load average when it was finished: quote it with
 # the figures. Both tools' CPU per event include their start-up (fathom's is tens of
@@ -18,7 +27,7 @@
 # Environment: MYSQL_HOST=127.0.0.1 MYSQL_PORT=3306 MYSQL_USER=root MYSQL_DB=sbbench
 # (created, and its sbtest tables dropped at the end), SCRIPTS="oltp_point_select
 # oltp_read_only", THREADS="1 32 128", SECONDS_PER_RUN=10, TABLES=4, TABLE_SIZE=10000,
-# ROUNDS=3, PIN=0.
+# ROUNDS=3, PIN="0 1".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,18 +38,34 @@ SECS=${SECONDS_PER_RUN:-10}
 TABLES=${TABLES:-4}
 SIZE=${TABLE_SIZE:-10000}
 ROUNDS=${ROUNDS:-3}
-PIN=${PIN:-0}
+PIN=${PIN:-0 1}
 DIR=/usr/share/sysbench
 WORK=$(mktemp -d)
 FATHOM=./bin/fathom
 go build -o "$FATHOM" ./cmd/fathom
-trap 'rm -rf "$WORK"' EXIT
 
 mysql -h "$H" -P "$P" -u "$U" -e "CREATE DATABASE IF NOT EXISTS $DB"
 TARGET="mysql://$U@$H:$P/$DB"
 SB=(sysbench --db-driver=mysql --mysql-host="$H" --mysql-port="$P" --mysql-user="$U" --mysql-db="$DB")
 PINNED=()
-[ "$PIN" = 1 ] && PINNED=(taskset -c 1)
+
+# pin_server on|off: the server's process (every thread) on CPU 0, or back on the CPUs
+# it had. Its pid is the listener's on port P.
+SERVER_PID="" SERVER_MASK=""
+pin_server() {
+	if [ "$1" = off ]; then
+		[ -n "$SERVER_MASK" ] && taskset -a -p "$SERVER_MASK" "$SERVER_PID" >/dev/null
+		return 0
+	fi
+	SERVER_PID=$(ss -Hltnp "sport = :$P" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+	if [ -z "$SERVER_PID" ] || [ "$(nproc)" -lt 2 ]; then
+		echo "sysbench-lua: no server listening on port $P of this host (or fewer than 2 CPUs): cannot pin it; run with PIN=0" >&2
+		exit 2
+	fi
+	SERVER_MASK=$(taskset -p "$SERVER_PID" | sed 's/.*: //')
+	taskset -a -p -c 0 "$SERVER_PID" >/dev/null
+}
+trap 'pin_server off; rm -rf "$WORK"' EXIT
 
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
 
@@ -72,11 +97,25 @@ start_cpu() { # tool script threads -> CPU ms of a run of one event per thread
 	awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$WORK/time"
 }
 
-printf '%-20s %7s  %12s %12s  %14s %14s  %9s %9s  %s\n' script threads 'sysbench eps' 'fathom eps' 'sysbench µs/ev' 'fathom µs/ev' 'sb start' 'fa start' load
+# ratios() prints, for column $1 of each round's sysbench and fathom lines (taken in
+# the same round, one after the other), the median of fathom / sysbench and its range.
+ratios() {
+	paste -d' ' <(cut -d' ' -f"$1" "$WORK/fa") <(cut -d' ' -f"$1" "$WORK/sb") |
+		awk '$2 > 0 { print $1 / $2 }' | sort -g |
+		awk '{ a[NR] = $1 } END { if (NR) printf "%.2f (%.2f-%.2f)", a[int((NR + 1) / 2)], a[1], a[NR] }'
+}
+
+printf '%-20s %7s %6s  %12s %12s  %14s %14s  %18s %18s  %9s %9s  %s\n' script threads cpus 'sysbench eps' 'fathom eps' 'sysbench µs/ev' 'fathom µs/ev' 'eps fa/sb' 'µs/ev fa/sb' 'sb start' 'fa start' load
 for s in $SCRIPTS; do
 	"${SB[@]}" "$DIR/$s.lua" --tables="$TABLES" cleanup >/dev/null
 	"${SB[@]}" "$DIR/$s.lua" --tables="$TABLES" --table-size="$SIZE" --threads=2 prepare >/dev/null
 	for t in $THREADS; do
+	for pin in $PIN; do
+		cpus=shared PINNED=()
+		if [ "$pin" = 1 ]; then
+			cpus=pinned PINNED=(taskset -c 1)
+			pin_server on
+		fi
 		: >"$WORK/sb"; : >"$WORK/fa"
 		for r in $(seq "$ROUNDS"); do
 			if [ $((r % 2)) = 1 ]; then
@@ -85,11 +124,14 @@ for s in $SCRIPTS; do
 				run_fathom "$s" "$t" >>"$WORK/fa"; run_sysbench "$s" "$t" >>"$WORK/sb"
 			fi
 		done
-		printf '%-20s %7s  %12s %12s  %14s %14s  %9s %9s  %s\n' "$s" "$t" \
+		printf '%-20s %7s %6s  %12s %12s  %14s %14s  %18s %18s  %9s %9s  %s\n' "$s" "$t" "$cpus" \
 			"$(cut -d' ' -f1 "$WORK/sb" | median)" "$(cut -d' ' -f1 "$WORK/fa" | median)" \
 			"$(cut -d' ' -f2 "$WORK/sb" | median)" "$(cut -d' ' -f2 "$WORK/fa" | median)" \
+			"$(ratios 1)" "$(ratios 2)" \
 			"$(start_cpu sysbench "$s" "$t")ms" "$(start_cpu fathom "$s" "$t")ms" \
 			"$(cut -d' ' -f1 /proc/loadavg)"
+		pin_server off
+	done
 	done
 	"${SB[@]}" "$DIR/$s.lua" --tables="$TABLES" cleanup >/dev/null
 done
