@@ -40,6 +40,18 @@ SIZE=${TABLE_SIZE:-10000}
 ROUNDS=${ROUNDS:-3}
 PIN=${PIN:-0 1}
 DIR=/usr/share/sysbench
+
+# The pinned rows need the server's process: the listener on port P of this host.
+SERVER_PID=""
+if [[ " $PIN " == *" 1 "* ]]; then
+	case "$H" in
+	127.* | localhost | ::1) SERVER_PID=$(ss -Hltnp "sport = :$P" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1) ;;
+	esac
+	if [ -z "$SERVER_PID" ] || [ "$(nproc)" -lt 2 ]; then
+		echo "sysbench-lua: no server listening on $H:$P on this host (or fewer than 2 CPUs): cannot pin it; run with PIN=0" >&2
+		exit 2
+	fi
+fi
 WORK=$(mktemp -d)
 FATHOM=./bin/fathom
 go build -o "$FATHOM" ./cmd/fathom
@@ -50,17 +62,12 @@ SB=(sysbench --db-driver=mysql --mysql-host="$H" --mysql-port="$P" --mysql-user=
 PINNED=()
 
 # pin_server on|off: the server's process (every thread) on CPU 0, or back on the CPUs
-# it had. Its pid is the listener's on port P.
-SERVER_PID="" SERVER_MASK=""
+# it had.
+SERVER_MASK=""
 pin_server() {
 	if [ "$1" = off ]; then
 		[ -n "$SERVER_MASK" ] && taskset -a -p "$SERVER_MASK" "$SERVER_PID" >/dev/null
 		return 0
-	fi
-	SERVER_PID=$(ss -Hltnp "sport = :$P" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
-	if [ -z "$SERVER_PID" ] || [ "$(nproc)" -lt 2 ]; then
-		echo "sysbench-lua: no server listening on port $P of this host (or fewer than 2 CPUs): cannot pin it; run with PIN=0" >&2
-		exit 2
 	fi
 	SERVER_MASK=$(taskset -p "$SERVER_PID" | sed 's/.*: //')
 	taskset -a -p -c 0 "$SERVER_PID" >/dev/null
