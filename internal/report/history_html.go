@@ -309,7 +309,7 @@ Changes looked for in {{range $i, $m := .H.Metrics}}{{if $i}}, {{end}}{{$m}}{{en
 {{range .Marks}}<line class="mark{{if not .Worse}} better{{end}}" data-run="{{.RunID}}" x1="{{.X}}" x2="{{.X}}" y1="34" y2="320"><title>{{.Line}} {{.Why}}</title></line><text x="{{.X}}" y="30" dx="4">{{.N}}</text>
 {{end}}{{range .Points}}{{if not $.Static}}<a href="/#/run/{{.RunID}}">{{end}}<circle class="point{{if .Change}} change{{end}}" data-run="{{.RunID}}" cx="{{.X}}" cy="{{.Y}}" r="{{if .Change}}5{{else}}3{{end}}"><title>{{.Title}}</title></circle>{{if not $.Static}}</a>{{end}}
 {{end}}</svg>
-{{if not .Linked}}<p class="note">{{len .H.Points}} runs: drawn as one line; the runs around each change are points{{if not .Static}} you can open{{end}}.</p>{{end}}
+<p class="note">The runs stand in the order they started, evenly spaced: the dates below the chart name the runs above them, and the distances between runs are not time.{{if not .Linked}} {{len .H.Points}} runs: drawn as one line; the runs around each change are points{{if not .Static}} you can open{{end}}.{{end}}</p>
 {{end}}
 <h{{if .Static}}3{{else}}2{{end}}>Changes in {{.Metric}}</h{{if .Static}}3{{else}}2{{end}}>
 {{if .Marks}}<ol class="changes">{{range .Marks}}

@@ -217,6 +217,11 @@ func TestHistoryHTMLFile(t *testing.T) {
 	if !strings.Contains(page, "<th>tps (tx/s)</th>") || !strings.Contains(page, "<th>p99 (ms)</th>") || !strings.Contains(page, "<th>errors (% failed)</th>") {
 		t.Error("the runs table's heads lack units")
 	}
+	// The x axis spaces the runs evenly, whatever time passed between them, and each
+	// chart says so: its dates must not read as a time scale.
+	if n := strings.Count(page, "the distances between runs are not time"); n != len(historyMetrics) {
+		t.Errorf("%d charts say their x axis is the runs' order, want %d", n, len(historyMetrics))
+	}
 	b.Reset()
 	if err := WriteHistoryHTML(&b, h, HistoryPage{Metric: "p99"}); err != nil {
 		t.Fatal(err)
