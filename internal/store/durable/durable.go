@@ -79,6 +79,11 @@ type durableStore struct {
 	lastErr  error
 	gaveUp   error
 	file     *spoolFile
+	// inflight is the queue's head while step writes it without s.mu: spill and
+	// giveUp leave it at the head (moving it to the file would write it twice, or,
+	// with nothing left in memory, let step pop an empty queue), and a retry of it
+	// goes before the file.
+	inflight *entry
 	late     map[int64]*lateCounts // by run: what this outage delays
 	open     map[int64]bool        // runs created here and not finished: an outage is recorded with each
 	writers  []*sampleWriter
@@ -99,6 +104,7 @@ type entry struct {
 	done   chan error // nil for a write nobody waits for
 	size   int64
 	gone   bool // its caller stopped waiting
+	first  bool // kept at the head while written as the rest went to the spool file: tried again before it
 }
 
 // Wrap returns st riding out outages as o says.
@@ -310,7 +316,7 @@ func (s *durableStore) giveUp() {
 		if e.op != nil {
 			n++
 		}
-		if e.done != nil {
+		if e.done != nil && e != s.inflight { // the entry being written is answered by step
 			waiting = append(waiting, e.done)
 		}
 	}
@@ -331,6 +337,34 @@ func (s *durableStore) giveUp() {
 		s.file.waiting = nil
 	}
 	s.queue, s.memBytes = nil, 0
+	if s.inflight != nil {
+		s.queue = []*entry{s.inflight}
+		if s.inflight.op != nil {
+			s.memBytes = s.inflight.size
+		}
+	}
+	s.idle.Broadcast()
+}
+
+// keepAfterGivingUp ends e, the entry being written when the store was given up on
+// and whose write then failed: an op goes to the spool file, and whoever waits for e
+// hears the outage. s.mu is held.
+func (s *durableStore) keepAfterGivingUp(e *entry) {
+	if len(s.queue) > 0 && s.queue[0] == e {
+		s.queue = s.queue[1:]
+	}
+	err := s.gaveUp
+	switch {
+	case e.op != nil:
+		s.memBytes -= e.size
+		err = s.toFile(e.op)
+	case e.sample != nil:
+		e.w.dropped++
+		s.smpBytes -= e.size
+	}
+	if e.done != nil {
+		e.done <- err
+	}
 	s.idle.Broadcast()
 }
 
@@ -344,7 +378,12 @@ func (s *durableStore) spill(all bool) error {
 		}
 		s.file = f
 	}
-	i := 0
+	start := 0
+	if len(s.queue) > 0 && s.queue[0] == s.inflight {
+		start = 1 // being written: it stays, and is tried again first if that fails
+		s.inflight.first = true
+	}
+	i := start
 	for ; i < len(s.queue); i++ {
 		e := s.queue[i]
 		if e.fn != nil && !all {
@@ -359,7 +398,7 @@ func (s *durableStore) spill(all bool) error {
 			}
 		case e.op != nil:
 			if err := s.file.append(e.op); err != nil {
-				s.queue = s.queue[i:]
+				s.queue = append(s.queue[:start], s.queue[i:]...)
 				return err
 			}
 			s.memBytes -= e.size
@@ -369,7 +408,7 @@ func (s *durableStore) spill(all bool) error {
 			}
 		}
 	}
-	s.queue = s.queue[i:]
+	s.queue = append(s.queue[:start], s.queue[i:]...)
 	return s.file.sync()
 }
 
@@ -430,7 +469,7 @@ func (s *durableStore) step() bool {
 		e  *entry
 		fn func(context.Context) error
 	)
-	fromFile := s.file != nil && s.file.left > 0
+	fromFile := s.file != nil && s.file.left > 0 && !(len(s.queue) > 0 && s.queue[0].first)
 	if fromFile {
 		var err error
 		if o, err = s.file.peek(); err != nil {
@@ -448,6 +487,7 @@ func (s *durableStore) step() bool {
 			s.mu.Unlock()
 			return true
 		}
+		s.inflight = e
 		switch {
 		case e.op != nil:
 			o = e.op
@@ -468,9 +508,16 @@ func (s *durableStore) step() bool {
 	err := s.attempt(context.Background(), fn)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.inflight = nil
+	s.idle.Broadcast() // Close waits for a write under way
 	if err != nil && s.o.Unreachable(err) {
 		s.goDown(err)
 		s.backAt = time.Time{}
+		if e != nil && s.gaveUp != nil {
+			// Given up while it was being written: kept in the spool file after the
+			// rest (the upload writes each thing once, whatever the order).
+			s.keepAfterGivingUp(e)
+		}
 		return false
 	}
 	if s.down && s.backAt.IsZero() {
@@ -509,7 +556,7 @@ func (s *durableStore) finishStep(fromFile bool, e *entry, o *op, err error) {
 			s.file.waiting = s.file.waiting[1:]
 		}
 	} else {
-		s.queue = s.queue[1:]
+		s.queue = s.queue[1:] // e: spill and giveUp leave the entry being written at the head
 		switch {
 		case e.op != nil:
 			s.memBytes -= e.size
@@ -648,7 +695,7 @@ func (s *durableStore) Close() error {
 		s.o.Warn(fmt.Sprintf("the results store %s is still unreachable: waiting for it to write the %d writes kept, until %s (the --store-outage bound); past it they stay in a spool file for `fathom store upload`",
 			s.Path(), n, s.since.Add(s.o.Bound).Format("15:04:05")))
 	}
-	for s.gaveUp == nil && s.pending() {
+	for (s.gaveUp == nil && s.pending()) || s.inflight != nil { // a write under way ends within o.Attempt
 		s.idle.Wait()
 	}
 	gave := s.gaveUp

@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fathom-lab/fathom/internal/dbtest"
+	"github.com/fathom-lab/fathom/internal/measure"
 	"github.com/fathom-lab/fathom/internal/store"
 	"github.com/fathom-lab/fathom/internal/store/durable"
 	"github.com/fathom-lab/fathom/internal/store/postgres"
@@ -173,5 +175,95 @@ func TestOutageRecordedWithOpenRun(t *testing.T) {
 	defer mu.Unlock()
 	if len(warned) != 2 || !strings.Contains(warned[1], "1 interval written late") {
 		t.Errorf("warnings heard: %q, want the outage and the return with the agent's interval", warned)
+	}
+}
+
+// gatedStore is a real store whose AddInterval can be made to fail as an outage does
+// (down) or to hang until released (gate), so that a test can choose what happens
+// while the durable store is writing.
+type gatedStore struct {
+	store.Store
+	mu      sync.Mutex
+	down    bool
+	gate    chan struct{} // the next AddInterval signals entered, then waits for gate
+	entered chan struct{}
+}
+
+var errGatedDown = errors.New("the store is down (test)")
+
+func (g *gatedStore) AddInterval(ctx context.Context, runID int64, iv *measure.Interval) error {
+	g.mu.Lock()
+	down, gate, entered := g.down, g.gate, g.entered
+	g.gate = nil
+	g.mu.Unlock()
+	if down {
+		return errGatedDown
+	}
+	if gate != nil {
+		close(entered)
+		<-gate
+	}
+	return g.Store.AddInterval(ctx, runID, iv)
+}
+
+// Writes that pass the memory bound while the store is writing the oldest waiting one
+// go to the spool file behind it, not with it: the one being written stays first, is
+// written once, and the rest follow in order (moving it too wrote it twice, or, with
+// nothing left in memory, panicked when its write ended).
+func TestSpillWhileWriting(t *testing.T) {
+	inner, err := stores.Open(filepath.Join(t.TempDir(), "fathom.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedStore{Store: inner}
+	st := durable.Wrap(g, durable.Options{Memory: 2 << 10, Dir: filepath.Join(t.TempDir(), "spool"),
+		Unreachable: func(err error) bool { return errors.Is(err, errGatedDown) }, Attempt: time.Minute, Warn: func(string) {}})
+	defer st.Close()
+	ctx := context.Background()
+	id, err := st.CreateRun(ctx, storetest.Run())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	g.down = true
+	g.mu.Unlock()
+	if err := st.AddInterval(ctx, id, storetest.Interval(0, 1)); err != nil {
+		t.Fatal(err) // kept through the outage
+	}
+	gate, entered := make(chan struct{}), make(chan struct{})
+	g.mu.Lock()
+	g.down, g.gate, g.entered = false, gate, entered
+	g.mu.Unlock()
+	<-entered // the store answers again, and interval 0's write hangs
+	const more = 40
+	for k := 1; k <= more; k++ {
+		if err := st.AddInterval(ctx, id, storetest.Interval(k, k+1)); err != nil {
+			t.Fatalf("interval %d: %v", k, err)
+		}
+	}
+	close(gate)
+	// Finishing waits for everything kept before it; a store that lost track of the
+	// interval under way never gets there (a minute is far beyond the second it takes).
+	finished := make(chan error, 1)
+	go func() { finished <- st.FinishRun(ctx, id, "complete", "", time.Now(), []byte(`{}`)) }()
+	select {
+	case err := <-finished:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("FinishRun did not return: the writes kept were never all written")
+	}
+	ivs, err := inner.Intervals(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ivs) != more+1 {
+		t.Fatalf("%d intervals stored, want %d", len(ivs), more+1)
+	}
+	for k, iv := range ivs {
+		if iv.Index != k || iv.Types[0].OK != int64(k+1) {
+			t.Fatalf("interval %d stored at %d with %d successes: out of order, doubled or changed", iv.Index, k, iv.Types[0].OK)
+		}
 	}
 }
