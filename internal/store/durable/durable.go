@@ -503,6 +503,10 @@ func (s *durableStore) step() bool {
 		fn = func(ctx context.Context) error { return apply(ctx, s.Store, o) }
 	}
 	if relock && !s.relock() {
+		s.mu.Lock()
+		s.inflight = nil
+		s.idle.Broadcast()
+		s.mu.Unlock()
 		return false
 	}
 	err := s.attempt(context.Background(), fn)

@@ -187,6 +187,16 @@ type gatedStore struct {
 	down    bool
 	gate    chan struct{} // the next AddInterval signals entered, then waits for gate
 	entered chan struct{}
+	nolock  bool // Relock fails as an outage does (a PostgreSQL store's advisory lock)
+}
+
+func (g *gatedStore) Relock(context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.nolock {
+		return errGatedDown
+	}
+	return nil
 }
 
 var errGatedDown = errors.New("the store is down (test)")
@@ -265,5 +275,43 @@ func TestSpillWhileWriting(t *testing.T) {
 		if iv.Index != k || iv.Types[0].OK != int64(k+1) {
 			t.Fatalf("interval %d stored at %d with %d successes: out of order, doubled or changed", iv.Index, k, iv.Types[0].OK)
 		}
+	}
+}
+
+// A store that answers again but cannot take its lock back is still down: past the
+// bound the durable store gives up on it, and Close returns with the writes kept in the
+// spool file (it waited for ever when the failed relock left the write marked as under
+// way).
+func TestRelockFailsPastBound(t *testing.T) {
+	inner, err := stores.Open(filepath.Join(t.TempDir(), "fathom.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedStore{Store: inner}
+	st := durable.Wrap(g, durable.Options{Bound: 500 * time.Millisecond, Memory: 1 << 20, Dir: filepath.Join(t.TempDir(), "spool"),
+		Unreachable: func(err error) bool { return errors.Is(err, errGatedDown) }, Attempt: time.Minute, Warn: func(string) {}})
+	ctx := context.Background()
+	id, err := st.CreateRun(ctx, storetest.Run())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	g.down, g.nolock = true, true
+	g.mu.Unlock()
+	if err := st.AddInterval(ctx, id, storetest.Interval(0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	g.down = false // answers, but the lock stays lost
+	g.mu.Unlock()
+	closed := make(chan error, 1)
+	go func() { closed <- st.Close() }()
+	select {
+	case err := <-closed:
+		if err == nil || !strings.Contains(err.Error(), "fathom store upload") {
+			t.Errorf("Close: %v, want the outage past its bound and the upload line", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Close did not return past the outage bound")
 	}
 }
