@@ -196,10 +196,9 @@ func (v *historyView) layout() {
 			Line: changeText(c), Why: whyText(c)})
 	}
 	for _, val := range ticks {
-		if val == 0 {
-			val = 0 // not -0
-		}
-		v.YTicks = append(v.YTicks, historyTick{Pos: y(val), Label: strconv.FormatFloat(val, 'f', -1, 64)})
+		// chart.Num, as the other charts' ticks: 0.075 for 3 × 0.025, not
+		// 0.07500000000000001, and 0 for -0.
+		v.YTicks = append(v.YTicks, historyTick{Pos: y(val), Label: chart.Num(val)})
 	}
 	// Dates for a long series, minutes within three days, seconds within an hour (a
 	// series of short runs); a label that repeats its left neighbour is left out.

@@ -233,3 +233,22 @@ func TestHistoryHTMLFile(t *testing.T) {
 		t.Errorf("an unknown metric: %v", err)
 	}
 }
+
+// The y axis's tick labels are round numbers as written: ticks that are multiples of
+// 0.025 read 0.075, not the 0.07500000000000001 that 3 × 0.025 is in floating point.
+func TestHistoryTickLabels(t *testing.T) {
+	start := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
+	h := &History{ID: "s", Metrics: []string{"p50"}}
+	for i, v := range []float64{0.055, 0.054, 0.054, 0.085, 0.057, 0.056, 0.062, 0.061} {
+		h.Points = append(h.Points, HistoryPoint{RunID: int64(i + 1), StartedAt: start.Add(time.Duration(i) * time.Second), Values: map[string]float64{"p50": v}})
+	}
+	v := &historyView{H: h, Metric: "p50"}
+	v.layout()
+	var labels []string
+	for _, tk := range v.YTicks {
+		labels = append(labels, tk.Label)
+	}
+	if got := strings.Join(labels, " "); got != "0 0.025 0.05 0.075 0.1" {
+		t.Errorf("tick labels %q, want 0 0.025 0.05 0.075 0.1", got)
+	}
+}
