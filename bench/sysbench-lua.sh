@@ -10,6 +10,10 @@
 # round and give the median of those ratios and their range: on a shared machine
 # whose speed drifts by 20% or more within minutes, the pairs are steadier than each
 # tool's medians apart, and a range that spans 1 says the rounds did not decide.
+# When the server runs on this host, "server sb" and "server fa" are the server
+# process's CPU time per event during each tool's runs (/proc/PID/stat, every thread),
+# with their ratio: the same queries can cost the server more or less CPU depending on
+# when each tool's next query arrives, and with shared CPUs that moves the throughput.
 #
 # On a shared 2-CPU machine the client and the server compete for the CPUs, and how
 # each tool's way of waiting meets the server's threads in the scheduler moves both
@@ -41,12 +45,13 @@ ROUNDS=${ROUNDS:-3}
 PIN=${PIN:-0 1}
 DIR=/usr/share/sysbench
 
-# The pinned rows need the server's process: the listener on port P of this host.
+# The server's process: the listener on port P of this host, if it is here. The pinned
+# rows need it; the server's CPU per event is measured when it is found.
 SERVER_PID=""
+case "$H" in
+127.* | localhost | ::1) SERVER_PID=$(ss -Hltnp "sport = :$P" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1) ;;
+esac
 if [[ " $PIN " == *" 1 "* ]]; then
-	case "$H" in
-	127.* | localhost | ::1) SERVER_PID=$(ss -Hltnp "sport = :$P" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1) ;;
-	esac
 	if [ -z "$SERVER_PID" ] || [ "$(nproc)" -lt 2 ]; then
 		echo "sysbench-lua: no server listening on $H:$P on this host (or fewer than 2 CPUs): cannot pin it; run with PIN=0" >&2
 		exit 2
@@ -76,21 +81,36 @@ trap 'pin_server off; rm -rf "$WORK"' EXIT
 
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
 
-run_sysbench() { # script threads -> "eps cpu_us_per_event"
-	local out cpu ev
+run_sysbench() { # script threads -> "eps cpu_us_per_event server_us_per_event"
+	local out cpu ev s0
+	s0=$(server_ticks)
 	out=$(/usr/bin/time -f '%U %S' -o "$WORK/time" "${PINNED[@]}" "${SB[@]}" "$DIR/$1.lua" --tables="$TABLES" --table-size="$SIZE" \
 		--threads="$2" --time="$SECS" run)
 	ev=$(sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.)/\1/p' <<<"$out")
 	local total; total=$(sed -n 's/^ *total number of events: *\([0-9]*\).*/\1/p' <<<"$out")
 	cpu=$(awk '{ print $1 + $2 }' "$WORK/time")
-	echo "$ev $(awk -v c="$cpu" -v n="$total" 'BEGIN { printf "%.1f", n ? c * 1e6 / n : 0 }')"
+	echo "$ev $(awk -v c="$cpu" -v n="$total" 'BEGIN { printf "%.1f", n ? c * 1e6 / n : 0 }') $(server_us "$s0" "$total")"
 }
 run_fathom() {
-	local js cpu
+	local js cpu s0
+	s0=$(server_ticks)
 	js=$(/usr/bin/time -f '%U %S' -o "$WORK/time" "${PINNED[@]}" "$FATHOM" run -w "$DIR/$1.lua" --tables "$TABLES" --table-size "$SIZE" \
 		--threads "$2" --time "$SECS" --json -q --target "$TARGET" --store "$WORK/store.db" --no-collect 2>/dev/null || true)
 	cpu=$(awk '{ print $1 + $2 }' "$WORK/time")
-	python3 -c 'import json,sys; s=json.loads(sys.argv[1]); c=float(sys.argv[2]); n=s["transactions"]; print("%.2f %.1f" % (s["tps"], c*1e6/n if n else 0))' "$js" "$cpu"
+	python3 -c 'import json,sys; s=json.loads(sys.argv[1]); c=float(sys.argv[2]); n=s["transactions"]; print("%.2f %.1f %d" % (s["tps"], c*1e6/n if n else 0, n))' "$js" "$cpu" |
+		{ read -r eps us n; echo "$eps $us $(server_us "$s0" "$n")"; }
+}
+
+# server_ticks: the server process's CPU time so far (user + system, every thread's,
+# in clock ticks), or nothing when the server is not on this host. server_us S0 N: the
+# server's CPU per event since S0 over N events, "-" without it. It counts whatever else
+# the server did meanwhile (its background threads, other clients): use a server of
+# its own.
+server_ticks() { [ -n "$SERVER_PID" ] && awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat" 2>/dev/null; true; }
+server_us() {
+	local now; now=$(server_ticks)
+	if [ -z "$1" ] || [ -z "$now" ] || [ "${2:-0}" = 0 ]; then echo -; return; fi
+	awk -v a="$1" -v b="$now" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) * 1e6 / hz / n }'
 }
 
 start_cpu() { # tool script threads -> CPU ms of a run of one event per thread
@@ -109,10 +129,10 @@ start_cpu() { # tool script threads -> CPU ms of a run of one event per thread
 ratios() {
 	paste -d' ' <(cut -d' ' -f"$1" "$WORK/fa") <(cut -d' ' -f"$1" "$WORK/sb") |
 		awk '$2 > 0 { print $1 / $2 }' | sort -g |
-		awk '{ a[NR] = $1 } END { if (NR) printf "%.2f (%.2f-%.2f)", a[int((NR + 1) / 2)], a[1], a[NR] }'
+		awk '{ a[NR] = $1 } END { if (NR) printf "%.2f (%.2f-%.2f)", a[int((NR + 1) / 2)], a[1], a[NR]; else printf "-" }'
 }
 
-printf '%-20s %7s %6s  %12s %12s  %14s %14s  %18s %18s  %9s %9s  %s\n' script threads cpus 'sysbench eps' 'fathom eps' 'sysbench µs/ev' 'fathom µs/ev' 'eps fa/sb' 'µs/ev fa/sb' 'sb start' 'fa start' load
+printf '%-20s %7s %6s  %12s %12s  %14s %14s  %18s %18s  %12s %12s %18s  %9s %9s  %s\n' script threads cpus 'sysbench eps' 'fathom eps' 'sysbench µs/ev' 'fathom µs/ev' 'eps fa/sb' 'µs/ev fa/sb' 'server sb' 'server fa' 'server fa/sb' 'sb start' 'fa start' load
 for s in $SCRIPTS; do
 	"${SB[@]}" "$DIR/$s.lua" --tables="$TABLES" cleanup >/dev/null
 	"${SB[@]}" "$DIR/$s.lua" --tables="$TABLES" --table-size="$SIZE" --threads=2 prepare >/dev/null
@@ -131,10 +151,11 @@ for s in $SCRIPTS; do
 				run_fathom "$s" "$t" >>"$WORK/fa"; run_sysbench "$s" "$t" >>"$WORK/sb"
 			fi
 		done
-		printf '%-20s %7s %6s  %12s %12s  %14s %14s  %18s %18s  %9s %9s  %s\n' "$s" "$t" "$cpus" \
+		printf '%-20s %7s %6s  %12s %12s  %14s %14s  %18s %18s  %12s %12s %18s  %9s %9s  %s\n' "$s" "$t" "$cpus" \
 			"$(cut -d' ' -f1 "$WORK/sb" | median)" "$(cut -d' ' -f1 "$WORK/fa" | median)" \
 			"$(cut -d' ' -f2 "$WORK/sb" | median)" "$(cut -d' ' -f2 "$WORK/fa" | median)" \
 			"$(ratios 1)" "$(ratios 2)" \
+			"$(cut -d' ' -f3 "$WORK/sb" | median)" "$(cut -d' ' -f3 "$WORK/fa" | median)" "$(ratios 3)" \
 			"$(start_cpu sysbench "$s" "$t")ms" "$(start_cpu fathom "$s" "$t")ms" \
 			"$(cut -d' ' -f1 /proc/loadavg)"
 		pin_server off
