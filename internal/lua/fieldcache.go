@@ -12,24 +12,25 @@ import "math"
 // tables' values, replaced in turn.
 
 type fieldCacheEntry struct {
-	a    *LTable // the table the value was read from, or a userdata's metatable
-	agen uint64
-	b    *LTable // nil, or the metatable's __index table the value was read from
-	bgen uint64
-	v    LValue
-	// more holds other tables' values, once the site has seen a second table;
-	// next is the one a new table replaces.
-	more *fieldWaysBlock
-	next uint8
+	// a is the table the value was read from: the object read, or, for a
+	// userdata, its metatable's __index table (which alone decides the value
+	// while the metatable's __index is that table: LTable.index).
+	a   *LTable
+	gen uint64 // a's gen when the value was read
+	v   LValue
 }
+
+// An entry is 32 bytes, two to a cache line: a site's check reads its entry and
+// the table, and in a run with many clients both are usually out of the cache.
 
 const fieldWays = 7
 
 // fieldWaysBlock holds a site's other tables' values, with the tables (each
 // entry's a) apart, so that finding a table's entry reads one cache line.
 type fieldWaysBlock struct {
-	a [fieldWays]*LTable
-	e [fieldWays]fieldCacheEntry
+	a    [fieldWays]*LTable
+	e    [fieldWays]fieldCacheEntry
+	next uint8 // the entry a new table replaces
 }
 
 // find returns the entry kept for t, or nil.
@@ -42,33 +43,48 @@ func (w *fieldWaysBlock) find(t *LTable) *fieldCacheEntry {
 	return nil
 }
 
-// tableHit reports whether e holds the field of table o, as it is now.
-func (e *fieldCacheEntry) tableHit(o *LTable) bool {
-	return e.a == o && e.b == nil && e.agen == o.gen
+// hit reports whether e holds the field of table t, as it is now.
+func (e *fieldCacheEntry) hit(t *LTable) bool {
+	return e.a == t && e.gen == t.gen
 }
 
-// userdataHit reports whether e holds the field reached through metatable mt.
-func (e *fieldCacheEntry) userdataHit(mt *LTable) bool {
-	return e.a == mt && e.b != nil && e.agen == mt.gen && e.bgen == e.b.gen
+// lookupMore returns the value kept at site for table t (the object read, or a
+// userdata's __index table) among the site's other tables, if it is current
+// (getFieldSite checks the site's own entry first, inline).
+func (fn *LFunction) lookupMore(site int, t *LTable) (LValue, bool) {
+	if fn.fieldMore != nil {
+		if w := fn.fieldMore[site]; w != nil {
+			if m := w.find(t); m != nil && m.hit(t) {
+				return m.v, true
+			}
+		}
+	}
+	return nil, false
 }
 
-// fill keeps f at the site: in e when e is empty or holds the same table's (or
-// metatable's) older value, else in more.
-func (e *fieldCacheEntry) fill(f fieldCacheEntry) {
-	if e.a == nil || e.a == f.a {
-		f.more, f.next = e.more, e.next
+// fill keeps v, read from table t, at the site: in its entry when that is empty or
+// holds t's older value, else among the site's other tables.
+func (fn *LFunction) fill(site int, t *LTable, v LValue) {
+	f := fieldCacheEntry{a: t, gen: t.gen, v: v}
+	e := &fn.fieldCache[site]
+	if e.a == nil || e.a == t {
 		*e = f
 		return
 	}
-	if e.more == nil {
-		e.more = new(fieldWaysBlock)
+	if fn.fieldMore == nil {
+		fn.fieldMore = make([]*fieldWaysBlock, len(fn.fieldCache))
 	}
-	if m := e.more.find(f.a); m != nil { // the same table, written since
+	w := fn.fieldMore[site]
+	if w == nil {
+		w = new(fieldWaysBlock)
+		fn.fieldMore[site] = w
+	}
+	if m := w.find(t); m != nil { // the same table, written since
 		*m = f
 		return
 	}
-	e.more.a[e.next], e.more.e[e.next] = f.a, f
-	e.next = (e.next + 1) % fieldWays
+	w.a[w.next], w.e[w.next] = t, f
+	w.next = (w.next + 1) % fieldWays
 }
 
 func markFieldSites(proto *FunctionProto) {
@@ -110,36 +126,33 @@ func (ls *LState) getFieldSite(obj LValue, key string) LValue {
 	e := &fn.fieldCache[site]
 	switch o := obj.(type) {
 	case *LTable:
-		if e.tableHit(o) {
+		if e.hit(o) {
 			return e.v
 		}
-		if e.more != nil {
-			if m := e.more.find(o); m != nil && m.tableHit(o) {
-				return m.v
-			}
+		if v, ok := fn.lookupMore(site, o); ok {
+			return v
 		}
 		if o.strdict != nil {
 			if v, ok := o.strdict[key]; ok {
-				e.fill(fieldCacheEntry{a: o, agen: o.gen, v: v})
+				fn.fill(site, o, v)
 				return v
 			}
 		}
 	case *LUserData:
 		mt, ok := o.Metatable.(*LTable)
-		if !ok {
+		if !ok || mt.index == nil {
 			break
 		}
-		if e.userdataHit(mt) {
+		idx := mt.index
+		if e.hit(idx) {
 			return e.v
 		}
-		if e.more != nil {
-			if m := e.more.find(mt); m != nil && m.userdataHit(mt) {
-				return m.v
-			}
+		if v, ok := fn.lookupMore(site, idx); ok {
+			return v
 		}
-		if idx, ok := mt.RawGetString("__index").(*LTable); ok && idx.strdict != nil {
+		if idx.strdict != nil {
 			if v, ok := idx.strdict[key]; ok {
-				e.fill(fieldCacheEntry{a: mt, agen: mt.gen, b: idx, bgen: idx.gen, v: v})
+				fn.fill(site, idx, v)
 				return v
 			}
 		}

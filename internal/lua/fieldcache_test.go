@@ -178,12 +178,33 @@ func TestFieldCacheUserdata(t *testing.T) {
 			mt2.RawSetString("__index", idx3)
 			ud.Metatable = mt2
 		}, 4},
+		{func() { // __index a function: nothing cached against the old table answers
+			mt2 := ud.Metatable.(*LTable)
+			mt2.RawSetString("__index", L.NewFunction(func(L *LState) int { L.Push(method(5)); return 1 }))
+		}, 5},
+		{func() { // and a table again
+			mt2 := ud.Metatable.(*LTable)
+			idx4 := L.NewTable()
+			idx4.RawSetString("m", method(6))
+			mt2.RawSetString("__index", idx4)
+		}, 6},
 	}
 	for i, s := range steps {
 		s.change()
 		if got := call(); got != s.want {
 			t.Fatalf("step %d: ud:m() = %d, want %d", i, got, s.want)
 		}
+	}
+	// The method read is cached, against the __index table it came from.
+	idx4 := ud.Metatable.(*LTable).index
+	fn := L.GetGlobal("call").(*LFunction)
+	cached := false
+	for site := range fn.fieldCache {
+		_, ok := fn.lookupMore(site, idx4)
+		cached = cached || ok || fn.fieldCache[site].hit(idx4)
+	}
+	if idx4 == nil || !cached {
+		t.Fatalf("ud:m() is not cached: index %p, entries %+v", idx4, fn.fieldCache)
 	}
 }
 

@@ -209,6 +209,9 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 	}
 
 	tb.gen++
+	if key == "__index" {
+		tb.index, _ = value.(*LTable)
+	}
 	if value == LNil {
 		// TODO tb.keys and tb.k2i should also be removed
 		delete(tb.strdict, key)

@@ -155,6 +155,11 @@ type LTable struct {
 	// is good while the table's gen is the one it was read at. (fathom: first,
 	// in the cache line a read of the table touches anyway.)
 	gen uint64
+	// index is the table held at the key "__index", if that is a table, else
+	// nil: a userdata's method read through this table as its metatable is
+	// cached against index and index's gen alone. (fathom: kept by
+	// RawSetString, the only writer of string keys, and in the line gen is in.)
+	index *LTable
 
 	Metatable LValue
 
@@ -177,6 +182,10 @@ type LFunction struct {
 	fieldCache []fieldCacheEntry
 	GFunction  LGFunction
 	Upvalues   []*Upvalue
+	// fieldMore holds, per field site, the values of other tables that site
+	// read, once it has read a second one (fathom: apart from fieldCache, so
+	// that its entries take half a cache line each)
+	fieldMore []*fieldWaysBlock
 }
 type LGFunction func(*LState) int
 
