@@ -17,7 +17,8 @@
 # Needs valgrind (apt-get install valgrind), sysbench's scripts in /usr/share/sysbench
 # and a MariaDB or MySQL in FATHOM_TEST_MYSQL_DSN (default
 # mysql://root@127.0.0.1:3306/test; the benchmark prepares a 1,000-row table there).
-# Environment: EVENTS="2000 4000", TOP=25 (the hottest source lines listed),
+# Environment: EVENTS="2000 4000", REPEAT=3 (passes), TOP=25 (the hottest source
+# lines listed),
 # WALK=1: WALK=0 runs stepped-nowire-32 instead, nothing walked between events: then
 # the misses are the lines of one client's state that the other 31 clients' events
 # pushed out of the L1 cache (the shared code and prototypes stay), a floor for what
@@ -32,6 +33,7 @@ fi
 export FATHOM_TEST_MYSQL_DSN=${FATHOM_TEST_MYSQL_DSN:-mysql://root@127.0.0.1:3306/test}
 read -r N1 N2 <<<"${EVENTS:-2000 4000}"
 TOP=${TOP:-25}
+REPEAT=${REPEAT:-3}
 BENCH='BenchmarkScriptEvent/oltp_point_select/stepped-nowire-32-cold$'
 WHAT="1 MB walked between events"
 if [ "${WALK:-1}" = 0 ]; then
@@ -65,33 +67,48 @@ count() {
 		END { for (k in a) print a[k], b[k], k }
 	' "$WORK/cg.$1" >"$WORK/lines.$1"
 }
-count "$N1"
-count "$N2"
-
-# The per-event difference, per line; the walk's loop (the benchmark's own file) left out.
-awk -v n="$((N2 - N1))" '
-	FNR == NR { a[$3] = $1; b[$3] = $2; next }
-	{ d1 = ($1 - a[$3]) / n; dl = ($2 - b[$3]) / n; print d1, dl, $3 }
-' "$WORK/lines.$N1" "$WORK/lines.$N2" | grep -v 'event_bench_test.go' >"$WORK/per"
-
-group() {
-	case "$1" in
-	"$ROOT"/internal/lua/*) echo "internal/lua (the interpreter)" ;;
-	"$ROOT"/internal/workload/sblua/*) echo "internal/workload/sblua (sysbench's API)" ;;
-	"$ROOT"/*) echo "other fathom code" ;;
-	*/src/runtime/* | */src/internal/runtime/*) echo "Go runtime (allocation, GC)" ;;
-	*) echo "Go standard library" ;;
-	esac
-}
-echo "read misses per event, oltp_point_select stepped over 32 clients' states, $WHAT, $((N2 - N1)) events (cachegrind: 32 KB L1d, 1 MB last level)"
-printf '%-42s %8s %8s\n' "" "L1d" "LL"
-while read -r d1 dl fl; do
-	printf '%s\t%s\t%s\n' "$(group "${fl%:*}")" "$d1" "$dl"
-done <"$WORK/per" >"$WORK/grouped"
-awk -F'\t' '{ a[$1] += $2; b[$1] += $3 } END { for (k in a) printf "%-42s %8.1f %8.1f\n", k, a[k], b[k] }' "$WORK/grouped" | sort
-awk -F'\t' '{ a += $2; b += $3 } END { printf "%-42s %8.1f %8.1f\n", "total", a, b }' "$WORK/grouped"
-echo
-echo "hottest lines (L1d read misses per event):"
-sort -gr "$WORK/per" | head -"$TOP" | while read -r d1 dl fl; do
-	printf '%6.1f %6.1f  %s\n' "$d1" "$dl" "${fl#"$ROOT"/}"
+# Go randomises its maps' hash seeds and the runtime's own work lands differently
+# from one process to the next, so the lines an event shares a cache set with, and
+# the count, move by several lines between passes: REPEAT passes, and the median.
+for r in $(seq "$REPEAT"); do
+	count "$N1"
+	count "$N2"
+	# The per-event difference, per line; the walk's loop (the benchmark's own file)
+	# left out.
+	awk -v n="$((N2 - N1))" '
+		FNR == NR { a[$3] = $1; b[$3] = $2; next }
+		{ d1 = ($1 - a[$3]) / n; dl = ($2 - b[$3]) / n; print d1, dl, $3 }
+	' "$WORK/lines.$N1" "$WORK/lines.$N2" | grep -v 'event_bench_test.go' >"$WORK/per.$r"
+	# Per package: "package<TAB>L1d<TAB>LL".
+	awk -v root="$ROOT/" '
+		{
+			f = $3
+			if (index(f, root "internal/lua/") == 1) g = "internal/lua (the interpreter)"
+			else if (index(f, root "internal/workload/sblua/") == 1) g = "internal/workload/sblua (sysbench API)"
+			else if (index(f, root) == 1) g = "other fathom code"
+			else if (f ~ /\/src\/(internal\/)?runtime\//) g = "Go runtime"
+			else g = "Go standard library"
+			a[g] += $1; b[g] += $2; ta += $1; tb += $2
+		}
+		END { for (g in a) printf "%s\t%.1f\t%.1f\n", g, a[g], b[g]; printf "total\t%.1f\t%.1f\n", ta, tb }
+	' "$WORK/per.$r" >"$WORK/sums.$r"
 done
+
+echo "read misses per event, oltp_point_select stepped over 32 clients' states, $WHAT"
+echo "($((N2 - N1)) events; cachegrind: 32 KB L1d, 1 MB last level; median of $REPEAT passes, range)"
+printf '%-40s %22s %22s\n' "" "L1d" "LL"
+cat "$WORK"/sums.* | awk -F'\t' '
+	{ k = $1; n[k]++; d[k, n[k]] = $2; l[k, n[k]] = $3 }
+	function med(arr, k, m,   i, j, t, v) {
+		for (i = 1; i <= m; i++) v[i] = arr[k, i]
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+		return sprintf("%.1f (%.1f-%.1f)", v[int((m + 1) / 2)], v[1], v[m])
+	}
+	END { for (k in n) printf "%-40s %22s %22s\n", k, med(d, k, n[k]), med(l, k, n[k]) }
+' | sort -k1,1 | awk '/^total/ { t = $0; next } { print } END { print t }'
+echo
+echo "hottest lines (read misses per event, the mean of the passes):"
+cat "$WORK"/per.* | awk -v r="$REPEAT" '{ a[$3] += $1; b[$3] += $2 } END { for (k in a) printf "%.1f %.1f %s\n", a[k] / r, b[k] / r, k }' |
+	sort -gr | head -"$TOP" | while read -r d1 dl fl; do
+		printf '%6.1f %6.1f  %s\n' "$d1" "$dl" "${fl#"$ROOT"/}"
+	done
