@@ -21,7 +21,7 @@
 # lines listed),
 # WALK=1: WALK=0 runs stepped-nowire-32 instead, nothing walked between events: then
 # the misses are the lines of one client's state that the other 31 clients' events
-# pushed out of the L1 cache (the shared code and prototypes stay), a floor for what
+# pushed out of the L1 cache (the shared code and prototypes mostly stay), a floor for what
 # an event misses in a run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
