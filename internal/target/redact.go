@@ -60,9 +60,11 @@ var (
 	// after the first ':' is the password. mysql's -uroot has no ':' and is kept.
 	userColon = regexp.MustCompile(`((?:^|[\s'"])(?:-u\s*|--(?:proxy-)?user(?:=|\s+))['"]?[^\s:'"]*:)([^\s'"]+)`)
 	// HTTP headers that carry credentials: Authorization: Basic …, Bearer …, and
-	// API-key headers, in commands (-H '…') and in what they print (curl -v).
+	// API-key headers, in commands (-H '…') and in what they print (curl -v). A header
+	// name repeated ("Authorization: Authorization: Basic …", a doubled -H in a log) is
+	// one prefix, or the second name would be masked as the value and the secret kept.
 	userOf     = regexp.MustCompile(`(?:-u\s*|--(?:proxy-)?user(?:=|\s+))['"]?([^\s:'"]*):$`)
-	authHeader = regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization\s*:\s*(?:(?:basic|bearer|token|digest|negotiate)\s+)?)([^\s'"]+)`)
+	authHeader = regexp.MustCompile(`(?i)(\b(?:(?:proxy-)?authorization\s*:\s*(?:(?:basic|bearer|token|digest|negotiate)\s+)?)+)([^\s'"]+)`)
 	apiKey     = regexp.MustCompile(`(?i)(\b(?:x-)?api[-_]?key\s*[:=]\s*)([^\s'"&]+)`)
 )
 

@@ -88,6 +88,15 @@ var maskCases = []struct{ in, keep string }{
 	{"curl -H 'X-Api-Key: Hunter2pw' h", "X-Api-Key: xxxxx"},
 }
 
+// A header name repeated before its value: the value is still the secret.
+func TestMaskSecretsRepeatedHeader(t *testing.T) {
+	for _, in := range []string{"00000000 Authorization: Authorization: Basic Zq7Hunter2pw", "Authorization:Proxy-Authorization: Bearer Zq7Hunter2pw x", "Authorization: Bearer Authorization: Basic Zq7Hunter2pw"} {
+		if got := MaskSecrets(in); strings.Contains(got, "Zq7Hunter2pw") {
+			t.Errorf("MaskSecrets(%q) = %q", in, got)
+		}
+	}
+}
+
 func TestMaskSecrets(t *testing.T) {
 	for _, c := range maskCases {
 		got := MaskSecrets(c.in, "Hunter2pw-not-this", "Hunter2pw")
