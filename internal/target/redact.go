@@ -19,7 +19,48 @@ func RedactString(s string) string {
 		return s
 	}
 	s = urlUserinfo.ReplaceAllString(s, "${1}:xxxxx@")
-	return kvPassword.ReplaceAllString(s, "${1}xxxxx")
+	return maskValues(kvPassword, s)
+}
+
+// keyLike matches a masked value that is itself the key of another secret
+// ("password= token: pw", "Authorization: X-Api-Key: pw") or an option whose value
+// follows it ("--password --password pw").
+var keyLike = regexp.MustCompile(`^(?:[A-Za-z_][\w.-]*[:=]|--?[A-Za-z][\w-]*)$`)
+
+// maskValues masks the value (group 2) after each key (group 1) that re matches in s.
+// A value that looks like another key is masked with the word after it, unless that
+// word is a key too: the other key's own pattern would otherwise find it already masked
+// and its secret would be kept. A secret that looks like a key ("abc=") costs the word
+// after it.
+func maskValues(re *regexp.Regexp, s string) string {
+	loc := re.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return s
+	}
+	var b strings.Builder
+	for loc != nil {
+		b.WriteString(s[:loc[3]])
+		b.WriteString("xxxxx")
+		rest := s[loc[1]:]
+		if keyLike.MatchString(s[loc[4]:loc[5]]) {
+			// The next word is the secret, unless it is a key in turn, whose value
+			// the scan goes on to find.
+			sp := len(rest) - len(strings.TrimLeft(rest, " \t"))
+			word := rest[sp:]
+			if end := strings.IndexAny(word, " \t\n"); end >= 0 {
+				word = word[:end]
+			}
+			if word != "" && !keyLike.MatchString(word) {
+				b.WriteString(rest[:sp])
+				b.WriteString("xxxxx")
+				rest = rest[sp+len(word):]
+			}
+		}
+		s = rest
+		loc = re.FindStringSubmatchIndex(s)
+	}
+	b.WriteString(s)
+	return b.String()
 }
 
 // RedactURL masks the password in a URL-form DSN; other strings pass through
@@ -84,8 +125,8 @@ func MaskSecrets(s string, known ...string) string {
 	s = sqlIdentified.ReplaceAllString(s, "${1}'xxxxx'")
 	s = sqlPassword.ReplaceAllString(s, "${1}'xxxxx'")
 	s = userColon.ReplaceAllString(s, "${1}xxxxx")
-	s = authHeader.ReplaceAllString(s, "${1}xxxxx")
-	s = apiKey.ReplaceAllString(s, "${1}xxxxx")
+	s = maskValues(authHeader, s)
+	s = maskValues(apiKey, s)
 	s = RedactString(s)
 	s = envSecret.ReplaceAllStringFunc(s, func(m string) string {
 		name, _, _ := strings.Cut(m, "=")
@@ -94,7 +135,7 @@ func MaskSecrets(s string, known ...string) string {
 		}
 		return name + "=xxxxx"
 	})
-	s = longPass.ReplaceAllString(s, "${1}xxxxx")
+	s = maskValues(longPass, s)
 	s = shortP.ReplaceAllStringFunc(s, func(m string) string {
 		sub := shortP.FindStringSubmatch(m)
 		if isNumber(sub[2]) {
@@ -102,7 +143,7 @@ func MaskSecrets(s string, known ...string) string {
 		}
 		return sub[1] + "xxxxx"
 	})
-	s = kvSecret.ReplaceAllString(s, "${1}xxxxx")
+	s = maskValues(kvSecret, s)
 	return s
 }
 

@@ -88,9 +88,10 @@ var maskCases = []struct{ in, keep string }{
 	{"curl -H 'X-Api-Key: Hunter2pw' h", "X-Api-Key: xxxxx"},
 }
 
-// A header name repeated before its value: the value is still the secret.
+// A header name or key repeated before its value: the value is still the secret.
 func TestMaskSecretsRepeatedHeader(t *testing.T) {
-	for _, in := range []string{"00000000 Authorization: Authorization: Basic Zq7Hunter2pw", "Authorization:Proxy-Authorization: Bearer Zq7Hunter2pw x", "Authorization: Bearer Authorization: Basic Zq7Hunter2pw"} {
+	for _, in := range []string{"00000000 Authorization: Authorization: Basic Zq7Hunter2pw", "Authorization:Proxy-Authorization: Bearer Zq7Hunter2pw x", "Authorization: Bearer Authorization: Basic Zq7Hunter2pw",
+		"X-Api-Key: X-Api-Key: Zq7Hunter2pw", "token: token: Zq7Hunter2pw", "password= token: Zq7Hunter2pw", "Authorization: Basic dXNlcjpwZA= Authorization: Basic Zq7Hunter2pw", "--password --password Zq7Hunter2pw"} {
 		if got := MaskSecrets(in); strings.Contains(got, "Zq7Hunter2pw") {
 			t.Errorf("MaskSecrets(%q) = %q", in, got)
 		}
@@ -133,7 +134,7 @@ func FuzzMaskSecrets(f *testing.F) {
 		// The shapes a secret takes in a command: whatever surrounds them, the
 		// secret never survives.
 		const pw = "Zq7Hunter2pw"
-		for _, shape := range []string{"curl -u admin:" + pw, "--user=u:" + pw, "Authorization: Basic " + pw, "MYSQL_PWD=" + pw, "PGPASSWORD=" + pw, " -p" + pw, "--password=" + pw, "password=" + pw, "IDENTIFIED BY '" + pw + "'", "PASSWORD '" + pw + "'", "postgres://u:" + pw + "@h/db"} {
+		for _, shape := range []string{"curl -u admin:" + pw, "--user=u:" + pw, "Authorization: Basic " + pw, "X-Api-Key: " + pw, "token: " + pw, "MYSQL_PWD=" + pw, "PGPASSWORD=" + pw, " -p" + pw, "--password=" + pw, "password=" + pw, "IDENTIFIED BY '" + pw + "'", "PASSWORD '" + pw + "'", "postgres://u:" + pw + "@h/db"} {
 			for _, in := range []string{shape + " " + s, s + " " + shape} {
 				if strings.Contains(s, pw[:4]) || strings.ContainsAny(s, "'\"\\") {
 					continue
