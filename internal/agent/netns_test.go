@@ -440,7 +440,11 @@ func TestAgentsInNamespaces(t *testing.T) {
 func TestAgentKilled(t *testing.T) {
 	l := newLab(t)
 	name := "ns-kill"
-	agents := l.agents(name, 3)
+	// The surviving agents must end done: their own --lost-after (on the coordinator's
+	// silence) is longer than the lab's 3 s, so that a coordinator slowed by a busy host
+	// at the run's end does not make them give up (seen at load 8 on 2 CPUs). The
+	// coordinator's --agents-lost-after stays 3 s: agent 1's loss is what is tested.
+	agents := l.agents(name, 3, "--lost-after", "10s")
 	co := l.coordinator(name, "-c", "6", "-T", "10", "-P", "0.5")
 	poll(t, 2*time.Minute, "agent 1 stores 3 intervals", func() bool { ms := l.members(name); return len(ms) == 3 && ms[1].Intervals >= 3 })
 	killedAt := time.Now()
