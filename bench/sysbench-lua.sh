@@ -79,6 +79,8 @@ pin_server() {
 }
 trap 'pin_server off; rm -rf "$WORK"' EXIT
 
+# median: the middle value; of an even count, the lower of the middle two (a value a
+# round gave, not an average of two rounds).
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
 
 run_sysbench() { # script threads -> "eps cpu_us_per_event server_us_per_event"
@@ -125,7 +127,8 @@ start_cpu() { # tool script threads -> CPU ms of a run of one event per thread
 }
 
 # ratios() prints, for column $1 of each round's sysbench and fathom lines (taken in
-# the same round, one after the other), the median of fathom / sysbench and its range.
+# the same round, one after the other), the median of fathom / sysbench (as median())
+# and its range.
 ratios() {
 	paste -d' ' <(cut -d' ' -f"$1" "$WORK/fa") <(cut -d' ' -f"$1" "$WORK/sb") |
 		awk '$2 > 0 { print $1 / $2 }' | sort -g |
