@@ -5,7 +5,6 @@ package compat
 import (
 	"strings"
 
-	"github.com/agnivade/levenshtein"
 )
 
 // foreign maps a pgbench or sysbench flag that fathom does not take, as typed, to
@@ -105,22 +104,6 @@ func unknown(err string) string {
 		return "-" + rest[:1]
 	}
 	return ""
-}
-
-// closest is the candidate nearest to a misspelt flag name (without dashes): within
-// an edit distance of 2, or a prefix of at least 3 letters; "" if none.
-func closest(name string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		d := levenshtein.ComputeDistance(name, c)
-		if strings.HasPrefix(c, name) && len(name) >= 3 {
-			d = min(d, 1)
-		}
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
 }
 
 // sameBenchmark groups the names under which the same benchmark is stored: fathom's

@@ -6,13 +6,17 @@ import (
 )
 
 func TestFlagHint(t *testing.T) {
-	names := []string{"clients", "time", "transactions", "rate", "seed"}
+	names := []string{"clients", "label", "tables", "time", "transactions", "rate", "seed"}
 	for _, c := range []struct{ err, want string }{
 		{"unknown shorthand flag: 'i' in -i", "-i is not a fathom run flag: pgbench -i is `fathom prepare"},
 		{"unknown flag: --mysql-host", "--mysql-host is not a fathom run flag: the server goes in --target mysql://"},
 		{"unknown flag: --progress-timestamp", "-P lines show the time since the start"},
 		{"unknown flag: --clinets", "unknown flag: --clinets: did you mean --clients?"},
 		{"unknown flag: --tim", "did you mean --time?"},
+		// Two neighbours swapped are one edit: --tables, not --label (two edits away
+		// from --tabels as from --tables under plain Levenshtein, and first in order).
+		{"unknown flag: --tabels", "did you mean --tables?"},
+		{"unknown flag: --rte", "did you mean --rate?"},
 		{"unknown flag: --zzzzzz", ""},
 		{"unknown shorthand flag: 'Z' in -Z", ""},
 		{"flag needs an argument: -c", ""},

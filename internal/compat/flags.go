@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"github.com/fathom-lab/fathom/internal/suggest"
 	"io"
 	"math"
 	"strconv"
@@ -348,7 +349,7 @@ func FlagHint(cmd, err string, names []string) string {
 		return fmt.Sprintf("%s is not a fathom %s flag: %s", flag, cmd, hint)
 	}
 	if len(flag) > 2 && flag[1] == '-' {
-		if best := closest(flag[2:], names); best != "" {
+		if best := suggest.Nearest(flag[2:], names); best != "" {
 			return fmt.Sprintf("%s: did you mean --%s?", err, best)
 		}
 	}
