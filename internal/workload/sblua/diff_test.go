@@ -323,6 +323,9 @@ var diffCases = []struct {
 	// module of theirs, bulk inserts in events, parameters, an error caught.
 	{"testdata/diff/custom_query", []string{"--rows=40", "--span=4", "--updates=3"}, true, []string{"sbtest_kv"}, false},
 	{"testdata/diff/custom_bulk", []string{"--batch=3"}, true, []string{"sbtest_bulk"}, false},
+	// Options of every type, init/done, two connections a thread, parameters of
+	// several SQL types, nfields and query_row, special, pareto and gaussian draws.
+	{"testdata/diff/custom_types", []string{"--rows=40", "--steps=2,3", "--tag=x", "--skip-scan=off"}, true, []string{"sbtest_types"}, false},
 	// sysbench 0.5's API: options as globals, db_* functions, bound variables.
 	{"testdata/diff/custom_legacy", []string{"--legacy-rows=30", "--legacy-points=3"}, true, []string{"sbtest_legacy"}, true},
 }
