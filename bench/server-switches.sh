@@ -28,10 +28,9 @@ SIZE=${TABLE_SIZE:-10000}
 ROUNDS=${ROUNDS:-3}
 DIR=/usr/share/sysbench
 
-SERVER_PID=""
-case "$H" in
-127.* | localhost | ::1) SERVER_PID=$(ss -Hltnp "sport = :$P" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1) ;;
-esac
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+SERVER_PID=$(listener_pid "$H" "$P")
 if [ -z "$SERVER_PID" ]; then
 	echo "server-switches: no server listening on $H:$P on this host: its threads' switches cannot be read" >&2
 	exit 2

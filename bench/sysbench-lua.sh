@@ -47,10 +47,9 @@ DIR=/usr/share/sysbench
 
 # The server's process: the listener on port P of this host, if it is here. The pinned
 # rows need it; the server's CPU per event is measured when it is found.
-SERVER_PID=""
-case "$H" in
-127.* | localhost | ::1) SERVER_PID=$(ss -Hltnp "sport = :$P" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1) ;;
-esac
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+SERVER_PID=$(listener_pid "$H" "$P")
 if [[ " $PIN " == *" 1 "* ]]; then
 	if [ -z "$SERVER_PID" ] || [ "$(nproc)" -lt 2 ]; then
 		echo "sysbench-lua: no server listening on $H:$P on this host (or fewer than 2 CPUs): cannot pin it; run with PIN=0" >&2

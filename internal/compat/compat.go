@@ -4,7 +4,6 @@ package compat
 
 import (
 	"strings"
-
 )
 
 // foreign maps a pgbench or sysbench flag that fathom does not take, as typed, to

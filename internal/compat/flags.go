@@ -2,7 +2,6 @@ package compat
 
 import (
 	"fmt"
-	"github.com/fathom-lab/fathom/internal/suggest"
 	"io"
 	"math"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/fathom-lab/fathom/internal/errkind"
 	"github.com/fathom-lab/fathom/internal/run"
+	"github.com/fathom-lab/fathom/internal/suggest"
 	"github.com/fathom-lab/fathom/internal/txlog"
 	"github.com/fathom-lab/fathom/internal/workload"
 )
